@@ -1,0 +1,86 @@
+"""reviewapp: review the runs of an AI on-call agent.
+
+``create_app`` is wiring only: config, extensions, blueprints, CLI. Nothing happens at
+import time.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from .config import Config
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
+    """Build the Flask app.
+
+    Config load order: ``Config`` -> ``instance/config.py`` -> ``REVIEWAPP_*`` environment
+    -> ``test_config``. ``DATABASE_URL`` (env ``REVIEWAPP_DATABASE_URL``) selects the
+    database; unset means SQLite (WAL) in the instance folder.
+    """
+    app = Flask(
+        __name__,
+        instance_relative_config=True,
+        template_folder=str(REPO_ROOT / "templates"),
+        static_folder=str(REPO_ROOT / "static"),
+    )
+    app.config.from_object(Config)
+    app.config.from_pyfile("config.py", silent=True)
+    app.config.from_prefixed_env("REVIEWAPP")
+    if test_config is not None:
+        app.config.from_mapping(test_config)
+
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    _configure_secret_key(app)
+    _configure_database_url(app)
+
+    from . import api, cli, web
+    from .extensions import csrf, db, limiter, login_manager, migrate
+
+    db.init_app(app)
+    migrate.init_app(
+        app, db, directory=str(REPO_ROOT / "migrations"), render_as_batch=True, compare_type=True
+    )
+    csrf.init_app(app)
+    limiter.init_app(app)
+    login_manager.init_app(app)
+    with app.app_context():
+        from .db_setup import install_engine_hooks
+
+        install_engine_hooks(db.engine)
+
+    web.init_app(app)
+    api.init_app(app)
+    cli.init_app(app)
+    return app
+
+
+def _configure_secret_key(app: Flask) -> None:
+    # One key per instance folder, shared by every process that serves it.
+    if app.config.get("SECRET_KEY"):
+        return
+    key_file = Path(app.instance_path) / "secret_key"
+    if not key_file.exists():
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+    app.config["SECRET_KEY"] = key_file.read_text().strip()
+
+
+def _configure_database_url(app: Flask) -> None:
+    url = app.config.get("DATABASE_URL") or app.config.get("SQLALCHEMY_DATABASE_URI")
+    if not url:
+        url = f"sqlite:///{Path(app.instance_path) / 'reviewapp.sqlite'}"
+    if url.startswith("postgres://"):
+        url = "postgresql+psycopg://" + url[len("postgres://"):]
+    elif url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+    app.config["SQLALCHEMY_DATABASE_URI"] = url

@@ -1,0 +1,168 @@
+"""``flask`` commands. Each builds ``Actor.system_actor()`` and calls services only."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import click
+from flask import Flask
+from flask.cli import AppGroup
+from sqlalchemy import func, select
+
+from .actors import Actor, Role
+from .errors import ServiceError
+from .extensions import db
+
+users_cli = AppGroup("users", help="Manage user accounts.")
+workspaces_cli = AppGroup("workspaces", help="Manage workspaces.")
+tokens_cli = AppGroup("tokens", help="Manage ingest tokens.")
+demo_cli = AppGroup("demo", help="Demo data.")
+
+
+def init_app(app: Flask) -> None:
+    """Register the command groups."""
+    for group in (users_cli, workspaces_cli, tokens_cli, demo_cli):
+        app.cli.add_command(group)
+
+
+def _workspace_id(slug: str) -> int:
+    from .services.admin import get_workspace_by_slug
+
+    ws = get_workspace_by_slug(db.session, slug)
+    if ws is None:
+        raise click.ClickException(f"no workspace with slug '{slug}'")
+    return ws.id
+
+
+def _fail(error: ServiceError) -> NoReturn:
+    raise click.ClickException(error.message)
+
+
+@workspaces_cli.command("create")
+@click.argument("slug")
+@click.option("--name", default=None, help="Display name (defaults to the slug).")
+def create_workspace(slug: str, name: str | None) -> None:
+    """Create a workspace SLUG."""
+    from .services import admin
+
+    try:
+        ws = admin.create_workspace(db.session, Actor.system_actor(), slug, name or slug)
+    except ServiceError as exc:
+        _fail(exc)
+    click.echo(f"workspace '{ws.slug}' created (id {ws.id})")
+
+
+@users_cli.command("create")
+@click.argument("username")
+@click.option("--workspace", "slug", required=True, help="Workspace slug.")
+@click.option("--role", type=click.Choice([r.value for r in Role]), default="reviewer")
+@click.option("--password", default=None, help="Omit to be prompted; '-' generates one.")
+def create_user(username: str, slug: str, role: str, password: str | None) -> None:
+    """Create USERNAME with a role in a workspace; prints a generated password once."""
+    from .services import admin
+
+    generated = False
+    if password is None:
+        password = click.prompt("Password (empty to generate)", default="", hide_input=True,
+                                show_default=False)
+    if not password or password == "-":
+        password, generated = admin.generate_password(), True
+    try:
+        user = admin.create_user(db.session, Actor.system_actor(), username, password,
+                                 _workspace_id(slug), role)
+    except ServiceError as exc:
+        _fail(exc)
+    click.echo(f"user '{user.username}' created as {role} in '{slug}'")
+    if generated:
+        click.echo(f"password: {password}")
+
+
+@users_cli.command("set-password")
+@click.argument("username")
+@click.option("--password", default=None, help="Omit to be prompted.")
+def set_password(username: str, password: str | None) -> None:
+    """Change USERNAME's password (logs them out everywhere)."""
+    from .models import User
+    from .services import admin
+
+    user_id = db.session.scalar(select(User.id).where(User.username == username))
+    if user_id is None:
+        raise click.ClickException(f"no user '{username}'")
+    if password is None:
+        password = click.prompt("New password", hide_input=True, confirmation_prompt=True)
+    try:
+        admin.set_password(db.session, Actor.system_actor(), user_id, password)
+    except ServiceError as exc:
+        _fail(exc)
+    click.echo(f"password of '{username}' changed")
+
+
+@tokens_cli.command("create")
+@click.option("--workspace", "slug", required=True, help="Workspace slug.")
+@click.option("--name", required=True, help="A name people recognise, e.g. 'agent-prod'.")
+def create_token(slug: str, name: str) -> None:
+    """Create an ingest token; the secret is printed once and never stored."""
+    from .services import admin
+
+    try:
+        new = admin.create_token(db.session, Actor.system_actor(), _workspace_id(slug), name)
+    except ServiceError as exc:
+        _fail(exc)
+    click.echo(f"token '{name}' for '{slug}' (id {new.token.id}); send it as "
+               "'Authorization: Bearer <secret>'. It is shown only now:")
+    click.echo(new.secret)
+
+
+@tokens_cli.command("revoke")
+@click.argument("token_id", type=int)
+def revoke_token(token_id: int) -> None:
+    """Revoke the token TOKEN_ID."""
+    from .services import admin
+
+    try:
+        admin.revoke_token(db.session, Actor.system_actor(), token_id)
+    except ServiceError as exc:
+        _fail(exc)
+    click.echo(f"token {token_id} revoked")
+
+
+@demo_cli.command("load")
+@click.option("--workspace", "slug", default="demo", show_default=True)
+def demo_load(slug: str) -> None:
+    """Load the demo runs into a workspace (created if missing). Idempotent."""
+    from .services import admin, demo
+
+    system = Actor.system_actor()
+    ws = admin.get_workspace_by_slug(db.session, slug)
+    if ws is None:
+        ws = admin.create_workspace(db.session, system, slug, "Demo on-call")
+    summary = demo.load(db.session, system, ws.id)
+    click.echo(f"demo runs: {summary.created} created, {summary.updated} updated, "
+               f"{summary.unchanged} unchanged")
+
+
+@demo_cli.command("bootstrap")
+def demo_bootstrap() -> None:
+    """First start: when the database holds no user, create the demo workspace, an admin,
+    a lead and a reviewer with generated passwords (printed once) and load the demo runs."""
+    from .models import User
+    from .services import admin, demo
+
+    if (db.session.scalar(select(func.count()).select_from(User)) or 0) > 0:
+        click.echo("Database already has users; nothing to bootstrap. "
+                   "Change a password with: flask users set-password USERNAME")
+        return
+    system = Actor.system_actor()
+    ws = demo.demo_workspace(db.session) or admin.create_workspace(
+        db.session, system, demo.DEMO_SLUG, "Demo on-call")
+    lines = []
+    for username, role in (("admin", Role.ADMIN), ("lead", Role.LEAD), ("reviewer", Role.REVIEWER)):
+        password = admin.generate_password()
+        admin.create_user(db.session, system, username, password, ws.id, role)
+        lines.append(f"  {role.value:<9} username: {username:<9} password: {password}")
+    demo.load(db.session, system, ws.id)
+    click.echo("Demo workspace ready. Log in at http://127.0.0.1:5000 with:")
+    for line in lines:
+        click.echo(line)
+    click.echo("These passwords are shown only once. Change one with: "
+               ".venv/bin/flask users set-password USERNAME")

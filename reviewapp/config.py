@@ -1,0 +1,59 @@
+"""Configuration defaults.
+
+Load order (later wins): ``Config`` below -> ``instance/config.py`` -> ``REVIEWAPP_*``
+environment variables (``app.config.from_prefixed_env``, values parsed as JSON when they
+can be) -> the test mapping passed to ``create_app``.
+"""
+
+from __future__ import annotations
+
+
+class Config:
+    """Defaults for every setting the app reads. Units are in the names (``_MS``, ``_BYTES``)."""
+
+    SECRET_KEY: str | None = None  # generated into the instance folder on first start
+    # None means "SQLite file reviewapp.sqlite in the instance folder".
+    DATABASE_URL: str | None = None
+    SQLALCHEMY_ENGINE_OPTIONS: dict = {}
+    SQLALCHEMY_TRACK_MODIFICATIONS = False
+
+    SESSION_COOKIE_HTTPONLY = True
+    SESSION_COOKIE_SAMESITE = "Lax"
+    SESSION_COOKIE_SECURE = False  # set REVIEWAPP_SESSION_COOKIE_SECURE=true behind HTTPS
+    REMEMBER_COOKIE_HTTPONLY = True
+    REMEMBER_COOKIE_SAMESITE = "Lax"
+    SESSION_PROTECTION = "strong"
+    PERMANENT_SESSION_LIFETIME = 60 * 60 * 12  # seconds
+
+    WTF_CSRF_TIME_LIMIT = None  # token lives as long as the login session
+    WTF_CSRF_SSL_STRICT = False
+
+    # Flask-Limiter: in-memory by default (one process); point at redis:// or
+    # memcached:// to share the count between processes.
+    RATELIMIT_STORAGE_URI = "memory://"
+    LOGIN_RATE_LIMIT = "10 per minute"
+    RATELIMIT_ENABLED = True
+    RATELIMIT_HEADERS_ENABLED = True
+
+    MAX_CONTENT_LENGTH = 8 * 1024 * 1024  # bytes, whole request body
+    INGEST_BATCH_MAX_EVENTS = 1000
+
+    RUNS_PAGE_SIZE = 50
+    TRIAGE_PAGE_SIZE = 50
+
+    # Tool names that count as "evidence tools" for aiops_rule_evaluation (SPEC 5.3);
+    # a workspace may override them in its settings.
+    AIOPS_EVIDENCE_TOOLS = {
+        "knowledge": ["knowledge_search", "search_knowledge", "kb_search", "retrieve_docs"],
+        "logs": ["query_logs", "search_logs", "logs_query", "loki_query"],
+        "metrics": ["query_metrics", "prometheus_query", "metrics_query", "promql"],
+    }
+
+    FEEDBACK_REASONS = ["incorrect", "incomplete", "citation", "unsafe", "other"]
+
+    # Content-Security-Policy sent with every HTML response.
+    CONTENT_SECURITY_POLICY = (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+        "form-action 'self'; frame-ancestors 'none'"
+    )

@@ -1,0 +1,65 @@
+"""Per-connection database settings (SPEC 11): SQLite in WAL mode with foreign keys.
+
+SQLite transactions: readers use plain (deferred) ``BEGIN`` and never block anybody in
+WAL mode. A unit of work that will write declares it with ``write_intent()`` (the web
+layer does so for every non-GET request), and its transaction then starts with ``BEGIN
+IMMEDIATE``: the writer waits for the lock up front (``busy_timeout``) instead of failing
+with "database is locked" when a read transaction tries to upgrade after another writer
+committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+_immediate: ContextVar[bool] = ContextVar("reviewapp_sqlite_immediate", default=False)
+
+
+@contextmanager
+def write_intent() -> Iterator[None]:
+    """Within this block, SQLite transactions begin with ``BEGIN IMMEDIATE``."""
+    token = _immediate.set(True)
+    try:
+        yield
+    finally:
+        _immediate.reset(token)
+
+
+def set_write_intent(value: bool) -> Any:
+    """Set the write intent for the current context; returns a token for ``reset_write_intent``."""
+    return _immediate.set(value)
+
+
+def reset_write_intent(token: Any) -> None:
+    _immediate.reset(token)
+
+
+def _sqlite_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
+    # Let SQLAlchemy emit BEGIN itself (see _sqlite_on_begin) instead of pysqlite's
+    # implicit transactions.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=15000")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _sqlite_on_begin(conn: Any) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if _immediate.get() else "BEGIN")
+
+
+def install_engine_hooks(engine: Engine) -> None:
+    """Attach the SQLite pragmas and BEGIN policy to ``engine`` (no-op for other databases)."""
+    if engine.dialect.name != "sqlite":
+        return
+    if not event.contains(engine, "connect", _sqlite_on_connect):
+        event.listen(engine, "connect", _sqlite_on_connect)
+        event.listen(engine, "begin", _sqlite_on_begin)

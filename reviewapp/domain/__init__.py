@@ -1,0 +1,1 @@
+"""Pure, deterministic rules: standard library only, no Flask, no SQLAlchemy."""

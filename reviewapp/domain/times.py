@@ -1,0 +1,46 @@
+"""Timestamp parsing at the edges (SPEC 10): aware UTC datetimes only."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+
+def parse_timestamp(value: object, field: str) -> datetime | None:
+    """Parse an ISO 8601 string (``Z`` allowed) or epoch seconds / milliseconds into an
+    aware UTC datetime. A value without an offset is read as UTC. ``None`` passes through.
+
+    Raises ``ValueError`` naming ``field`` for anything else.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"{field}: expected an ISO 8601 timestamp")
+    if isinstance(value, (int, float)):
+        seconds = value / 1000.0 if value > 10_000_000_000 else float(value)
+        try:
+            return datetime.fromtimestamp(seconds, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"{field}: timestamp out of range") from None
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"{field}: expected an ISO 8601 timestamp, got {value[:40]!r}") from None
+    else:
+        raise ValueError(f"{field}: expected an ISO 8601 timestamp")
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+def duration_ms(started_at: datetime | None, completed_at: datetime | None) -> int | None:
+    """``max(0, round((completed_at - started_at) in ms))``; ``None`` if either is missing
+    (SPEC 4: a clock running backwards never yields a negative duration)."""
+    if started_at is None or completed_at is None:
+        return None
+    return max(0, round((completed_at - started_at).total_seconds() * 1000))

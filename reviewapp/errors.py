@@ -1,0 +1,88 @@
+"""Typed service errors with the product's stable codes (SPEC 2, 6, 9; STYLE 7.6).
+
+Services raise these; ``web`` and ``api`` map them once, to an HTML page / fragment or
+to ``{"error": {"code", "message"}}`` with the error's HTTP status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ServiceError(Exception):
+    """Base of every error a service raises on purpose.
+
+    ``code`` is the stable machine code, ``status`` the HTTP status the edge answers
+    with, ``details`` optional extra JSON-able data (e.g. the current state on 409).
+    """
+
+    code = "SYSTEM_ERROR"
+    status = 500
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON error body: ``{"error": {"code", "message"[, "details"]}}``."""
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details is not None:
+            body["details"] = self.details
+        return {"error": body}
+
+
+class ValidationFailed(ServiceError):
+    """Bad input: ``VALIDATION_INVALID_ARGUMENT``, HTTP 400. ``field`` names the path."""
+
+    code = "VALIDATION_INVALID_ARGUMENT"
+    status = 400
+
+    def __init__(self, field: str, message: str, *, details: Any = None) -> None:
+        super().__init__(f"{field}: {message}" if field else message, details=details)
+        self.field = field
+
+
+# One message for "missing" and "not yours": nothing may tell them apart (SPEC 2).
+FORBIDDEN_MESSAGE = "The target does not exist or you do not have access to it."
+
+
+class Forbidden(ServiceError):
+    """``AUTH_FORBIDDEN``, HTTP 403, always the same body (SPEC 2)."""
+
+    code = "AUTH_FORBIDDEN"
+    status = 403
+
+    def __init__(self) -> None:
+        super().__init__(FORBIDDEN_MESSAGE)
+
+
+class Unauthenticated(ServiceError):
+    """No or bad credentials: ``AUTH_UNAUTHENTICATED``, HTTP 401."""
+
+    code = "AUTH_UNAUTHENTICATED"
+    status = 401
+
+
+class Conflict(ServiceError):
+    """A stale or contradicting write: ``CONFLICT``, HTTP 409; ``details`` holds the current state."""
+
+    code = "CONFLICT"
+    status = 409
+
+
+class PayloadTooLarge(ServiceError):
+    """``PAYLOAD_TOO_LARGE``, HTTP 413."""
+
+    code = "PAYLOAD_TOO_LARGE"
+    status = 413
+
+
+class Unavailable(ServiceError):
+    """Storage or a dependency is down: ``SYSTEM_UNAVAILABLE``, HTTP 503. Never a fake success."""
+
+    code = "SYSTEM_UNAVAILABLE"
+    status = 503
+
+    def __init__(self, message: str = "Storage is unavailable; nothing was saved. Try again.") -> None:
+        super().__init__(message)

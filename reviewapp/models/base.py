@@ -1,0 +1,62 @@
+"""Column types and helpers shared by every model."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, func
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware, in UTC."""
+    return datetime.now(timezone.utc)
+
+
+class UTCDateTime(TypeDecorator):
+    """A timestamp stored and returned timezone-aware in UTC (SPEC 10).
+
+    A naive value given to it is read as UTC. SQLite keeps no offset, so values read
+    back from it get UTC attached again.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+
+
+# JSON everywhere, JSONB on PostgreSQL (indexable, key-level atomic updates).
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+
+
+class TimestampMixin:
+    """``created_at`` / ``updated_at`` in UTC, set by the database and by the ORM."""
+
+    created_at: Mapped[datetime] = mapped_column(
+        UTCDateTime(), default=utcnow, server_default=func.now(), nullable=False
+    )
+    updated_at: Mapped[datetime] = mapped_column(
+        UTCDateTime(), default=utcnow, onupdate=utcnow, server_default=func.now(), nullable=False
+    )
+
+
+def enum_values(enum_cls: Any) -> tuple[str, ...]:
+    """The string values of a ``str`` enum, for CHECK constraints and validation."""
+    return tuple(member.value for member in enum_cls)

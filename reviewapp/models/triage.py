@@ -1,0 +1,53 @@
+"""The not-useful queue: one triage item per bad run (SPEC 3)."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+
+from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from ..extensions import db
+from .accounts import User
+from .base import TimestampMixin, UTCDateTime, enum_values
+from .runs import Run
+
+
+class TriageState(str, enum.Enum):
+    NEW = "new"
+    TRIAGED = "triaged"
+    RESOLVED = "resolved"
+    WONT_FIX = "wont_fix"
+
+
+class TriageItem(TimestampMixin, db.Model):
+    """A bad case under triage. Never touches the run's ``status`` (S000, S001 10.3).
+
+    ``opened_reason`` says why it was opened (``not_useful`` verdict or a negative target
+    rating); ``version`` guards against stale pages (SPEC 10).
+    """
+
+    __tablename__ = "triage_item"
+    __table_args__ = (
+        CheckConstraint(f"state IN {enum_values(TriageState)!r}", name="state"),
+        Index("ix_triage_item_workspace_state", "workspace_id", "state", "created_at", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspace.id", ondelete="CASCADE"))
+    run_pk: Mapped[int] = mapped_column(
+        ForeignKey("diagnosis_run.id", ondelete="CASCADE"), unique=True
+    )
+    state: Mapped[str] = mapped_column(String(16), default=TriageState.NEW.value)
+    opened_reason: Mapped[str] = mapped_column(String(32), default="not_useful")
+    assignee_id: Mapped[int | None] = mapped_column(
+        ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True
+    )
+    fault_category: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+
+    run: Mapped[Run] = relationship()
+    assignee: Mapped[User | None] = relationship()

@@ -1,0 +1,81 @@
+"""Tenant-scoped select builders and dialect-specific statements (STYLE 7.4).
+
+Every lookup of a workspace-owned object goes through here, so the membership check
+lives in the same query as the target: a missing object and a foreign one both come back
+as ``None`` and the service raises one ``Forbidden`` for both (SPEC 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from sqlalchemy import Select, and_, exists, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from .actors import Actor, Role
+from .models import Membership, Run, Workspace
+
+T = TypeVar("T", bound=tuple[Any, ...])
+
+
+def scope_to_actor(stmt: Select[T], actor: Actor, workspace_col: Any, min_role: Role) -> Select[T]:
+    """Restrict ``stmt`` to rows whose ``workspace_col`` the actor may use with ``min_role``.
+
+    Users: a correlated EXISTS on their membership with a sufficient role. Tokens: their
+    own workspace only (tokens have ingest rights, no role). System: unrestricted.
+    """
+    if actor.system:
+        return stmt
+    if actor.is_token:
+        return stmt.where(workspace_col == actor.token_workspace_id)
+    if actor.is_user:
+        return stmt.where(
+            exists().where(
+                and_(
+                    Membership.workspace_id == workspace_col,
+                    Membership.user_id == actor.user_id,
+                    Membership.role.in_(min_role.at_least()),
+                )
+            )
+        )
+    return stmt.where(False)  # an empty actor sees nothing
+
+
+def get_run_for(
+    session: Session, actor: Actor, run_pk: int, min_role: Role = Role.REVIEWER
+) -> Run | None:
+    """The run with internal id ``run_pk`` if the actor may see it, else ``None``."""
+    stmt = scope_to_actor(select(Run).where(Run.id == run_pk), actor, Run.workspace_id, min_role)
+    return session.scalars(stmt).one_or_none()
+
+
+def get_run_by_external_id_for(
+    session: Session, actor: Actor, run_id: str, min_role: Role = Role.REVIEWER
+) -> Run | None:
+    """The newest visible run whose agent ``run_id`` matches, else ``None``.
+
+    ``run_id`` is unique per workspace; when the actor sees several workspaces holding the
+    same id, the most recently created run wins.
+    """
+    stmt = scope_to_actor(
+        select(Run).where(Run.run_id == run_id), actor, Run.workspace_id, min_role
+    ).order_by(Run.created_at.desc(), Run.id.desc()).limit(1)
+    return session.scalars(stmt).first()
+
+
+def runs_visible_to(actor: Actor, min_role: Role = Role.REVIEWER) -> Select[tuple[Run]]:
+    """``select(Run)`` restricted to the actor's workspaces."""
+    return scope_to_actor(select(Run), actor, Run.workspace_id, min_role)
+
+
+def workspaces_visible_to(actor: Actor, min_role: Role = Role.REVIEWER) -> Select[tuple[Workspace]]:
+    """``select(Workspace)`` restricted to the actor's memberships."""
+    return scope_to_actor(select(Workspace), actor, Workspace.id, min_role).order_by(Workspace.name)
+
+
+def insert_for(session: Session, table: Any) -> Any:
+    """A dialect-specific ``INSERT`` that supports ``on_conflict_do_update/nothing``."""
+    if session.get_bind().dialect.name == "postgresql":
+        return postgresql.insert(table)
+    return sqlite.insert(table)

@@ -1,0 +1,200 @@
+"""HTML side: blueprints, error pages, security headers, template helpers."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from typing import Any
+
+from flask import Flask, Response, flash, make_response, redirect, render_template, request, url_for
+from flask_login import current_user
+from flask_wtf.csrf import CSRFError
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from ..errors import ServiceError, Unavailable
+from ..extensions import db, login_manager
+from .htmx import is_htmx
+
+log = logging.getLogger("reviewapp.web")
+
+
+def init_app(app: Flask) -> None:
+    """Register the HTML blueprints, error handlers, headers and template helpers."""
+    from . import auth, runs
+
+    app.register_blueprint(auth.bp)
+    app.register_blueprint(runs.bp)
+
+    login_manager.login_view = "auth.login"
+    login_manager.login_message = "Please log in to continue."
+    login_manager.login_message_category = "info"
+    login_manager.session_protection = app.config.get("SESSION_PROTECTION", "strong")
+    login_manager.unauthorized_handler(_unauthorized)
+
+    app.register_error_handler(ServiceError, _service_error)
+    app.register_error_handler(CSRFError, _csrf_error)
+    app.register_error_handler(OperationalError, _storage_error)
+    app.register_error_handler(DBAPIError, _storage_error)
+    app.register_error_handler(404, _not_found)
+    app.register_error_handler(405, _method_not_allowed)
+    app.register_error_handler(413, _too_large)
+    app.register_error_handler(429, _too_many)
+    app.register_error_handler(500, _internal_error)
+    app.before_request(_declare_write_intent)
+    app.teardown_request(_clear_write_intent)
+    app.after_request(_security_headers)
+    app.context_processor(_template_context)
+    app.add_template_filter(_local_time, "local_time")
+    app.add_template_filter(_age, "age")
+
+
+def _wants_json() -> bool:
+    return request.path.startswith("/api/") or request.path == "/api"
+
+
+def _error_response(status: int, code: str, message: str, details: Any = None) -> Response:
+    """One rendering of an error: JSON under /api, a message fragment for htmx, a page else."""
+    if _wants_json():
+        body: dict[str, Any] = {"code": code, "message": message}
+        if details is not None:
+            body["details"] = details
+        return make_response({"error": body}, status)
+    if is_htmx():
+        response = make_response(
+            render_template("errors/_message.html", status=status, code=code, message=message),
+            status,
+        )
+        # Errors land in the page's message region, never inside the fragment.
+        response.headers["HX-Retarget"] = "#messages"
+        response.headers["HX-Reswap"] = "innerHTML"
+        return response
+    return make_response(
+        render_template("errors/error.html", status=status, code=code, message=message), status
+    )
+
+
+def _service_error(error: ServiceError) -> Response:
+    db.session.rollback()
+    return _error_response(error.status, error.code, error.message, error.details)
+
+
+def _storage_error(error: Exception) -> Response:
+    db.session.rollback()
+    log.error("storage error on %s %s: %s", request.method, request.path, type(error).__name__,
+              exc_info=error)
+    return _service_error(Unavailable())
+
+
+def _csrf_error(error: CSRFError) -> Response:
+    return _error_response(
+        400, "CSRF_INVALID",
+        "Your form expired or was sent from another page (CSRF check failed). "
+        "Reload the page and try again.",
+    )
+
+
+def _not_found(error: Exception) -> Response:
+    return _error_response(404, "NOT_FOUND", "There is nothing at this address.")
+
+
+def _method_not_allowed(error: Exception) -> Response:
+    return _error_response(405, "METHOD_NOT_ALLOWED", "This address does not accept that method.")
+
+
+def _too_large(error: Exception) -> Response:
+    return _error_response(413, "PAYLOAD_TOO_LARGE", "The request body is larger than allowed.")
+
+
+def _too_many(error: Exception) -> Response:
+    return _error_response(429, "RATE_LIMITED", "Too many attempts. Wait a minute and try again.")
+
+
+def _internal_error(error: Exception) -> Response:
+    db.session.rollback()
+    return _error_response(500, "SYSTEM_ERROR", "Something went wrong on our side.")
+
+
+def _unauthorized() -> Response:
+    if _wants_json():
+        return make_response(
+            {"error": {"code": "AUTH_UNAUTHENTICATED", "message": "log in or send a token"}}, 401
+        )
+    login_url = url_for("auth.login", next=request.full_path.rstrip("?"))
+    if is_htmx():
+        # Redirect the whole window, never swap a login form into a fragment (SPEC 10).
+        response = make_response("", 401)
+        response.headers["HX-Redirect"] = login_url
+        return response
+    flash(login_manager.login_message, "info")
+    return redirect(login_url, 303)
+
+
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _declare_write_intent() -> None:
+    # A state-changing request takes the SQLite write lock at its first statement.
+    from flask import g
+
+    from ..db_setup import set_write_intent
+
+    if request.method not in _SAFE_METHODS:
+        g.write_intent_token = set_write_intent(True)
+
+
+def _clear_write_intent(error: BaseException | None) -> None:
+    from flask import g
+
+    from ..db_setup import reset_write_intent
+
+    token = g.pop("write_intent_token", None)
+    if token is not None:
+        try:
+            reset_write_intent(token)
+        except ValueError:  # created in another context (streamed responses)
+            pass
+
+
+def _security_headers(response: Response) -> Response:
+    from flask import current_app
+
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("X-Frame-Options", "DENY")
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+    if response.mimetype == "text/html":
+        response.headers.setdefault(
+            "Content-Security-Policy", current_app.config["CONTENT_SECURITY_POLICY"]
+        )
+        if current_user and current_user.is_authenticated:
+            response.headers.setdefault("Cache-Control", "no-store")
+    return response
+
+
+def _template_context() -> dict[str, Any]:
+    from ..services.access import highest_role
+    from .auth import current_actor
+
+    role = None
+    if current_user and current_user.is_authenticated:
+        role = highest_role(db.session, current_actor())
+    return {"nav_role": role.value if role else None}
+
+
+def _local_time(value: datetime | None) -> str:
+    """An ISO UTC timestamp for a <time> element; the browser shows it in local time."""
+    if value is None:
+        return ""
+    return value.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def _age(value: datetime | None) -> str:
+    """A short age like "5 min ago" relative to now (UTC)."""
+    if value is None:
+        return "—"
+    seconds = (datetime.now(timezone.utc) - value).total_seconds()
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return "just now"

@@ -1,0 +1,80 @@
+"""Login, logout and the current actor."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_login import current_user, login_required, login_user, logout_user
+
+from ..actors import Actor
+from ..extensions import db, limiter, login_manager
+from ..services import admin
+from .forms import LoginForm
+
+bp = Blueprint("auth", __name__)
+
+
+@login_manager.user_loader
+def _load_user(cookie_id: str):  # noqa: ANN202 - Flask-Login callback
+    return admin.load_user(db.session, cookie_id)
+
+
+def current_actor() -> Actor:
+    """The ``Actor`` for the logged-in user (views call services with it)."""
+    return Actor.for_user(current_user.id, label=current_user.username)
+
+
+def safe_next(target: str | None) -> str:
+    """``target`` if it is a path on this site, else the runs list (no open redirect)."""
+    if not target:
+        return url_for("runs.index")
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//") \
+            or "\\" in target:
+        return url_for("runs.index")
+    return target
+
+
+def _login_limit() -> str:
+    return current_app.config["LOGIN_RATE_LIMIT"]
+
+
+@bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(_login_limit, methods=["POST"])
+def login() -> Response | str:
+    """Log in with username and password."""
+    if current_user.is_authenticated:
+        return redirect(safe_next(request.args.get("next")))
+    form = LoginForm()
+    if form.validate_on_submit():
+        user = admin.authenticate(db.session, form.username.data, form.password.data)
+        if user is not None:
+            session.clear()  # rotate: nothing from the anonymous session survives login
+            login_user(user)
+            return redirect(safe_next(request.args.get("next")), 303)
+        flash("Wrong username or password.", "error")
+        return render_template("auth/login.html", form=form), 401
+    status = 422 if form.is_submitted() else 200
+    return render_template("auth/login.html", form=form), status
+
+
+@bp.route("/logout", methods=["POST"])
+@login_required
+def logout() -> Response:
+    """Log out; the session token rotates so copies of the cookie stop working too."""
+    admin.end_all_sessions(db.session, current_actor(), current_user.id)
+    logout_user()
+    session.clear()
+    flash("You are logged out.", "info")
+    return redirect(url_for("auth.login"), 303)

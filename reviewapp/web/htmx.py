@@ -1,0 +1,40 @@
+"""The only place that knows about htmx request headers (STYLE 4.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, get_template_attribute, make_response, render_template, request
+
+
+def is_htmx() -> bool:
+    """True for an htmx request that is not a history-restore request."""
+    return (
+        request.headers.get("HX-Request") == "true"
+        and request.headers.get("HX-History-Restore-Request") != "true"
+    )
+
+
+def page_or_fragment(page_template: str, fragment_template: str, status: int = 200,
+                     **context: Any) -> Response:
+    """Render ``fragment_template`` for htmx, ``page_template`` otherwise; always
+    ``Vary: HX-Request``."""
+    template = fragment_template if is_htmx() else page_template
+    response = make_response(render_template(template, **context), status)
+    response.vary.add("HX-Request")
+    return response
+
+
+def render_macro(template: str, macro: str, status: int = 200, **kwargs: Any) -> Response:
+    """Render one macro of ``template`` as a response (a repeated control's fragment)."""
+    html = get_template_attribute(template, macro)(**kwargs)
+    response = make_response(str(html), status)
+    response.vary.add("HX-Request")
+    return response
+
+
+def hx_trigger(response: Response, *events: str) -> Response:
+    """Add an ``HX-Trigger`` header so other fragments can refresh themselves."""
+    if events:
+        response.headers["HX-Trigger"] = ", ".join(events)
+    return response

@@ -1,0 +1,60 @@
+"""Migrations: one head, and ``upgrade`` on an empty database gives exactly the models'
+schema (no drift), on the database under test (SQLite, or PostgreSQL in the second leg)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from flask_migrate import upgrade
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from reviewapp import REPO_ROOT, create_app
+from reviewapp.extensions import db
+
+from .conftest import PG_URL
+
+
+def test_single_head():
+    from alembic.config import Config
+
+    config = Config(str(REPO_ROOT / "migrations" / "alembic.ini"))
+    config.set_main_option("script_location", str(REPO_ROOT / "migrations"))
+    heads = ScriptDirectory.from_config(config).get_heads()
+    assert len(heads) == 1, heads
+
+
+@pytest.fixture
+def empty_database_url(tmp_path):
+    if not PG_URL:
+        yield f"sqlite:///{tmp_path / 'migrate.sqlite'}"
+        return
+    admin_url = make_url(PG_URL).set(drivername="postgresql+psycopg")
+    name = f"reviewapp_mig_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    yield admin_url.set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def test_upgrade_on_empty_database_matches_models(empty_database_url, tmp_path):
+    app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": empty_database_url})
+    with app.app_context():
+        upgrade(directory=str(REPO_ROOT / "migrations"))
+        engine = create_engine(empty_database_url)
+        with engine.connect() as conn:
+            context = MigrationContext.configure(conn, opts={"compare_type": True})
+            diff = compare_metadata(context, db.metadata)
+            tables = set(db.metadata.tables)
+            present = set(conn.dialect.get_table_names(conn)) - {"alembic_version"}
+        engine.dispose()
+        db.engine.dispose()
+    assert diff == []
+    assert present == tables

@@ -1,0 +1,171 @@
+"""Login, logout, rate limit, safe ``next``, CSRF (issue: foundation)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ..factories import DEFAULT_PASSWORD
+
+
+def test_login_page_renders(client):
+    response = client.get("/login")
+    assert response.status_code == 200
+    assert b'name="username"' in response.data
+
+
+def test_anonymous_is_sent_to_login(client):
+    response = client.get("/")
+    assert response.status_code == 303
+    assert response.headers["Location"].startswith("/login?next=")
+
+
+def test_login_then_runs_list_then_logout(client, make):
+    ws = make.workspace()
+    user = make.user(ws)
+    response = client.post("/login", data={"username": user.username, "password": DEFAULT_PASSWORD})
+    assert response.status_code == 303 and response.headers["Location"] == "/"
+    assert client.get("/").status_code == 200
+    out = client.post("/logout")
+    assert out.status_code == 303
+    assert client.get("/").status_code == 303
+
+
+def test_wrong_password_is_refused(client, make):
+    user = make.user(make.workspace())
+    response = client.post("/login", data={"username": user.username, "password": "wrong-password"})
+    assert response.status_code == 401
+    assert b"Wrong username or password" in response.data
+    assert client.get("/").status_code == 303
+
+
+def test_unknown_user_gets_the_same_answer_as_wrong_password(client, make):
+    user = make.user(make.workspace())
+    a = client.post("/login", data={"username": user.username, "password": "nope-nope"})
+    b = client.post("/login", data={"username": "ghost", "password": "nope-nope"})
+    assert a.status_code == b.status_code == 401
+    # The form echoes the typed username; apart from that the pages are identical.
+    assert a.data.replace(user.username.encode(), b"NAME") == b.data.replace(b"ghost", b"NAME")
+
+
+def test_inactive_user_cannot_log_in(client, make, session):
+    user = make.user(make.workspace())
+    user.active = False
+    session.commit()
+    response = client.post("/login", data={"username": user.username, "password": DEFAULT_PASSWORD})
+    assert response.status_code == 401
+
+
+@pytest.mark.parametrize("target, expected", [
+    ("/runs?kind=chat", "/runs?kind=chat"),
+    ("https://evil.example.com/", "/"),
+    ("//evil.example.com/", "/"),
+    ("/\\evil.example.com", "/"),
+    ("javascript:alert(1)", "/"),
+    ("http:/evil.example.com", "/"),
+])
+def test_next_cannot_leave_the_site(client, make, target, expected):
+    user = make.user(make.workspace())
+    response = client.post("/login", query_string={"next": target},
+                           data={"username": user.username, "password": DEFAULT_PASSWORD})
+    assert response.status_code == 303
+    assert response.headers["Location"] == expected
+
+
+def test_logout_invalidates_a_copied_cookie(client, make, app):
+    user = make.user(make.workspace())
+    client.post("/login", data={"username": user.username, "password": DEFAULT_PASSWORD})
+    cookie = client.get_cookie("session")
+    assert cookie is not None
+    thief = app.test_client()
+    thief.set_cookie("session", cookie.value)
+    assert thief.get("/").status_code == 200
+    client.post("/logout")
+    assert thief.get("/").status_code == 303
+
+
+def test_session_is_rotated_on_login(client, make):
+    user = make.user(make.workspace())
+    client.get("/login")
+    with client.session_transaction() as s:
+        s["planted"] = "by-attacker"
+    client.post("/login", data={"username": user.username, "password": DEFAULT_PASSWORD})
+    with client.session_transaction() as s:
+        assert "planted" not in s
+
+
+def test_session_cookie_flags(client, make):
+    user = make.user(make.workspace())
+    response = client.post("/login", data={"username": user.username, "password": DEFAULT_PASSWORD})
+    cookie = next(v for k, v in response.headers.items() if k == "Set-Cookie" and v.startswith("session="))
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
+
+
+def test_login_rate_limit(app_factory, make):
+    app = app_factory(RATELIMIT_ENABLED=True, LOGIN_RATE_LIMIT="3 per minute")
+    client = app.test_client()
+    statuses = [client.post("/login", data={"username": "x", "password": "wrong-password"}).status_code
+                for _ in range(4)]
+    assert statuses == [401, 401, 401, 429]
+
+
+def test_htmx_request_with_expired_login_redirects_the_whole_window(client):
+    response = client.get("/", headers={"HX-Request": "true"})
+    assert response.status_code == 401
+    assert response.headers["HX-Redirect"].startswith("/login?next=")
+    assert b"<form" not in response.data
+
+
+class TestCsrf:
+    @pytest.fixture
+    def csrf_client(self, app_factory):
+        return app_factory(WTF_CSRF_ENABLED=True).test_client()
+
+    def _token(self, client, path="/login"):
+        html = client.get(path).get_data(as_text=True)
+        match = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', html) or re.search(
+            r'"X-CSRFToken": "([^"]+)"', html)
+        assert match, "no CSRF token on the page"
+        return match.group(1)
+
+    def test_form_post_without_token_is_rejected(self, csrf_client, make):
+        user = make.user(make.workspace())
+        response = csrf_client.post("/login", data={"username": user.username,
+                                                   "password": DEFAULT_PASSWORD})
+        assert response.status_code == 400
+        assert b"CSRF check failed" in response.data
+        assert csrf_client.get("/").status_code == 303  # not logged in
+
+    def test_logout_without_token_is_a_visible_400(self, csrf_client, make):
+        user = make.user(make.workspace())
+        token = self._token(csrf_client)
+        csrf_client.post("/login", data={"username": user.username, "password": DEFAULT_PASSWORD,
+                                          "csrf_token": token})
+        response = csrf_client.post("/logout")
+        assert response.status_code == 400
+        assert b"CSRF" in response.data
+        assert csrf_client.get("/").status_code == 200  # still logged in: nothing happened
+
+    def test_htmx_post_with_header_token_passes(self, csrf_client, make):
+        user = make.user(make.workspace())
+        token = self._token(csrf_client)
+        csrf_client.post("/login", data={"username": user.username, "password": DEFAULT_PASSWORD,
+                                          "csrf_token": token})
+        page_token = self._token(csrf_client, "/")
+        response = csrf_client.post("/logout", headers={"HX-Request": "true", "X-CSRFToken": page_token})
+        assert response.status_code == 303
+        assert csrf_client.get("/").status_code == 303
+
+    def test_htmx_post_without_token_gets_a_message_fragment(self, csrf_client, make):
+        user = make.user(make.workspace())
+        token = self._token(csrf_client)
+        csrf_client.post("/login", data={"username": user.username, "password": DEFAULT_PASSWORD,
+                                          "csrf_token": token})
+        response = csrf_client.post("/logout", headers={"HX-Request": "true"})
+        assert response.status_code == 400
+        assert response.headers["HX-Retarget"] == "#messages"
+        assert b"CSRF" in response.data
+
+    def test_api_is_exempt(self, csrf_client):
+        assert csrf_client.get("/api/health").status_code == 200
