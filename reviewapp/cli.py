@@ -17,11 +17,12 @@ users_cli = AppGroup("users", help="Manage user accounts.")
 workspaces_cli = AppGroup("workspaces", help="Manage workspaces.")
 tokens_cli = AppGroup("tokens", help="Manage ingest tokens.")
 demo_cli = AppGroup("demo", help="Demo data.")
+runs_cli = AppGroup("runs", help="Import and re-score runs.")
 
 
 def init_app(app: Flask) -> None:
     """Register the command groups."""
-    for group in (users_cli, workspaces_cli, tokens_cli, demo_cli):
+    for group in (users_cli, workspaces_cli, tokens_cli, demo_cli, runs_cli):
         app.cli.add_command(group)
 
 

@@ -1,0 +1,56 @@
+"""Who is calling the JSON API: an ingest token (``Authorization: Bearer``) or a logged-in
+browser session (which must then send the CSRF token header on state changes)."""
+
+from __future__ import annotations
+
+from flask import request
+from flask_login import current_user
+from flask_wtf.csrf import validate_csrf
+from wtforms.validators import ValidationError
+
+from ..actors import Actor
+from ..errors import Unauthenticated
+from ..extensions import db
+from ..services import admin
+
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _bearer() -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return None
+
+
+def token_actor() -> Actor:
+    """The ingest-token actor. Raises ``Unauthenticated`` (401) without a valid token."""
+    secret = _bearer()
+    if secret is None:
+        raise Unauthenticated("send 'Authorization: Bearer <ingest token>'")
+    return admin.authenticate_token(db.session, secret)
+
+
+def session_actor() -> Actor:
+    """The logged-in user's actor. State-changing requests must carry the CSRF token in
+    ``X-CSRFToken`` (the /api blueprint is CSRF-exempt only for token callers).
+    Raises ``Unauthenticated`` (401)."""
+    if not current_user.is_authenticated:
+        raise Unauthenticated("log in first")
+    if request.method not in _SAFE_METHODS:
+        from flask import current_app
+
+        if current_app.config.get("WTF_CSRF_ENABLED", True):
+            try:
+                validate_csrf(request.headers.get("X-CSRFToken", ""))
+            except ValidationError:
+                raise Unauthenticated("missing or invalid X-CSRFToken header") from None
+    return Actor.for_user(current_user.id, label=current_user.username)
+
+
+def any_actor() -> Actor:
+    """A token actor when a bearer token is sent, else the logged-in user's actor."""
+    if _bearer() is not None:
+        return token_actor()
+    return session_actor()
