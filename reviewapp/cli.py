@@ -18,11 +18,12 @@ workspaces_cli = AppGroup("workspaces", help="Manage workspaces.")
 tokens_cli = AppGroup("tokens", help="Manage ingest tokens.")
 demo_cli = AppGroup("demo", help="Demo data.")
 runs_cli = AppGroup("runs", help="Import and re-score runs.")
+export_cli = AppGroup("export", help="Export cases, feedback or the eval set (CSV / JSONL).")
 
 
 def init_app(app: Flask) -> None:
     """Register the command groups."""
-    for group in (users_cli, workspaces_cli, tokens_cli, demo_cli, runs_cli):
+    for group in (users_cli, workspaces_cli, tokens_cli, demo_cli, runs_cli, export_cli):
         app.cli.add_command(group)
 
 
@@ -167,3 +168,96 @@ def demo_bootstrap() -> None:
         click.echo(line)
     click.echo("These passwords are shown only once. Change one with: "
                ".venv/bin/flask users set-password USERNAME")
+
+
+def _export(kind: str, fmt: str, out: str, bom: bool, params: dict[str, object]) -> None:
+    """Stream one export into ``out`` (written to ``out.part``, then renamed) with a
+    progress bar on stderr; the same rows and bytes as the download (SPEC 8)."""
+    import os
+
+    from .domain import export_format
+    from .services import exports
+
+    if kind == "evalset" and fmt != "jsonl":
+        raise click.UsageError("the eval set is JSONL only: --format jsonl")
+    if params.get("workspace"):
+        params["workspace"] = str(_workspace_id(str(params["workspace"])))
+    try:
+        stream = exports.open_export(db.session, Actor.system_actor(), kind,
+                                     {k: v for k, v in params.items() if v not in (None, "")})
+    except ServiceError as exc:
+        _fail(exc)
+    partial = f"{out}.part"
+    with click.progressbar(length=stream.total, label=f"{kind} -> {out}", file=click.get_text_stream("stderr"),
+                           show_pos=True) as bar:
+        def counted():
+            done = 0
+            for row in stream.rows:
+                yield row
+                done += 1
+                if done % 1000 == 0:
+                    bar.update(1000)
+            bar.update(done % 1000)
+
+        with open(partial, "w", encoding="utf-8", newline="") as fh:
+            for chunk in export_format.chunks(fmt, stream.columns, counted(), bom=bom):
+                fh.write(chunk)
+    os.replace(partial, out)
+    click.echo(f"{stream.total} {kind} row(s) written to {out}", err=True)
+
+
+def _export_options(func):  # noqa: ANN001, ANN202 - click decorator stack
+    func = click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+                        help="File to write.")(func)
+    func = click.option("--bom", is_flag=True, help="Start a CSV with a UTF-8 BOM (for Excel).")(func)
+    func = click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv",
+                        show_default=True)(func)
+    func = click.option("--workspace", default=None, help="Workspace slug (default: all).")(func)
+    return func
+
+
+@export_cli.command("cases")
+@_export_options
+@click.option("--q", default=None, help="Text in title, root cause, solution, ids.")
+@click.option("--fault-category", default=None)
+@click.option("--service", default=None)
+@click.option("--error-code", default=None)
+@click.option("--source-type", type=click.Choice(["AUTO", "MANUAL"]), default=None)
+def export_cases(workspace: str | None, fmt: str, bom: bool, out: str, q: str | None,
+                 fault_category: str | None, service: str | None, error_code: str | None,
+                 source_type: str | None) -> None:
+    """Export the case library, filtered like the case list."""
+    _export("cases", fmt, out, bom, {
+        "workspace": workspace, "q": q, "fault_category": fault_category, "service": service,
+        "error_code": error_code, "source_type": source_type,
+    })
+
+
+@export_cli.command("feedback")
+@_export_options
+@click.option("--date-from", default=None, help="First UTC day (YYYY-MM-DD) a rating was made.")
+@click.option("--date-to", default=None, help="Last UTC day (inclusive).")
+@click.option("--rating", type=click.Choice(["positive", "negative"]), default=None)
+@click.option("--target-type", type=click.Choice(
+    ["chat_message", "citation", "diagnostic_step", "diagnostic_report"]), default=None)
+@click.option("--reason", default=None)
+@click.option("--kind", type=click.Choice(["chat", "aiops"]), default=None)
+def export_feedback(workspace: str | None, fmt: str, bom: bool, out: str, date_from: str | None,
+                    date_to: str | None, rating: str | None, target_type: str | None,
+                    reason: str | None, kind: str | None) -> None:
+    """Export every rating, one row each."""
+    _export("feedback", fmt, out, bom, {
+        "workspace": workspace, "date_from": date_from, "date_to": date_to, "rating": rating,
+        "target_type": target_type, "reason": reason, "kind": kind,
+    })
+
+
+@export_cli.command("evalset")
+@_export_options
+def export_evalset(workspace: str | None, fmt: str, bom: bool, out: str) -> None:
+    """Export the eval set (JSONL): every run with a reviewer's correction."""
+    from click.core import ParameterSource
+
+    if click.get_current_context().get_parameter_source("fmt") == ParameterSource.DEFAULT:
+        fmt = "jsonl"
+    _export("evalset", fmt, out, bom, {"workspace": workspace})

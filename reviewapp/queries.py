@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, and_, exists, select
+from sqlalchemy import Select, and_, exists, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from .actors import Actor, Role
-from .models import Membership, Run, Workspace
+from .models import Case, Membership, Run, TriageItem, Workspace
 
 T = TypeVar("T", bound=tuple[Any, ...])
 
@@ -79,3 +79,36 @@ def insert_for(session: Session, table: Any) -> Any:
     if session.get_bind().dialect.name == "postgresql":
         return postgresql.insert(table)
     return sqlite.insert(table)
+
+
+def triage_items_visible_to(actor: Actor, min_role: Role = Role.LEAD) -> Select[tuple[TriageItem]]:
+    """``select(TriageItem)`` restricted to workspaces where the actor is at least ``min_role``."""
+    return scope_to_actor(select(TriageItem), actor, TriageItem.workspace_id, min_role)
+
+
+def get_triage_item_for(
+    session: Session, actor: Actor, item_id: int, min_role: Role = Role.LEAD
+) -> TriageItem | None:
+    """The triage item ``item_id`` if the actor is at least ``min_role`` in its workspace."""
+    stmt = triage_items_visible_to(actor, min_role).where(TriageItem.id == item_id)
+    return session.scalars(stmt).one_or_none()
+
+
+def get_case_for(
+    session: Session, actor: Actor, case_id: str, min_role: Role = Role.REVIEWER
+) -> Case | None:
+    """The case ``case_id`` if the actor is at least ``min_role`` in its workspace."""
+    stmt = scope_to_actor(
+        select(Case).where(Case.case_id == case_id), actor, Case.workspace_id, min_role
+    )
+    return session.scalars(stmt).one_or_none()
+
+
+def utc_day(session: Session, column: Any) -> Any:
+    """A SQL expression for the UTC calendar day (``YYYY-MM-DD``) of a timestamp column.
+
+    SQLite keeps UTC text (``date()`` reads it as is); PostgreSQL keeps ``timestamptz``,
+    converted to UTC first so the day does not depend on the server's time zone."""
+    if session.get_bind().dialect.name == "postgresql":
+        return func.to_char(func.timezone("UTC", column), "YYYY-MM-DD")
+    return func.date(column)

@@ -76,3 +76,78 @@ class Factories:
         body.update(doc)
         result = runs.upsert_run(self.session, self.system, workspace.id, run_id or f"run-{n}", body)
         return result.run
+
+
+# --- issue 7 (queue, cases, exports): direct inserts until the feedback services land.
+# They write model rows the way issue 5's services will; the lead switches tests to the
+# real services after the merge.
+
+def _triage_item(self, run: Run, *, state: str = "new", assignee: User | None = None,
+                 opened_reason: str = "not_useful", fault_category: str | None = None,
+                 note: str | None = None, created_at: Any = None, verdict: bool = True):
+    """A triage item for ``run`` (direct insert); ``verdict`` also sets ``run.feedback =
+    not_useful`` as the feedback service would."""
+    from reviewapp.models import TriageItem
+
+    if verdict and opened_reason == "not_useful":
+        run.feedback = "not_useful"
+    item = TriageItem(workspace_id=run.workspace_id, run_pk=run.id, state=state,
+                      opened_reason=opened_reason, fault_category=fault_category, note=note,
+                      assignee_id=assignee.id if assignee else None)
+    if created_at is not None:
+        item.created_at = created_at
+    self.session.add(item)
+    self.session.commit()
+    return item
+
+
+def _feedback_row(self, run: Run, author: User, *, rating: str = "negative",
+                  target_type: str = "chat_message", target_id: int | None = None,
+                  subject_key: str = "", reason: str | None = None, comment: str | None = None,
+                  correction: str | None = None, created_at: Any = None):
+    """A ``user_feedback`` row plus its ``feedback_event`` "create" (direct insert). The
+    target defaults to the run's first assistant message."""
+    from reviewapp.models import Feedback, FeedbackEvent, Message
+
+    if target_id is None:
+        from sqlalchemy import select
+
+        target_id = self.session.scalar(
+            select(Message.id).where(Message.run_pk == run.id, Message.role == "assistant")
+            .order_by(Message.ordinal).limit(1)
+        ) or 0
+    row = Feedback(author_id=author.id, workspace_id=run.workspace_id, run_pk=run.id,
+                   target_type=target_type, target_id=target_id, subject_key=subject_key,
+                   rating=rating, reason=reason, comment=comment, correction=correction)
+    if created_at is not None:
+        row.created_at = row.updated_at = created_at
+    self.session.add(row)
+    self.session.flush()
+    self.session.add(FeedbackEvent(
+        feedback_id=row.id, actor_id=author.id, workspace_id=run.workspace_id, run_pk=run.id,
+        target_type=target_type, target_id=target_id, subject_key=subject_key, action="create",
+        before=None, after={"rating": rating, "reason": reason, "comment": comment,
+                            "correction": correction}))
+    self.session.commit()
+    return row
+
+
+def _case(self, workspace: Workspace, *, run: Run | None = None, diagnosis_id: str | None = None,
+          source_type: str = "AUTO", created_at: Any = None, **fields: Any):
+    """A ``case_library`` row (direct insert); ``diagnosis_id`` defaults to the run's id."""
+    from reviewapp.models import Case
+
+    n = next(_seq)
+    case = Case(workspace_id=workspace.id, run_pk=run.id if run else None,
+                diagnosis_id=diagnosis_id or (run.run_id if run else f"legacy-{n}"),
+                source_type=source_type, title=fields.pop("title", f"Case {n}"), **fields)
+    if created_at is not None:
+        case.created_at = case.updated_at = created_at
+    self.session.add(case)
+    self.session.commit()
+    return case
+
+
+Factories.triage_item = _triage_item
+Factories.feedback_row = _feedback_row
+Factories.case = _case

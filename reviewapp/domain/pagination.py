@@ -22,3 +22,17 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
         return at, int(id_text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError("malformed cursor") from exc
+
+
+def decode_text_cursor(cursor: str) -> tuple[datetime, str]:
+    """Decode ``encode_cursor`` output whose row id is text (e.g. a case UUID).
+    Raises ``ValueError`` on anything malformed."""
+    padded = cursor + "=" * (-len(cursor) % 4)
+    try:
+        raw = base64.urlsafe_b64decode(padded.encode()).decode()
+        at_text, sep, id_text = raw.partition("|")
+        if not sep or not id_text:
+            raise ValueError("malformed cursor")
+        return datetime.fromisoformat(at_text), id_text
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError("malformed cursor") from exc

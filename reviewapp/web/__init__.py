@@ -20,10 +20,12 @@ log = logging.getLogger("reviewapp.web")
 
 def init_app(app: Flask) -> None:
     """Register the HTML blueprints, error handlers, headers and template helpers."""
-    from . import auth, runs
+    from . import auth, cases, dashboard, exports, runs, triage
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(runs.bp)
+    for module in (triage, cases, exports, dashboard):
+        app.register_blueprint(module.bp)
 
     login_manager.login_view = "auth.login"
     login_manager.login_message = "Please log in to continue."
@@ -173,11 +175,13 @@ def _security_headers(response: Response) -> Response:
 def _template_context() -> dict[str, Any]:
     from ..services.access import highest_role
     from .auth import current_actor
+    from .nav import nav_items
 
     role = None
     if current_user and current_user.is_authenticated:
         role = highest_role(db.session, current_actor())
-    return {"nav_role": role.value if role else None}
+    return {"nav_role": role.value if role else None,
+            "nav_items": nav_items(role.value if role else None)}
 
 
 def _local_time(value: datetime | None) -> str:

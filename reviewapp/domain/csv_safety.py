@@ -1,0 +1,52 @@
+"""Spreadsheet formula-injection neutralisation for CSV export cells (SPEC 8).
+
+A spreadsheet (Excel, LibreOffice, Google Sheets) that opens a CSV runs any cell whose
+text starts with ``=``, ``+``, ``-`` or ``@`` as a formula — ``=HYPERLINK(...)`` or
+``=cmd|' /C calc'!A0`` in a reviewer's comment would execute on an admin's machine. A
+leading tab or carriage return is stripped by some importers and exposes the next
+character, so they count as dangerous too (OWASP "CSV Injection").
+
+The fix is the one OWASP recommends: put a single quote in front of such a cell. The
+spreadsheet then shows the text, quote hidden, and never evaluates it. Only *text* is
+touched: real numbers (``int`` / ``float`` values such as an evidence score) are written
+as they are, so ``-5`` as a number stays a number while ``"-5"`` typed by a person gains
+the quote. JSONL exports are not neutralised: they are the exact format.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DANGEROUS_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
+"""Leading characters that make a spreadsheet evaluate (or re-parse) a cell."""
+
+ESCAPE = "'"
+
+
+def is_dangerous(text: str) -> bool:
+    """True when ``text`` starts with one of ``DANGEROUS_PREFIXES``."""
+    return text.startswith(DANGEROUS_PREFIXES)
+
+
+def neutralise_cell(value: Any) -> Any:
+    """The CSV-safe form of one cell value.
+
+    ``None`` -> ``""``; ``bool`` -> ``"true"`` / ``"false"``; ``int`` / ``float`` unchanged;
+    any other value is turned into text and, when it starts with a dangerous prefix, gets a
+    leading ``'``. Never raises.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return value
+    text = value if isinstance(value, str) else str(value)
+    if is_dangerous(text):
+        return ESCAPE + text
+    return text
+
+
+def neutralise_row(values: list[Any]) -> list[Any]:
+    """``neutralise_cell`` applied to every value of a row."""
+    return [neutralise_cell(v) for v in values]

@@ -1,0 +1,406 @@
+"""The case library: list and search, case page, edit with a version check, proposals of
+fault category / error code / service, manual cases from a run (SPEC 3, 7, 8, 10).
+
+Reading cases is open to every member of the case's workspace; editing and creating
+cases needs ``Role.LEAD`` (leads and admins). Missing and foreign cases raise the same
+``Forbidden``.
+
+**One case per run.** ``case_library`` is unique on (workspace, ``diagnosis_id``) and
+``diagnosis_id`` is the run's ``run_id``, for AUTO and MANUAL cases alike. A lead who
+creates a MANUAL case for a run that already has one (AUTO from a ``useful`` verdict, or
+an earlier MANUAL one) gets ``Conflict`` with that case in ``details`` and is sent to
+edit it: the curated facts of a run live in one place, and ``get_or_create_auto_case``
+(SPEC 7, called by the feedback services) finds the MANUAL case by the same key and
+returns it instead of adding an AUTO duplicate. The insert uses ``ON CONFLICT DO
+NOTHING``, so two leads creating the same case at once end with one case and one 409.
+
+``get_or_create_auto_case`` itself (the ``useful`` verdict's case, SPEC 7) is written by
+the feedback services (issue 5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.orm import Session, selectinload
+
+from ..actors import Actor, Role
+from ..domain import suggest as suggest_rules
+from ..domain.pagination import decode_text_cursor, encode_cursor
+from ..errors import Conflict, Forbidden, ValidationFailed
+from ..models import Case, DiagnosticReport, Run, SourceType, ToolCall, Workspace
+from ..models.base import utcnow
+from ..models.cases import new_case_id
+from ..queries import get_case_for, get_run_for, insert_for, scope_to_actor
+
+TITLE_MAX = 200
+CODE_MAX = 120
+TEXT_MAX = 20_000
+QUERY_MAX = 200
+
+
+@dataclass(frozen=True)
+class CaseFilters:
+    """Search of the case library. ``fault_category`` / ``source_type`` match exactly;
+    ``service`` / ``error_code`` match exactly ignoring case; ``q`` is a case-insensitive
+    substring of title, root cause, solution, diagnosis id, error code or service."""
+
+    workspace_id: int | None = None
+    fault_category: str | None = None
+    service: str | None = None
+    error_code: str | None = None
+    source_type: str | None = None
+    q: str | None = None
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "CaseFilters":
+        """Parse query-string values. Raises ``ValidationFailed`` naming the field."""
+        def text(name: str, limit: int) -> str | None:
+            value = str(params.get(name) or "").strip()
+            if len(value) > limit:
+                raise ValidationFailed(name, f"at most {limit} characters")
+            return value or None
+
+        workspace = text("workspace", 12)
+        if workspace is not None and not workspace.isdigit():
+            raise ValidationFailed("workspace", "must be a workspace id")
+        source_type = text("source_type", 8)
+        if source_type is not None:
+            source_type = source_type.upper()
+            if source_type not in {s.value for s in SourceType}:
+                raise ValidationFailed("source_type", "must be AUTO or MANUAL")
+        category = text("fault_category", 64)
+        return cls(
+            workspace_id=int(workspace) if workspace else None,
+            fault_category=category.upper() if category else None,
+            service=text("service", CODE_MAX),
+            error_code=text("error_code", CODE_MAX),
+            source_type=source_type,
+            q=text("q", QUERY_MAX),
+        )
+
+    def as_params(self, **overrides: Any) -> dict[str, str]:
+        """Query-string values of the set filters (for links and the export form)."""
+        values = {
+            "workspace": self.workspace_id, "fault_category": self.fault_category,
+            "service": self.service, "error_code": self.error_code,
+            "source_type": self.source_type, "q": self.q,
+        }
+        values.update(overrides)
+        return {k: str(v) for k, v in values.items() if v not in (None, "")}
+
+
+def case_conditions(filters: CaseFilters) -> list[Any]:
+    """SQL conditions on ``Case`` for ``filters`` (shared with the cases export)."""
+    conds: list[Any] = []
+    if filters.workspace_id is not None:
+        conds.append(Case.workspace_id == filters.workspace_id)
+    if filters.fault_category:
+        conds.append(Case.fault_category == filters.fault_category)
+    if filters.source_type:
+        conds.append(Case.source_type == filters.source_type)
+    if filters.service:
+        conds.append(func.lower(Case.service) == filters.service.lower())
+    if filters.error_code:
+        conds.append(func.lower(Case.error_code) == filters.error_code.lower())
+    if filters.q:
+        needle = filters.q.lower()
+        conds.append(or_(*(
+            func.lower(column).contains(needle, autoescape=True)
+            for column in (Case.title, Case.root_cause, Case.solution, Case.diagnosis_id,
+                           Case.error_code, Case.service)
+        )))
+    return conds
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """A case with its run's external id (``None`` for a legacy session's case) and the
+    workspace name."""
+
+    case: Case
+    run_id: str | None
+    workspace: str
+
+
+@dataclass(frozen=True)
+class CasePage:
+    """A page of cases (newest first), the next cursor, the filtered total, the
+    workspaces (id, name) the actor can read, and whether the actor may edit in any."""
+
+    rows: list[CaseRow]
+    next_cursor: str | None
+    total: int
+    workspaces: list[tuple[int, str]]
+    filters: CaseFilters
+    can_edit: bool
+
+
+def _workspaces(session: Session, actor: Actor, role: Role) -> list[tuple[int, str]]:
+    stmt = scope_to_actor(select(Workspace.id, Workspace.name), actor, Workspace.id, role)
+    return [(ws_id, name) for ws_id, name in session.execute(stmt.order_by(Workspace.name))]
+
+
+def list_cases(
+    session: Session, actor: Actor, filters: CaseFilters | None = None, *,
+    limit: int = 50, cursor: str | None = None,
+) -> CasePage:
+    """Search the cases of the actor's workspaces, newest first, keyset-paginated on
+    (created_at, case_id). Raises ``Forbidden`` when the actor belongs to no workspace,
+    ``ValidationFailed`` for a malformed cursor."""
+    filters = filters or CaseFilters()
+    workspaces = _workspaces(session, actor, Role.REVIEWER)
+    if not workspaces:
+        raise Forbidden()
+    limit = max(1, min(int(limit), 500))
+    conds = case_conditions(filters)
+    base = scope_to_actor(select(Case.case_id), actor, Case.workspace_id, Role.REVIEWER)
+    total = session.scalar(select(func.count()).select_from(base.where(*conds).subquery())) or 0
+    stmt = scope_to_actor(
+        select(Case, Run.run_id, Workspace.name)
+        .join(Workspace, Workspace.id == Case.workspace_id)
+        .outerjoin(Run, Run.id == Case.run_pk),
+        actor, Case.workspace_id, Role.REVIEWER,
+    ).where(*conds)
+    if cursor:
+        try:
+            at, last_id = decode_text_cursor(cursor)
+        except ValueError:
+            raise ValidationFailed("cursor", "malformed cursor") from None
+        stmt = stmt.where(or_(Case.created_at < at,
+                              and_(Case.created_at == at, Case.case_id < last_id)))
+    records = session.execute(
+        stmt.order_by(Case.created_at.desc(), Case.case_id.desc()).limit(limit + 1)
+    ).all()
+    next_cursor = None
+    if len(records) > limit:
+        records = records[:limit]
+        last = records[-1][0]
+        next_cursor = encode_cursor(last.created_at, last.case_id)
+    can_edit = bool(_workspaces(session, actor, Role.LEAD))
+    return CasePage([CaseRow(c, run_id, ws) for c, run_id, ws in records], next_cursor,
+                    int(total), workspaces, filters, can_edit)
+
+
+# --------------------------------------------------------------------------- proposals
+
+
+def run_text(session: Session, run: Run) -> suggest_rules.RunText:
+    """What the proposal rules read from ``run``: query, answer (plus the report),
+    alert payload, every tool call's arguments and every error text (SPEC 7)."""
+    report = session.scalar(select(DiagnosticReport.content).where(DiagnosticReport.run_pk == run.id))
+    calls = session.execute(
+        select(ToolCall.arguments, ToolCall.error_message)
+        .where(ToolCall.run_pk == run.id).order_by(ToolCall.ordinal, ToolCall.started_at)
+    ).all()
+    answer = "\n\n".join(part for part in (run.answer, report) if part)
+    return suggest_rules.RunText(
+        query=run.query or "",
+        answer=answer,
+        alert=run.alert if isinstance(run.alert, Mapping) else None,
+        tool_arguments=[args for args, _ in calls if args is not None],
+        tool_errors=[error for _, error in calls if error],
+    )
+
+
+@dataclass(frozen=True)
+class CaseDetail:
+    """A case page: the case, its run (``None`` for a legacy session or a deleted run),
+    the workspace name and whether the actor may edit it."""
+
+    case: Case
+    run: Run | None
+    workspace: str
+    can_edit: bool
+
+
+def get_case(session: Session, actor: Actor, case_id: str) -> CaseDetail:
+    """One case for any member of its workspace. Raises ``Forbidden``."""
+    case = get_case_for(session, actor, str(case_id))
+    if case is None:
+        raise Forbidden()
+    can_edit = get_case_for(session, actor, case.case_id, Role.LEAD) is not None
+    ws_name = session.scalar(select(Workspace.name).where(Workspace.id == case.workspace_id))
+    return CaseDetail(case, case.run, ws_name or "", can_edit)
+
+
+@dataclass(frozen=True)
+class CaseEditView:
+    """The edit form's data: the case, its run and the proposals from the run (``None``
+    when the case has no run any more)."""
+
+    case: Case
+    run: Run | None
+    suggestions: suggest_rules.Suggestions | None
+    categories: tuple[str, ...]
+
+
+def edit_view(session: Session, actor: Actor, case_id: str) -> CaseEditView:
+    """The edit page of a case, for leads and admins of its workspace. Raises ``Forbidden``
+    (reviewers included)."""
+    case = get_case_for(session, actor, str(case_id), Role.LEAD)
+    if case is None:
+        raise Forbidden()
+    run = case.run
+    suggestions = suggest_rules.suggest(run_text(session, run)) if run is not None else None
+    return CaseEditView(case, run, suggestions, suggest_rules.CASE_CATEGORIES)
+
+
+def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate the editable fields; blank optional text becomes ``None``."""
+    def text(name: str, limit: int, required: bool = False) -> str | None:
+        raw = values.get(name)
+        if raw is not None and not isinstance(raw, str):
+            raise ValidationFailed(name, "must be text")
+        value = (raw or "").strip()
+        if required and not value:
+            raise ValidationFailed(name, "required")
+        if len(value) > limit:
+            raise ValidationFailed(name, f"at most {limit} characters")
+        return value or None
+
+    category = text("fault_category", 64) or suggest_rules.DEFAULT_CATEGORY
+    category = category.upper().replace(" ", "_").replace("-", "_")
+    if not suggest_rules.valid_category(category):
+        raise ValidationFailed(
+            "fault_category", "use capital letters, digits and _ (at most 64), e.g. DATABASE"
+        )
+    cleaned = {
+        "fault_category": category,
+        "title": text("title", TITLE_MAX, required=True),
+        "root_cause": text("root_cause", TEXT_MAX),
+        "solution": text("solution", TEXT_MAX),
+        "error_code": text("error_code", CODE_MAX),
+        "service": text("service", CODE_MAX),
+    }
+    return cleaned
+
+
+def edit_case(session: Session, actor: Actor, case_id: str, version: int | str,
+              fields: Mapping[str, Any]) -> Case:
+    """Save a lead's edit of a case: ``fields`` = {fault_category, title, root_cause,
+    solution, error_code, service} (title required; a blank category is ``GENERAL``).
+    The UPDATE matches on ``version``: a stale page gets ``Conflict`` whose ``details``
+    hold the case's current values. Raises ``Forbidden`` (not lead / admin there, no such
+    case), ``ValidationFailed``, ``Conflict``."""
+    try:
+        expected = int(version)
+    except (TypeError, ValueError):
+        raise ValidationFailed("version", "required whole number") from None
+    case = get_case_for(session, actor, str(case_id), Role.LEAD)
+    if case is None:
+        raise Forbidden()
+    if case.version != expected:
+        raise _stale(session, case)
+    cleaned = _clean_fields(fields)
+    result = session.execute(
+        update(Case)
+        .where(Case.case_id == case.case_id, Case.version == expected)
+        .values(**cleaned, version=expected + 1, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:
+        raise _stale(session, case)
+    session.commit()
+    session.refresh(case)
+    return case
+
+
+def case_state(case: Case) -> dict[str, Any]:
+    """A case's current values, JSON-able (a ``Conflict``'s ``details``)."""
+    return {
+        "case_id": case.case_id, "version": case.version, "source_type": case.source_type,
+        "diagnosis_id": case.diagnosis_id, "fault_category": case.fault_category,
+        "title": case.title, "root_cause": case.root_cause, "solution": case.solution,
+        "error_code": case.error_code, "service": case.service,
+        "updated_at": case.updated_at.isoformat() if case.updated_at else None,
+    }
+
+
+def _stale(session: Session, case: Case) -> Conflict:
+    session.refresh(case)
+    return Conflict(
+        "This case was changed by someone else since your page was loaded; nothing was "
+        "saved. Here are its current values.",
+        details=case_state(case),
+    )
+
+
+# --------------------------------------------------------------------------- manual cases
+
+
+@dataclass(frozen=True)
+class CaseDraft:
+    """The "new case" form for a run: the run, the proposals, the prefilled values, and
+    the run's existing case (then the form is replaced by a link to edit it)."""
+
+    run: Run
+    suggestions: suggest_rules.Suggestions
+    values: dict[str, Any]
+    existing: Case | None
+    categories: tuple[str, ...]
+
+
+def _existing_case(session: Session, run: Run) -> Case | None:
+    return session.scalars(
+        select(Case).where(Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id)
+    ).one_or_none()
+
+
+def new_case_draft(session: Session, actor: Actor, run_pk: int | str) -> CaseDraft:
+    """Prefill a MANUAL case from a run the actor leads: title = first 100 characters of
+    the query, root cause = solution = the answer (as SPEC 7 does for AUTO cases), and
+    the proposed category / error code / service. Raises ``Forbidden``."""
+    run = _lead_run(session, actor, run_pk)
+    suggestions = suggest_rules.suggest(run_text(session, run))
+    values = {
+        "title": (run.query or run.run_id)[:100],
+        "root_cause": run.answer or "",
+        "solution": run.answer or "",
+        **{k: v or "" for k, v in suggestions.as_dict().items()},
+    }
+    return CaseDraft(run, suggestions, values, _existing_case(session, run),
+                     suggest_rules.CASE_CATEGORIES)
+
+
+def _lead_run(session: Session, actor: Actor, run_pk: int | str) -> Run:
+    try:
+        pk = int(run_pk)
+    except (TypeError, ValueError):
+        raise Forbidden() from None
+    run = get_run_for(session, actor, pk, Role.LEAD)
+    if run is None:
+        raise Forbidden()
+    return run
+
+
+def create_manual_case(session: Session, actor: Actor, run_pk: int | str,
+                       fields: Mapping[str, Any]) -> Case:
+    """Create a MANUAL case for a run (``diagnosis_id`` = its ``run_id``), with the lead's
+    ``fields`` (as ``edit_case``) and ``created_by`` = the actor's label. Raises
+    ``Forbidden`` (not lead / admin of the run's workspace, no such run),
+    ``ValidationFailed``, ``Conflict`` when the run already has a case (``details`` = that
+    case: edit it instead; see the module doc)."""
+    run = _lead_run(session, actor, run_pk)
+    cleaned = _clean_fields(fields)
+    case_id = new_case_id()
+    now = utcnow()
+    stmt = insert_for(session, Case.__table__).values(
+        case_id=case_id, workspace_id=run.workspace_id, diagnosis_id=run.run_id, run_pk=run.id,
+        source_type=SourceType.MANUAL.value, created_by=(actor.label or "system")[:80],
+        version=1, created_at=now, updated_at=now, **cleaned,
+    ).on_conflict_do_nothing(index_elements=["workspace_id", "diagnosis_id"])
+    result = session.execute(stmt)
+    if result.rowcount != 1:
+        existing = _existing_case(session, run)
+        raise Conflict(
+            "This run already has a case; edit that one instead.",
+            details=case_state(existing) if existing else None,
+        )
+    session.commit()
+    return session.scalars(
+        select(Case).where(Case.case_id == case_id).options(selectinload(Case.run))
+    ).one()

@@ -1,0 +1,212 @@
+"""Aggregates behind the dashboard (SPEC 8): usefulness rate per day, evidence-score
+histogram, verifier verdict counts, most-failing tools, triage backlog by state and age.
+
+Every number is computed by the database (GROUP BY), over the runs of the workspaces
+where the actor is lead or admin, optionally narrowed to one workspace and a date range.
+A run's day is its ``started_at`` (the agent's clock) or, when the agent sent none, the
+day it was stored; days are UTC. The triage backlog is the queue as it is *now* (open
+items by age), so the date range does not apply to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import case, func, literal, select
+from sqlalchemy.orm import Session
+
+from ..actors import Actor, Role
+from ..domain import triage_flow
+from ..errors import Forbidden, ValidationFailed
+from ..models import Run, ToolCall, TriageItem, Workspace
+from ..queries import scope_to_actor, utc_day
+from .triage import day_range
+
+TOP_TOOLS = 10
+SCORE_BUCKETS = tuple(f"{low}–{low + 9}" if low < 90 else "90–100" for low in range(0, 100, 10))
+AGE_BUCKETS: tuple[tuple[str, int | None], ...] = (
+    ("under 1 day", 1), ("1–7 days", 7), ("7–30 days", 30), ("over 30 days", None),
+)
+VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
+
+
+@dataclass(frozen=True)
+class DashboardFilters:
+    """``workspace_id`` (``None``: every workspace the actor leads) and inclusive UTC days."""
+
+    workspace_id: int | None = None
+    date_from: date | None = None
+    date_to: date | None = None
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "DashboardFilters":
+        """Parse query-string values. Raises ``ValidationFailed`` naming the field."""
+        def day(name: str) -> date | None:
+            value = str(params.get(name) or "").strip()
+            if not value:
+                return None
+            try:
+                return date.fromisoformat(value)
+            except ValueError:
+                raise ValidationFailed(name, "must be a date like 2026-11-30") from None
+
+        workspace = str(params.get("workspace") or "").strip()
+        if workspace and not workspace.isdigit():
+            raise ValidationFailed("workspace", "must be a workspace id")
+        filters = cls(int(workspace) if workspace else None, day("date_from"), day("date_to"))
+        if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
+            raise ValidationFailed("date_from", "must not be after date_to")
+        return filters
+
+
+@dataclass(frozen=True)
+class DayUsefulness:
+    """One UTC day: runs, verdicts ``useful`` / ``not_useful``, and ``rate`` = useful /
+    (useful + not useful) in [0, 1], ``None`` on a day without verdicts."""
+
+    day: str
+    runs: int
+    useful: int
+    not_useful: int
+
+    @property
+    def rate(self) -> float | None:
+        judged = self.useful + self.not_useful
+        return self.useful / judged if judged else None
+
+
+@dataclass(frozen=True)
+class ToolFailures:
+    """A tool's failed calls out of all its calls in the range."""
+
+    tool_name: str
+    failed: int
+    total: int
+
+
+@dataclass(frozen=True)
+class BacklogBucket:
+    """Open triage items of one age bucket, per open state (``{"new": n, "triaged": m}``)."""
+
+    label: str
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    """Everything the dashboard page draws; ``workspaces`` are (id, name) the actor leads."""
+
+    filters: DashboardFilters
+    workspaces: list[tuple[int, str]]
+    runs: int
+    usefulness: list[DayUsefulness]
+    score_histogram: list[tuple[str, int]]
+    unscored: int
+    verdicts: list[tuple[str, int]]
+    failing_tools: list[ToolFailures]
+    backlog: list[BacklogBucket]
+    triage_states: dict[str, int]
+
+
+def build(session: Session, actor: Actor, filters: DashboardFilters | None = None,
+          now: datetime | None = None) -> Dashboard:
+    """The dashboard for ``filters``; ``now`` (UTC) anchors the backlog ages (tests pass it).
+    Raises ``Forbidden`` when the actor leads no workspace or names one they do not lead."""
+    filters = filters or DashboardFilters()
+    now = now or datetime.now(timezone.utc)
+    workspaces = [(i, n) for i, n in session.execute(
+        scope_to_actor(select(Workspace.id, Workspace.name), actor, Workspace.id, Role.LEAD)
+        .order_by(Workspace.name))]
+    allowed = {i for i, _ in workspaces}
+    if not allowed or (filters.workspace_id is not None and filters.workspace_id not in allowed):
+        raise Forbidden()
+    ws_ids = [filters.workspace_id] if filters.workspace_id is not None else sorted(allowed)
+
+    run_time = func.coalesce(Run.started_at, Run.created_at)
+    run_conds: list[Any] = [Run.workspace_id.in_(ws_ids)]
+    start, end = day_range(filters.date_from, filters.date_to)
+    if start is not None:
+        run_conds.append(run_time >= start)
+    if end is not None:
+        run_conds.append(run_time < end)
+
+    day = utc_day(session, run_time).label("day")
+    usefulness = [
+        DayUsefulness(d, int(total), int(useful or 0), int(not_useful or 0))
+        for d, total, useful, not_useful in session.execute(
+            select(day, func.count(),
+                   func.sum(case((Run.feedback == "useful", 1), else_=0)),
+                   func.sum(case((Run.feedback == "not_useful", 1), else_=0)))
+            .where(*run_conds).group_by(day).order_by(day)
+        )
+    ]
+    runs = sum(d.runs for d in usefulness)
+
+    bucket = case((Run.evidence_score >= 90, literal(9)),
+                  else_=Run.evidence_score // 10).label("bucket")
+    counts = dict.fromkeys(range(10), 0)
+    for b, n in session.execute(
+        select(bucket, func.count()).where(*run_conds, Run.evidence_score.is_not(None))
+        .group_by(bucket)
+    ):
+        counts[max(0, min(9, int(b)))] += int(n)
+    unscored = int(session.scalar(
+        select(func.count()).select_from(Run).where(*run_conds, Run.evidence_score.is_(None))
+    ) or 0)
+
+    verdict_counts = {v: 0 for v in VERDICTS}
+    verdict_col = func.coalesce(Run.verifier_verdict, "none")
+    for verdict, n in session.execute(
+        select(verdict_col, func.count()).where(*run_conds).group_by(verdict_col)
+    ):
+        verdict_counts[verdict] = verdict_counts.get(verdict, 0) + int(n)
+
+    failed = func.sum(case((ToolCall.status == "failed", 1), else_=0))
+    failing_tools = [
+        ToolFailures(name, int(f or 0), int(total))
+        for name, f, total in session.execute(
+            select(ToolCall.tool_name, failed.label("failed"), func.count())
+            .join(Run, Run.id == ToolCall.run_pk)
+            .where(*run_conds)
+            .group_by(ToolCall.tool_name)
+            .having(failed > 0)
+            .order_by(failed.desc(), ToolCall.tool_name)
+            .limit(TOP_TOOLS)
+        )
+    ]
+
+    backlog, states = _backlog(session, ws_ids, now)
+    return Dashboard(
+        filters=filters, workspaces=workspaces, runs=runs, usefulness=usefulness,
+        score_histogram=list(zip(SCORE_BUCKETS, (counts[i] for i in range(10)))),
+        unscored=unscored, verdicts=list(verdict_counts.items()),
+        failing_tools=failing_tools, backlog=backlog, triage_states=states,
+    )
+
+
+def _backlog(session: Session, ws_ids: list[int], now: datetime
+             ) -> tuple[list[BacklogBucket], dict[str, int]]:
+    whens = []
+    for index, (_, days) in enumerate(AGE_BUCKETS):
+        if days is not None:
+            whens.append((TriageItem.created_at > now - timedelta(days=days), literal(index)))
+    age = case(*whens, else_=literal(len(AGE_BUCKETS) - 1)).label("age")
+    grid = {i: {s: 0 for s in triage_flow.OPEN_STATES} for i in range(len(AGE_BUCKETS))}
+    for state, index, n in session.execute(
+        select(TriageItem.state, age, func.count())
+        .where(TriageItem.workspace_id.in_(ws_ids),
+               TriageItem.state.in_(triage_flow.OPEN_STATES))
+        .group_by(TriageItem.state, age)
+    ):
+        grid[int(index)][state] = int(n)
+    states = {s: 0 for s in triage_flow.STATES}
+    for state, n in session.execute(
+        select(TriageItem.state, func.count())
+        .where(TriageItem.workspace_id.in_(ws_ids)).group_by(TriageItem.state)
+    ):
+        states[state] = int(n)
+    buckets = [BacklogBucket(label, grid[i]) for i, (label, _) in enumerate(AGE_BUCKETS)]
+    return buckets, states

@@ -1,0 +1,370 @@
+"""Exports for admins: cases, feedback and the eval set, as streams of dict rows (SPEC 8).
+
+Each ``export_*`` function checks access and validates *before* it returns, so an error
+is an ordinary 403 / 400 and never a broken half-sent download; it then returns an
+``ExportStream`` whose ``rows`` generator reads the database in keyset batches
+(``batch_size`` rows, ordered by (created_at, key), each batch fetched with
+``yield_per``) and selects plain columns, not ORM objects: memory stays flat whatever
+the row count, and the first bytes go out at once. ``domain.export_format`` turns the
+rows into CSV or JSONL.
+
+Admin only: an actor sees the rows of the workspaces where they are admin (system actors:
+all). An actor who is admin nowhere, or who names a workspace they do not administer,
+gets ``Forbidden``. Timestamps are ISO 8601 in UTC. Read-only: nothing is committed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy.orm import Session
+
+from ..actors import Actor, Role
+from ..errors import Forbidden, ValidationFailed
+from ..models import (
+    Case,
+    DiagnosticReport,
+    Feedback,
+    Rating,
+    Run,
+    RunKind,
+    TargetType,
+    TriageItem,
+    User,
+    Workspace,
+)
+from ..queries import scope_to_actor
+from .cases import CaseFilters, case_conditions
+from .triage import day_range
+
+BATCH_SIZE = 2000
+KINDS = ("cases", "feedback", "evalset")
+
+CASE_COLUMNS: tuple[str, ...] = (
+    "case_id", "workspace", "diagnosis_id", "run_id", "source_type", "fault_category", "title",
+    "root_cause", "solution", "error_code", "service", "created_by", "created_at",
+    "updated_at", "version",
+)
+FEEDBACK_COLUMNS: tuple[str, ...] = (
+    "feedback_id", "workspace", "run_id", "run_kind", "reviewer", "target_type", "target_id",
+    "subject", "rating", "reason", "comment", "correction", "created_at", "updated_at",
+    "evidence_score", "verdict", "verifier_verdict",
+)
+EVALSET_COLUMNS: tuple[str, ...] = (
+    "run_id", "workspace", "kind", "query", "answer", "report", "corrections", "labels",
+)
+
+
+@dataclass
+class ExportStream:
+    """An export ready to stream: its ``kind``, the ``columns`` of every row (CSV header
+    order), the ``total`` row count when it started, and the lazy ``rows``."""
+
+    kind: str
+    columns: tuple[str, ...]
+    total: int
+    rows: Iterator[dict[str, Any]]
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _admin_scope(session: Session, actor: Actor, stmt: Select[Any], workspace_col: Any,
+                 workspace_id: int | None) -> Select[Any]:
+    """Restrict ``stmt`` to workspaces the actor administers (and to ``workspace_id``).
+    Raises ``Forbidden`` when that leaves nothing the actor may export."""
+    allowed = session.execute(
+        scope_to_actor(select(Workspace.id), actor, Workspace.id, Role.ADMIN)
+    ).scalars().all()
+    if not allowed or (workspace_id is not None and workspace_id not in allowed):
+        raise Forbidden()
+    stmt = scope_to_actor(stmt, actor, workspace_col, Role.ADMIN)
+    if workspace_id is not None:
+        stmt = stmt.where(workspace_col == workspace_id)
+    return stmt
+
+
+def _keyset(session: Session, stmt: Select[Any], created_col: Any, key_col: Any, key_attr: str,
+            batch_size: int) -> Iterator[Any]:
+    """Rows of ``stmt`` ordered by (created_col, key_col), fetched ``batch_size`` at a time;
+    each row must carry ``created_at`` and the key as attribute ``key_attr``."""
+    last: tuple[Any, Any] | None = None
+    while True:
+        page = stmt
+        if last is not None:
+            page = page.where(or_(created_col > last[0],
+                                  and_(created_col == last[0], key_col > last[1])))
+        page = page.order_by(created_col, key_col).limit(batch_size)
+        count = 0
+        row = None
+        for row in session.execute(page.execution_options(yield_per=batch_size)):
+            count += 1
+            yield row
+        if count < batch_size or row is None:
+            return
+        last = (row.created_at, getattr(row, key_attr))
+
+
+def _count(session: Session, stmt: Select[Any]) -> int:
+    return int(session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
+
+
+# --------------------------------------------------------------------------- cases
+
+
+def export_cases(session: Session, actor: Actor, filters: CaseFilters | None = None, *,
+                 batch_size: int = BATCH_SIZE) -> ExportStream:
+    """The cases matching ``filters`` (as the case list filters them), oldest first,
+    one row per case with ``CASE_COLUMNS``. Raises ``Forbidden``."""
+    filters = filters or CaseFilters()
+    stmt = _admin_scope(session, actor, select(
+        Case.case_id, Workspace.slug.label("workspace"), Case.diagnosis_id, Run.run_id,
+        Case.source_type, Case.fault_category, Case.title, Case.root_cause, Case.solution,
+        Case.error_code, Case.service, Case.created_by, Case.created_at, Case.updated_at,
+        Case.version,
+    ).join(Workspace, Workspace.id == Case.workspace_id).outerjoin(Run, Run.id == Case.run_pk),
+        Case.workspace_id, filters.workspace_id).where(*case_conditions(filters))
+    total = _count(session, stmt)
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for r in _keyset(session, stmt, Case.created_at, Case.case_id, "case_id", batch_size):
+            yield {
+                "case_id": r.case_id, "workspace": r.workspace, "diagnosis_id": r.diagnosis_id,
+                "run_id": r.run_id, "source_type": r.source_type,
+                "fault_category": r.fault_category, "title": r.title,
+                "root_cause": r.root_cause, "solution": r.solution, "error_code": r.error_code,
+                "service": r.service, "created_by": r.created_by,
+                "created_at": _iso(r.created_at), "updated_at": _iso(r.updated_at),
+                "version": r.version,
+            }
+
+    return ExportStream("cases", CASE_COLUMNS, total, rows())
+
+
+# --------------------------------------------------------------------------- feedback
+
+
+@dataclass(frozen=True)
+class FeedbackFilters:
+    """Filters of the feedback export: workspace, the day a rating was created (UTC,
+    inclusive), ``rating``, ``target_type``, reviewer ``reason`` code and the run's
+    ``kind``."""
+
+    workspace_id: int | None = None
+    date_from: date | None = None
+    date_to: date | None = None
+    rating: str | None = None
+    target_type: str | None = None
+    reason: str | None = None
+    kind: str | None = None
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "FeedbackFilters":
+        """Parse query-string / CLI values. Raises ``ValidationFailed`` naming the field."""
+        def choice(name: str, allowed: tuple[str, ...]) -> str | None:
+            value = str(params.get(name) or "").strip()
+            if value and value not in allowed:
+                raise ValidationFailed(name, f"must be one of {', '.join(allowed)}")
+            return value or None
+
+        def day(name: str) -> date | None:
+            value = str(params.get(name) or "").strip()
+            if not value:
+                return None
+            try:
+                return date.fromisoformat(value)
+            except ValueError:
+                raise ValidationFailed(name, "must be a date like 2026-11-30") from None
+
+        workspace = str(params.get("workspace") or "").strip()
+        if workspace and not workspace.isdigit():
+            raise ValidationFailed("workspace", "must be a workspace id")
+        reason = str(params.get("reason") or "").strip()
+        if len(reason) > 80:
+            raise ValidationFailed("reason", "at most 80 characters")
+        filters = cls(
+            workspace_id=int(workspace) if workspace else None,
+            date_from=day("date_from"), date_to=day("date_to"),
+            rating=choice("rating", tuple(r.value for r in Rating)),
+            target_type=choice("target_type", tuple(t.value for t in TargetType)),
+            reason=reason or None,
+            kind=choice("kind", tuple(k.value for k in RunKind)),
+        )
+        if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
+            raise ValidationFailed("date_from", "must not be after date_to")
+        return filters
+
+
+def export_feedback(session: Session, actor: Actor, filters: FeedbackFilters | None = None, *,
+                    batch_size: int = BATCH_SIZE) -> ExportStream:
+    """One row per rating (``user_feedback``) with ``FEEDBACK_COLUMNS``: reviewer, target,
+    subject, rating, reason, comment, correction, timestamps, the run's id, kind, evidence
+    score, verdict and verifier verdict; oldest first. Raises ``Forbidden``."""
+    filters = filters or FeedbackFilters()
+    stmt = _admin_scope(session, actor, select(
+        Feedback.id.label("feedback_id"), Workspace.slug.label("workspace"), Run.run_id,
+        Run.kind.label("run_kind"), User.username.label("reviewer"), Feedback.target_type,
+        Feedback.target_id, Feedback.subject_key, Feedback.rating, Feedback.reason,
+        Feedback.comment, Feedback.correction, Feedback.created_at, Feedback.updated_at,
+        Run.evidence_score, Run.feedback.label("verdict"), Run.verifier_verdict,
+    ).join(Workspace, Workspace.id == Feedback.workspace_id)
+     .join(Run, Run.id == Feedback.run_pk)
+     .join(User, User.id == Feedback.author_id),
+        Feedback.workspace_id, filters.workspace_id)
+    start, end = day_range(filters.date_from, filters.date_to)
+    if start is not None:
+        stmt = stmt.where(Feedback.created_at >= start)
+    if end is not None:
+        stmt = stmt.where(Feedback.created_at < end)
+    if filters.rating:
+        stmt = stmt.where(Feedback.rating == filters.rating)
+    if filters.target_type:
+        stmt = stmt.where(Feedback.target_type == filters.target_type)
+    if filters.reason:
+        stmt = stmt.where(Feedback.reason == filters.reason)
+    if filters.kind:
+        stmt = stmt.where(Run.kind == filters.kind)
+    total = _count(session, stmt)
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for r in _keyset(session, stmt, Feedback.created_at, Feedback.id, "feedback_id",
+                             batch_size):
+            yield {
+                "feedback_id": r.feedback_id, "workspace": r.workspace, "run_id": r.run_id,
+                "run_kind": r.run_kind, "reviewer": r.reviewer, "target_type": r.target_type,
+                "target_id": r.target_id, "subject": r.subject_key, "rating": r.rating,
+                "reason": r.reason, "comment": r.comment, "correction": r.correction,
+                "created_at": _iso(r.created_at), "updated_at": _iso(r.updated_at),
+                "evidence_score": r.evidence_score, "verdict": r.verdict,
+                "verifier_verdict": r.verifier_verdict,
+            }
+
+    return ExportStream("feedback", FEEDBACK_COLUMNS, total, rows())
+
+
+# --------------------------------------------------------------------------- eval set
+
+
+def export_evalset(session: Session, actor: Actor, workspace_id: int | None = None, *,
+                   batch_size: int = 500) -> ExportStream:
+    """The input of a regression eval: one row per run that has at least one reviewer
+    correction, with its query, the agent's answer and report, every correction
+    ({reviewer, target_type, subject, rating, reason, correction}) and the labels
+    ({verdict, evidence_score, verifier_verdict, external_outcome, reasons,
+    triage_state, triage_fault_category, case_fault_category, error_code, service}).
+    Oldest run first. Raises ``Forbidden``."""
+    has_correction = select(Feedback.id).where(
+        Feedback.run_pk == Run.id, Feedback.correction.is_not(None)
+    ).exists()
+    stmt = _admin_scope(session, actor, select(
+        Run.id.label("run_pk"), Run.run_id, Workspace.slug.label("workspace"), Run.kind,
+        Run.query, Run.answer, Run.feedback, Run.evidence_score, Run.verifier_verdict,
+        Run.external_outcome, Run.workspace_id, Run.created_at,
+    ).join(Workspace, Workspace.id == Run.workspace_id).where(has_correction),
+        Run.workspace_id, workspace_id)
+    total = _count(session, stmt)
+
+    def rows() -> Iterator[dict[str, Any]]:
+        batch: list[Any] = []
+        for r in _keyset(session, stmt, Run.created_at, Run.id, "run_pk", batch_size):
+            batch.append(r)
+            if len(batch) >= batch_size:
+                yield from _evalset_rows(session, batch)
+                batch = []
+        if batch:
+            yield from _evalset_rows(session, batch)
+
+    return ExportStream("evalset", EVALSET_COLUMNS, total, rows())
+
+
+def _evalset_rows(session: Session, runs: list[Any]) -> Iterator[dict[str, Any]]:
+    pks = [r.run_pk for r in runs]
+    corrections: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    reasons: dict[int, set[str]] = defaultdict(set)
+    for f in session.execute(
+        select(Feedback.run_pk, User.username, Feedback.target_type, Feedback.subject_key,
+               Feedback.rating, Feedback.reason, Feedback.correction)
+        .join(User, User.id == Feedback.author_id)
+        .where(Feedback.run_pk.in_(pks))
+        .order_by(Feedback.run_pk, Feedback.created_at, Feedback.id)
+    ):
+        if f.reason and f.rating == "negative":
+            reasons[f.run_pk].add(f.reason)
+        if f.correction is not None:
+            corrections[f.run_pk].append({
+                "reviewer": f.username, "target_type": f.target_type, "subject": f.subject_key,
+                "rating": f.rating, "reason": f.reason, "correction": f.correction,
+            })
+    reports = dict(session.execute(
+        select(DiagnosticReport.run_pk, DiagnosticReport.content)
+        .where(DiagnosticReport.run_pk.in_(pks))
+    ).all())
+    triage = {pk: (state, cat) for pk, state, cat in session.execute(
+        select(TriageItem.run_pk, TriageItem.state, TriageItem.fault_category)
+        .where(TriageItem.run_pk.in_(pks))
+    )}
+    cases = {(ws, diag): (cat, code, svc) for ws, diag, cat, code, svc in session.execute(
+        select(Case.workspace_id, Case.diagnosis_id, Case.fault_category, Case.error_code,
+               Case.service)
+        .where(Case.run_pk.in_(pks))
+    )}
+    for r in runs:
+        state, triage_category = triage.get(r.run_pk, (None, None))
+        case_category, error_code, service = cases.get((r.workspace_id, r.run_id),
+                                                       (None, None, None))
+        yield {
+            "run_id": r.run_id, "workspace": r.workspace, "kind": r.kind, "query": r.query,
+            "answer": r.answer, "report": reports.get(r.run_pk),
+            "corrections": corrections.get(r.run_pk, []),
+            "labels": {
+                "verdict": r.feedback, "evidence_score": r.evidence_score,
+                "verifier_verdict": r.verifier_verdict, "external_outcome": r.external_outcome,
+                "reasons": sorted(reasons.get(r.run_pk, ())),
+                "triage_state": state, "triage_fault_category": triage_category,
+                "case_fault_category": case_category, "error_code": error_code,
+                "service": service,
+            },
+        }
+
+
+# --------------------------------------------------------------------------- page
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """The export page: the workspaces (id, name) the actor administers."""
+
+    workspaces: list[tuple[int, str]]
+
+
+def export_options(session: Session, actor: Actor) -> ExportOptions:
+    """What the export page offers. Raises ``Forbidden`` unless the actor is admin somewhere."""
+    rows = session.execute(
+        scope_to_actor(select(Workspace.id, Workspace.name), actor, Workspace.id, Role.ADMIN)
+        .order_by(Workspace.name)
+    ).all()
+    if not rows:
+        raise Forbidden()
+    return ExportOptions([(ws_id, name) for ws_id, name in rows])
+
+
+def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, Any]) -> ExportStream:
+    """Start the export ``kind`` (``cases`` | ``feedback`` | ``evalset``) filtered by the
+    query-string ``params`` (the case-list filters for cases, ``FeedbackFilters`` for
+    feedback, ``workspace`` for the eval set). Raises ``ValidationFailed``, ``Forbidden``."""
+    if kind == "cases":
+        return export_cases(session, actor, CaseFilters.from_params(params))
+    if kind == "feedback":
+        return export_feedback(session, actor, FeedbackFilters.from_params(params))
+    if kind == "evalset":
+        workspace = str(params.get("workspace") or "").strip()
+        if workspace and not workspace.isdigit():
+            raise ValidationFailed("workspace", "must be a workspace id")
+        return export_evalset(session, actor, int(workspace) if workspace else None)
+    raise ValidationFailed("kind", f"must be one of {', '.join(KINDS)}")

@@ -1,0 +1,113 @@
+"""The case library: list and search, case page, edit (lead+), manual case from a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, render_template, request, url_for
+from flask_login import login_required
+from werkzeug.routing import IntegerConverter
+
+from ..domain.suggest import CASE_CATEGORIES
+from ..errors import Conflict
+from ..extensions import db
+from ..services import cases
+from .auth import current_actor
+from .forms import CaseForm
+from .htmx import page_or_fragment
+from .responses import conflict_page, see_other
+
+bp = Blueprint("cases", __name__, url_prefix="/cases")
+
+_FIELDS = ("title", "fault_category", "error_code", "service", "root_cause", "solution")
+
+
+@bp.app_template_global()
+def run_url(run: Any) -> str | None:
+    """The run page of ``run`` when the app has one (``runs.detail``), else ``None``; the
+    rule's own converter says whether it takes the internal id or the agent's run id."""
+    if "runs.detail" not in current_app.view_functions:
+        return None
+    for rule in current_app.url_map.iter_rules("runs.detail"):
+        if len(rule.arguments) != 1:
+            continue
+        (name,) = rule.arguments
+        value = run.id if isinstance(rule._converters.get(name), IntegerConverter) else run.run_id
+        return url_for("runs.detail", **{name: value})
+    return None
+
+
+@bp.get("/")
+@login_required
+def index() -> Response:
+    """Search the cases; htmx gets only the table."""
+    page = cases.list_cases(
+        db.session, current_actor(), cases.CaseFilters.from_params(request.args),
+        limit=current_app.config.get("CASES_PAGE_SIZE", 50), cursor=request.args.get("cursor") or None,
+    )
+    return page_or_fragment("cases/list.html", "cases/_table.html", page=page,
+                            case_categories=CASE_CATEGORIES)
+
+
+@bp.get("/<case_id>")
+@login_required
+def detail(case_id: str) -> str:
+    """One case, with a link back to its run."""
+    return render_template("cases/detail.html",
+                           detail=cases.get_case(db.session, current_actor(), case_id))
+
+
+def _fields(form: CaseForm) -> dict[str, Any]:
+    return {name: getattr(form, name).data for name in _FIELDS}
+
+
+@bp.route("/<case_id>/edit", methods=["GET", "POST"])
+@login_required
+def edit(case_id: str) -> Response | tuple[str, int] | str:
+    """Edit a case (leads and admins) with the proposals from its run."""
+    form = CaseForm()
+    back = url_for("cases.edit", case_id=case_id)
+    if form.validate_on_submit():
+        try:
+            case = cases.edit_case(db.session, current_actor(), case_id, form.version.data,
+                                   _fields(form))
+        except Conflict as stale:
+            return conflict_page(stale, back, title="Case changed")
+        return see_other("Case saved.", url_for("cases.detail", case_id=case.case_id))
+    view = cases.edit_view(db.session, current_actor(), case_id)
+    if not form.is_submitted():
+        form.process(data=_prefill(view.case, view.suggestions))
+    status = 422 if form.is_submitted() else 200
+    return render_template("cases/edit.html", form=form, view=view), status
+
+
+def _prefill(case: Any, suggestions: Any) -> dict[str, Any]:
+    """The case's values; empty proposal fields (and the default GENERAL) take the proposal."""
+    data = {name: getattr(case, name) for name in _FIELDS}
+    data["version"] = case.version
+    if suggestions is not None:
+        for name, value in suggestions.as_dict().items():
+            if value and (not data.get(name) or (name == "fault_category" and data[name] == "GENERAL")):
+                data[name] = value
+    return data
+
+
+@bp.route("/new", methods=["GET", "POST"])
+@login_required
+def new() -> Response | tuple[str, int] | str:
+    """Create a MANUAL case from a run (``?run=<internal run id>``)."""
+    run_pk = request.args.get("run", "")
+    form = CaseForm()
+    if form.validate_on_submit():
+        try:
+            case = cases.create_manual_case(db.session, current_actor(), run_pk, _fields(form))
+        except Conflict as exists:
+            return conflict_page(exists, url_for("cases.edit", case_id=exists.details["case_id"])
+                                 if isinstance(exists.details, dict) else None,
+                                 title="This run already has a case")
+        return see_other("Case created.", url_for("cases.detail", case_id=case.case_id))
+    draft = cases.new_case_draft(db.session, current_actor(), run_pk)
+    if not form.is_submitted():
+        form.process(data=draft.values)
+    status = 422 if form.is_submitted() else 200
+    return render_template("cases/new.html", form=form, draft=draft), status

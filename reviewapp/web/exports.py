@@ -1,0 +1,51 @@
+"""Exports (admin): the export page and the streamed CSV / JSONL downloads (SPEC 8)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timezone
+
+from flask import Blueprint, Response, render_template, request, stream_with_context
+from flask_login import login_required
+
+from ..domain import export_format
+from ..errors import ValidationFailed
+from ..extensions import db
+from ..services import exports
+from .auth import current_actor
+
+bp = Blueprint("exports", __name__, url_prefix="/exports")
+
+_MIMETYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+
+
+@bp.get("/")
+@login_required
+def index() -> str:
+    """The export forms: cases, feedback, eval set."""
+    return render_template("exports/index.html",
+                           options=exports.export_options(db.session, current_actor()),
+                           params=request.args)
+
+
+@bp.get("/<kind>.<fmt>")
+@login_required
+def download(kind: str, fmt: str) -> Response:
+    """Stream one export; access and filters are checked before the first byte."""
+    if fmt not in export_format.FORMATS or (kind == "evalset" and fmt != "jsonl"):
+        raise ValidationFailed("format", "cases and feedback: csv or jsonl; evalset: jsonl")
+    stream = exports.open_export(db.session, current_actor(), kind, request.args)
+    chunks = export_format.chunks(fmt, stream.columns, stream.rows,
+                                  bom=request.args.get("bom") in ("1", "true", "on"))
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    response = Response(_utf8(stream_with_context(chunks)),
+                        mimetype=_MIMETYPES[fmt])
+    response.headers["Content-Disposition"] = f'attachment; filename="{kind}-{stamp}.{fmt}"'
+    response.headers["X-Export-Rows"] = str(stream.total)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _utf8(chunks: Iterator[str]) -> Iterator[bytes]:
+    for chunk in chunks:
+        yield chunk.encode("utf-8")

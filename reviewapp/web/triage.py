@@ -1,0 +1,126 @@
+"""The not-useful queue (lead and admin): list with filters, item page, actions, bulk actions.
+
+Every action is a plain form POST that answers 303 (Post/Redirect/Get); htmx posts the
+same form from a queue row and gets the row back (``triage/_row.html``). A stale version
+answers 409 with the item's current state: the row, re-rendered from it, for htmx; a
+conflict page otherwise.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app, make_response, render_template, request, url_for
+from flask_login import login_required
+
+from ..errors import Conflict
+from ..extensions import db
+from ..services import triage
+from .auth import current_actor
+from .htmx import is_htmx, page_or_fragment
+from .responses import conflict_page, see_other
+
+bp = Blueprint("triage", __name__, url_prefix="/triage")
+
+
+@bp.get("/")
+@login_required
+def index() -> Response:
+    """The queue, filtered; htmx gets only the table."""
+    page = triage.list_items(
+        db.session, current_actor(), triage.TriageFilters.from_params(request.args),
+        limit=current_app.config["TRIAGE_PAGE_SIZE"], cursor=request.args.get("cursor") or None,
+    )
+    return page_or_fragment("triage/list.html", "triage/_table.html", page=page,
+                            list_url=request.full_path.rstrip("?"))
+
+
+@bp.get("/<int:item_id>")
+@login_required
+def detail(item_id: int) -> str:
+    """One item: the run, every rating, the feedback history, the action forms."""
+    return render_template("triage/detail.html",
+                           detail=triage.get_item(db.session, current_actor(), item_id))
+
+
+def _row_response(row: triage.TriageRow, message: str, status: int = 200,
+                  notice_kind: str = "success") -> Response:
+    response = make_response(render_template(
+        "triage/_row.html", row=row, next_url=request.form.get("next") or url_for("triage.index"),
+        notice=message, notice_kind=notice_kind,
+    ), status)
+    response.vary.add("HX-Request")
+    return response
+
+
+def _action(item_id: int, message: str, call) -> Response:  # noqa: ANN001 - a service call
+    """Run one item action; answer with the row (htmx), 303 (plain) or 409 (stale)."""
+    next_url = request.form.get("next") or url_for("triage.detail", item_id=item_id)
+    try:
+        row = call()
+    except Conflict as stale:
+        if is_htmx() and isinstance(stale.details, dict):
+            return _row_response(triage.TriageRow.from_dict(stale.details), stale.message,
+                                 409, "error")
+        return conflict_page(stale, next_url, title="Triage item changed")
+    if is_htmx():
+        return _row_response(row, message)
+    return see_other(message, next_url)
+
+
+@bp.post("/<int:item_id>/assign")
+@login_required
+def assign(item_id: int) -> Response:
+    """Assign to a lead or admin of the item's workspace (empty: unassign)."""
+    form = request.form
+    return _action(item_id, "Assignment saved.", lambda: triage.assign(
+        db.session, current_actor(), item_id, form.get("version"), form.get("assignee_id")))
+
+
+@bp.post("/<int:item_id>/category")
+@login_required
+def category(item_id: int) -> Response:
+    """Set or clear the fault category."""
+    form = request.form
+    return _action(item_id, "Fault category saved.", lambda: triage.set_fault_category(
+        db.session, current_actor(), item_id, form.get("version"), form.get("fault_category")))
+
+
+@bp.post("/<int:item_id>/note")
+@login_required
+def note(item_id: int) -> Response:
+    """Replace the note."""
+    form = request.form
+    return _action(item_id, "Note saved.", lambda: triage.set_note(
+        db.session, current_actor(), item_id, form.get("version"), form.get("note")))
+
+
+@bp.post("/<int:item_id>/state")
+@login_required
+def state(item_id: int) -> Response:
+    """Move to another state (triaged, resolved, won't fix, reopen)."""
+    form = request.form
+    return _action(item_id, "State changed.", lambda: triage.move(
+        db.session, current_actor(), item_id, form.get("version"), form.get("state", "")))
+
+
+@bp.post("/bulk")
+@login_required
+def bulk() -> Response:
+    """Assign or move the selected items; one result per item."""
+    form = request.form
+    items = triage.parse_item_tokens(form.getlist("items"))
+    if form.get("action") == "assign":
+        outcomes = triage.bulk_assign(db.session, current_actor(), items, form.get("assignee_id"))
+    else:
+        outcomes = triage.bulk_move(db.session, current_actor(), items, form.get("state", ""))
+    applied = sum(1 for o in outcomes if o.status == "applied")
+    summary = f"{applied} of {len(outcomes)} item(s) changed."
+    if not is_htmx():
+        problems = [f"#{o.item_id}: {o.message}" for o in outcomes if o.status != "applied"]
+        return see_other(" ".join([summary, *problems]), form.get("next") or url_for("triage.index"),
+                         "success" if not problems else "error")
+    response = make_response(render_template(
+        "triage/_bulk_result.html", outcomes=outcomes, summary=summary,
+        next_url=form.get("next") or url_for("triage.index"),
+    ))
+    response.vary.add("HX-Request")
+    return response
