@@ -174,6 +174,7 @@ def _export(kind: str, fmt: str, out: str, bom: bool, params: dict[str, object])
     """Stream one export into ``out`` (written to ``out.part``, then renamed) with a
     progress bar on stderr; the same rows and bytes as the download (SPEC 8)."""
     import os
+    import sys
 
     from .domain import export_format
     from .services import exports
@@ -188,7 +189,7 @@ def _export(kind: str, fmt: str, out: str, bom: bool, params: dict[str, object])
     except ServiceError as exc:
         _fail(exc)
     partial = f"{out}.part"
-    with click.progressbar(length=stream.total, label=f"{kind} -> {out}", file=click.get_text_stream("stderr"),
+    with click.progressbar(length=stream.total, label=f"{kind} -> {out}", file=sys.stderr,
                            show_pos=True) as bar:
         def counted():
             done = 0

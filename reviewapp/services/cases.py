@@ -392,9 +392,11 @@ def create_manual_case(session: Session, actor: Actor, run_pk: int | str,
         case_id=case_id, workspace_id=run.workspace_id, diagnosis_id=run.run_id, run_pk=run.id,
         source_type=SourceType.MANUAL.value, created_by=(actor.label or "system")[:80],
         version=1, created_at=now, updated_at=now, **cleaned,
-    ).on_conflict_do_nothing(index_elements=["workspace_id", "diagnosis_id"])
-    result = session.execute(stmt)
-    if result.rowcount != 1:
+    ).on_conflict_do_nothing(index_elements=["workspace_id", "diagnosis_id"]).returning(
+        Case.__table__.c.case_id
+    )
+    # RETURNING says whether the row went in (rowcount is -1 here on psycopg).
+    if session.execute(stmt).scalar_one_or_none() is None:
         existing = _existing_case(session, run)
         raise Conflict(
             "This run already has a case; edit that one instead.",

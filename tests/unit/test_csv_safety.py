@@ -1,0 +1,57 @@
+"""Spreadsheet formula injection is neutralised in CSV cells (SPEC 8)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from reviewapp.domain.csv_safety import DANGEROUS_PREFIXES, neutralise_cell
+from reviewapp.domain.export_format import csv_chunks
+
+# (cell as stored, cell as a spreadsheet must receive it): one row per dangerous prefix.
+FORMULA_TABLE = [
+    ("=HYPERLINK(\"http://evil.example\",\"click\")", "'=HYPERLINK(\"http://evil.example\",\"click\")"),
+    ("+1+cmd|' /C calc'!A0", "'+1+cmd|' /C calc'!A0"),
+    ("-2+3+cmd|' /C calc'!A0", "'-2+3+cmd|' /C calc'!A0"),
+    ("@SUM(1+9)*cmd|' /C calc'!A0", "'@SUM(1+9)*cmd|' /C calc'!A0"),
+    ("\t=1+1", "'\t=1+1"),
+    ("\r=1+1", "'\r=1+1"),
+]
+
+
+def test_formula_table_covers_every_dangerous_prefix():
+    assert sorted(cell[0] for cell, _ in FORMULA_TABLE) == sorted(DANGEROUS_PREFIXES)
+
+
+@pytest.mark.parametrize("stored, expected", FORMULA_TABLE)
+def test_dangerous_cell_gets_a_leading_apostrophe(stored, expected):
+    assert neutralise_cell(stored) == expected
+
+
+@pytest.mark.parametrize("stored, expected", FORMULA_TABLE)
+def test_dangerous_cell_is_neutralised_in_the_written_csv(stored, expected):
+    text = "".join(csv_chunks(["comment", "n"], [{"comment": stored, "n": 1}]))
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows == [["comment", "n"], [expected, "1"]]
+
+
+@pytest.mark.parametrize("safe", [
+    "plain text", "a = b", "mid-dash", "user@example.com", "'already quoted", "", "数据库 = 慢",
+    " =leading space is text in every spreadsheet",
+])
+def test_safe_text_is_left_alone(safe):
+    assert neutralise_cell(safe) == safe
+
+
+@pytest.mark.parametrize("value, expected", [
+    (None, ""), (True, "true"), (False, "false"), (-5, -5), (0, 0), (-1.5, -1.5), (42, 42),
+])
+def test_non_text_values(value, expected):
+    assert neutralise_cell(value) == expected
+
+
+def test_text_that_looks_like_a_negative_number_is_still_quoted():
+    """Only real numbers stay numbers; "-5" typed by a person is text and gets the quote."""
+    assert neutralise_cell("-5") == "'-5"

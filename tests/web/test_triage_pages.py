@@ -1,0 +1,272 @@
+"""Queue, case, export and dashboard pages: access, htmx vs plain, 409s, downloads (SPEC 8, 10)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+
+from reviewapp.actors import Role
+from reviewapp.models import TriageItem
+
+
+@pytest.fixture
+def site(make):
+    ws = make.workspace()
+    users = {role: make.user(ws, role) for role in Role}
+    lead2 = make.user(ws, Role.LEAD)
+    run = make.run(ws, query="Why is checkout-service returning 502s?")
+    item = make.triage_item(run)
+    case = make.case(ws, run=run)
+    return type("Site", (), dict(ws=ws, users=users, lead2=lead2, run=run, item=item, case=case))
+
+
+HTMX = {"HX-Request": "true"}
+
+
+def _reviewer_requests(site):
+    i, c, r = site.item.id, site.case.case_id, site.run.id
+    return [
+        ("get", "/triage/", None), ("get", f"/triage/{i}", None),
+        ("post", f"/triage/{i}/state", {"version": "1", "state": "triaged"}),
+        ("post", f"/triage/{i}/assign", {"version": "1", "assignee_id": ""}),
+        ("post", "/triage/bulk", {"items": f"{i}:1", "action": "move", "state": "triaged"}),
+        ("get", f"/cases/{c}/edit", None), ("post", f"/cases/{c}/edit", {"version": "1", "title": "x"}),
+        ("get", f"/cases/new?run={r}", None), ("post", f"/cases/new?run={r}", {"title": "x"}),
+        ("get", "/exports/", None), ("get", "/exports/cases.csv", None),
+        ("get", "/exports/feedback.jsonl", None), ("get", "/exports/evalset.jsonl", None),
+        ("get", "/dashboard/", None),
+    ]
+
+
+def test_reviewer_gets_the_same_403_everywhere(client, login, site):
+    login(site.users[Role.REVIEWER])
+    messages = set()
+    for method, url, data in _reviewer_requests(site):
+        response = getattr(client, method)(url, data=data)
+        assert response.status_code == 403, url
+        html = response.get_data(as_text=True)
+        messages.add(html.split('<section class="card error-page">', 1)[1].split("</section>", 1)[0])
+    assert len(messages) == 1
+    assert "403 · Auth Forbidden" in messages.pop()
+    assert client.get("/cases/").status_code == 200  # reading cases is fine
+    assert client.get(f"/cases/{site.case.case_id}").status_code == 200
+
+
+@pytest.mark.parametrize("role, status", [(Role.LEAD, 403), (Role.ADMIN, 200)])
+def test_exports_are_admin_only(client, login, site, role, status):
+    login(site.users[role])
+    assert client.get("/exports/").status_code == status
+    assert client.get("/exports/cases.csv").status_code == status
+
+
+def test_foreign_and_missing_items_get_identical_403s(client, login, site, make):
+    foreign = make.triage_item(make.run(make.workspace()))
+    login(site.users[Role.LEAD])
+    a = client.get(f"/triage/{foreign.id}")
+    b = client.get("/triage/999999")
+    assert a.status_code == b.status_code == 403
+    assert a.get_data() == b.get_data()
+    c = client.post(f"/triage/{foreign.id}/state", data={"version": "1", "state": "triaged"},
+                    headers=HTMX)
+    d = client.post("/triage/999999/state", data={"version": "1", "state": "triaged"}, headers=HTMX)
+    assert c.status_code == d.status_code == 403 and c.get_data() == d.get_data()
+
+
+@pytest.mark.parametrize("role, links", [
+    (Role.REVIEWER, ["Runs", "Cases"]),
+    (Role.LEAD, ["Runs", "Queue", "Cases", "Dashboard"]),
+    (Role.ADMIN, ["Runs", "Queue", "Cases", "Dashboard", "Exports"]),
+])
+def test_nav_links_follow_the_role(client, login, site, role, links):
+    login(site.users[role])
+    html = client.get("/").get_data(as_text=True)
+    block = html.split('<nav class="nav"', 1)[1].split("</nav>", 1)[0]
+    assert re.findall(r">([A-Za-z]+)</a>", block) == links
+
+
+def test_queue_page_lists_and_filters(client, login, site, make):
+    other = make.triage_item(make.run(site.ws, kind="aiops", query="Alert DiskPressure"))
+    login(site.users[Role.LEAD])
+    html = client.get("/triage/").get_data(as_text=True)
+    assert f'id="triage-row-{site.item.id}"' in html and f'id="triage-row-{other.id}"' in html
+    assert 'value="%d:1"' % site.item.id in html  # the bulk checkbox carries the version
+    fragment = client.get("/triage/?kind=aiops", headers=HTMX)
+    body = fragment.get_data(as_text=True)
+    assert body.lstrip().startswith('<section id="triage-table"')
+    assert f'triage-row-{other.id}' in body and f'triage-row-{site.item.id}"' not in body
+    assert "HX-Request" in fragment.headers.get("Vary", "")
+    bad = client.get("/triage/?score_min=abc")
+    assert bad.status_code == 400 and "score_min" in bad.get_data(as_text=True)
+
+
+def test_item_page_shows_ratings_and_history(client, login, site, make):
+    make.feedback_row(site.run, site.users[Role.REVIEWER], reason="incorrect",
+                      comment="Wrong — it was the DB 数据库", correction="Restart the pool.")
+    login(site.users[Role.LEAD])
+    html = client.get(f"/triage/{site.item.id}").get_data(as_text=True)
+    for text in ("Wrong — it was the DB 数据库", "Restart the pool.", "incorrect",
+                 site.users[Role.REVIEWER].username, "Feedback history", "Case of this run (AUTO)"):
+        assert text in html
+
+
+def test_htmx_row_action_swaps_the_row(client, login, site):
+    login(site.users[Role.LEAD])
+    response = client.post(f"/triage/{site.item.id}/assign", headers=HTMX,
+                           data={"version": "1", "assignee_id": str(site.lead2.id), "next": "/triage/"})
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert html.lstrip().startswith(f'<tr id="triage-row-{site.item.id}"')
+    assert f'value="{site.item.id}:2"' in html and "Assignment saved." in html
+    assert f'<option value="{site.lead2.id}" selected>' in html
+
+
+def test_plain_form_post_redirects_303(client, login, site, session):
+    login(site.users[Role.LEAD])
+    response = client.post(f"/triage/{site.item.id}/state",
+                           data={"version": "1", "state": "triaged", "next": "/triage/?state=open"})
+    assert response.status_code == 303 and response.headers["Location"] == "/triage/?state=open"
+    session.expire_all()
+    assert session.get(TriageItem, site.item.id).state == "triaged"
+    evil = client.post(f"/triage/{site.item.id}/state",
+                       data={"version": "2", "state": "resolved", "next": "https://evil.example/"})
+    assert evil.status_code == 303 and evil.headers["Location"] == "/"
+
+
+def test_stale_htmx_action_gets_409_and_the_current_row(client, login, site):
+    login(site.users[Role.LEAD])
+    client.post(f"/triage/{site.item.id}/assign", data={"version": "1", "assignee_id": str(site.lead2.id)})
+    stale = client.post(f"/triage/{site.item.id}/state", headers=HTMX,
+                        data={"version": "1", "state": "resolved"})
+    assert stale.status_code == 409
+    html = stale.get_data(as_text=True)
+    assert "HX-Retarget" not in stale.headers  # the row itself is swapped, with the news
+    assert f'value="{site.item.id}:2"' in html
+    assert f'<option value="{site.lead2.id}" selected>' in html
+    assert "changed by someone else" in html
+
+
+def test_stale_plain_action_gets_a_409_page_with_the_current_state(client, login, site):
+    login(site.users[Role.LEAD])
+    client.post(f"/triage/{site.item.id}/note", data={"version": "1", "note": "first note"})
+    stale = client.post(f"/triage/{site.item.id}/note", data={"version": "1", "note": "mine"})
+    assert stale.status_code == 409
+    html = stale.get_data(as_text=True)
+    assert "first note" in html and "changed by someone else" in html
+
+
+def test_bulk_htmx_reports_the_stale_item_and_swaps_every_row(client, login, site, make):
+    more = [make.triage_item(make.run(site.ws)) for _ in range(2)]
+    login(site.users[Role.LEAD])
+    client.post(f"/triage/{more[0].id}/note", data={"version": "1", "note": "bumped"})
+    items = [f"{site.item.id}:1", f"{more[0].id}:1", f"{more[1].id}:1"]
+    response = client.post("/triage/bulk", headers=HTMX,
+                           data={"items": items, "action": "move", "state": "wont_fix"})
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert "2 of 3 item(s) changed." in html
+    assert f"Item #{more[0].id} — conflict" in html
+    for item in (site.item, *more):
+        assert f'<tr id="triage-row-{item.id}" class="triage-row' in html
+    assert html.count('hx-swap-oob="true"') == 3
+
+
+def test_bulk_plain_flashes_and_redirects(client, login, site):
+    login(site.users[Role.LEAD])
+    response = client.post("/triage/bulk", data={
+        "items": f"{site.item.id}:1", "action": "assign", "assignee_id": str(site.lead2.id),
+        "next": "/triage/"})
+    assert response.status_code == 303 and response.headers["Location"] == "/triage/"
+    assert "1 of 1 item(s) changed." in client.get("/triage/").get_data(as_text=True)
+
+
+def test_case_edit_prefills_proposals_and_saves_with_version(client, login, site, session):
+    login(site.users[Role.LEAD])
+    page = client.get(f"/cases/{site.case.case_id}/edit").get_data(as_text=True)
+    assert 'value="checkout-service"' in page and "Proposed from the query" in page
+    assert 'value="HTTP_502"' in page
+    form = {"version": "1", "title": "502 after OOM", "fault_category": "DEPLOYMENT",
+            "error_code": "OOMKilled", "service": "checkout-service", "root_cause": "r", "solution": "s"}
+    saved = client.post(f"/cases/{site.case.case_id}/edit", data=form)
+    assert saved.status_code == 303
+    stale = client.post(f"/cases/{site.case.case_id}/edit", data={**form, "title": "again"})
+    assert stale.status_code == 409 and "502 after OOM" in stale.get_data(as_text=True)
+    invalid = client.post(f"/cases/{site.case.case_id}/edit", data={**form, "version": "2", "title": ""})
+    assert invalid.status_code == 422
+
+
+def test_new_case_page_for_a_run_with_a_case_points_to_it(client, login, site, make):
+    login(site.users[Role.LEAD])
+    html = client.get(f"/cases/new?run={site.run.id}").get_data(as_text=True)
+    assert f"/cases/{site.case.case_id}/edit" in html and "already has a case" in html
+    conflict = client.post(f"/cases/new?run={site.run.id}", data={"title": "dup"})
+    assert conflict.status_code == 409
+    fresh = make.run(site.ws)
+    created = client.post(f"/cases/new?run={fresh.id}", data={"title": "manual one"})
+    assert created.status_code == 303 and created.headers["Location"].startswith("/cases/")
+    detail = client.get(created.headers["Location"]).get_data(as_text=True)
+    assert "MANUAL" in detail and fresh.run_id in detail
+
+
+def test_admin_downloads_a_streamed_csv_with_neutralised_formulas(client, login, site, make):
+    make.case(site.ws, title="=HYPERLINK(\"http://evil\")", root_cause="数据库\n🚀 הפריסה")
+    login(site.users[Role.ADMIN])
+    response = client.get("/exports/cases.csv?bom=1")
+    assert response.status_code == 200 and response.is_streamed
+    assert response.mimetype == "text/csv"
+    assert re.match(r'attachment; filename="cases-\d{8}T\d{6}Z\.csv"',
+                    response.headers["Content-Disposition"])
+    assert response.headers["X-Export-Rows"] == "2"
+    data = response.get_data()
+    assert data.startswith(b"\xef\xbb\xbf")
+    rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    titles = {r["title"] for r in rows}
+    assert "'=HYPERLINK(\"http://evil\")" in titles
+    assert "数据库\n🚀 הפריסה" in {r["root_cause"] for r in rows}
+
+
+def test_admin_downloads_filtered_jsonl(client, login, site, make):
+    make.case(site.ws, title="wanted", service="payment-api")
+    make.case(site.ws, title="other", service="checkout")
+    login(site.users[Role.ADMIN])
+    response = client.get("/exports/cases.jsonl?service=PAYMENT-API")
+    lines = [json.loads(line) for line in response.get_data(as_text=True).splitlines()]
+    assert [line["title"] for line in lines] == ["wanted"]
+    assert client.get("/exports/evalset.csv").status_code == 400
+    assert client.get("/exports/cases.xlsx").status_code == 400
+    assert client.get("/exports/people.csv").status_code == 400
+    assert client.get("/exports/feedback.csv?rating=bad").status_code == 400
+
+
+def test_dashboard_renders_svg_without_inline_styles(client, login, site):
+    login(site.users[Role.LEAD])
+    response = client.get("/dashboard/")
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert "style-src 'self'" in response.headers["Content-Security-Policy"]
+    assert " style=" not in html and "<style" not in html
+    # four charts and the "no failed tool calls" message; a table of numbers for each of five
+    assert html.count("<svg") == 4 and "No failed tool calls in this range." in html
+    assert html.count('<table class="sr-only">') == 5
+
+
+def test_csrf_is_enforced_on_queue_actions(app_factory, make, site):
+    app = app_factory(WTF_CSRF_ENABLED=True)
+    c = app.test_client()
+    page = c.get("/login").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page) or \
+        re.search(r'name="csrf_token" value="([^"]+)"', page)
+    from tests.factories import DEFAULT_PASSWORD
+
+    c.post("/login", data={"username": site.users[Role.LEAD].username,
+                           "password": DEFAULT_PASSWORD, "csrf_token": token.group(1)})
+    page = c.get("/triage/").get_data(as_text=True)
+    token = re.search(r'"X-CSRFToken": "([^"]+)"', page).group(1)
+    missing = c.post(f"/triage/{site.item.id}/state", data={"version": "1", "state": "triaged"})
+    assert missing.status_code == 400
+    ok = c.post(f"/triage/{site.item.id}/state", data={"version": "1", "state": "triaged"},
+                headers={**HTMX, "X-CSRFToken": token})
+    assert ok.status_code == 200
