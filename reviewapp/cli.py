@@ -179,13 +179,11 @@ def _export(kind: str, fmt: str, out: str, bom: bool, params: dict[str, object])
     from .domain import export_format
     from .services import exports
 
-    if kind == "evalset" and fmt != "jsonl":
-        raise click.UsageError("the eval set is JSONL only: --format jsonl")
     if params.get("workspace"):
         params["workspace"] = str(_workspace_id(str(params["workspace"])))
     try:
         stream = exports.open_export(db.session, Actor.system_actor(), kind,
-                                     {k: v for k, v in params.items() if v not in (None, "")})
+                                     {k: v for k, v in params.items() if v not in (None, "")}, fmt)
     except ServiceError as exc:
         _fail(exc)
     partial = f"{out}.part"

@@ -49,7 +49,7 @@ def test_cli_evalset_is_jsonl_by_default_and_refuses_csv(runner, make, tmp_path)
     assert runner.invoke(args=["export", "evalset", "--out", str(out)]).exit_code == 0
     assert json.loads(out.read_text("utf-8"))["corrections"][0]["correction"] == "better answer"
     refused = runner.invoke(args=["export", "evalset", "--format", "csv", "--out", str(out)])
-    assert refused.exit_code != 0 and "JSONL only" in refused.output
+    assert refused.exit_code != 0 and "the eval set: jsonl" in refused.output
 
 
 def test_cli_export_rejects_bad_input(runner, make, tmp_path):
@@ -59,3 +59,11 @@ def test_cli_export_rejects_bad_input(runner, make, tmp_path):
     bad_day = runner.invoke(args=["export", "feedback", "--out", str(out), "--date-from", "monday"])
     assert bad_day.exit_code != 0 and "date_from" in bad_day.output
     assert not out.exists()
+
+
+def test_cli_export_of_an_empty_database_writes_just_the_header(runner, tmp_path):
+    out = tmp_path / "empty.csv"
+    result = runner.invoke(args=["export", "feedback", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text("utf-8").startswith("feedback_id,workspace,run_id,")
+    assert out.read_bytes().count(b"\r\n") == 1

@@ -21,6 +21,7 @@ DANGEROUS_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 """Leading characters that make a spreadsheet evaluate (or re-parse) a cell."""
 
 ESCAPE = "'"
+_DANGEROUS_FIRST = frozenset(DANGEROUS_PREFIXES)  # every prefix is one character
 
 
 def is_dangerous(text: str) -> bool:
@@ -35,6 +36,8 @@ def neutralise_cell(value: Any) -> Any:
     any other value is turned into text and, when it starts with a dangerous prefix, gets a
     leading ``'``. Never raises.
     """
+    if value.__class__ is str:  # the common case first: exports are mostly text
+        return ESCAPE + value if value and value[0] in _DANGEROUS_FIRST else value
     if value is None:
         return ""
     if isinstance(value, bool):

@@ -41,9 +41,10 @@ def csv_chunks(
     if bom:
         buffer.write(BOM)
     writer.writerow(columns)
+    writerow, tell = writer.writerow, buffer.tell
     for row in rows:
-        writer.writerow([neutralise_cell(row.get(column)) for column in columns])
-        if buffer.tell() >= chunk_chars:
+        writerow(map(neutralise_cell, map(row.get, columns)))
+        if tell() >= chunk_chars:
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate()

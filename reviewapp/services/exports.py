@@ -3,7 +3,7 @@
 Each ``export_*`` function checks access and validates *before* it returns, so an error
 is an ordinary 403 / 400 and never a broken half-sent download; it then returns an
 ``ExportStream`` whose ``rows`` generator reads the database in keyset batches
-(``batch_size`` rows, ordered by (created_at, key), each batch fetched with
+(``batch_size`` rows, ordered by (workspace, created_at, key), each batch fetched with
 ``yield_per``) and selects plain columns, not ORM objects: memory stays flat whatever
 the row count, and the first bytes go out at once. ``domain.export_format`` turns the
 rows into CSV or JSONL.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, String, func, literal, select, tuple_, type_coerce
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
@@ -38,7 +38,7 @@ from ..models import (
     User,
     Workspace,
 )
-from ..queries import scope_to_actor
+from ..queries import iso_utc, scope_to_actor
 from .cases import CaseFilters, case_conditions
 from .triage import day_range
 
@@ -71,8 +71,10 @@ class ExportStream:
     rows: Iterator[dict[str, Any]]
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+def _sort_value(raw: Any) -> Any:
+    """The raw sort timestamp of a row as a bind value: PostgreSQL hands back a datetime;
+    SQLite the stored UTC text, read back as a (naive, hence UTC) datetime."""
+    return raw if isinstance(raw, datetime) else datetime.fromisoformat(raw)
 
 
 def _admin_scope(session: Session, actor: Actor, stmt: Select[Any], workspace_col: Any,
@@ -82,7 +84,7 @@ def _admin_scope(session: Session, actor: Actor, stmt: Select[Any], workspace_co
     allowed = session.execute(
         scope_to_actor(select(Workspace.id), actor, Workspace.id, Role.ADMIN)
     ).scalars().all()
-    if not allowed or (workspace_id is not None and workspace_id not in allowed):
+    if (not allowed and not actor.system) or (workspace_id is not None and workspace_id not in allowed):
         raise Forbidden()
     stmt = scope_to_actor(stmt, actor, workspace_col, Role.ADMIN)
     if workspace_id is not None:
@@ -90,25 +92,37 @@ def _admin_scope(session: Session, actor: Actor, stmt: Select[Any], workspace_co
     return stmt
 
 
-def _keyset(session: Session, stmt: Select[Any], created_col: Any, key_col: Any, key_attr: str,
+def _keyset(session: Session, stmt: Select[Any], order: tuple[Any, Any, Any],
             batch_size: int) -> Iterator[Any]:
-    """Rows of ``stmt`` ordered by (created_col, key_col), fetched ``batch_size`` at a time;
-    each row must carry ``created_at`` and the key as attribute ``key_attr``."""
-    last: tuple[Any, Any] | None = None
+    """Rows of ``stmt`` ordered by ``order`` = (workspace column, timestamp column, unique
+    key column), ``batch_size`` rows at a time.
+
+    ``stmt``'s last three columns must be those three values (the timestamp through
+    ``sort_key``). Each batch starts with the row-value comparison ``(workspace, created,
+    key) > (last row's)``, which walks the (workspace_id, created_at, id) index of the
+    table from where the previous batch stopped: every batch costs the same, equal
+    timestamps never skip or repeat a row. Rows come through the Core connection with
+    ``yield_per``: tuples, no ORM row processing, no identity map."""
+    last: tuple[Any, Any, Any] | None = None
+    connection = session.connection()
+    ordered = stmt.order_by(*order).limit(batch_size)
     while True:
-        page = stmt
-        if last is not None:
-            page = page.where(or_(created_col > last[0],
-                                  and_(created_col == last[0], key_col > last[1])))
-        page = page.order_by(created_col, key_col).limit(batch_size)
+        page = ordered if last is None else ordered.where(tuple_(*order) > tuple_(*last))
         count = 0
         row = None
-        for row in session.execute(page.execution_options(yield_per=batch_size)):
+        for row in connection.execute(page.execution_options(yield_per=batch_size)):
             count += 1
             yield row
         if count < batch_size or row is None:
             return
-        last = (row.created_at, getattr(row, key_attr))
+        workspace, created, key = row[-3:]
+        last = (literal(workspace, order[0].type), literal(_sort_value(created), order[1].type),
+                literal(key, order[2].type))
+
+
+def sort_key(created_col: Any) -> Any:
+    """The raw value of a timestamp column for ``_keyset`` (no per-row conversion)."""
+    return type_coerce(created_col, String).label("sort_at")
 
 
 def _count(session: Session, stmt: Select[Any]) -> int:
@@ -120,29 +134,24 @@ def _count(session: Session, stmt: Select[Any]) -> int:
 
 def export_cases(session: Session, actor: Actor, filters: CaseFilters | None = None, *,
                  batch_size: int = BATCH_SIZE) -> ExportStream:
-    """The cases matching ``filters`` (as the case list filters them), oldest first,
+    """The cases matching ``filters`` (as the case list filters them), by workspace, oldest first,
     one row per case with ``CASE_COLUMNS``. Raises ``Forbidden``."""
     filters = filters or CaseFilters()
     stmt = _admin_scope(session, actor, select(
-        Case.case_id, Workspace.slug.label("workspace"), Case.diagnosis_id, Run.run_id,
-        Case.source_type, Case.fault_category, Case.title, Case.root_cause, Case.solution,
-        Case.error_code, Case.service, Case.created_by, Case.created_at, Case.updated_at,
-        Case.version,
+        Case.case_id, Workspace.slug, Case.diagnosis_id, Run.run_id, Case.source_type,
+        Case.fault_category, Case.title, Case.root_cause, Case.solution, Case.error_code,
+        Case.service, Case.created_by, iso_utc(session, Case.created_at),
+        iso_utc(session, Case.updated_at), Case.version,
+        Case.workspace_id, sort_key(Case.created_at), Case.case_id.label("sort_id"),
     ).join(Workspace, Workspace.id == Case.workspace_id).outerjoin(Run, Run.id == Case.run_pk),
         Case.workspace_id, filters.workspace_id).where(*case_conditions(filters))
     total = _count(session, stmt)
 
     def rows() -> Iterator[dict[str, Any]]:
-        for r in _keyset(session, stmt, Case.created_at, Case.case_id, "case_id", batch_size):
-            yield {
-                "case_id": r.case_id, "workspace": r.workspace, "diagnosis_id": r.diagnosis_id,
-                "run_id": r.run_id, "source_type": r.source_type,
-                "fault_category": r.fault_category, "title": r.title,
-                "root_cause": r.root_cause, "solution": r.solution, "error_code": r.error_code,
-                "service": r.service, "created_by": r.created_by,
-                "created_at": _iso(r.created_at), "updated_at": _iso(r.updated_at),
-                "version": r.version,
-            }
+        columns, width = CASE_COLUMNS, len(CASE_COLUMNS)
+        for r in _keyset(session, stmt, (Case.workspace_id, Case.created_at, Case.case_id),
+                         batch_size):
+            yield dict(zip(columns, r[:width]))
 
     return ExportStream("cases", CASE_COLUMNS, total, rows())
 
@@ -205,14 +214,15 @@ def export_feedback(session: Session, actor: Actor, filters: FeedbackFilters | N
                     batch_size: int = BATCH_SIZE) -> ExportStream:
     """One row per rating (``user_feedback``) with ``FEEDBACK_COLUMNS``: reviewer, target,
     subject, rating, reason, comment, correction, timestamps, the run's id, kind, evidence
-    score, verdict and verifier verdict; oldest first. Raises ``Forbidden``."""
+    score, verdict and verifier verdict; by workspace, oldest first. Raises ``Forbidden``."""
     filters = filters or FeedbackFilters()
     stmt = _admin_scope(session, actor, select(
-        Feedback.id.label("feedback_id"), Workspace.slug.label("workspace"), Run.run_id,
-        Run.kind.label("run_kind"), User.username.label("reviewer"), Feedback.target_type,
+        Feedback.id, Workspace.slug, Run.run_id, Run.kind, User.username, Feedback.target_type,
         Feedback.target_id, Feedback.subject_key, Feedback.rating, Feedback.reason,
-        Feedback.comment, Feedback.correction, Feedback.created_at, Feedback.updated_at,
-        Run.evidence_score, Run.feedback.label("verdict"), Run.verifier_verdict,
+        Feedback.comment, Feedback.correction, iso_utc(session, Feedback.created_at),
+        iso_utc(session, Feedback.updated_at), Run.evidence_score, Run.feedback,
+        Run.verifier_verdict, Feedback.workspace_id, sort_key(Feedback.created_at),
+        Feedback.id.label("sort_id"),
     ).join(Workspace, Workspace.id == Feedback.workspace_id)
      .join(Run, Run.id == Feedback.run_pk)
      .join(User, User.id == Feedback.author_id),
@@ -233,17 +243,10 @@ def export_feedback(session: Session, actor: Actor, filters: FeedbackFilters | N
     total = _count(session, stmt)
 
     def rows() -> Iterator[dict[str, Any]]:
-        for r in _keyset(session, stmt, Feedback.created_at, Feedback.id, "feedback_id",
-                             batch_size):
-            yield {
-                "feedback_id": r.feedback_id, "workspace": r.workspace, "run_id": r.run_id,
-                "run_kind": r.run_kind, "reviewer": r.reviewer, "target_type": r.target_type,
-                "target_id": r.target_id, "subject": r.subject_key, "rating": r.rating,
-                "reason": r.reason, "comment": r.comment, "correction": r.correction,
-                "created_at": _iso(r.created_at), "updated_at": _iso(r.updated_at),
-                "evidence_score": r.evidence_score, "verdict": r.verdict,
-                "verifier_verdict": r.verifier_verdict,
-            }
+        columns, width = FEEDBACK_COLUMNS, len(FEEDBACK_COLUMNS)
+        for r in _keyset(session, stmt,
+                         (Feedback.workspace_id, Feedback.created_at, Feedback.id), batch_size):
+            yield dict(zip(columns, r[:width]))
 
     return ExportStream("feedback", FEEDBACK_COLUMNS, total, rows())
 
@@ -258,21 +261,23 @@ def export_evalset(session: Session, actor: Actor, workspace_id: int | None = No
     ({reviewer, target_type, subject, rating, reason, correction}) and the labels
     ({verdict, evidence_score, verifier_verdict, external_outcome, reasons,
     triage_state, triage_fault_category, case_fault_category, error_code, service}).
-    Oldest run first. Raises ``Forbidden``."""
+    By workspace, oldest run first. Raises ``Forbidden``."""
     has_correction = select(Feedback.id).where(
         Feedback.run_pk == Run.id, Feedback.correction.is_not(None)
     ).exists()
     stmt = _admin_scope(session, actor, select(
         Run.id.label("run_pk"), Run.run_id, Workspace.slug.label("workspace"), Run.kind,
         Run.query, Run.answer, Run.feedback, Run.evidence_score, Run.verifier_verdict,
-        Run.external_outcome, Run.workspace_id, Run.created_at,
+        Run.external_outcome, Run.workspace_id, Run.workspace_id.label("sort_ws"),
+        sort_key(Run.created_at), Run.id.label("sort_id"),
     ).join(Workspace, Workspace.id == Run.workspace_id).where(has_correction),
         Run.workspace_id, workspace_id)
     total = _count(session, stmt)
 
     def rows() -> Iterator[dict[str, Any]]:
         batch: list[Any] = []
-        for r in _keyset(session, stmt, Run.created_at, Run.id, "run_pk", batch_size):
+        for r in _keyset(session, stmt, (Run.workspace_id, Run.created_at, Run.id),
+                                 batch_size):
             batch.append(r)
             if len(batch) >= batch_size:
                 yield from _evalset_rows(session, batch)
@@ -349,22 +354,28 @@ def export_options(session: Session, actor: Actor) -> ExportOptions:
         scope_to_actor(select(Workspace.id, Workspace.name), actor, Workspace.id, Role.ADMIN)
         .order_by(Workspace.name)
     ).all()
-    if not rows:
+    if not rows and not actor.system:  # the CLI may export an empty database
         raise Forbidden()
     return ExportOptions([(ws_id, name) for ws_id, name in rows])
 
 
-def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, Any]) -> ExportStream:
+def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, Any],
+                fmt: str | None = None) -> ExportStream:
     """Start the export ``kind`` (``cases`` | ``feedback`` | ``evalset``) filtered by the
     query-string ``params`` (the case-list filters for cases, ``FeedbackFilters`` for
-    feedback, ``workspace`` for the eval set). Raises ``ValidationFailed``, ``Forbidden``."""
+    feedback, ``workspace`` for the eval set). ``fmt``, when given, is checked too: ``csv``
+    or ``jsonl``, and the eval set is JSONL only. Access is checked first, so a non-admin
+    gets ``Forbidden`` whatever else is wrong. Raises ``Forbidden``, ``ValidationFailed``."""
+    export_options(session, actor)
+    if kind not in KINDS:
+        raise ValidationFailed("kind", f"must be one of {', '.join(KINDS)}")
+    if fmt is not None and (fmt not in ("csv", "jsonl") or (kind == "evalset" and fmt != "jsonl")):
+        raise ValidationFailed("format", "cases and feedback: csv or jsonl; the eval set: jsonl")
     if kind == "cases":
         return export_cases(session, actor, CaseFilters.from_params(params))
     if kind == "feedback":
         return export_feedback(session, actor, FeedbackFilters.from_params(params))
-    if kind == "evalset":
-        workspace = str(params.get("workspace") or "").strip()
-        if workspace and not workspace.isdigit():
-            raise ValidationFailed("workspace", "must be a workspace id")
-        return export_evalset(session, actor, int(workspace) if workspace else None)
-    raise ValidationFailed("kind", f"must be one of {', '.join(KINDS)}")
+    workspace = str(params.get("workspace") or "").strip()
+    if workspace and not workspace.isdigit():
+        raise ValidationFailed("workspace", "must be a workspace id")
+    return export_evalset(session, actor, int(workspace) if workspace else None)

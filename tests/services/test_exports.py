@@ -27,6 +27,11 @@ MIXED_TEXTS = [
 ]
 
 
+def _iso(at: datetime) -> str:
+    """The export's timestamp text: ISO 8601, UTC, always six fraction digits."""
+    return at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f") + "+00:00"
+
+
 def _csv(stream):
     text = "".join(chunks("csv", stream.columns, stream.rows))
     return list(csv.DictReader(io.StringIO(text, newline="")))
@@ -75,8 +80,8 @@ def test_cases_round_trip_with_mixed_scripts_csv_and_jsonl(session, make):
         "case_id": c.case_id, "workspace": "ws-mixed", "diagnosis_id": c.diagnosis_id,
         "run_id": run.run_id if i == 0 else None, "source_type": "AUTO", "fault_category": "GENERAL",
         "title": c.title, "root_cause": c.root_cause, "solution": c.solution, "error_code": None,
-        "service": c.service, "created_by": "system", "created_at": c.created_at.isoformat(),
-        "updated_at": c.updated_at.isoformat(), "version": 1,
+        "service": c.service, "created_by": "system", "created_at": _iso(c.created_at),
+        "updated_at": _iso(c.updated_at), "version": 1,
     } for i, c in enumerate(source)]
     assert _jsonl(exports.export_cases(session, admin)) == expected
     as_text = [{k: ("" if v is None else str(v)) for k, v in row.items()} for row in expected]
@@ -159,6 +164,22 @@ def test_keyset_batches_neither_skip_nor_repeat_under_equal_timestamps(session, 
     got = [r["case_id"] for r in exports.export_cases(session, admin, batch_size=2).rows]
     expected = sorted(made, key=lambda c: (c.created_at, c.case_id))
     assert got == [c.case_id for c in expected]
+
+
+def test_keyset_batches_across_workspaces_keep_every_row_once(session, make):
+    a, b = make.workspace(), make.workspace()
+    made = [make.case(ws, created_at=T0 + timedelta(seconds=i % 2)) for i in range(5) for ws in (b, a)]
+    feedback = []
+    for ws in (b, a):
+        run, reviewer = make.run(ws), make.user(ws)
+        feedback += [make.feedback_row(run, reviewer, target_type="diagnostic_step", target_id=i,
+                                       created_at=T0) for i in range(3)]
+    system = Actor.system_actor()
+    got = [r["case_id"] for r in exports.export_cases(session, system, batch_size=3).rows]
+    expected = sorted(made, key=lambda c: (c.workspace_id, c.created_at, c.case_id))
+    assert got == [c.case_id for c in expected]
+    got_fb = [r["feedback_id"] for r in exports.export_feedback(session, system, batch_size=2).rows]
+    assert got_fb == [f.id for f in sorted(feedback, key=lambda f: (f.workspace_id, f.id))]
 
 
 def test_evalset_has_one_line_per_run_with_a_correction(session, make):

@@ -270,3 +270,10 @@ def test_csrf_is_enforced_on_queue_actions(app_factory, make, site):
     ok = c.post(f"/triage/{site.item.id}/state", data={"version": "1", "state": "triaged"},
                 headers={**HTMX, "X-CSRFToken": token})
     assert ok.status_code == 200
+
+
+def test_a_non_admin_gets_403_before_any_format_or_filter_error(client, login, site):
+    login(site.users[Role.LEAD])
+    for url in ("/exports/evalset.csv", "/exports/cases.xlsx", "/exports/people.csv",
+                "/exports/feedback.csv?rating=bad"):
+        assert client.get(url).status_code == 403, url
