@@ -39,7 +39,6 @@ from ..models import (
     Feedback,
     FeedbackEvent,
     Membership,
-    Message,
     Run,
     RunKind,
     TriageItem,
@@ -47,7 +46,7 @@ from ..models import (
     Workspace,
 )
 from ..models.base import utcnow
-from ..queries import get_triage_item_for, scope_to_actor, triage_items_visible_to
+from ..queries import get_triage_item_for, scope_to_actor
 
 NOTE_MAX = 4000
 BULK_MAX = 500

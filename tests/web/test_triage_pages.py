@@ -277,3 +277,17 @@ def test_a_non_admin_gets_403_before_any_format_or_filter_error(client, login, s
     for url in ("/exports/evalset.csv", "/exports/cases.xlsx", "/exports/people.csv",
                 "/exports/feedback.csv?rating=bad"):
         assert client.get(url).status_code == 403, url
+
+
+def test_lead_of_a_sees_nothing_of_b_on_the_pages(client, login, site, make):
+    b = make.workspace()
+    hidden_run = make.run(b, query="secret question of B")
+    hidden_item = make.triage_item(hidden_run)
+    hidden_case = make.case(b, run=hidden_run, title="secret case of B")
+    login(site.users[Role.LEAD])
+    assert "secret question of B" not in client.get("/triage/").get_data(as_text=True)
+    assert "secret case of B" not in client.get("/cases/?q=secret").get_data(as_text=True)
+    assert client.get(f"/triage/{hidden_item.id}").status_code == 403
+    assert client.get(f"/cases/{hidden_case.case_id}").status_code == 403
+    assert client.get(f"/cases/new?run={hidden_run.id}").status_code == 403
+    assert client.get(f"/dashboard/?workspace={b.id}").status_code == 403
