@@ -7,7 +7,9 @@ clock. Pure: stdlib only.
 Inputs (``RunText``), in **source priority** order — structured data outranks prose and
 the agent's own answer ranks last, because it may be wrong:
 
-1. ``alert``          the alert payload of an AIOps run (a JSON object)
+1. ``alert``          the alert payload of an AIOps run (a JSON object), without the keys
+                      that list *other* alerts (``OTHER_ALERT_KEYS``): they are context,
+                      never the subject of the diagnosis (SPEC 5.3)
 2. ``tool_arguments`` the arguments of the run's tool calls (JSON values)
 3. ``tool_errors``    the error texts of its failed tool calls
 4. ``query``          the question / alert title
@@ -82,6 +84,10 @@ SERVICE_KEYS: tuple[str, ...] = (
     "container",
 )
 ERROR_CODE_KEYS: tuple[str, ...] = ("error_code", "errorCode", "code", "errno", "reason")
+OTHER_ALERT_KEYS: frozenset[str] = frozenset({
+    "other_active_alerts", "other_alerts", "active_alerts", "related_alerts", "firing_alerts",
+    "otherActiveAlerts", "relatedAlerts",
+})
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,119}$")
 
 SOURCE_WEIGHTS: dict[str, int] = {
@@ -224,9 +230,17 @@ def _walk_keys(value: Any, keys: Sequence[str]) -> Iterator[tuple[str, str]]:
             yield from _walk_keys(inner, keys)
 
 
+def _alert_subject(alert: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The alert payload minus the lists of other alerts."""
+    if not alert:
+        return None
+    return {k: v for k, v in alert.items() if k not in OTHER_ALERT_KEYS}
+
+
 def _structured_sources(run: RunText) -> Iterator[tuple[str, Any]]:
-    if run.alert:
-        yield "alert", run.alert
+    alert = _alert_subject(run.alert)
+    if alert:
+        yield "alert", alert
     for arguments in run.tool_arguments:
         yield "tool_arguments", arguments
 
@@ -247,7 +261,8 @@ def _text_of(value: Any) -> str:
 def _text_sources(run: RunText, include_structured: bool = True) -> list[tuple[str, str]]:
     sources: list[tuple[str, str]] = []
     if include_structured:
-        sources.append(("alert", _text_of(run.alert) if run.alert else ""))
+        alert = _alert_subject(run.alert)
+        sources.append(("alert", _text_of(alert) if alert else ""))
         sources.append(("tool_arguments", "\n".join(_text_of(a) for a in run.tool_arguments)))
     sources.append(("tool_errors", "\n".join(e for e in run.tool_errors if e)))
     sources.append(("query", run.query or ""))

@@ -134,3 +134,21 @@ def test_triage_category_rules_in_order(facts, category):
 ])
 def test_valid_category(code, ok):
     assert valid_category(code) is ok
+
+
+def test_other_active_alerts_are_never_the_subject():
+    """SPEC 5.3: the diagnosis is about the input alert, not the other alerts firing."""
+    run = RunText(
+        query="Alert HighErrorRate on payment-api (critical)",
+        alert={"alertname": "HighErrorRate", "service": "payment-api",
+               "other_active_alerts": ["DiskPressure node-7", "CertificateExpiry api-gateway"],
+               "related_alerts": [{"service": "api-gateway", "code": "CERT-0001"}]},
+        answer="Connection pool exhaustion after the failover.",
+    )
+    proposals = suggest(run)
+    assert proposals.service.value == "payment-api"
+    assert proposals.error_code is None
+    # "pool exhaust" (answer, 1) ties with DATABASE's "failover" (answer, 1) and is listed
+    # first; "DiskPressure" (weight 3 if it counted) sits in the other alerts and is ignored
+    assert (proposals.fault_category.value, proposals.fault_category.source) == (
+        "RESOURCE_EXHAUSTION", "answer")
