@@ -7,6 +7,8 @@ can be) -> the test mapping passed to ``create_app``.
 
 from __future__ import annotations
 
+from .domain.feedback import DEFAULT_FEEDBACK_REASONS
+
 
 class Config:
     """Defaults for every setting the app reads. Units are in the names (``_MS``, ``_BYTES``)."""
@@ -49,7 +51,8 @@ class Config:
         "metrics": ["query_metrics", "prometheus_query", "metrics_query", "promql"],
     }
 
-    FEEDBACK_REASONS = ["incorrect", "incomplete", "citation", "unsafe", "other"]
+    # Default reason codes; a workspace overrides them in settings["feedback_reasons"].
+    FEEDBACK_REASONS = list(DEFAULT_FEEDBACK_REASONS)
 
     # Content-Security-Policy sent with every HTML response.
     CONTENT_SECURITY_POLICY = (

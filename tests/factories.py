@@ -76,3 +76,20 @@ class Factories:
         body.update(doc)
         result = runs.upsert_run(self.session, self.system, workspace.id, run_id or f"run-{n}", body)
         return result.run
+
+    def aiops_run(self, workspace: Workspace, run_id: str | None = None, **doc: Any) -> Run:
+        """An AIOps run with two diagnostic steps and a report; ``doc`` overrides."""
+        n = next(_seq)
+        body: dict[str, Any] = {
+            "kind": "aiops",
+            "query": f"Alert {n}: disk full on db-{n}",
+            "answer": f"Diagnosis {n}: log rotation stopped.",
+            "messages": [],
+            "steps": [
+                {"id": "s1", "name": "Check disk usage", "status": "done", "summary": "95 %"},
+                {"id": "s2", "name": "Check log rotation", "status": "done", "summary": "stopped"},
+            ],
+            "report": {"content": f"# Report {n}\nLog rotation stopped."},
+        }
+        body.update(doc)
+        return self.run(workspace, run_id, **body)
