@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, and_, exists, select
+from sqlalchemy import Select, and_, bindparam, exists, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -40,6 +40,25 @@ def scope_to_actor(stmt: Select[T], actor: Actor, workspace_col: Any, min_role: 
             )
         )
     return stmt.where(False)  # an empty actor sees nothing
+
+
+def scope_to_member(
+    stmt: Select[T], workspace_col: Any, min_role: Role, param: str = "actor_user_id"
+) -> Select[T]:
+    """``scope_to_actor`` for a user whose id is the bound parameter ``:actor_user_id``.
+
+    The statement can then be built once and executed many times (its compiled form and
+    cache key are reused); execute it with ``{"actor_user_id": actor.user_id, ...}``.
+    """
+    return stmt.where(
+        exists().where(
+            and_(
+                Membership.workspace_id == workspace_col,
+                Membership.user_id == bindparam(param),
+                Membership.role.in_(min_role.at_least()),
+            )
+        )
+    )
 
 
 def get_run_for(

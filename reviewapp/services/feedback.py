@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from sqlalchemy import and_, false, select
-from sqlalchemy.orm import Session, aliased, selectinload
+from sqlalchemy import Integer, Select, and_, bindparam, false, select
+from sqlalchemy.orm import Session, aliased, make_transient_to_detached, selectinload
 
 from ..actors import Actor, Role
 from ..domain.feedback import (
@@ -62,7 +63,7 @@ from ..models import (
     Workspace,
 )
 from ..models.base import utcnow
-from ..queries import insert_for, scope_to_actor
+from ..queries import insert_for, scope_to_actor, scope_to_member
 from .cases import get_or_create_auto_case
 from .triage import OPENED_NEGATIVE_TARGET, close_item_on_useful, open_item_for_run
 
@@ -157,15 +158,12 @@ def _author_id(actor: Actor) -> int:
 # --- owner check -----------------------------------------------------------------------
 
 
-def _resolve_target(
-    session: Session, actor: Actor, target_type: str, target_id: int, subject: str | None
-) -> _Target:
-    """The target's run, workspace settings and answer-level flag, in one query scoped to
-    the actor's workspaces (SPEC 2). Missing, foreign, a non-assistant message, or a
-    citation id absent from the message's ``metadata.citations``: ``Forbidden``."""
-    if not 1 <= target_id <= _MAX_ID:
-        raise Forbidden()
+@cache
+def _target_statement(target_type: str) -> Select[Any]:
+    """The owner-check query of one target type, built once with bound parameters
+    ``:target_id`` and ``:actor_user_id`` (membership, same query: SPEC 2)."""
     columns = (Run.id, Run.workspace_id, Run.kind, Workspace.settings)
+    target_id = bindparam("target_id", type_=Integer)
     if target_type in (TargetType.CHAT_MESSAGE.value, TargetType.CITATION.value):
         later = aliased(Message)
         is_final = ~(
@@ -186,22 +184,26 @@ def _resolve_target(
             .join(Message, Message.run_pk == Run.id)
             .where(Message.id == target_id, Message.role == MessageRole.ASSISTANT.value)
         )
-    elif target_type == TargetType.DIAGNOSTIC_STEP.value:
-        stmt = (
-            select(*columns)
-            .select_from(Run)
-            .join(DiagnosticStep, DiagnosticStep.run_pk == Run.id)
-            .where(DiagnosticStep.id == target_id)
-        )
     else:
-        stmt = (
-            select(*columns)
-            .select_from(Run)
-            .join(DiagnosticReport, DiagnosticReport.run_pk == Run.id)
-            .where(DiagnosticReport.id == target_id)
+        part = DiagnosticStep if target_type == TargetType.DIAGNOSTIC_STEP.value else DiagnosticReport
+        stmt = select(*columns).select_from(Run).join(part, part.run_pk == Run.id).where(
+            part.id == target_id
         )
     stmt = stmt.join(Workspace, Workspace.id == Run.workspace_id)
-    row = session.execute(scope_to_actor(stmt, actor, Run.workspace_id, Role.REVIEWER)).one_or_none()
+    return scope_to_member(stmt, Run.workspace_id, Role.REVIEWER)
+
+
+def _resolve_target(
+    session: Session, author_id: int, target_type: str, target_id: int, subject: str | None
+) -> _Target:
+    """The target's run, workspace settings and answer-level flag, in one query scoped to
+    the user's workspaces (SPEC 2). Missing, foreign, a non-assistant message, or a
+    citation id absent from the message's ``metadata.citations``: ``Forbidden``."""
+    if not 1 <= target_id <= _MAX_ID:
+        raise Forbidden()
+    row = session.execute(
+        _target_statement(target_type), {"target_id": target_id, "actor_user_id": author_id}
+    ).one_or_none()
     if row is None:
         raise Forbidden()
 
@@ -309,50 +311,79 @@ def _rederive_verdict(session: Session, run: Run) -> None:
 # --- target feedback -------------------------------------------------------------------
 
 
+_KEY_PARAMS = {name: bindparam(name) for name in _KEY_COLUMNS}
+_EXISTING = (
+    select(Feedback.id, Feedback.rating, Feedback.reason, Feedback.comment, Feedback.correction)
+    .where(*(getattr(Feedback, name) == param for name, param in _KEY_PARAMS.items()))
+    .with_for_update()
+)
+_ROW_COLUMNS = ("workspace_id", "run_pk", "rating", "reason", "comment", "correction",
+                "created_at", "updated_at")
+_EVENT_INSERT = FeedbackEvent.__table__.insert()
+_UPSERTS: dict[str, tuple[Any, Any]] = {}
+
+
+def _upserts(session: Session) -> tuple[Any, Any]:
+    """(create, update) statements for the session's database: ``INSERT … ON CONFLICT DO
+    NOTHING`` and ``INSERT … ON CONFLICT DO UPDATE`` (``queries.insert_for``), both
+    returning the whole row; built once per dialect with bound parameters, so their
+    compiled form is reused."""
+    dialect = session.get_bind().dialect.name
+    if dialect not in _UPSERTS:
+        table = Feedback.__table__
+        insert = insert_for(session, table).values(
+            **_KEY_PARAMS, **{name: bindparam(name) for name in _ROW_COLUMNS}
+        )
+        create = insert.on_conflict_do_nothing(index_elements=_KEY_COLUMNS).returning(*table.c)
+        update = insert.on_conflict_do_update(
+            index_elements=_KEY_COLUMNS,
+            set_={name: getattr(insert.excluded, name)
+                  for name in ("rating", "reason", "comment", "correction", "updated_at")},
+        ).returning(*table.c)
+        _UPSERTS[dialect] = (create, update)
+    return _UPSERTS[dialect]
+
+
 def _write_row(
     session: Session, author_id: int, target: _Target, target_type: str, target_id: int,
     values: dict[str, Any],
 ) -> tuple[Feedback, dict[str, Any] | None]:
-    """Create or update the row; returns it with its rating fields before the write.
+    """Create or update the row; returns it (detached, every column loaded) with its
+    rating fields before the write.
 
     A first submit is ``INSERT … ON CONFLICT DO NOTHING``: when it inserts, there was no
     row before. When it does not, a racing first submit won and committed; the row is
     then read under a row lock (``FOR UPDATE``; SQLite serialises writers anyway) and
     written with ``INSERT … ON CONFLICT DO UPDATE``, which keeps id and created_at. So two
     first submits end as one row, no error, and the history knows what each replaced.
+    Core statements on the session's connection: this is the hot path of the page.
     """
-    key = {
-        "author_id": author_id,
-        "target_type": target_type,
-        "target_id": target_id,
-        "subject_key": target.subject_key,
-    }
-    table_key = [getattr(Feedback, name) == value for name, value in key.items()]
+    key = {"author_id": author_id, "target_type": target_type, "target_id": target_id,
+           "subject_key": target.subject_key}
+    create, update = _upserts(session)
+    connection = session.connection()
     for _attempt in range(_UPSERT_ATTEMPTS):
-        existing = session.execute(
-            select(Feedback.id, Feedback.rating, Feedback.reason, Feedback.comment,
-                   Feedback.correction)
-            .where(*table_key)
-            .with_for_update()
-        ).one_or_none()
+        existing = connection.execute(_EXISTING, key).one_or_none()
         now = utcnow()
-        insert = insert_for(session, Feedback).values(
-            **key, **values, workspace_id=target.workspace_id, run_pk=target.run_pk,
-            created_at=now, updated_at=now,
-        )
+        params = {**key, **values, "workspace_id": target.workspace_id, "run_pk": target.run_pk,
+                  "created_at": now, "updated_at": now}
         if existing is None:
-            stmt = insert.on_conflict_do_nothing(index_elements=_KEY_COLUMNS).returning(Feedback)
-            row = session.scalars(stmt, execution_options={"populate_existing": True}).one_or_none()
-            if row is not None:
-                return row, None
+            written = connection.execute(create, params).one_or_none()
+            if written is not None:
+                return _detached(written), None
             continue  # lost the race to a concurrent first submit: update its row
-        stmt = insert.on_conflict_do_update(
-            index_elements=_KEY_COLUMNS, set_={**values, "updated_at": now}
-        ).returning(Feedback)
-        row = session.scalars(stmt, execution_options={"populate_existing": True}).one()
-        return row, rating_state(existing._mapping)
+        written = connection.execute(update, params).one()
+        return _detached(written), rating_state(existing._mapping)
     # Only reachable when the row is created and deleted again between every attempt.
     raise ValidationFailed("target_id", "the rating changed concurrently; submit again")
+
+
+def _detached(written: Any) -> Feedback:
+    """A ``Feedback`` holding the values just written: attributes loaded, no session
+    (so committing does not expire it and reading it costs no round-trip)."""
+    row = Feedback(**written._mapping)
+    make_transient_to_detached(row)
+    return row
 
 
 def upsert_feedback(
@@ -387,6 +418,9 @@ def upsert_feedback(
     triage item when the workspace's ``triage_negative_targets`` setting is on. The run's
     ``status`` never changes.
 
+    Returns the stored row, detached from the session with every column loaded (id,
+    created_at, updated_at ...; relationships such as ``author`` are not loaded).
+
     Raises ``ValidationFailed`` (400, naming the field), ``Forbidden`` (403: missing,
     foreign, a non-assistant message, a citation id not in the message's metadata, or an
     actor that is not a user).
@@ -396,7 +430,7 @@ def upsert_feedback(
         reason=reason, comment=comment, correction=correction,
     )
     author_id = _author_id(actor)
-    target = _resolve_target(session, actor, target_type, target_id, subject)
+    target = _resolve_target(session, author_id, target_type, target_id, subject)
     allowed = reasons_from_settings(target.settings)
     if values["reason"] is not None and values["reason"] not in allowed:
         raise ValidationFailed("reason", f"must be one of {', '.join(allowed)}")
@@ -404,12 +438,12 @@ def upsert_feedback(
     row, before = _write_row(session, author_id, target, target_type, target_id, values)
     after = rating_state(values)
     if before != after:
-        session.add(FeedbackEvent(
-            feedback_id=row.id, actor_id=author_id, workspace_id=target.workspace_id,
-            run_pk=target.run_pk, target_type=target_type, target_id=target_id,
-            subject_key=target.subject_key, action="create" if before is None else "update",
-            before=before, after=after,
-        ))
+        session.connection().execute(_EVENT_INSERT, {
+            "feedback_id": row.id, "actor_id": author_id, "workspace_id": target.workspace_id,
+            "run_pk": target.run_pk, "target_type": target_type, "target_id": target_id,
+            "subject_key": target.subject_key,
+            "action": "create" if before is None else "update", "before": before, "after": after,
+        })
 
     if target.is_answer:
         run = session.get(Run, target.run_pk)
@@ -487,9 +521,9 @@ def list_my_feedback_for_target(
     author_id = _author_id(actor)
     if subject is None and target_type == TargetType.CITATION.value:
         # Any citation of the message: check the message itself.
-        _resolve_target(session, actor, TargetType.CHAT_MESSAGE.value, target_id, None)
+        _resolve_target(session, author_id, TargetType.CHAT_MESSAGE.value, target_id, None)
     else:
-        _resolve_target(session, actor, target_type, target_id, subject)
+        _resolve_target(session, author_id, target_type, target_id, subject)
     stmt = select(Feedback).where(
         Feedback.author_id == author_id,
         Feedback.target_type == target_type,
