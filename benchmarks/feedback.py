@@ -299,7 +299,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="measured rounds per server")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--database-url", default=None,
-                        help="PostgreSQL URL (both apps use it); default: SQLite files in a temp dir")
+                        help="a scratch PostgreSQL database (its tables are dropped and recreated; "
+                             "both apps use it); default: SQLite files in a temp dir")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-feedback-") as tmp:
