@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..domain.times import parse_timestamp
-from ..errors import Conflict, Forbidden, ValidationFailed
+from ..errors import Conflict, Forbidden, ServiceError, ValidationFailed
 from ..models import (
     DiagnosisSession,
     DiagnosticReport,
@@ -31,7 +31,7 @@ from ..queries import insert_for, runs_visible_to
 from . import documents
 from .access import require_role
 from .retry import retry_on_conflict
-from .tool_calls import upsert_records
+from .tool_calls import check_records, upsert_records
 
 
 @dataclass(frozen=True)
@@ -238,6 +238,7 @@ def upsert_run(
     if doc.get("run_id") not in (None, run_id):
         raise ValidationFailed("run_id", "differs from the run_id of the address")
     _check_ids(doc)
+    check_records(doc.get("tool_calls") or [])
     prepared = _Prepared(
         started_at=_ts(doc.get("started_at"), "started_at"),
         finished_at=_ts(doc.get("finished_at"), "finished_at"),
@@ -246,8 +247,12 @@ def upsert_run(
         steps=[(s.get("id"), _step_values(s, i)) for i, s in enumerate(doc["steps"])]
         if "steps" in doc else None,
     )
-    return retry_on_conflict(
-        session, lambda: _upsert(session, workspace_id, run_id, doc, prepared))
+    try:
+        return retry_on_conflict(
+            session, lambda: _upsert(session, workspace_id, run_id, doc, prepared))
+    except ServiceError:
+        session.rollback()  # e.g. a call id of another run, found after the first writes
+        raise
 
 
 @dataclass

@@ -316,6 +316,22 @@ def _apply_all(session: Session, workspace_id: int, events: list[_Event]) -> lis
     return results
 
 
+def check_records(records: Sequence[Mapping[str, Any]]) -> None:
+    """Checks of schema-valid tool-call records that need no database: unique ids within
+    the document, readable times. Raises ``ValidationFailed`` naming ``tool_calls[i].field``."""
+    seen: set[str] = set()
+    for index, record in enumerate(records):
+        if record["id"] in seen:
+            raise ValidationFailed(f"tool_calls[{index}].id", "duplicate call id in this run")
+        seen.add(record["id"])
+        for key in ("started_at", "completed_at"):
+            try:
+                parse_timestamp(record.get(key), key)
+            except ValueError as exc:
+                raise ValidationFailed(f"tool_calls[{index}].{key}",
+                                       str(exc).split(": ", 1)[-1]) from None
+
+
 def upsert_records(session: Session, run: Run, records: Sequence[Mapping[str, Any]]) -> list[str]:
     """Store the complete tool-call records of a run document (import / ``PUT``) for
     ``run``, in order (``ordinal`` = position). No commit.
@@ -328,11 +344,8 @@ def upsert_records(session: Session, run: Run, records: Sequence[Mapping[str, An
     Raises ``ValidationFailed`` naming ``tool_calls[i].field`` (bad time, duplicate id,
     id of another run).
     """
-    seen: set[str] = set()
-    for index, record in enumerate(records):
-        if record["id"] in seen:
-            raise ValidationFailed(f"tool_calls[{index}].id", "duplicate call id in this run")
-        seen.add(record["id"])
+    check_records(records)
+    seen = {record["id"] for record in records}
     existing = {
         r.id: r for r in session.scalars(
             select(ToolCall).where(ToolCall.workspace_id == run.workspace_id,
