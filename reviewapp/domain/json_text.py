@@ -3,6 +3,7 @@ characters, bounded nesting. Pure; paths are written like ``messages[2].content`
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 MAX_DEPTH = 64  # containers inside containers; deeper input is refused, not recursed into
@@ -26,6 +27,33 @@ def _text_problem(text: str) -> str | None:
     return None
 
 
+def _too_deep(value: Any, max_depth: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth >= max_depth:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _clean(value: Any, max_depth: int, check_text: bool) -> bool:
+    """Fast pass without paths: True when nothing is wrong (the usual case). Text is
+    checked on one C-level serialisation (NUL shows as ``\\u0000``, a lone surrogate
+    fails to encode); a false alarm only costs the exact walk."""
+    if isinstance(value, (dict, list)) and _too_deep(value, max_depth):
+        return False
+    if not check_text:
+        return True
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        text.encode("utf-8")
+    except (UnicodeEncodeError, ValueError, TypeError, RecursionError):
+        return False
+    return "\\u0000" not in text
+
+
 def find_problem(value: Any, max_depth: int = MAX_DEPTH, check_text: bool = True) -> tuple[str, str] | None:
     """The first ``(path, problem)`` in a decoded JSON ``value``, or ``None`` when it is fine.
 
@@ -34,6 +62,8 @@ def find_problem(value: Any, max_depth: int = MAX_DEPTH, check_text: bool = True
     (PostgreSQL text cannot hold it). The root's path is ``$``. Iterative: a hostile,
     deeply nested document cannot exhaust the stack here.
     """
+    if _clean(value, max_depth, check_text):
+        return None
     stack: list[tuple[Any, str, int]] = [(value, "", 0)]
     while stack:
         item, path, depth = stack.pop()

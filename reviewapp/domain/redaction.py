@@ -55,7 +55,7 @@ _SPAN_PATTERNS: tuple[tuple[tuple[str, ...] | None, re.Pattern[str]], ...] = tup
          r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
         (("AKID",), r"\bAKID[A-Za-z0-9]{13,40}\b"),
         # GitHub classic and fine-grained tokens; GitLab.
-        (("gh",), r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
+        (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
         (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{22,255}"),
         (("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}"),
         # Slack tokens and incoming webhooks.
@@ -75,7 +75,7 @@ _SPAN_PATTERNS: tuple[tuple[tuple[str, ...] | None, re.Pattern[str]], ...] = tup
         (("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
         (("pypi-",), r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
         (("dop_v1_",), r"\bdop_v1_[a-f0-9]{64}\b"),
-        (("shp",), r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
+        (("shpat_", "shpss_", "shpca_", "shppa_"), r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
         # Azure storage connection strings.
         (("AccountKey=",), r"AccountKey=[A-Za-z0-9+/=]{40,}"),
     )
@@ -104,6 +104,13 @@ _KEYED_PATTERNS: tuple[tuple[tuple[str, ...] | None, re.Pattern[str]], ...] = tu
     )
 )
 
+# One scan that tells whether any pattern above could match: most text has no trigger
+# at all and leaves after this single regex search.
+_ANY_TRIGGER = re.compile(
+    "|".join(re.escape(t) for triggers, _ in _SPAN_PATTERNS for t in triggers or ())
+    + "|(?i:" + "|".join(re.escape(t) for triggers, _ in _KEYED_PATTERNS for t in triggers or ()) + ")"
+)
+
 # JSON keys whose string values are secrets whatever they look like.
 _SECRET_KEY = re.compile(
     r"(?i)^(?:.*[_-])?(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|"
@@ -122,6 +129,17 @@ def redact_text(text: str, detectors: Sequence[Detector] = ()) -> str:
     """
     if len(text) < MIN_DETECTED_LENGTH:
         return text
+    if _ANY_TRIGGER.search(text) is not None:
+        text = _redact_patterns(text)
+    for detector in detectors:
+        for value in set(detector(text)):
+            value = value.strip()
+            if len(value) >= MIN_DETECTED_LENGTH and REDACTED not in value:
+                text = text.replace(value, REDACTED)
+    return text
+
+
+def _redact_patterns(text: str) -> str:
     for triggers, pattern in _SPAN_PATTERNS:
         if triggers is None or any(t in text for t in triggers):
             text = pattern.sub(REDACTED, text)
@@ -129,11 +147,6 @@ def redact_text(text: str, detectors: Sequence[Detector] = ()) -> str:
     for triggers, pattern in _KEYED_PATTERNS:
         if triggers is None or any(t in lowered for t in triggers):
             text = pattern.sub(_keep_label, text)
-    for detector in detectors:
-        for value in set(detector(text)):
-            value = value.strip()
-            if len(value) >= MIN_DETECTED_LENGTH and REDACTED not in value:
-                text = text.replace(value, REDACTED)
     return text
 
 

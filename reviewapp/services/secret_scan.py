@@ -72,28 +72,35 @@ _PLUGINS: tuple[RegexBasedDetector, ...] = tuple(
 
 # When to run a plugin. Most plugins look for a secret that is a run of at least 20
 # token characters, so they run only when the text holds such a run (one cheap scan);
-# the others, whose secret can be shorter, run when their marker word is present.
+# Artifactory keys can be 11 characters long; the others, whose secret can be short, run
+# when their marker word is present.
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=]{20}")
+_MEDIUM_TOKEN = re.compile(r"A[KP][A-Za-z0-9]{9}")
 _WORD_GATES: dict[type, tuple[str, ...]] = {
-    ArtifactoryDetector: ("akc", "ap"),
     BasicAuthDetector: ("://",),
     NpmDetector: ("_authtoken",),
     PrivateKeyDetector: ("private key", "putty-user-key"),
     SlackDetector: ("xox", "hooks.slack"),
 }
+_TOKEN_PLUGINS = tuple(p for p in _PLUGINS
+                       if type(p) not in _WORD_GATES and not isinstance(p, ArtifactoryDetector))
+_ARTIFACTORY = tuple(p for p in _PLUGINS if isinstance(p, ArtifactoryDetector))
+_WORD_PLUGINS = tuple((p, _WORD_GATES[type(p)]) for p in _PLUGINS if type(p) in _WORD_GATES)
 
 
 def _detect(text: str) -> Iterable[str]:
+    found: list[str] = []
+    if _LONG_TOKEN.search(text) is not None:
+        for plugin in _TOKEN_PLUGINS:
+            found.extend(plugin.analyze_string(text))
+    if _MEDIUM_TOKEN.search(text) is not None:
+        for plugin in _ARTIFACTORY:
+            found.extend(plugin.analyze_string(text))
     lowered = text.lower()
-    long_token = _LONG_TOKEN.search(text) is not None
-    for plugin in _PLUGINS:
-        gate = _WORD_GATES.get(type(plugin))
-        if gate is None:
-            if not long_token:
-                continue
-        elif not any(word in lowered for word in gate):
-            continue
-        yield from plugin.analyze_string(text)
+    for plugin, words in _WORD_PLUGINS:
+        if any(word in lowered for word in words):
+            found.extend(plugin.analyze_string(text))
+    return found
 
 
 DETECTORS: tuple[Detector, ...] = (_detect,)
