@@ -156,14 +156,18 @@ _MUTABLE = ("tool_name", "status", "arguments", "result_summary", "error_message
 _RUN = Run.__table__
 # Statements built once: on the hot path, building them per request cost more than
 # running them.
-_SELECT_RUNS = select(
+_RUN_COLUMNS = select(
     _RUN.c.id, _RUN.c.run_id, _RUN.c.kind, _RUN.c.diagnosis_session_id, _RUN.c.status,
     _RUN.c.tool_call_count,
-).where(_RUN.c.workspace_id == bindparam("workspace_id"),
-        _RUN.c.run_id.in_(bindparam("run_ids", expanding=True)))
+).where(_RUN.c.workspace_id == bindparam("workspace_id"))
+_SELECT_RUNS = _RUN_COLUMNS.where(_RUN.c.run_id.in_(bindparam("run_ids", expanding=True)))
+# Single-value variants: a lone event (the common live case) skips IN-list expansion.
+_SELECT_RUN_ONE = _RUN_COLUMNS.where(_RUN.c.run_id == bindparam("run_id"))
 _SELECT_ROWS = select(_TOOL_CALL).where(
     _TOOL_CALL.c.workspace_id == bindparam("workspace_id"),
     _TOOL_CALL.c.id.in_(bindparam("ids", expanding=True)))
+_SELECT_ROW_ONE = select(_TOOL_CALL).where(
+    _TOOL_CALL.c.workspace_id == bindparam("workspace_id"), _TOOL_CALL.c.id == bindparam("id"))
 _BUMP_COUNTERS = _RUN.update().where(_RUN.c.id == bindparam("pk")).values(
     tool_call_count=_RUN.c.tool_call_count + bindparam("added"),
     failed_tool_call_count=_RUN.c.failed_tool_call_count + bindparam("failed"),
@@ -191,16 +195,18 @@ class _Batch:
         self.session = session
         self.conn = session.connection()
         self.workspace_id = workspace_id
-        self.runs = {
-            r.run_id: r for r in self.conn.execute(
-                _SELECT_RUNS, {"workspace_id": workspace_id,
-                               "run_ids": sorted({ev.run_id for ev in events})})
-        }
-        self.rows: dict[str, dict[str, Any]] = {
-            r["id"]: dict(r) for r in self.conn.execute(
-                _SELECT_ROWS, {"workspace_id": workspace_id, "ids": sorted({ev.id for ev in events})}
-            ).mappings()
-        }
+        run_ids = sorted({ev.run_id for ev in events})
+        call_ids = sorted({ev.id for ev in events})
+        found_runs = self.conn.execute(
+            _SELECT_RUN_ONE, {"workspace_id": workspace_id, "run_id": run_ids[0]}
+        ) if len(run_ids) == 1 else self.conn.execute(
+            _SELECT_RUNS, {"workspace_id": workspace_id, "run_ids": run_ids})
+        self.runs = {r.run_id: r for r in found_runs}
+        found_rows = self.conn.execute(
+            _SELECT_ROW_ONE, {"workspace_id": workspace_id, "id": call_ids[0]}
+        ) if len(call_ids) == 1 else self.conn.execute(
+            _SELECT_ROWS, {"workspace_id": workspace_id, "ids": call_ids})
+        self.rows: dict[str, dict[str, Any]] = {r["id"]: dict(r) for r in found_rows.mappings()}
         self.new: dict[str, dict[str, Any]] = {}
         self.dirty: set[str] = set()
         self.added: dict[int, int] = {}
