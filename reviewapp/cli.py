@@ -167,3 +167,52 @@ def demo_bootstrap() -> None:
         click.echo(line)
     click.echo("These passwords are shown only once. Change one with: "
                ".venv/bin/flask users set-password USERNAME")
+
+
+@runs_cli.command("import")
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, readable=True))
+@click.option("--workspace", "slug", required=True, help="Workspace slug.")
+@click.option("--format", "fmt", default="auto", show_default=True,
+              type=click.Choice(["auto", "native", "openai-messages", "tau-bench", "claude-code", "codex"]),
+              help="Source format; auto looks at the first record.")
+def import_runs(paths: tuple[str, ...], slug: str, fmt: str) -> None:
+    """Import agent runs from PATH... (JSON array, JSON lines or one object). Idempotent:
+    importing the same files again changes nothing."""
+    import sys
+    from pathlib import Path
+
+    from .db_setup import write_intent
+    from .services import importers
+
+    workspace_id = _workspace_id(slug)
+    total = sum(Path(p).stat().st_size for p in paths)
+    problems: list[str] = []
+    with click.progressbar(length=total, label="Importing", file=sys.stderr,
+                           show_pos=False) as bar, write_intent():
+        seen = {"done": 0}
+
+        def progress(done: int) -> None:
+            bar.update(max(0, done - seen["done"]))
+            seen["done"] = max(done, seen["done"])
+
+        try:
+            summary = importers.import_files(db.session, Actor.system_actor(), workspace_id, paths,
+                                             fmt=fmt, progress=progress, problem=problems.append)
+        except importers.RecordError as exc:
+            raise click.ClickException(str(exc)) from None
+        except ServiceError as exc:
+            _fail(exc)
+    for line in summary.problems:
+        click.echo(f"error: {line}", err=True)
+    for line in summary.warnings[:20]:
+        click.echo(f"warning: {line}", err=True)
+    if len(summary.warnings) > 20:
+        click.echo(f"warning: ... and {len(summary.warnings) - 20} more", err=True)
+    click.echo(
+        f"runs: {summary.created} created, {summary.updated} updated, {summary.unchanged} unchanged, "
+        f"{summary.failed} failed; tool calls: {summary.tool_calls} "
+        f"({summary.failed_tool_calls} failed); warnings: {len(summary.warnings)}"
+    )
+    if summary.failed:
+        raise SystemExit(1)

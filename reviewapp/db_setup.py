@@ -38,6 +38,18 @@ def write_intent() -> Iterator[None]:
         _immediate.reset(token)
 
 
+@contextmanager
+def read_intent() -> Iterator[None]:
+    """Within this block, SQLite transactions begin with plain ``BEGIN`` even inside a
+    state-changing request: for a read that must not queue behind writers (WAL readers
+    never wait). The block must end its transaction before it is left."""
+    token = _immediate.set(False)
+    try:
+        yield
+    finally:
+        _immediate.reset(token)
+
+
 def set_write_intent(value: bool) -> Any:
     """Set the write intent for the current context; returns a token for ``reset_write_intent``."""
     return _immediate.set(value)
