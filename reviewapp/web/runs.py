@@ -3,8 +3,6 @@ run page, its live timeline fragment, one tool call's details, the verdict badge
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Blueprint, Response, current_app, make_response, render_template, request
 from flask_login import login_required
 
@@ -23,9 +21,7 @@ LIST_KEYS = ("q", "workspace", "kind", "status", "verdict", "feedback", "reviewe
 
 def filter_form() -> RunFilterForm:
     """The filter form bound to the query string."""
-    form = RunFilterForm(formdata=request.args)
-    form.sort.choices = list(runs_service.SORTS.items())
-    return form
+    return RunFilterForm(formdata=request.args)
 
 
 def list_args() -> dict[str, str]:
@@ -40,14 +36,14 @@ def index() -> Response:
     form = filter_form()
     if not form.validate():
         return page_or_fragment("runs/list.html", "runs/_table.html", status=400, form=form,
-                                page=None, list_args=list_args())
+                                page=None, list_args=list_args(), sorts=runs_service.SORTS)
     page = runs_service.list_runs(
         db.session, current_actor(), limit=current_app.config["RUNS_PAGE_SIZE"],
         cursor=request.args.get("cursor") or None,
         filters=runs_service.RunFilters(**form.to_filters()),
     )
     return page_or_fragment("runs/list.html", "runs/_table.html", form=form, page=page,
-                            list_args=list_args())
+                            list_args=list_args(), sorts=runs_service.SORTS)
 
 
 @bp.get("/runs/<int:run_pk>")
@@ -94,7 +90,3 @@ def verdict(run_pk: int) -> Response:
     run = runs_service.get_run(db.session, current_actor(), run_pk)
     return page_or_fragment("runs/_verdict.html", "runs/_verdict.html", run=run)
 
-
-def template_helpers() -> dict[str, Any]:
-    """Names the run templates use."""
-    return {"LIST_KEYS": LIST_KEYS}
