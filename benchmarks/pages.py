@@ -174,8 +174,8 @@ def requests_per_second(port: int, path: str, cookie: str | None, seconds: float
                         concurrency: int = 8) -> float:
     """Completed requests per second from ``concurrency`` keep-alive clients."""
     done = [0] * concurrency
-    stop = time.perf_counter() + seconds
     headers = {"Cookie": cookie} if cookie else {}
+    stop = 0.0
 
     def worker(i: int) -> None:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -193,6 +193,7 @@ def requests_per_second(port: int, path: str, cookie: str | None, seconds: float
         warm.request("GET", path, headers=headers)
         warm.getresponse().read()
     t0 = time.perf_counter()
+    stop = t0 + seconds
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(concurrency)]
     for t in threads:
         t.start()

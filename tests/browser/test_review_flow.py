@@ -6,6 +6,7 @@ import re
 import time
 
 import pytest
+from playwright.sync_api import expect
 
 from reviewapp.actors import Actor
 from reviewapp.extensions import db
@@ -204,3 +205,24 @@ def test_screenshots_of_the_list_and_run_pages(new_page, demo_world, session, wi
         page.screenshot(path=str(SCREENSHOTS / f"{name}-{label}.png"), full_page=True)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"{name} scrolls sideways at {width}px"
+
+
+def test_filters_live_in_the_url_and_the_back_button_restores_the_list(new_page, demo_world):
+    page = new_page()
+    log_in(page, "rita.reviewer")
+    rows = page.locator("#runs-table tbody tr")
+    everything = rows.count()
+    table = page.locator("#runs-table")
+    page.select_option("#kind", "aiops")
+    page.wait_for_url(re.compile(r"kind=aiops"))
+    expect(rows).to_have_count(2)
+    assert table.is_visible() and page.locator("form.filters").count() == 1
+    assert "2 matching" in page.locator("#runs-table .counts").inner_text()
+    # A shared link opens the same list.
+    shared = new_page()
+    log_in(shared, "rita.reviewer")
+    shared.goto(page.url)
+    assert shared.locator("#runs-table tbody tr").count() == 2
+    page.go_back()
+    expect(rows).to_have_count(everything)
+    assert "kind=aiops" not in page.url
