@@ -34,6 +34,13 @@ def _render(state, form: FeedbackForm, status: int = 200, saved: bool = False,
                         errors=errors or {})
 
 
+def _not_saved(form: FeedbackForm, errors: dict[str, str]) -> Response:
+    """Plain browser: say what was wrong and go back to the page the form was on."""
+    field, message = next(iter(errors.items()))
+    flash(f"Your rating was not saved: {field.replace('_', ' ')}: {message}", "error")
+    return redirect(safe_next(form.next.data or None), 303)
+
+
 @bp.post("/feedback")
 @login_required
 def rate() -> Response:
@@ -42,23 +49,28 @@ def rate() -> Response:
     actor = current_actor()
     if not form.validate():
         errors = {name: " ".join(msgs) for name, msgs in form.errors.items()}
+        if not is_htmx():
+            return _not_saved(form, errors)
         if form.target_type.data and isinstance(form.target_id.data, int):
             state = review.target_state(db.session, actor, form.target_type.data,
                                         form.target_id.data, form.subject_id.data)
             return _render(state, form, status=422, errors=errors)
-        raise ValidationFailed(next(iter(errors), "form"), next(iter(errors.values()), "invalid"))
+        raise ValidationFailed(next(iter(errors)), next(iter(errors.values())))
     try:
         state = review.rate_target(
             db.session, actor, form.target_type.data, form.target_id.data,
             form.subject_id.data or None, form.rating.data, reason=form.reason.data or None,
             comment=form.comment.data, correction=form.correction.data)
     except ValidationFailed as error:
-        if error.field not in ("reason", "comment", "correction", "rating") or not is_htmx():
+        if error.field not in ("reason", "comment", "correction", "rating"):
             raise
         db.session.rollback()
+        if not is_htmx():
+            return _not_saved(form, {error.field: error.message.split(": ", 1)[-1]})
         state = review.target_state(db.session, actor, form.target_type.data,
                                     form.target_id.data, form.subject_id.data)
-        return _render(state, form, status=422, errors={error.field: error.message})
+        return _render(state, form, status=422,
+                       errors={error.field: error.message.split(": ", 1)[-1]})
     if not is_htmx():
         flash("Your rating is saved.", "success")
         return redirect(_back(form, state.run_pk), 303)

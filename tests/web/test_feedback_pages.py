@@ -167,3 +167,12 @@ def test_queue_progress_refreshes_and_queue_moves_on(client, setup, make):
                                    "rating": "negative"}, headers=HX)
     done = client.get("/queue")
     assert done.status_code == 200 and "You have rated every run in this list" in done.get_data(as_text=True)
+
+
+def test_plain_form_post_with_a_bad_reason_says_so_and_goes_back(client, setup):
+    response = _rate(client, setup, rating="negative", headers={}, reason="nonsense")
+    assert response.status_code == 303
+    assert response.headers["Location"] == f"/runs/{setup['run'].id}?kind=chat"
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "Your rating was not saved: reason" in page
+    assert db.session.query(Feedback).count() == 0
