@@ -127,6 +127,13 @@ def test_keyset_pages_with_filters(session, world):
     assert _all_pages(session, world["actor"], RunFilters(kind="chat"), limit=1) == expected
 
 
+def test_filtered_count_stops_at_its_own_cap(session, world, monkeypatch):
+    monkeypatch.setattr(runs, "FILTERED_COUNT_CAP", 2)
+    page = runs.list_runs(session, world["actor"], filters=RunFilters(kind="chat"))
+    assert (page.filtered.value, page.filtered.capped) == (2, True)
+    assert (page.total_count.value, page.total_count.capped) == (6, False)
+
+
 def test_counts_stop_at_the_cap(session, world):
     page = runs.list_runs(session, world["actor"], count_cap=4)
     assert (page.total_count.value, page.total_count.capped) == (4, True)
