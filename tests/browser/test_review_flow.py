@@ -190,8 +190,19 @@ def test_a_running_runs_timeline_gains_a_call_ingested_while_open(new_page, demo
 
 
 @pytest.mark.parametrize("width, height, label", [(1280, 900, "desktop"), (390, 844, "phone")])
-def test_screenshots_of_the_list_and_run_pages(new_page, demo_world, session, width, height, label):
+def test_screenshots_of_the_list_and_run_pages(new_page, demo_world, session, make, width, height,
+                                              label):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    # Two reviewers who disagree on the chat answer, so the screenshots show ratings.
+    from reviewapp.models import Message
+    from reviewapp.services import feedback
+
+    answer = session.query(Message).filter_by(run_pk=_run_pk(session, "demo-chat-checkout-502"),
+                                              role="assistant").one()
+    other = make.user(demo_world["ws"], username="omar.ops")
+    feedback.upsert_feedback(session, make.actor(other), "chat_message", answer.id, None, "positive")
+    feedback.upsert_feedback(session, make.actor(demo_world["user"]), "chat_message", answer.id, None,
+                             "negative", reason="incomplete", comment="Misses the rollback risk.")
     page = new_page(width, height)
     log_in(page, "rita.reviewer")
     page.screenshot(path=str(SCREENSHOTS / f"runs-list-{label}.png"), full_page=True)
