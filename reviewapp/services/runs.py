@@ -1,16 +1,20 @@
-"""Runs: ingest / upsert a run document, finish a run, list runs (SPEC 3, 9, 10)."""
+"""Runs: ingest / upsert a run document, finish a run, list runs, the run page's read
+model (SPEC 3, 8, 9, 10)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Select, exists, func, literal, or_, select, union_all, update
+from sqlalchemy import false as sa_false
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
+from ..domain.timeline import Bar, CallTiming, Layout
+from ..domain.timeline import layout as timeline_layout
 from ..domain.times import parse_timestamp
 from ..errors import Conflict, Forbidden, ServiceError, ValidationFailed
 from ..models import (
@@ -25,11 +29,18 @@ from ..models import (
     RunStatus,
     TargetType,
     ToolCall,
+    Workspace,
 )
 from ..models.base import utcnow
-from ..queries import insert_for, runs_visible_to
+from ..queries import (
+    get_run_for,
+    insert_for,
+    runs_of_workspace_visible_to,
+    runs_visible_to,
+    scope_to_actor,
+)
 from . import documents
-from .access import require_role
+from .access import WorkspaceRole, require_role, roles_of
 from .retry import retry_on_conflict
 from .tool_calls import check_records, upsert_records
 
@@ -426,39 +437,547 @@ def _apply_imported_evaluations(run: Run, doc: Mapping[str, Any]) -> bool:
     return changed
 
 
+# --------------------------------------------------------------------------------------
+# The runs list: filters, sort orders, keyset pagination, bounded counts (SPEC 8)
+# --------------------------------------------------------------------------------------
+
+SORTS: dict[str, str] = {
+    "newest": "Newest first",
+    "oldest": "Oldest first",
+    "score_desc": "Highest evidence score",
+    "score_asc": "Lowest evidence score",
+    "failed_desc": "Most failed tool calls",
+    "calls_desc": "Most tool calls",
+}
+FEEDBACK_STATES = ("useful", "not_useful", "none")
+VERIFIER_VERDICTS = ("PASS", "LOW_CONFID", "REJECT", "none")
+REVIEWED_STATES = ("not_mine", "mine")
+MAX_QUERY_TEXT = 200
+# Counts stop here ("10,000+"): counting costs at most this many index entries.
+COUNT_CAP = 10_000
+# A filtered count reads about cap / selectivity rows, so it stops earlier: with a
+# selective filter a million-run workspace is then counted as fast as a small one.
+FILTERED_COUNT_CAP = 1_000
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    """What the runs list (and the review queue, and a run page's prev / next) shows.
+
+    Every field is optional: ``workspace_id``; ``kind`` chat | aiops; ``status`` RUNNING |
+    SUCCESS | FAILED; ``verdict`` the verifier's PASS | LOW_CONFID | REJECT | none (not
+    scored); ``feedback`` the run's verdict useful | not_useful | none; ``score_min`` /
+    ``score_max`` evidence score bounds, inclusive, 0-100 (unscored runs drop out when a
+    bound is set); ``outcome`` the exact external outcome; ``reviewed`` not_mine (no
+    rating of mine on any part of the run) | mine; ``q`` text contained in the query or
+    the answer (case-insensitive); ``sort`` a key of ``SORTS``.
+    """
+
+    workspace_id: int | None = None
+    kind: str | None = None
+    status: str | None = None
+    verdict: str | None = None
+    feedback: str | None = None
+    score_min: int | None = None
+    score_max: int | None = None
+    outcome: str | None = None
+    reviewed: str | None = None
+    q: str | None = None
+    sort: str = "newest"
+
+    def validated(self) -> "RunFilters":
+        """This value when every field is allowed. Raises ``ValidationFailed`` naming the field."""
+        allowed = {
+            "kind": tuple(k.value for k in RunKind),
+            "status": tuple(s.value for s in RunStatus),
+            "verdict": VERIFIER_VERDICTS,
+            "feedback": FEEDBACK_STATES,
+            "reviewed": REVIEWED_STATES,
+        }
+        for name, values in allowed.items():
+            value = getattr(self, name)
+            if value is not None and value not in values:
+                raise ValidationFailed(name, f"must be one of {', '.join(values)}")
+        if self.sort not in SORTS:
+            raise ValidationFailed("sort", f"must be one of {', '.join(SORTS)}")
+        for name in ("score_min", "score_max"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not 0 <= value <= 100):
+                raise ValidationFailed(name, "must be a whole number from 0 to 100")
+        if self.score_min is not None and self.score_max is not None \
+                and self.score_min > self.score_max:
+            raise ValidationFailed("score_max", "must not be below the minimum score")
+        if self.q is not None and len(self.q) > MAX_QUERY_TEXT:
+            raise ValidationFailed("q", f"at most {MAX_QUERY_TEXT} characters")
+        if self.outcome is not None and len(self.outcome) > 32:
+            raise ValidationFailed("outcome", "at most 32 characters")
+        return self
+
+    @property
+    def active(self) -> bool:
+        """True when any filter (not the sort) narrows the list."""
+        return any(getattr(self, f) not in (None, "") for f in (
+            "workspace_id", "kind", "status", "verdict", "feedback", "score_min",
+            "score_max", "outcome", "reviewed", "q"))
+
+
+def sort_keys(sort: str) -> list[tuple[Any, bool]]:
+    """(expression, descending) pairs for ``sort``; the id last, so the order is total."""
+    return {
+        "newest": [(Run.created_at, True), (Run.id, True)],
+        "oldest": [(Run.created_at, False), (Run.id, False)],
+        "score_desc": [(func.coalesce(Run.evidence_score, -1), True), (Run.id, True)],
+        "score_asc": [(func.coalesce(Run.evidence_score, 101), False), (Run.id, False)],
+        "failed_desc": [(Run.failed_tool_call_count, True), (Run.id, True)],
+        "calls_desc": [(Run.tool_call_count, True), (Run.id, True)],
+    }[sort]
+
+
+def sort_values(run: Run, sort: str) -> list[Any]:
+    """``run``'s values for the keys of ``sort_keys(sort)`` (what a cursor stores)."""
+    if sort in ("newest", "oldest"):
+        return [run.created_at.astimezone(timezone.utc).isoformat(), run.id]
+    if sort == "score_desc":
+        return [-1 if run.evidence_score is None else run.evidence_score, run.id]
+    if sort == "score_asc":
+        return [101 if run.evidence_score is None else run.evidence_score, run.id]
+    if sort == "failed_desc":
+        return [run.failed_tool_call_count, run.id]
+    return [run.tool_call_count, run.id]
+
+
+def bind_sort_values(sort: str, values: list[Any]) -> list[Any]:
+    """Cursor values back to bind parameters. Raises ``ValidationFailed`` for bad cursors."""
+    try:
+        if sort in ("newest", "oldest"):
+            at = datetime.fromisoformat(str(values[0]))
+            if at.tzinfo is None:
+                raise ValueError("naive")
+            return [at, int(values[1])]
+        return [int(v) for v in values]  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValidationFailed("cursor", "malformed cursor") from None
+
+
+def _reviewed_by(actor: Actor) -> Any:
+    """EXISTS: the actor rated some part of the run."""
+    if not actor.is_user:
+        return sa_false()
+    return exists().where(Feedback.run_pk == Run.id, Feedback.author_id == actor.user_id)
+
+
+def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None) -> Select[Any]:
+    """The visible runs narrowed by ``filters``, unordered. ``only_workspace`` adds an
+    equality on the workspace (an index range instead of a scan) when the actor sees one
+    workspace or picked one; the membership check stays in the query either way."""
+    workspace_id = filters.workspace_id or only_workspace
+    stmt = (runs_of_workspace_visible_to(actor, workspace_id) if workspace_id is not None
+            else runs_visible_to(actor))
+    if filters.kind:
+        stmt = stmt.where(Run.kind == filters.kind)
+    if filters.status:
+        stmt = stmt.where(Run.status == filters.status)
+    if filters.verdict:
+        stmt = stmt.where(Run.verifier_verdict.is_(None) if filters.verdict == "none"
+                          else Run.verifier_verdict == filters.verdict)
+    if filters.feedback:
+        stmt = stmt.where(Run.feedback.is_(None) if filters.feedback == "none"
+                          else Run.feedback == filters.feedback)
+    if filters.score_min is not None:
+        stmt = stmt.where(Run.evidence_score >= filters.score_min)
+    if filters.score_max is not None:
+        stmt = stmt.where(Run.evidence_score <= filters.score_max)
+    if filters.outcome:
+        stmt = stmt.where(Run.external_outcome == filters.outcome)
+    if filters.reviewed == "not_mine":
+        stmt = stmt.where(~_reviewed_by(actor))
+    elif filters.reviewed == "mine":
+        stmt = stmt.where(_reviewed_by(actor))
+    if filters.q and filters.q.strip():
+        text = filters.q.strip()
+        stmt = stmt.where(or_(Run.query.icontains(text, autoescape=True),
+                              Run.answer.icontains(text, autoescape=True)))
+    return stmt
+
+
+def single_workspace(session: Session, actor: Actor) -> tuple[list[WorkspaceRole], int | None]:
+    """The actor's workspaces, and the id of the only one when there is exactly one."""
+    workspaces = roles_of(session, actor)
+    return workspaces, (workspaces[0].workspace_id if len(workspaces) == 1 else None)
+
+
+@dataclass(frozen=True)
+class Count:
+    """A row count that stops at a cap: ``capped`` True means "``value`` or more"."""
+
+    value: int
+    capped: bool
+
+
 @dataclass(frozen=True)
 class RunPage:
-    """A page of runs plus the cursor of the next page (``None`` on the last page)."""
+    """A page of runs plus the cursor of the next page (``None`` on the last page).
+
+    ``total`` counts every visible run (up to ``COUNT_CAP``), ``filtered`` those matching
+    the filters (up to ``FILTERED_COUNT_CAP``; see ``queries.capped_count``); ``reviewed_by_me`` holds the
+    ids of the page's runs the actor has rated; ``workspaces`` the actor's workspaces
+    (for the workspace filter).
+    """
 
     runs: list[Run]
     next_cursor: str | None
     total: int
+    filtered: Count = Count(0, False)
+    total_count: Count = Count(0, False)
+    reviewed_by_me: frozenset[int] = frozenset()
+    workspaces: list[WorkspaceRole] = field(default_factory=list)
+    filters: RunFilters = RunFilters()
 
 
 def list_runs(
-    session: Session, actor: Actor, *, limit: int = 50, cursor: str | None = None
+    session: Session, actor: Actor, *, limit: int = 50, cursor: str | None = None,
+    filters: RunFilters | None = None, count_cap: int = COUNT_CAP,
 ) -> RunPage:
-    """The actor's visible runs, newest first, keyset-paginated on (created_at, id).
+    """The actor's visible runs matching ``filters``, keyset-paginated in ``filters.sort``
+    order (default newest first, ties broken by id so equal timestamps never skip or
+    repeat a row). ``cursor`` is the opaque value of a previous page's ``next_cursor``.
 
-    ``cursor`` is the opaque value of a previous page's ``next_cursor``.
-    Raises ``ValidationFailed`` for a malformed cursor.
+    Queries: workspaces, total count, filtered count (skipped when no filter is set),
+    the page, the page's "reviewed by me" ids — five at most, whatever the size.
+    Raises ``ValidationFailed`` for a bad filter (naming it) or a malformed cursor.
     """
-    from ..domain.pagination import decode_cursor, encode_cursor
+    from ..domain.pagination import decode_keyset, encode_keyset
+    from ..queries import capped_count, keyset_after
 
-    base = runs_visible_to(actor)
-    total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
-    stmt = base.order_by(Run.created_at.desc(), Run.id.desc())
+    filters = (filters or RunFilters()).validated()
+    if not 1 <= limit <= 500:
+        raise ValidationFailed("limit", "must be 1-500")
+    workspaces, only = single_workspace(session, actor)
+    keys = sort_keys(filters.sort)
+    stmt = filtered_runs(actor, filters, only)
+    total_count = Count(*capped_count(session, filtered_runs(actor, RunFilters(), only), count_cap))
+    filtered = (Count(*capped_count(session, stmt, min(count_cap, FILTERED_COUNT_CAP)))
+                if filters.active else total_count)
     if cursor:
         try:
-            created_at, run_pk = decode_cursor(cursor)
+            raw = decode_keyset(cursor, filters.sort, len(keys))
         except ValueError:
             raise ValidationFailed("cursor", "malformed cursor") from None
-        stmt = stmt.where(
-            (Run.created_at < created_at) | ((Run.created_at == created_at) & (Run.id < run_pk))
-        )
+        stmt = stmt.where(keyset_after(keys, bind_sort_values(filters.sort, raw)))
+    stmt = stmt.order_by(*(k.desc() if d else k.asc() for k, d in keys))
     rows = list(session.scalars(stmt.limit(limit + 1)))
     next_cursor = None
     if len(rows) > limit:
         rows = rows[:limit]
-        next_cursor = encode_cursor(rows[-1].created_at, rows[-1].id)
-    return RunPage(rows, next_cursor, int(total))
+        next_cursor = encode_keyset(filters.sort, sort_values(rows[-1], filters.sort))
+    reviewed: frozenset[int] = frozenset()
+    if rows and actor.is_user:
+        reviewed = frozenset(session.scalars(
+            select(Feedback.run_pk).where(
+                Feedback.author_id == actor.user_id,
+                Feedback.run_pk.in_([r.id for r in rows]),
+            ).distinct()
+        ))
+    return RunPage(rows, next_cursor, total_count.value, filtered, total_count, reviewed,
+                   workspaces, filters)
+
+
+def _neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,
+                only: int | None) -> tuple[int | None, int | None]:
+    """The ids of the runs just before and just after ``run`` in the filtered list order
+    (one query: the two one-row lookups joined with UNION ALL)."""
+    from ..queries import keyset_after
+
+    keys = sort_keys(filters.sort)
+    values = bind_sort_values(filters.sort, sort_values(run, filters.sort))
+    base = filtered_runs(actor, filters, only)
+
+    def one(previous: bool) -> Any:
+        order = [(k.asc() if d else k.desc()) if previous else (k.desc() if d else k.asc())
+                 for k, d in keys]
+        return (base.with_only_columns(Run.id, literal(1 if previous else 2).label("side"),
+                                       maintain_column_froms=True)
+                .where(keyset_after(keys, values, reverse=previous))
+                .order_by(*order).limit(1).subquery())
+
+    before, after = one(True), one(False)
+    found = dict((side, pk) for pk, side in session.execute(
+        union_all(select(before.c.id, before.c.side), select(after.c.id, after.c.side))))
+    return found.get(1), found.get(2)
+
+
+# --------------------------------------------------------------------------------------
+# The run page: one read model, loaded in a fixed number of queries (SPEC 8, STYLE 3)
+# --------------------------------------------------------------------------------------
+
+# SPEC 6.1: the reason list when the workspace has none of its own.
+DEFAULT_FEEDBACK_REASONS = ("incorrect", "incomplete", "citation", "unsafe", "other")
+# The timeline reads only these columns; arguments, results and errors (up to 2,000
+# characters each) are read one call at a time, when a reviewer opens it (get_tool_call).
+_TIMELINE_COLUMNS = ("id", "tool_name", "status", "started_at", "completed_at", "duration_ms",
+                     "compensated", "match_level", "hit_count", "step_pk", "updated_at")
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineCall:
+    """The facts of one tool call the timeline shows (no arguments / result / error)."""
+
+    id: str
+    tool_name: str
+    status: str
+    started_at: datetime | None
+    completed_at: datetime | None
+    duration_ms: int | None
+    compensated: bool
+    match_level: str | None
+    hit_count: int | None
+    step_pk: int | None
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class CitationView:
+    """One citation of an assistant message with the gatekeeper's finding (SPEC 5.4).
+
+    ``gate`` is {status verified | unverified, reason, evidence_ref} or ``None`` when the
+    gatekeeper has not looked at it yet.
+    """
+
+    message_id: int
+    citation_id: str
+    title: str
+    source: str
+    excerpt: str
+    evidence_ref: str | None
+    gate: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    """One call on the timeline: its facts, its bar, the label of its step."""
+
+    call: TimelineCall
+    bar: Bar
+    step_label: str | None
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The tool-call timeline of one run. ``live`` while the run is RUNNING (the fragment
+    then polls itself); ``version`` changes whenever a call or the run status changes."""
+
+    run_pk: int
+    status: str
+    live: bool
+    rows: list[TimelineRow]
+    layout: Layout
+    version: str
+
+
+@dataclass(frozen=True)
+class TargetState:
+    """What one thumbs control shows: the target, the actor's own rating (``mine``, a
+    Feedback or ``None``), every reviewer's ``summary`` (TargetSummary or ``None``) and
+    the workspace's reason codes."""
+
+    target_type: str
+    target_id: int
+    subject_key: str
+    run_pk: int
+    mine: Any
+    summary: Any
+    reasons: list[str]
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    """Everything the run page shows, loaded up front: templates trigger no lazy load.
+
+    ``answer_message`` is the final assistant message (the chat answer's thumbs target);
+    ``my_feedback`` maps (target_type, target_id, subject_key) to the actor's own rating;
+    ``summary`` maps the same keys to every reviewer's counts (feedback_summary);
+    ``evaluation`` is ``run.self_evaluation`` with a legacy flat root wrapped (SPEC 5) or
+    ``None`` when not scored yet; ``prev_pk`` / ``next_pk`` are the neighbours in the
+    list ``filters`` describe.
+    """
+
+    run: Run
+    workspace: Workspace
+    diagnosis_session: DiagnosisSession
+    messages: list[Message]
+    answer_message: Message | None
+    citations: list[CitationView]
+    steps: list[DiagnosticStep]
+    report: DiagnosticReport | None
+    timeline: Timeline
+    evaluation: dict[str, Any] | None
+    my_feedback: dict[tuple[str, int, str], Any]
+    summary: dict[tuple[str, int, str], Any]
+    reasons: list[str]
+    filters: RunFilters
+    prev_pk: int | None
+    next_pk: int | None
+
+    def target(self, target_type: str, target_id: int, subject_key: str = "") -> TargetState:
+        """The thumbs state of one target of this run."""
+        key = (target_type, target_id, subject_key or "")
+        return TargetState(target_type, target_id, subject_key or "", self.run.id,
+                           self.my_feedback.get(key), self.summary.get(key), self.reasons)
+
+
+def workspace_reasons(workspace: Workspace) -> list[str]:
+    """The workspace's feedback reason codes, or the default list (SPEC 6.1)."""
+    return list((workspace.settings or {}).get("feedback_reasons") or DEFAULT_FEEDBACK_REASONS)
+
+
+def _load_run(session: Session, actor: Actor, run_pk: int) -> tuple[Run, DiagnosisSession, Workspace]:
+    stmt = scope_to_actor(
+        select(Run, DiagnosisSession, Workspace)
+        .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
+        .join(Workspace, Workspace.id == Run.workspace_id)
+        .where(Run.id == run_pk),
+        actor, Run.workspace_id, Role.REVIEWER,
+    )
+    row = session.execute(stmt).one_or_none()
+    if row is None:
+        raise Forbidden()
+    return row[0], row[1], row[2]
+
+
+def evaluation_view(raw: Any) -> dict[str, Any] | None:
+    """``self_evaluation`` keyed by source, a legacy flat root wrapped (SPEC 5); ``None``
+    when absent or empty (the page says "not scored yet")."""
+    if not isinstance(raw, Mapping) or not raw:
+        return None
+    if "evidence_score" in raw:
+        return {"rule_evaluation": dict(raw)}
+    if "verdict" in raw or "groundedness_score" in raw:
+        return {"verifier_evaluation": dict(raw)}
+    return {k: v for k, v in raw.items() if isinstance(v, Mapping)} or None
+
+
+def _gate_findings(evaluation: dict[str, Any] | None) -> dict[tuple[str, str], dict[str, Any]]:
+    gate = (evaluation or {}).get("citation_gatekeeper") or {}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for item in gate.get("citations") or []:
+        if isinstance(item, Mapping) and item.get("citation_id") is not None:
+            found[(str(item.get("message_id")), str(item["citation_id"]))] = dict(item)
+    return found
+
+
+def _citations(messages: Sequence[Message], evaluation: dict[str, Any] | None) -> list[CitationView]:
+    findings = _gate_findings(evaluation)
+    views = []
+    for message in messages:
+        if message.role != MessageRole.ASSISTANT.value:
+            continue
+        for raw in message.citations:
+            if not isinstance(raw, Mapping) or raw.get("id") in (None, ""):
+                continue
+            cid = str(raw["id"])
+            gate = findings.get((str(message.id), cid)) or findings.get((str(message.message_id), cid))
+            views.append(CitationView(
+                message_id=message.id, citation_id=cid, title=str(raw.get("title") or cid),
+                source=str(raw.get("source") or raw.get("url") or ""),
+                excerpt=str(raw.get("excerpt") or ""),
+                evidence_ref=raw.get("evidence_ref") if isinstance(raw.get("evidence_ref"), str) else None,
+                gate=gate,
+            ))
+    return views
+
+
+def _timeline(session: Session, run: Run, steps: Sequence[DiagnosticStep]) -> Timeline:
+    # Plain column rows, not ORM objects: a 500-call run hydrates ten times faster.
+    calls = [TimelineCall(*row) for row in session.execute(
+        select(*(getattr(ToolCall, c) for c in _TIMELINE_COLUMNS))
+        .where(ToolCall.run_pk == run.id, ToolCall.workspace_id == run.workspace_id)
+        .order_by(ToolCall.started_at.is_(None), ToolCall.started_at, ToolCall.ordinal, ToolCall.id)
+    )]
+    step_labels = {s.id: f"{s.ordinal}. {s.name}" for s in steps}
+    placed = timeline_layout([CallTiming(c.started_at, c.completed_at) for c in calls],
+                             until=run.finished_at)
+    rows = [TimelineRow(c, bar, step_labels.get(c.step_pk) if c.step_pk else None)
+            for c, bar in zip(calls, placed.bars)]
+    latest = max((c.updated_at for c in calls), default=None)
+    version = f"{run.status}-{len(calls)}-{latest.timestamp() if latest else 0}"
+    return Timeline(run.id, run.status, run.status == RunStatus.RUNNING.value, rows, placed,
+                    version)
+
+
+def get_run_detail(session: Session, actor: Actor, run_pk: int,
+                   filters: RunFilters | None = None) -> RunDetail:
+    """The run page's read model for run ``run_pk`` (SPEC 8).
+
+    Access: the actor must be a member of the run's workspace; a missing run and a
+    foreign one both raise ``Forbidden`` (SPEC 2). ``filters`` (the list the reviewer
+    came from) decide the previous / next links. A fixed number of queries, whatever the
+    number of messages, citations, steps or tool calls. Raises ``ValidationFailed`` for
+    bad filters.
+    """
+    from . import feedback as feedback_service
+
+    filters = (filters or RunFilters()).validated()
+    run, diagnosis_session, workspace = _load_run(session, actor, run_pk)
+    messages = list(session.scalars(
+        select(Message).where(Message.run_pk == run.id).order_by(Message.ordinal)))
+    steps = list(session.scalars(
+        select(DiagnosticStep).where(DiagnosticStep.run_pk == run.id)
+        .order_by(DiagnosticStep.ordinal)))
+    report = session.scalars(
+        select(DiagnosticReport).where(DiagnosticReport.run_pk == run.id)).one_or_none()
+    evaluation = evaluation_view(run.self_evaluation)
+    answer_message = next((m for m in reversed(messages)
+                           if m.role == MessageRole.ASSISTANT.value and (m.content or "").strip()),
+                          None)
+    mine = {(f.target_type, f.target_id, f.subject_key or ""): f
+            for f in feedback_service.list_my_feedback(session, actor, run.id)}
+    summary = feedback_service.feedback_summary(session, actor, run.id)
+    reasons = workspace_reasons(workspace)
+    prev_pk, next_pk = _neighbours(session, actor, run, filters, None)
+    return RunDetail(
+        run=run, workspace=workspace, diagnosis_session=diagnosis_session, messages=messages,
+        answer_message=answer_message, citations=_citations(messages, evaluation), steps=steps,
+        report=report, timeline=_timeline(session, run, steps), evaluation=evaluation,
+        my_feedback=mine, summary=summary, reasons=list(reasons), filters=filters,
+        prev_pk=prev_pk, next_pk=next_pk,
+    )
+
+
+def get_timeline(session: Session, actor: Actor, run_pk: int) -> Timeline:
+    """The tool-call timeline of run ``run_pk`` alone (the live fragment polls it).
+
+    Raises ``Forbidden`` for a missing or foreign run.
+    """
+    run, _, _ = _load_run(session, actor, run_pk)
+    steps = list(session.scalars(
+        select(DiagnosticStep).where(DiagnosticStep.run_pk == run.id)
+        .order_by(DiagnosticStep.ordinal)))
+    return _timeline(session, run, steps)
+
+
+def get_run(session: Session, actor: Actor, run_pk: int) -> Run:
+    """The run ``run_pk`` if the actor may see it (e.g. to re-render its verdict badge).
+
+    Raises ``Forbidden`` for a missing or foreign run.
+    """
+    run = get_run_for(session, actor, run_pk)
+    if run is None:
+        raise Forbidden()
+    return run
+
+
+def get_tool_call(session: Session, actor: Actor, run_pk: int, call_id: str) -> ToolCall:
+    """One tool call of run ``run_pk`` with its arguments, result and error (the
+    timeline loads these only when a call is opened). Raises ``Forbidden`` for a missing
+    or foreign run or call."""
+    stmt = scope_to_actor(
+        select(ToolCall).join(Run, Run.id == ToolCall.run_pk)
+        .where(ToolCall.run_pk == run_pk, ToolCall.id == call_id,
+               ToolCall.workspace_id == Run.workspace_id),
+        actor, Run.workspace_id, Role.REVIEWER,
+    )
+    call = session.scalars(stmt).one_or_none()
+    if call is None:
+        raise Forbidden()
+    return call
