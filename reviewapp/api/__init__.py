@@ -11,6 +11,7 @@ def init_app(app: Flask) -> None:
     """Register the ``/api`` blueprint, exempt from CSRF (it authenticates by token)."""
     from ..extensions import csrf
     from . import health  # noqa: F401 - registers routes on bp
+    from . import trace  # noqa: F401
 
     csrf.exempt(bp)
     app.register_blueprint(bp)

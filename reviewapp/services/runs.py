@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
+from ..domain.self_evaluation import imported_evaluations
 from ..domain.times import parse_timestamp
 from ..errors import ValidationFailed
 from ..models import (
@@ -168,7 +169,7 @@ def upsert_run(
     The run is scored when it is finished (SUCCESS / FAILED).
     Raises ``Forbidden`` (actor may not write into the workspace), ``ValidationFailed``.
     """
-    from .evaluations import refresh_run
+    from .evaluations import apply_imported, refresh_run
 
     require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
     if not isinstance(run_id, str) or not run_id.strip() or len(run_id) > 160:
@@ -233,8 +234,10 @@ def upsert_run(
     if any(r != "unchanged" for r in tool_results):
         changed = True
     session.flush()
+    # Evaluations are applied even when nothing else changed: a verifier result may
+    # arrive with a re-sent, otherwise identical document.
+    changed |= apply_imported(session, run, imported_evaluations(doc))
     if changed:
-        _apply_imported_evaluations(session, run, doc)
         refresh_run(session, run)
     session.commit()
     return UpsertResult(
@@ -258,26 +261,6 @@ def _sync_report(session: Session, run: Run, report: Any) -> bool:
         run.report.content = content
         return True
     return False
-
-
-def _apply_imported_evaluations(session: Session, run: Run, doc: Mapping[str, Any]) -> None:
-    """Keep the agent's own evaluations (verifier, AIOps) as sent; each is one key."""
-    evaluation = dict(run.self_evaluation or {})
-    legacy = doc.get("self_evaluation")
-    if isinstance(legacy, Mapping):
-        if "evidence_score" in legacy:
-            evaluation.setdefault("rule_evaluation", dict(legacy))
-        elif "verdict" in legacy or "groundedness_score" in legacy:
-            evaluation["verifier_evaluation"] = dict(legacy)
-        else:
-            evaluation.update({k: v for k, v in legacy.items() if isinstance(v, Mapping)})
-    for key in ("verifier_evaluation", "aiops_rule_evaluation"):
-        if isinstance(doc.get(key), Mapping):
-            evaluation[key] = dict(doc[key])
-    if evaluation != (run.self_evaluation or {}):
-        run.self_evaluation = evaluation or None
-    verifier = (run.self_evaluation or {}).get("verifier_evaluation") or {}
-    run.verifier_verdict = verifier.get("verdict") if isinstance(verifier.get("verdict"), str) else None
 
 
 @dataclass(frozen=True)
