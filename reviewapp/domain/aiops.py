@@ -35,7 +35,6 @@ Output: ``{"source": "rule", "verdict": "PASS"|"WARN"|"FAIL", "mode": "payload"|
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -72,11 +71,24 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch in "_-"
+
+
 def _count(haystack: str, needle: str) -> int:
-    """Occurrences of ``needle`` in ``haystack`` as a whole token (both already normalised)."""
+    """Occurrences of ``needle`` in ``haystack`` as a whole token: not preceded or followed
+    by a letter, digit, ``_`` or ``-`` (both already normalised). ``payment-api`` is not
+    found in ``payment-api-v2``."""
     if not needle:
         return 0
-    return len(re.findall(r"(?<![\w-])" + re.escape(needle) + r"(?![\w-])", haystack))
+    count, start, size = 0, 0, len(needle)
+    while (pos := haystack.find(needle, start)) >= 0:
+        end = pos + size
+        if (pos == 0 or not _is_word(haystack[pos - 1])) and (
+                end == len(haystack) or not _is_word(haystack[end])):
+            count += 1
+        start = pos + 1
+    return count
 
 
 def _input_identifiers(alert: Mapping[str, Any]) -> list[tuple[str, str]]:

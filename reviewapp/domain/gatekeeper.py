@@ -45,36 +45,66 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+_SEP = "\x00"  # joins the texts of one run; no normalised excerpt can contain it
+
+
+class _Evidence:
+    """The run's evidence, indexed once: refs by value, and every text (result summaries,
+    evidence excerpts) normalised into one haystack, built on the first excerpt lookup."""
+
+    def __init__(self, calls: Iterable[ToolEvidence]) -> None:
+        self.refs: dict[str, tuple[str, str]] = {}
+        self.texts: list[str] = []
+        self.sources: list[tuple[str, str, str]] = []  # (kind, tool name, call id)
+        for call_id, tool_name, evidence_refs, result_summary in calls:
+            for item in evidence_refs or ():
+                if not isinstance(item, Mapping):
+                    continue
+                ref = item.get("ref")
+                if isinstance(ref, str) and ref:
+                    self.refs.setdefault(ref, (tool_name, call_id))
+                excerpt = item.get("excerpt")
+                if isinstance(excerpt, str) and excerpt.strip():
+                    self.texts.append(excerpt)
+                    self.sources.append(("an evidence excerpt of", tool_name, call_id))
+            if isinstance(result_summary, str) and result_summary.strip():
+                self.texts.append(result_summary)
+                self.sources.append(("the result of", tool_name, call_id))
+        self._haystack: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.refs and not self.texts
+
+    def find(self, excerpt: str) -> str | None:
+        """Where the normalised ``excerpt`` occurs first, as reason text, else None."""
+        if self._haystack is None:
+            self._haystack = _norm(_SEP.join(t.replace(_SEP, " ") for t in self.texts))
+        pos = self._haystack.find(excerpt)
+        if pos < 0:
+            return None
+        kind, tool_name, call_id = self.sources[self._haystack.count(_SEP, 0, pos)]
+        return f"{kind} {tool_name} ({call_id})"
+
+
 def check_citations(
     messages: Iterable[CitedMessage], calls: Iterable[ToolEvidence]
 ) -> dict[str, Any] | None:
     """Verify every citation of ``messages`` against ``calls`` (rules: module docstring).
 
-    Returns the ``citation_gatekeeper`` value, or ``None`` when no message has a citation
-    (nothing to verify: the key stays absent).
+    ``calls`` may be ``ToolEvidence`` values or equal 4-tuples. Returns the
+    ``citation_gatekeeper`` value, or ``None`` when no message has a citation (nothing to
+    verify: the key stays absent).
     """
-    refs: dict[str, str] = {}
-    texts: list[tuple[str, str]] = []  # (normalised text, where it came from)
-    for call in calls:
-        where = f"{call.tool_name} ({call.call_id})"
-        for item in call.evidence_refs or ():
-            if not isinstance(item, Mapping):
-                continue
-            ref = item.get("ref")
-            if isinstance(ref, str) and ref:
-                refs.setdefault(ref, where)
-            excerpt = item.get("excerpt")
-            if isinstance(excerpt, str) and excerpt.strip():
-                texts.append((_norm(excerpt), f"an evidence excerpt of {where}"))
-        if call.result_summary and call.result_summary.strip():
-            texts.append((_norm(call.result_summary), f"the result of {where}"))
-
+    evidence: _Evidence | None = None
     results: list[dict[str, Any]] = []
-    for message in messages:
-        for index, citation in enumerate(message.citations or ()):
+    for message_id, citations in messages:
+        for index, citation in enumerate(citations or ()):
             if not isinstance(citation, Mapping):
                 continue
-            results.append(_check_one(message.message_id, index, citation, refs, texts))
+            if evidence is None:
+                evidence = _Evidence(calls)
+            results.append(_check_one(message_id, index, citation, evidence))
     if not results:
         return None
     verified = sum(1 for r in results if r["status"] == "verified")
@@ -83,25 +113,26 @@ def check_citations(
 
 
 def _check_one(message_id: int, index: int, citation: Mapping[str, Any],
-               refs: Mapping[str, str], texts: Sequence[tuple[str, str]]) -> dict[str, Any]:
+               evidence: _Evidence) -> dict[str, Any]:
     cid = citation.get("id")
     citation_id = str(cid) if cid is not None and str(cid) else f"#{index + 1}"
     raw_ref = citation.get("evidence_ref")
     ref = raw_ref if isinstance(raw_ref, str) and raw_ref else None
     raw_excerpt = citation.get("excerpt")
-    excerpt = _norm(raw_excerpt) if isinstance(raw_excerpt, str) else ""
+    excerpt = _norm(raw_excerpt.replace(_SEP, " ")) if isinstance(raw_excerpt, str) else ""
 
     def out(status: str, reason: str) -> dict[str, Any]:
         return {"message_id": message_id, "citation_id": citation_id, "status": status,
                 "reason": reason, "evidence_ref": ref}
 
-    if ref is not None and ref in refs:
-        return out("verified", f"evidence_ref {ref} returned by {refs[ref]}")
+    if ref is not None and ref in evidence.refs:
+        tool_name, call_id = evidence.refs[ref]
+        return out("verified", f"evidence_ref {ref} returned by {tool_name} ({call_id})")
     if excerpt:
-        for text, where in texts:
-            if excerpt in text:
-                return out("verified", f"excerpt found in {where}")
-    if not refs and not texts:
+        where = evidence.find(excerpt)
+        if where is not None:
+            return out("verified", f"excerpt found in {where}")
+    if evidence.empty:
         return out("unverified", "no tool call has retrieval evidence")
     if ref is not None:
         return out("unverified", f"no tool returned evidence_ref {ref}"

@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import Text, bindparam, cast, func, select, update
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..config import Config
 from ..domain.aiops import evaluate_aiops
-from ..domain.evidence import ToolCallFact, score_evidence
-from ..domain.gatekeeper import CitedMessage, ToolEvidence, check_citations
+from ..domain.evidence import score_evidence
+from ..domain.gatekeeper import CitedMessage, check_citations
 from ..domain.self_evaluation import (
     AIOPS_KEY,
     COLUMN_OF_KEY,
@@ -80,7 +80,11 @@ _RUN_COLUMNS = (Run.id, Run.run_id, Run.workspace_id, Run.status, Run.kind, Run.
 
 @dataclass
 class _RunInputs:
-    """Everything the evaluations of one run read, loaded in bulk (no lazy loads)."""
+    """Everything the evaluations of one run read, loaded in bulk (no lazy loads).
+
+    ``calls`` holds the tool-call rows ``(run pk, call id, tool name, status, match level,
+    hit count, evidence refs as JSON text or None, result summary)`` in call order; the
+    refs are decoded only where they are read (most calls are not retrievals)."""
 
     run_pk: int
     run_id: str
@@ -96,37 +100,46 @@ class _RunInputs:
     report: str | None = None
 
 
+def _has_json(text: str | None) -> bool:
+    """The column holds a JSON value other than null (SQL NULL and JSON null both mean
+    "absent": SQLAlchemy stores Python None as JSON null)."""
+    return text is not None and text != "null"
+
+
 def _load_inputs(session: Session, run_rows: Sequence[Any]) -> list[_RunInputs]:
     """Inputs for ``run_rows`` (rows of ``_RUN_COLUMNS``): one query each for tool calls,
-    assistant messages and reports of the whole batch."""
+    assistant messages and reports of the whole batch, as plain Core rows."""
     runs = [
-        _RunInputs(r.id, r.run_id, r.workspace_id, r.status, r.kind, r.alert,
-                   read_self_evaluation(r.self_evaluation), r.evidence_score, r.verifier_verdict)
-        for r in run_rows
+        _RunInputs(pk, run_id, ws, status, kind, alert, read_self_evaluation(stored), score, verdict)
+        for pk, run_id, ws, status, kind, alert, stored, score, verdict in run_rows
     ]
     by_pk = {r.run_pk: r for r in runs}
     if not by_pk:
         return runs
     pks = list(by_pk)
-    for call in session.execute(
+    conn = session.connection()
+    current_pk, current = None, None
+    for row in conn.execute(
         select(ToolCall.run_pk, ToolCall.id, ToolCall.tool_name, ToolCall.status,
-               ToolCall.match_level, ToolCall.hit_count, ToolCall.evidence_refs,
+               ToolCall.match_level, ToolCall.hit_count, cast(ToolCall.evidence_refs, Text),
                ToolCall.result_summary)
         .where(ToolCall.run_pk.in_(pks))
         .order_by(ToolCall.run_pk, ToolCall.ordinal, ToolCall.id)
-    ):
-        by_pk[call.run_pk].calls.append(call)
-    for message in session.execute(
+    ).all():
+        if row[0] != current_pk:
+            current_pk, current = row[0], by_pk[row[0]].calls
+        current.append(row)
+    for run_pk, message_pk, meta in conn.execute(
         select(Message.run_pk, Message.id, Message.meta)
         .where(Message.run_pk.in_(pks), Message.role == "assistant")
         .order_by(Message.run_pk, Message.ordinal)
-    ):
-        citations = (message.meta or {}).get("citations") if isinstance(message.meta, dict) else None
+    ).all():
+        citations = meta.get("citations") if isinstance(meta, dict) else None
         if isinstance(citations, list) and citations:
-            by_pk[message.run_pk].messages.append(CitedMessage(message.id, citations))
+            by_pk[run_pk].messages.append(CitedMessage(message_pk, citations))
     aiops = [r.run_pk for r in runs if r.kind == "aiops"]
     if aiops:
-        for run_pk, content in session.execute(
+        for run_pk, content in conn.execute(
             select(DiagnosticReport.run_pk, DiagnosticReport.content)
             .where(DiagnosticReport.run_pk.in_(aiops))
         ):
@@ -153,24 +166,22 @@ class _ToolsBySpace:
 # --------------------------------------------------------------------------- compute
 
 def _rule(inp: _RunInputs, tools: Any) -> dict[str, Any] | None:
-    facts = [
-        ToolCallFact(c.status, c.match_level, c.hit_count, c.evidence_refs is not None)
-        for c in inp.calls
-    ]
+    # Plain 4-tuples in ToolCallFact's field order (cheaper than building the NamedTuple).
+    facts = [(status, level, hits, _has_json(refs))
+             for _, _, _, status, level, hits, refs, _ in inp.calls]
     return score_evidence(inp.status, facts)
 
 
 def _aiops(inp: _RunInputs, tools: Any) -> dict[str, Any] | None:
     alert = inp.alert if isinstance(inp.alert, Mapping) else None
-    return evaluate_aiops(inp.report, alert, ((c.tool_name, c.status) for c in inp.calls),
-                          tools)
+    return evaluate_aiops(inp.report, alert, ((c[2], c[3]) for c in inp.calls), tools)
 
 
 def _gatekeeper(inp: _RunInputs, tools: Any) -> dict[str, Any] | None:
     if not inp.messages:
         return None
-    evidence = [ToolEvidence(c.id, c.tool_name, c.evidence_refs, c.result_summary)
-                for c in inp.calls]
+    evidence = [(call_id, tool_name, json.loads(refs) if _has_json(refs) else None, summary)
+                for _, call_id, tool_name, _, _, _, refs, summary in inp.calls]
     return check_citations(inp.messages, evidence)
 
 
@@ -243,10 +254,10 @@ def refresh_run(session: Session, run: Run) -> None:
     to a savepoint and logged, so the caller's own writes still commit.
     """
     session.flush()
-    row = session.execute(select(*_RUN_COLUMNS).where(Run.id == run.id)).one()
+    row = session.connection().execute(select(*_RUN_COLUMNS).where(Run.id == run.id)).one()
     inp = _load_inputs(session, [row])[0]
     run.tool_call_count = len(inp.calls)
-    run.failed_tool_call_count = sum(1 for c in inp.calls if c.status == "failed")
+    run.failed_tool_call_count = sum(1 for c in inp.calls if c[3] == "failed")
     try:
         with session.begin_nested():
             wanted, _ = _derive(inp, _ToolsBySpace(session)(inp.workspace_id))
@@ -382,7 +393,7 @@ def rescore_runs(
     scanned = changed = failed = 0
     last_pk = 0
     while True:
-        rows = session.execute(
+        rows = session.connection().execute(
             scope.where(Run.id > last_pk).order_by(Run.id).limit(batch_size)).all()
         if not rows:
             break

@@ -77,3 +77,16 @@ def test_gatekeeper_counts_every_citation_of_every_message_in_order():
 def test_gatekeeper_without_citations_returns_none():
     assert check_citations([CitedMessage(1, [])], [KB]) is None
     assert check_citations([], [KB]) is None
+
+
+def test_gatekeeper_excerpt_never_matches_across_two_results():
+    calls = [ToolEvidence("a", "t1", None, "the pool is"), ToolEvidence("b", "t2", None, "exhausted now")]
+    assert _one({"id": "c", "excerpt": "pool is exhausted"}, calls)["status"] == "unverified"
+    found = _one({"id": "c", "excerpt": "EXHAUSTED"}, calls)
+    assert found["reason"] == "excerpt found in the result of t2 (b)"
+
+
+def test_gatekeeper_accepts_plain_tuples_for_tool_calls():
+    result = check_citations([(1, [{"id": "x", "evidence_ref": "r"}])],
+                             [("call-7", "kb", [{"ref": "r"}], None)])
+    assert result["citations"][0]["reason"] == "evidence_ref r returned by kb (call-7)"
