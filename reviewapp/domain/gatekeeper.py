@@ -53,24 +53,33 @@ class _Evidence:
     evidence excerpts) normalised into one haystack, built on the first excerpt lookup."""
 
     def __init__(self, calls: Iterable[ToolEvidence]) -> None:
+        self.calls = calls if isinstance(calls, (list, tuple)) else list(calls)
         self.refs: dict[str, tuple[str, str]] = {}
-        self.texts: list[str] = []
-        self.sources: list[tuple[str, str, str]] = []  # (kind, tool name, call id)
-        for call_id, tool_name, evidence_refs, result_summary in calls:
+        for call_id, tool_name, evidence_refs, _ in self.calls:
             for item in evidence_refs or ():
-                if not isinstance(item, Mapping):
-                    continue
-                ref = item.get("ref")
-                if isinstance(ref, str) and ref:
-                    self.refs.setdefault(ref, (tool_name, call_id))
-                excerpt = item.get("excerpt")
-                if isinstance(excerpt, str) and excerpt.strip():
-                    self.texts.append(excerpt)
-                    self.sources.append(("an evidence excerpt of", tool_name, call_id))
-            if isinstance(result_summary, str) and result_summary.strip():
-                self.texts.append(result_summary)
-                self.sources.append(("the result of", tool_name, call_id))
+                if isinstance(item, Mapping):
+                    ref = item.get("ref")
+                    if isinstance(ref, str) and ref:
+                        self.refs.setdefault(ref, (tool_name, call_id))
+        self._texts: list[str] | None = None
+        self.sources: list[tuple[str, str, str]] = []  # (kind, tool name, call id)
         self._haystack: str | None = None
+
+    @property
+    def texts(self) -> list[str]:
+        """Every text a tool returned, in call order (built on first use)."""
+        if self._texts is None:
+            self._texts = []
+            for call_id, tool_name, evidence_refs, result_summary in self.calls:
+                for item in evidence_refs or ():
+                    excerpt = item.get("excerpt") if isinstance(item, Mapping) else None
+                    if isinstance(excerpt, str) and excerpt.strip():
+                        self._texts.append(excerpt)
+                        self.sources.append(("an evidence excerpt of", tool_name, call_id))
+                if isinstance(result_summary, str) and result_summary.strip():
+                    self._texts.append(result_summary)
+                    self.sources.append(("the result of", tool_name, call_id))
+        return self._texts
 
     @property
     def empty(self) -> bool:

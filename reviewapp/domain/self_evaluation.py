@@ -65,6 +65,8 @@ def wrap_legacy(value: Any) -> dict[str, Any]:
     """
     if not isinstance(value, Mapping):
         return {}
+    if all(key in SOURCE_KEYS and isinstance(item, Mapping) for key, item in value.items()):
+        return {key: dict(item) for key, item in value.items()}  # already keyed: the usual case
     out: dict[str, Any] = {}
     flat: dict[str, Any] = {}
     for key, item in value.items():

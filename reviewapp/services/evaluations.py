@@ -30,6 +30,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime
 from typing import Any
 
@@ -38,7 +39,7 @@ from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..config import Config
-from ..domain.aiops import evaluate_aiops
+from ..domain.aiops import DEFAULT_EVIDENCE_TOOLS, evaluate_aiops, evidence_tool_groups
 from ..domain.evidence import score_evidence
 from ..domain.gatekeeper import CitedMessage, check_citations
 from ..domain.self_evaluation import (
@@ -158,8 +159,10 @@ class _ToolsBySpace:
         if workspace_id not in self.cache:
             settings = self.session.scalar(
                 select(Workspace.settings).where(Workspace.id == workspace_id))
-            custom = (settings or {}).get("aiops_evidence_tools") if isinstance(settings, dict) else None
-            self.cache[workspace_id] = custom or _settings["evidence_tools"]
+            custom = settings.get("aiops_evidence_tools") if isinstance(settings, dict) else None
+            # A malformed override falls back to the app-wide tools, not to nothing.
+            self.cache[workspace_id] = evidence_tool_groups(
+                custom, evidence_tool_groups(_settings["evidence_tools"], DEFAULT_EVIDENCE_TOOLS))
         return self.cache[workspace_id]
 
 
@@ -167,7 +170,7 @@ class _ToolsBySpace:
 
 def _rule(inp: _RunInputs, tools: Any) -> dict[str, Any] | None:
     # Plain 4-tuples in ToolCallFact's field order (cheaper than building the NamedTuple).
-    facts = [(status, level, hits, _has_json(refs))
+    facts = [(status, level, hits, refs is not None and refs != "null")
              for _, _, _, status, level, hits, refs, _ in inp.calls]
     return score_evidence(inp.status, facts)
 
@@ -190,12 +193,17 @@ _COMPUTE: dict[str, Callable[[_RunInputs, Any], dict[str, Any] | None]] = {
 }
 
 
+@lru_cache(maxsize=None)
+def _owned_in_order(status: str, kind: str) -> tuple[str, ...]:
+    return tuple(sorted(app_owned_keys(status, kind)))
+
+
 def _derive(inp: _RunInputs, tools: Any) -> tuple[dict[str, dict[str, Any] | None], bool]:
     """The app's value of each key it owns for this run (None: the key must be absent),
     and whether a computation failed. Keys the app does not own are not in the result."""
     out: dict[str, dict[str, Any] | None] = {}
     failed = False
-    for key in sorted(app_owned_keys(inp.status, inp.kind)):
+    for key in _owned_in_order(inp.status, inp.kind):
         try:
             out[key] = _COMPUTE[key](inp, tools)
         except Exception:  # noqa: BLE001 - a scoring bug must never fail ingestion

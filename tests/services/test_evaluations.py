@@ -406,3 +406,18 @@ def test_rescore_by_a_workspace_admin_only_touches_their_workspaces(session, mak
         evaluations.rescore_runs(session, Actor.for_token(1, a.id))
     reviewer = make.actor(make.user(a, "reviewer"))
     assert evaluations.rescore_runs(session, reviewer).scanned == 0
+
+
+def test_malformed_workspace_tools_fall_back_to_the_configured_tools(
+        session, make, app_factory, monkeypatch):
+    """Config AIOPS_EVIDENCE_TOOLS is the default; a workspace override that is not a
+    {group: [names]} mapping is ignored."""
+    monkeypatch.setitem(evaluations._settings, "evidence_tools",
+                        evaluations._settings["evidence_tools"])  # restored after the test
+    app_factory(AIOPS_EVIDENCE_TOOLS={"logs": ["my_logs"]})  # create_app applies the config
+    ws = make.workspace(aiops_evidence_tools="not a mapping")
+    run = _stored(session, make.run(ws, kind="aiops", report={"content": "done"},
+                                    tool_calls=[_call("a", tool="my_logs")]))
+    checks = run.self_evaluation["aiops_rule_evaluation"]["checks"]
+    assert [(c["name"], c["passed"]) for c in checks] == [
+        ("final_report_present", True), ("evidence_tool:logs", True)]
