@@ -34,7 +34,12 @@ from reviewapp import create_app  # noqa: E402
 from reviewapp.domain.evidence import ToolCallFact, score_evidence  # noqa: E402
 from reviewapp.extensions import db  # noqa: E402
 from reviewapp.models import (  # noqa: E402
-    DiagnosisSession, DiagnosticReport, Message, Run, ToolCall, Workspace,
+    DiagnosisSession,
+    DiagnosticReport,
+    Message,
+    Run,
+    ToolCall,
+    Workspace,
 )
 
 TOOLS = ["query_logs", "query_metrics", "get_user_details", "list_pods", "describe_node",
@@ -42,7 +47,8 @@ TOOLS = ["query_logs", "query_metrics", "get_user_details", "list_pods", "descri
 BASE = datetime(2026, 11, 1, tzinfo=timezone.utc)
 
 
-def _tool_calls(rnd: random.Random, run_pk: int, workspace_id: int, parent: dict, n: int) -> list[dict]:
+def _tool_calls(rnd: random.Random, run_pk: int, workspace_id: int, parent: dict,
+                n: int) -> list[dict]:
     """``n`` calls: one retrieval call (L0 / L1 / miss), the rest mixed successes and failures."""
     rows = []
     start = BASE + timedelta(minutes=run_pk)
@@ -58,7 +64,8 @@ def _tool_calls(rnd: random.Random, run_pk: int, workspace_id: int, parent: dict
             "workspace_id": workspace_id, "id": f"call-{run_pk}-{i}", "run_pk": run_pk, **parent,
             "ordinal": i + 1, "tool_name": "knowledge_search" if retrieval else rnd.choice(TOOLS),
             "status": status, "arguments": {"query": f"q{i}", "limit": 20},
-            "result_summary": None if status == "failed" else f"result {i} of run {run_pk}: " + "x" * 120,
+            "result_summary": (None if status == "failed"
+                               else f"result {i} of run {run_pk}: " + "x" * 120),
             "error_message": "Error: upstream 503" if status == "failed" else None,
             "started_at": began, "completed_at": began + timedelta(milliseconds=350),
             "duration_ms": 350, "compensated": False, "match_level": level, "hit_count": hits,
@@ -75,7 +82,8 @@ def seed(url: str, runs: int, calls: int) -> list[list[ToolCallFact]]:
     with app.app_context():
         db.create_all()
         conn = db.session
-        conn.execute(insert(Workspace.__table__), [{"id": 1, "slug": "bench", "name": "Bench", "settings": {}}])
+        conn.execute(insert(Workspace.__table__),
+                     [{"id": 1, "slug": "bench", "name": "Bench", "settings": {}}])
         chunk = 1000
         for first in range(1, runs + 1, chunk):
             pks = range(first, min(first + chunk, runs + 1))
@@ -83,7 +91,8 @@ def seed(url: str, runs: int, calls: int) -> list[list[ToolCallFact]]:
             for pk in pks:
                 aiops = pk % 10 == 0
                 kind = "aiops" if aiops else "chat"
-                sessions.append({"id": pk, "session_id": f"s-{pk}", "workspace_id": 1, "kind": kind})
+                sessions.append({"id": pk, "session_id": f"s-{pk}", "workspace_id": 1,
+                                 "kind": kind})
                 run_rows.append({
                     "id": pk, "run_id": f"run-{pk}", "workspace_id": 1, "diagnosis_session_id": pk,
                     "kind": kind, "query": f"question {pk}", "answer": f"answer {pk}",
@@ -95,12 +104,15 @@ def seed(url: str, runs: int, calls: int) -> list[list[ToolCallFact]]:
                 })
                 messages.append({"run_pk": pk, "message_id": "u1", "ordinal": 1, "role": "user",
                                  "content": f"question {pk}", "metadata": {}})
-                messages.append({"run_pk": pk, "message_id": "a1", "ordinal": 2, "role": "assistant",
+                messages.append({"run_pk": pk, "message_id": "a1", "ordinal": 2,
+                                 "role": "assistant",
                                  "content": f"answer {pk}", "metadata": {"citations": [
-                                     {"id": "c1", "evidence_ref": f"kb://doc/{pk}", "excerpt": "evidence"},
+                                     {"id": "c1", "evidence_ref": f"kb://doc/{pk}",
+                                      "excerpt": "evidence"},
                                      {"id": "c2", "excerpt": f"result 3 of run {pk}"}]}})
                 if aiops:
-                    reports.append({"run_pk": pk, "content": f"## HighErrorRate on svc-{pk}\nRoot cause."})
+                    reports.append({"run_pk": pk,
+                                    "content": f"## HighErrorRate on svc-{pk}\nRoot cause."})
                 parent = ({"chat_session_id": None, "diagnostic_task_id": pk} if aiops
                           else {"chat_session_id": pk, "diagnostic_task_id": None})
                 rows = _tool_calls(rnd, pk, 1, parent, calls)
@@ -123,7 +135,7 @@ def bench_pure(facts: list[list[ToolCallFact]], statuses: list[str]) -> float:
     best = 0.0
     for _ in range(3):
         t0 = time.perf_counter()
-        for status, calls in zip(statuses, facts):
+        for status, calls in zip(statuses, facts, strict=True):
             score_evidence(status, calls)
         best = max(best, len(facts) / (time.perf_counter() - t0))
     return best
@@ -156,14 +168,16 @@ def main() -> None:
         url = f"sqlite:///{Path(tmp) / 'bench.sqlite'}"
         t0 = time.perf_counter()
         facts = seed(url, args.runs, args.calls)
-        print(f"seeded {args.runs:,} runs x {args.calls} tool calls in {time.perf_counter() - t0:.1f} s")
+        seconds = time.perf_counter() - t0
+        print(f"seeded {args.runs:,} runs x {args.calls} tool calls in {seconds:.1f} s")
         statuses = ["FAILED" if (i + 1) % 25 == 0 else "SUCCESS" for i in range(len(facts))]
         pure = bench_pure(facts, statuses)
         print(f"pure score_evidence:            {pure:>10,.0f} runs/s   (target >= 50,000)")
         del facts
 
         start_wall, start_cpu, _, _ = run_flask(url, "runs", "--help")
-        print(f"process start alone (flask runs --help): {start_wall:.2f} s wall, {start_cpu:.2f} s CPU")
+        print(f"process start alone (flask runs --help): {start_wall:.2f} s wall, "
+              f"{start_cpu:.2f} s CPU")
         for label in ("1st, every run changes", "2nd, idempotent"):
             wall, cpu, out, rss_kib = run_flask(url, "runs", "rescore")
             print(f"flask runs rescore ({label}): {args.runs / wall:>7,.0f} runs/s wall "

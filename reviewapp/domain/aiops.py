@@ -55,7 +55,9 @@ MAIN_SUBJECT_CHECK = "other_alert_not_main_subject"
 EVIDENCE_PREFIX = "evidence_tool:"
 
 
-def evidence_tool_groups(value: Any, default: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
+def evidence_tool_groups(
+    value: Any, default: Mapping[str, Sequence[str]]
+) -> dict[str, tuple[str, ...]]:
     """A validated ``{group: (tool names)}``: ``value`` when it is a non-empty mapping of
     group name -> list of strings, else ``default``. Names are compared casefolded."""
     source = value if isinstance(value, Mapping) and value else default
@@ -117,7 +119,8 @@ def _other_alerts(alert: Mapping[str, Any]) -> list[tuple[str, str]]:
         elif isinstance(item, Mapping):
             name = item.get("alertname") or (item.get("labels") or {}).get("alertname")
             if isinstance(name, str) and name.strip():
-                subject = next((item.get(k) for k in SUBJECT_LABELS if isinstance(item.get(k), str)), "")
+                subject = next(
+                    (item[k] for k in SUBJECT_LABELS if isinstance(item.get(k), str)), "")
                 out.append((f"{name} {subject}".strip(), _norm(name)))
     return out
 

@@ -30,8 +30,8 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Text, bindparam, cast, func, select, update
@@ -111,7 +111,8 @@ def _load_inputs(session: Session, run_rows: Sequence[Any]) -> list[_RunInputs]:
     """Inputs for ``run_rows`` (rows of ``_RUN_COLUMNS``): one query each for tool calls,
     assistant messages and reports of the whole batch, as plain Core rows."""
     runs = [
-        _RunInputs(pk, run_id, ws, status, kind, alert, read_self_evaluation(stored), score, verdict)
+        _RunInputs(pk, run_id, ws, status, kind, alert, read_self_evaluation(stored), score,
+                   verdict)
         for pk, run_id, ws, status, kind, alert, stored, score, verdict in run_rows
     ]
     by_pk = {r.run_pk: r for r in runs}
@@ -276,7 +277,9 @@ def refresh_run(session: Session, run: Run) -> None:
     session.expire(run, _EXPIRE)
 
 
-def apply_imported(session: Session, run: Run, evaluations: Mapping[str, Mapping[str, Any]]) -> bool:
+def apply_imported(
+    session: Session, run: Run, evaluations: Mapping[str, Mapping[str, Any]]
+) -> bool:
     """Store the evaluations a run document brings (``domain.self_evaluation.
     imported_evaluations(doc)``: the agent's ``verifier_evaluation``, and
     ``rule_evaluation`` / ``aiops_rule_evaluation`` unless the app owns them for this run,

@@ -89,7 +89,8 @@ def test_trace_shows_the_verdict_and_feedback_rows(client, session, login, make,
     jsonschema.Draft202012Validator(_schema()).validate(body)
 
 
-def test_trace_has_feedback_when_only_the_run_verdict_is_set(client, session, login, make, aiops_run):
+def test_trace_has_feedback_when_only_the_run_verdict_is_set(
+        client, session, login, make, aiops_run):
     ws, run = aiops_run
     session.execute(update(Run.__table__).where(Run.__table__.c.id == run.id)
                     .values(feedback="useful"))
@@ -121,7 +122,8 @@ def test_trace_wraps_a_legacy_root_and_handles_null(client, session, login, make
     jsonschema.Draft202012Validator(_schema()).validate(body)
 
 
-def test_trace_missing_and_foreign_runs_get_the_identical_403(client, session, login, make, aiops_run):
+def test_trace_missing_and_foreign_runs_get_the_identical_403(
+        client, session, login, make, aiops_run):
     ws, _ = aiops_run
     other = make.workspace()
     login(make.user(other, "admin"))

@@ -39,7 +39,8 @@ def test_finished_run_gets_rule_evaluation_and_column_at_ingest(session, make):
         "evidence_score": 65, "source": "rule", "factors": [
             {"name": "has_successful_tool_call", "delta": 30,
              "description": "successful tool calls: 20"},
-            {"name": "l0_exact_match", "delta": 35, "description": "calls with an L0 exact hit: 1"}]}
+            {"name": "l0_exact_match", "delta": 35,
+             "description": "calls with an L0 exact hit: 1"}]}
     assert run.evidence_score == 65
     assert (run.tool_call_count, run.failed_tool_call_count) == (20, 0)
 
@@ -174,7 +175,8 @@ def test_gatekeeper_result_is_stored_for_runs_with_citations(session, make):
          "reason": "evidence_ref kb://one returned by knowledge_search (k)",
          "evidence_ref": "kb://one"},
         {"message_id": message_id, "citation_id": "c2", "status": "unverified",
-         "reason": "no tool returned evidence_ref kb://two and its excerpt occurs in no tool result",
+         "reason": ("no tool returned evidence_ref kb://two and its excerpt occurs in no "
+                    "tool result"),
          "evidence_ref": "kb://two"}]}
 
 
@@ -221,7 +223,8 @@ def test_write_evaluation_key_foreign_and_missing_runs_are_the_same_forbidden(se
     ("rule_evaluation", {"evidence_score": 100}, "key"),
     ("citation_gatekeeper", {}, "key"),
 ])
-def test_write_evaluation_key_rejects_bad_keys_values_and_app_owned_keys(session, make, key, value, field):
+def test_write_evaluation_key_rejects_bad_keys_values_and_app_owned_keys(
+        session, make, key, value, field):
     ws = make.workspace()
     run = make.run(ws)
     with pytest.raises(ValidationFailed) as exc:

@@ -56,7 +56,8 @@ def test_aiops_report_about_another_active_alert_fails():
     assert checks["report_names_input_alert"] is True
     assert checks["other_alert_not_main_subject"] is False
     assert result["verdict"] == "FAIL"
-    detail = next(c["detail"] for c in result["checks"] if c["name"] == "other_alert_not_main_subject")
+    detail = next(c["detail"] for c in result["checks"]
+                  if c["name"] == "other_alert_not_main_subject")
     assert "DiskPressure node-7" in detail and "in the title" in detail
 
 

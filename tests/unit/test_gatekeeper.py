@@ -19,7 +19,8 @@ def _one(citation, calls=(KB, LOGS)):
 def test_gatekeeper_verifies_a_returned_evidence_ref():
     item = _one({"id": "c1", "evidence_ref": "kb://runbooks/502", "excerpt": "unrelated"})
     assert item == {"message_id": 7, "citation_id": "c1", "status": "verified",
-                    "reason": "evidence_ref kb://runbooks/502 returned by knowledge_search (call-1)",
+                    "reason": ("evidence_ref kb://runbooks/502 returned by knowledge_search "
+                               "(call-1)"),
                     "evidence_ref": "kb://runbooks/502"}
 
 
@@ -47,7 +48,8 @@ def test_gatekeeper_unverified_ref_names_the_missing_ref():
 
 def test_gatekeeper_unverified_excerpt_without_ref():
     item = _one({"id": "c6", "excerpt": "not in any result"})
-    assert (item["status"], item["reason"]) == ("unverified", "its excerpt occurs in no tool result")
+    assert (item["status"], item["reason"]) == (
+        "unverified", "its excerpt occurs in no tool result")
 
 
 def test_gatekeeper_without_any_evidence_says_so():
@@ -80,7 +82,8 @@ def test_gatekeeper_without_citations_returns_none():
 
 
 def test_gatekeeper_excerpt_never_matches_across_two_results():
-    calls = [ToolEvidence("a", "t1", None, "the pool is"), ToolEvidence("b", "t2", None, "exhausted now")]
+    calls = [ToolEvidence("a", "t1", None, "the pool is"),
+             ToolEvidence("b", "t2", None, "exhausted now")]
     assert _one({"id": "c", "excerpt": "pool is exhausted"}, calls)["status"] == "unverified"
     found = _one({"id": "c", "excerpt": "EXHAUSTED"}, calls)
     assert found["reason"] == "excerpt found in the result of t2 (b)"

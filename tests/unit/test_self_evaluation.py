@@ -26,7 +26,8 @@ def test_read_wraps_an_evidence_score_root_into_rule_evaluation():
     assert read_self_evaluation(RULE_ROOT) == {"rule_evaluation": RULE_ROOT}
 
 
-@pytest.mark.parametrize("root", [VERIFIER_ROOT, {"groundedness_score": 0.3}, {"verdict": "REJECT"}])
+@pytest.mark.parametrize(
+    "root", [VERIFIER_ROOT, {"groundedness_score": 0.3}, {"verdict": "REJECT"}])
 def test_read_wraps_a_verdict_or_groundedness_root_into_verifier_evaluation(root):
     assert read_self_evaluation(root) == {"verifier_evaluation": root}
 
