@@ -183,7 +183,8 @@ def main() -> None:
             print(f"flask runs rescore ({label}): {args.runs / wall:>7,.0f} runs/s wall "
                   f"({wall:.2f} s), {args.runs / cpu:>7,.0f} runs/s CPU ({cpu:.2f} s)"
                   "   (target >= 2,000)")
-            print(f"  {out}")
+            inside = float(out.rsplit(" in ", 1)[1].split()[0])
+            print(f"  {out}  -> {args.runs / inside:,.0f} runs/s inside the command")
         print(f"peak RSS of the rescore process: {rss_kib / 1024:,.0f} MB   (target < 300)")
         print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
               "(wall figures include waiting for the CPU)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 from typing import NoReturn
 
@@ -183,6 +184,7 @@ def runs_rescore(slug: str | None, since: datetime | None, batch_size: int) -> N
     from .services import evaluations
 
     workspace_id = _workspace_id(slug) if slug else None
+    started = time.perf_counter()
     with click.progressbar(length=1, label="rescoring runs", show_pos=True) as bar:
 
         def progress(done: int, total: int) -> None:
@@ -199,4 +201,5 @@ def runs_rescore(slug: str | None, since: datetime | None, batch_size: int) -> N
         except ServiceError as exc:
             _fail(exc)
     click.echo(f"runs rescored: {summary.scanned} scanned, {summary.changed} changed, "
-               f"{summary.failed} with a scoring error (see the log)")
+               f"{summary.failed} with a scoring error (see the log) "
+               f"in {time.perf_counter() - started:.1f} s")
