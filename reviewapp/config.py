@@ -8,6 +8,7 @@ can be) -> the test mapping passed to ``create_app``.
 from __future__ import annotations
 
 from .domain.feedback import DEFAULT_FEEDBACK_REASONS
+from .domain.aiops import DEFAULT_EVIDENCE_TOOLS
 
 
 class Config:
@@ -45,11 +46,7 @@ class Config:
 
     # Tool names that count as "evidence tools" for aiops_rule_evaluation (SPEC 5.3);
     # a workspace may override them in its settings.
-    AIOPS_EVIDENCE_TOOLS = {
-        "knowledge": ["knowledge_search", "search_knowledge", "kb_search", "retrieve_docs"],
-        "logs": ["query_logs", "search_logs", "logs_query", "loki_query"],
-        "metrics": ["query_metrics", "prometheus_query", "metrics_query", "promql"],
-    }
+    AIOPS_EVIDENCE_TOOLS = {group: list(names) for group, names in DEFAULT_EVIDENCE_TOOLS.items()}
 
     # Default reason codes; a workspace overrides them in settings["feedback_reasons"].
     FEEDBACK_REASONS = list(DEFAULT_FEEDBACK_REASONS)

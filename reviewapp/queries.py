@@ -147,3 +147,43 @@ def capped_count(session: Session, stmt: Select[Any], cap: int) -> tuple[int, bo
     )
     found = session.scalar(select(func.count()).select_from(limited.subquery())) or 0
     return (cap, True) if found > cap else (int(found), False)
+def self_evaluation_key_update(
+    session: Session, key: str, *, remove: bool = False, columns: tuple[str, ...] = ()
+) -> Any:
+    """``UPDATE diagnosis_run`` that sets (or, ``remove``, deletes) ONE key of
+    ``self_evaluation`` in the database itself, so concurrent writers of other keys are
+    never overwritten (SPEC 5): PostgreSQL ``jsonb ||`` / ``jsonb - key``, SQLite
+    ``json_set`` / ``json_remove``, on the row's current value. A NULL or non-object
+    value counts as ``{}``.
+
+    Bind parameters: ``run_pk`` (``diagnosis_run.id``), ``value`` (a JSON-able mapping;
+    not used with ``remove``), and ``col_<name>`` for each name in ``columns`` (plain
+    columns of ``diagnosis_run`` updated in the same statement, e.g. ``evidence_score``).
+    Works with one parameter dict or a list (executemany). ``key`` must come from the
+    caller's allow-list (it is inlined as a literal path on SQLite).
+    """
+    from sqlalchemy import Text, bindparam, case, cast, func, literal, update
+    from sqlalchemy.dialects.postgresql import JSONB
+
+    if not key.isidentifier():
+        raise ValueError(f"not a self_evaluation key: {key!r}")
+    table = Run.__table__
+    col = table.c.self_evaluation
+    if session.get_bind().dialect.name == "postgresql":
+        base = case((func.jsonb_typeof(col) == "object", col), else_=cast(literal("{}"), JSONB))
+        name = cast(literal(key), Text)
+        if remove:
+            new_value = base.op("-")(name)
+        else:
+            new_value = base.op("||")(
+                func.jsonb_build_object(name, cast(bindparam("value", type_=JSONB), JSONB)))
+    else:
+        base = case((func.json_type(col) == "object", col), else_=literal("{}"))
+        path = literal(f'$."{key}"')
+        if remove:
+            new_value = func.json_remove(base, path)
+        else:
+            new_value = func.json_set(base, path, func.json(bindparam("value", type_=col.type)))
+    values: dict[str, Any] = {"self_evaluation": new_value}
+    values.update({c: bindparam(f"col_{c}") for c in columns})
+    return update(table).where(table.c.id == bindparam("run_pk")).values(**values)

@@ -10,7 +10,7 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 def init_app(app: Flask) -> None:
     """Register the ``/api`` blueprint, exempt from CSRF (it authenticates by token)."""
     from ..extensions import csrf, limiter
-    from . import feedback, health, ingest  # noqa: F401 - registers routes on bp
+    from . import feedback, health, ingest, trace  # noqa: F401 - registers routes on bp
 
     csrf.exempt(bp)
     limiter.exempt(bp)

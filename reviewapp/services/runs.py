@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from ..actors import Actor, Role
 from ..domain.timeline import Bar, CallTiming, Layout
 from ..domain.timeline import layout as timeline_layout
+from ..domain.self_evaluation import imported_evaluations
 from ..domain.times import parse_timestamp
 from ..errors import Conflict, Forbidden, ServiceError, ValidationFailed
 from ..models import (
@@ -276,7 +277,7 @@ class _Prepared:
 
 def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, Any],
             prepared: _Prepared) -> UpsertResult:
-    from .evaluations import refresh_run
+    from .evaluations import apply_imported, refresh_run
 
     kind = doc.get("kind") or RunKind.CHAT.value
     ds = _get_or_create_session(session, workspace_id, doc.get("session_id") or run_id, kind)
@@ -327,7 +328,9 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     if doc.get("tool_calls"):
         results = upsert_records(session, run, doc["tool_calls"])
         changed |= any(r != "unchanged" for r in results)
-    changed |= _apply_imported_evaluations(run, doc)
+    # Evaluations are applied even when nothing else changed: a verifier result may
+    # arrive with a re-sent, otherwise identical document.
+    changed |= apply_imported(session, run, imported_evaluations(doc))
     if changed:
         session.flush()
         refresh_run(session, run)
@@ -408,33 +411,6 @@ def _sync_report(session: Session, run: Run, report: Any) -> bool:
         run.report.content = content
         return True
     return False
-
-
-def _apply_imported_evaluations(run: Run, doc: Mapping[str, Any]) -> bool:
-    """Keep the agent's own evaluations (verifier, AIOps) as sent, each in its own key of
-    ``self_evaluation`` (SPEC 5); a legacy flat root is wrapped. Returns whether it changed."""
-    evaluation = dict(run.self_evaluation or {})
-    legacy = doc.get("self_evaluation")
-    if isinstance(legacy, Mapping):
-        if "evidence_score" in legacy:
-            evaluation.setdefault("rule_evaluation", dict(legacy))
-        elif "verdict" in legacy or "groundedness_score" in legacy:
-            evaluation["verifier_evaluation"] = dict(legacy)
-        else:
-            evaluation.update({k: dict(v) for k, v in legacy.items() if isinstance(v, Mapping)})
-    for key in ("verifier_evaluation", "aiops_rule_evaluation"):
-        if isinstance(doc.get(key), Mapping):
-            evaluation[key] = dict(doc[key])
-    changed = False
-    if evaluation != (run.self_evaluation or {}):
-        run.self_evaluation = evaluation or None
-        changed = True
-    verifier = (run.self_evaluation or {}).get("verifier_evaluation") or {}
-    verdict = verifier.get("verdict") if isinstance(verifier.get("verdict"), str) else None
-    if run.verifier_verdict != verdict:
-        run.verifier_verdict = verdict
-        changed = True
-    return changed
 
 
 # --------------------------------------------------------------------------------------
