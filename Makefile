@@ -26,13 +26,19 @@ run: $(VENV)/.installed
 	$(BIN)/flask demo bootstrap
 	$(BIN)/flask run --host 127.0.0.1 --port 5000
 
-## chromium: Debian's chromium + chromium-driver for the browser tests, when missing
+## chromium: Debian's chromium + chromium-driver (and CJK / emoji fonts) for the browser tests, when missing
 chromium:
 	@if [ ! -x /usr/bin/chromium ]; then \
 	  echo "Installing Debian's chromium and chromium-driver for the browser tests ..."; \
 	  SUDO=""; if [ "$$(id -u)" -ne 0 ]; then SUDO="sudo -n"; fi; \
 	  ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null ) \
 	    || echo "notice: could not install chromium; browser tests will be skipped (they fail under CI=true)"; \
+	fi
+	@# CJK and emoji fonts, so screenshots show Chinese text and emoji instead of boxes.
+	@if ! fc-list 2>/dev/null | grep -qi "Noto Sans CJK"; then \
+	  SUDO=""; if [ "$$(id -u)" -ne 0 ]; then SUDO="sudo -n"; fi; \
+	  ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq fonts-noto-cjk fonts-noto-color-emoji >/dev/null ) \
+	    || echo "notice: could not install the CJK / emoji fonts (screenshots only)"; \
 	fi
 
 ## test: venv, install with test extras, every test on SQLite, then again on PostgreSQL

@@ -57,6 +57,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
         install_engine_hooks(db.engine)
 
+    from .services import evaluations
+
+    evaluations.configure(app.config)
     web.init_app(app)
     api.init_app(app)
     cli.init_app(app)

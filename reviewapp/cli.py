@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from datetime import datetime, timezone
 from typing import NoReturn
 
 import click
@@ -260,3 +262,84 @@ def export_evalset(workspace: str | None, fmt: str, bom: bool, out: str) -> None
     if click.get_current_context().get_parameter_source("fmt") == ParameterSource.DEFAULT:
         fmt = "jsonl"
     _export("evalset", fmt, out, bom, {"workspace": workspace})
+
+
+@runs_cli.command("import")
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, readable=True))
+@click.option("--workspace", "slug", required=True, help="Workspace slug.")
+@click.option("--format", "fmt", default="auto", show_default=True,
+              type=click.Choice(["auto", "native", "openai-messages", "tau-bench", "claude-code", "codex"]),
+              help="Source format; auto looks at the first record.")
+def import_runs(paths: tuple[str, ...], slug: str, fmt: str) -> None:
+    """Import agent runs from PATH... (JSON array, JSON lines or one object). Idempotent:
+    importing the same files again changes nothing."""
+    import sys
+    from pathlib import Path
+
+    from .db_setup import write_intent
+    from .services import importers
+
+    workspace_id = _workspace_id(slug)
+    total = sum(Path(p).stat().st_size for p in paths)
+    problems: list[str] = []
+    with click.progressbar(length=total, label="Importing", file=sys.stderr,
+                           show_pos=False) as bar, write_intent():
+        seen = {"done": 0}
+
+        def progress(done: int) -> None:
+            bar.update(max(0, done - seen["done"]))
+            seen["done"] = max(done, seen["done"])
+
+        try:
+            summary = importers.import_files(db.session, Actor.system_actor(), workspace_id, paths,
+                                             fmt=fmt, progress=progress, problem=problems.append)
+        except importers.RecordError as exc:
+            raise click.ClickException(str(exc)) from None
+        except ServiceError as exc:
+            _fail(exc)
+    for line in summary.problems:
+        click.echo(f"error: {line}", err=True)
+    for line in summary.warnings[:20]:
+        click.echo(f"warning: {line}", err=True)
+    if len(summary.warnings) > 20:
+        click.echo(f"warning: ... and {len(summary.warnings) - 20} more", err=True)
+    click.echo(
+        f"runs: {summary.created} created, {summary.updated} updated, {summary.unchanged} unchanged, "
+        f"{summary.failed} failed; tool calls: {summary.tool_calls} "
+        f"({summary.failed_tool_calls} failed); warnings: {len(summary.warnings)}"
+    )
+    if summary.failed:
+        raise SystemExit(1)
+@runs_cli.command("rescore")
+@click.option("--workspace", "slug", default=None, help="Only runs of this workspace (slug).")
+@click.option("--since", type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+              default=None, help="Only runs created on or after this date/time (UTC).")
+@click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 10_000),
+              help="Runs per batch (one transaction each).")
+def runs_rescore(slug: str | None, since: datetime | None, batch_size: int) -> None:
+    """Recompute the app's evaluations of runs: evidence score, AIOps checks, citation
+    gatekeeper (SPEC 5). Idempotent: a second run reports 0 changed."""
+    from .db_setup import write_intent
+    from .services import evaluations
+
+    workspace_id = _workspace_id(slug) if slug else None
+    started = time.perf_counter()
+    with click.progressbar(length=1, label="rescoring runs", show_pos=True) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.length = max(total, 1)
+            bar.update(done - bar.pos)
+
+        try:
+            # SQLite: each batch takes the write lock up front (see db_setup).
+            with write_intent():
+                summary = evaluations.rescore_runs(
+                    db.session, Actor.system_actor(), workspace_id=workspace_id,
+                    since=since.replace(tzinfo=timezone.utc) if since else None,
+                    batch_size=batch_size, progress=progress)
+        except ServiceError as exc:
+            _fail(exc)
+    click.echo(f"runs rescored: {summary.scanned} scanned, {summary.changed} changed, "
+               f"{summary.failed} with a scoring error (see the log) "
+               f"in {time.perf_counter() - started:.1f} s")

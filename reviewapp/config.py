@@ -7,6 +7,9 @@ can be) -> the test mapping passed to ``create_app``.
 
 from __future__ import annotations
 
+from .domain.feedback import DEFAULT_FEEDBACK_REASONS
+from .domain.aiops import DEFAULT_EVIDENCE_TOOLS
+
 
 class Config:
     """Defaults for every setting the app reads. Units are in the names (``_MS``, ``_BYTES``)."""
@@ -43,13 +46,10 @@ class Config:
 
     # Tool names that count as "evidence tools" for aiops_rule_evaluation (SPEC 5.3);
     # a workspace may override them in its settings.
-    AIOPS_EVIDENCE_TOOLS = {
-        "knowledge": ["knowledge_search", "search_knowledge", "kb_search", "retrieve_docs"],
-        "logs": ["query_logs", "search_logs", "logs_query", "loki_query"],
-        "metrics": ["query_metrics", "prometheus_query", "metrics_query", "promql"],
-    }
+    AIOPS_EVIDENCE_TOOLS = {group: list(names) for group, names in DEFAULT_EVIDENCE_TOOLS.items()}
 
-    FEEDBACK_REASONS = ["incorrect", "incomplete", "citation", "unsafe", "other"]
+    # Default reason codes; a workspace overrides them in settings["feedback_reasons"].
+    FEEDBACK_REASONS = list(DEFAULT_FEEDBACK_REASONS)
 
     # Content-Security-Policy sent with every HTML response.
     CONTENT_SECURITY_POLICY = (

@@ -10,6 +10,8 @@ committed.
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -17,14 +19,31 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 
 _immediate: ContextVar[bool] = ContextVar("reviewapp_sqlite_immediate", default=False)
+
+BUSY_TIMEOUT_MS = 15000  # SQLite's own wait for a lock (deferred transactions)
+WRITE_LOCK_WAIT_S = BUSY_TIMEOUT_MS / 1000  # how long BEGIN IMMEDIATE waits for the lock
+WRITE_LOCK_POLL_S = 0.0005
 
 
 @contextmanager
 def write_intent() -> Iterator[None]:
     """Within this block, SQLite transactions begin with ``BEGIN IMMEDIATE``."""
     token = _immediate.set(True)
+    try:
+        yield
+    finally:
+        _immediate.reset(token)
+
+
+@contextmanager
+def read_intent() -> Iterator[None]:
+    """Within this block, SQLite transactions begin with plain ``BEGIN`` even inside a
+    state-changing request: for a read that must not queue behind writers (WAL readers
+    never wait). The block must end its transaction before it is left."""
+    token = _immediate.set(False)
     try:
         yield
     finally:
@@ -47,13 +66,43 @@ def _sqlite_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=15000")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
 
 def _sqlite_on_begin(conn: Any) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if _immediate.get() else "BEGIN")
+    if not _immediate.get():
+        conn.exec_driver_sql("BEGIN")
+        return
+    _begin_immediate(conn.connection.driver_connection)
+
+
+def _begin_immediate(raw: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``, waiting for the write lock in steps of ``WRITE_LOCK_POLL_S``
+    for up to ``WRITE_LOCK_WAIT_S`` seconds, then raising ``OperationalError`` ("database
+    is locked").
+
+    SQLite's own busy handler backs off to sleeps of 100 ms: under steady write traffic
+    a waiting process keeps sleeping while the holder takes the lock again, so a request
+    can wait for hundreds of milliseconds for a lock that is free most of the time. A
+    short, constant poll hands the lock over within a fraction of a millisecond.
+    """
+    raw.execute("PRAGMA busy_timeout=0")
+    try:
+        deadline = time.monotonic() + WRITE_LOCK_WAIT_S
+        while True:
+            try:
+                raw.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    # Raised from the "begin" event, outside SQLAlchemy's own wrapping:
+                    # wrap it so the edge maps it like any storage error (503).
+                    raise OperationalError("BEGIN IMMEDIATE", None, exc) from exc
+            time.sleep(WRITE_LOCK_POLL_S)
+    finally:
+        raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 def install_engine_hooks(engine: Engine) -> None:

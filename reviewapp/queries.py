@@ -7,9 +7,22 @@ as ``None`` and the service raises one ``Forbidden`` for both (SPEC 2).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, String, and_, exists, func, select, type_coerce
+from sqlalchemy import (
+    Select,
+    String,
+    and_,
+    bindparam,
+    exists,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    type_coerce,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -42,6 +55,25 @@ def scope_to_actor(stmt: Select[T], actor: Actor, workspace_col: Any, min_role: 
     return stmt.where(False)  # an empty actor sees nothing
 
 
+def scope_to_member(
+    stmt: Select[T], workspace_col: Any, min_role: Role, param: str = "actor_user_id"
+) -> Select[T]:
+    """``scope_to_actor`` for a user whose id is the bound parameter ``:actor_user_id``.
+
+    The statement can then be built once and executed many times (its compiled form and
+    cache key are reused); execute it with ``{"actor_user_id": actor.user_id, ...}``.
+    """
+    return stmt.where(
+        exists().where(
+            and_(
+                Membership.workspace_id == workspace_col,
+                Membership.user_id == bindparam(param),
+                Membership.role.in_(min_role.at_least()),
+            )
+        )
+    )
+
+
 def get_run_for(
     session: Session, actor: Actor, run_pk: int, min_role: Role = Role.REVIEWER
 ) -> Run | None:
@@ -67,6 +99,21 @@ def get_run_by_external_id_for(
 def runs_visible_to(actor: Actor, min_role: Role = Role.REVIEWER) -> Select[tuple[Run]]:
     """``select(Run)`` restricted to the actor's workspaces."""
     return scope_to_actor(select(Run), actor, Run.workspace_id, min_role)
+
+
+def runs_of_workspace_visible_to(
+    actor: Actor, workspace_id: int, min_role: Role = Role.REVIEWER
+) -> Select[tuple[Run]]:
+    """``select(Run)`` of one workspace, empty unless the actor may see it.
+
+    The membership check is a constant EXISTS (not correlated with each run), so the
+    database checks it once instead of once per row: what keeps counting and paging a
+    workspace of a million runs cheap.
+    """
+    return scope_to_actor(
+        select(Run).where(Run.workspace_id == workspace_id), actor,
+        literal(workspace_id), min_role,
+    )
 
 
 def workspaces_visible_to(actor: Actor, min_role: Role = Role.REVIEWER) -> Select[tuple[Workspace]]:
@@ -125,3 +172,76 @@ def iso_utc(session: Session, column: Any) -> Any:
     else:
         text = type_coerce(func.replace(column, " ", "T"), String).concat("+00:00")
     return type_coerce(text, String).label(column.key)
+
+
+def keyset_after(keys: Sequence[tuple[Any, bool]], values: Sequence[Any], *,
+                 reverse: bool = False) -> Any:
+    """The WHERE clause "row comes after ``values``" for an ORDER BY over ``keys``.
+
+    ``keys`` are (column expression, descending) pairs, the last one unique (the id) so
+    rows sharing every other value (e.g. equal timestamps) are neither skipped nor
+    repeated. ``reverse=True`` gives "row comes before" (the previous neighbour).
+    Expressions must not be NULL (wrap nullable columns in ``coalesce``).
+    """
+    clauses = []
+    for i, (column, descending) in enumerate(keys):
+        later = descending != reverse  # "after" means smaller for a descending key
+        compare = column < values[i] if later else column > values[i]
+        equal = [keys[j][0] == values[j] for j in range(i)]
+        clauses.append(and_(*equal, compare) if equal else compare)
+    return or_(*clauses)
+
+
+def capped_count(session: Session, stmt: Select[Any], cap: int) -> tuple[int, bool]:
+    """Count the rows of ``stmt`` up to ``cap``: (count, True) when there are more.
+
+    The cost stays bounded on huge tables (the page says "10,000+"), which is what keeps
+    the runs list as fast with a million runs as with ten thousand.
+    """
+    limited = (
+        stmt.with_only_columns(literal_column("1"), maintain_column_froms=True)
+        .order_by(None)
+        .limit(cap + 1)
+    )
+    found = session.scalar(select(func.count()).select_from(limited.subquery())) or 0
+    return (cap, True) if found > cap else (int(found), False)
+def self_evaluation_key_update(
+    session: Session, key: str, *, remove: bool = False, columns: tuple[str, ...] = ()
+) -> Any:
+    """``UPDATE diagnosis_run`` that sets (or, ``remove``, deletes) ONE key of
+    ``self_evaluation`` in the database itself, so concurrent writers of other keys are
+    never overwritten (SPEC 5): PostgreSQL ``jsonb ||`` / ``jsonb - key``, SQLite
+    ``json_set`` / ``json_remove``, on the row's current value. A NULL or non-object
+    value counts as ``{}``.
+
+    Bind parameters: ``run_pk`` (``diagnosis_run.id``), ``value`` (a JSON-able mapping;
+    not used with ``remove``), and ``col_<name>`` for each name in ``columns`` (plain
+    columns of ``diagnosis_run`` updated in the same statement, e.g. ``evidence_score``).
+    Works with one parameter dict or a list (executemany). ``key`` must come from the
+    caller's allow-list (it is inlined as a literal path on SQLite).
+    """
+    from sqlalchemy import Text, bindparam, case, cast, func, literal, update
+    from sqlalchemy.dialects.postgresql import JSONB
+
+    if not key.isidentifier():
+        raise ValueError(f"not a self_evaluation key: {key!r}")
+    table = Run.__table__
+    col = table.c.self_evaluation
+    if session.get_bind().dialect.name == "postgresql":
+        base = case((func.jsonb_typeof(col) == "object", col), else_=cast(literal("{}"), JSONB))
+        name = cast(literal(key), Text)
+        if remove:
+            new_value = base.op("-")(name)
+        else:
+            new_value = base.op("||")(
+                func.jsonb_build_object(name, cast(bindparam("value", type_=JSONB), JSONB)))
+    else:
+        base = case((func.json_type(col) == "object", col), else_=literal("{}"))
+        path = literal(f'$."{key}"')
+        if remove:
+            new_value = func.json_remove(base, path)
+        else:
+            new_value = func.json_set(base, path, func.json(bindparam("value", type_=col.type)))
+    values: dict[str, Any] = {"self_evaluation": new_value}
+    values.update({c: bindparam(f"col_{c}") for c in columns})
+    return update(table).where(table.c.id == bindparam("run_pk")).values(**values)

@@ -77,10 +77,27 @@ class Factories:
         result = runs.upsert_run(self.session, self.system, workspace.id, run_id or f"run-{n}", body)
         return result.run
 
+    def aiops_run(self, workspace: Workspace, run_id: str | None = None, **doc: Any) -> Run:
+        """An AIOps run with two diagnostic steps and a report; ``doc`` overrides."""
+        n = next(_seq)
+        body: dict[str, Any] = {
+            "kind": "aiops",
+            "query": f"Alert {n}: disk full on db-{n}",
+            "answer": f"Diagnosis {n}: log rotation stopped.",
+            "messages": [],
+            "steps": [
+                {"id": "s1", "name": "Check disk usage", "status": "done", "summary": "95 %"},
+                {"id": "s2", "name": "Check log rotation", "status": "done", "summary": "stopped"},
+            ],
+            "report": {"content": f"# Report {n}\nLog rotation stopped."},
+        }
+        body.update(doc)
+        return self.run(workspace, run_id, **body)
 
-# --- issue 7 (queue, cases, exports): direct inserts until the feedback services land.
-# They write model rows the way issue 5's services will; the lead switches tests to the
-# real services after the merge.
+
+# --- issue 7 (queue, cases, exports): rows inserted directly, with exact timestamps,
+# states and authors, so list / filter / export tests can set up many precise cases fast.
+# (The feedback services' own tests cover how real submits create these rows.)
 
 def _triage_item(self, run: Run, *, state: str = "new", assignee: User | None = None,
                  opened_reason: str = "not_useful", fault_category: str | None = None,

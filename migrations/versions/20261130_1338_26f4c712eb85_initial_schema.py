@@ -262,7 +262,8 @@ def upgrade():
     sa.ForeignKeyConstraint(['run_pk'], ['diagnosis_run.id'], name=op.f('fk_user_feedback_run_pk_diagnosis_run'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['workspace_id'], ['workspace.id'], name=op.f('fk_user_feedback_workspace_id_workspace'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_user_feedback')),
-    sa.UniqueConstraint('author_id', 'target_type', 'target_id', 'subject_key', name=op.f('uq_user_feedback_author_id_target_type_target_id_subject_key'))
+    sa.UniqueConstraint('author_id', 'target_type', 'target_id', 'subject_key', name=op.f('uq_user_feedback_author_id_target_type_target_id_subject_key')),
+    sqlite_autoincrement=True
     )
     with op.batch_alter_table('user_feedback', schema=None) as batch_op:
         batch_op.create_index('ix_user_feedback_run', ['run_pk'], unique=False)

@@ -9,6 +9,7 @@ from flask_wtf.csrf import validate_csrf
 from wtforms.validators import ValidationError
 
 from ..actors import Actor
+from ..db_setup import read_intent
 from ..errors import Unauthenticated
 from ..extensions import db
 from ..services import admin
@@ -29,7 +30,10 @@ def token_actor() -> Actor:
     secret = _bearer()
     if secret is None:
         raise Unauthenticated("send 'Authorization: Bearer <ingest token>'")
-    return admin.authenticate_token(db.session, secret)
+    # A read that ends its own transaction: on SQLite it must not queue for the write
+    # lock, which the ingest call then takes only for its own short write.
+    with read_intent():
+        return admin.authenticate_token(db.session, secret)
 
 
 def session_actor() -> Actor:

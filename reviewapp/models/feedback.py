@@ -43,6 +43,9 @@ class Feedback(TimestampMixin, db.Model):
         Index("ix_user_feedback_target", "target_type", "target_id", "subject_key"),
         Index("ix_user_feedback_run", "run_pk"),
         Index("ix_user_feedback_workspace_created", "workspace_id", "created_at", "id"),
+        # Ids are never reused on SQLite either: the history (feedback_event.feedback_id)
+        # and stale pages refer to deleted rows by id.
+        {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -87,3 +90,5 @@ class FeedbackEvent(TimestampMixin, db.Model):
     action: Mapped[str] = mapped_column(String(8))
     before: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
     after: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
+
+    actor: Mapped[User | None] = relationship()

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
+from ..db_setup import write_intent
 from ..errors import Conflict, Forbidden, Unauthenticated, ValidationFailed
 from ..models import IngestToken, Membership, User, Workspace
 from ..models.base import utcnow
@@ -256,20 +257,38 @@ def revoke_token(session: Session, actor: Actor, token_id: int) -> IngestToken:
     return token
 
 
+_TOKEN_BY_HASH = select(
+    IngestToken.__table__.c.id, IngestToken.__table__.c.workspace_id, IngestToken.__table__.c.name,
+    IngestToken.__table__.c.revoked, IngestToken.__table__.c.last_used_at,
+).where(IngestToken.__table__.c.secret_hash == bindparam("secret_hash"))
+
+
 def authenticate_token(session: Session, secret: str) -> Actor:
     """The token actor for a bearer ``secret``. Raises ``Unauthenticated`` when the secret
-    is unknown or revoked. Records ``last_used_at`` at most once a minute."""
+    is unknown or revoked. Records ``last_used_at`` at most once a minute.
+
+    Reads in a transaction of its own and ends it, so the caller's parsing and validation
+    run outside any transaction and its write starts a fresh, short one (on SQLite the
+    write lock is then held only while the caller really writes); the once-a-minute
+    ``last_used_at`` write declares its write intent itself.
+    """
     if not secret or not secret.startswith(TOKEN_PREFIX):
         raise Unauthenticated("missing or invalid ingest token")
-    token = session.scalars(
-        select(IngestToken).where(IngestToken.secret_hash == _hash_secret(secret))
-    ).one_or_none()
+    # Columns through a prepared statement, not the ORM object: this runs on every
+    # ingest request (the hot path).
+    token = session.connection().execute(
+        _TOKEN_BY_HASH, {"secret_hash": _hash_secret(secret)}).one_or_none()
+    session.commit()  # end the read
     if token is None or token.revoked:
         raise Unauthenticated("missing or invalid ingest token")
     now = utcnow()
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
-        token.last_used_at = now
-        session.commit()
+        with write_intent():
+            session.execute(
+                update(IngestToken).where(IngestToken.id == token.id).values(last_used_at=now)
+                .execution_options(synchronize_session=False)
+            )
+            session.commit()
     return Actor.for_token(token.id, token.workspace_id, label=f"token:{token.name}")
 
 

@@ -6,50 +6,59 @@ can never touch another tenant's row. The rules:
 * ``started`` creates the row; a ``started`` that arrives after the terminal event of a
   compensated row fills in the real start, recomputes the duration, clears ``compensated``.
 * ``completed`` / ``failed`` finalise the same row; without a row they create and
-  finalise it at once and mark it ``compensated`` (start = the terminal event's time).
+  finalise it at once and mark it ``compensated`` (start = the terminal event's time, so
+  the duration is 0 and the UI says it is not the tool's real duration).
 * Replays (same id, same status) change nothing; a terminal event for a row that is
-  already terminal with another status is rejected.
-* Secrets are redacted in arguments, results and errors before anything is stored.
+  already terminal with another status is rejected; ``duration_ms`` is never negative.
+* ``delta`` (streamed partial output) is accepted and never stored.
+* Secrets are redacted in arguments, results and errors before anything is stored,
+  then results / errors are serialised and cut to 2,000 characters.
 * The runtime log holds tool name, argument keys, status, duration and error class only.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
-from ..domain.redaction import redact, summarize
+from ..domain.json_text import join_path
 from ..domain.times import duration_ms, parse_timestamp
-from ..errors import ValidationFailed
-from ..models import DiagnosticStep, Run, RunKind, ToolCall, ToolCallStatus
+from ..errors import PayloadTooLarge, ValidationFailed
+from ..models import DiagnosticStep, Run, RunKind, RunStatus, ToolCall, ToolCallStatus
 from ..models.base import utcnow
+from . import documents
 from .access import require_role
+from .retry import retry_on_conflict
+from .secret_scan import redact, summarize
 
 log = logging.getLogger("reviewapp.tool_calls")
 
-EVENTS = ("started", "completed", "failed")
+STORED_EVENTS = ("started", "completed", "failed")
 TERMINAL = (ToolCallStatus.COMPLETED.value, ToolCallStatus.FAILED.value)
-MAX_ID_LENGTH = 160
+DEFAULT_MAX_EVENTS = 1000
 
 
 @dataclass(frozen=True)
 class EventResult:
-    """What one event did: ``created`` | ``updated`` | ``unchanged`` | ``rejected``."""
+    """What one event did: ``created`` | ``updated`` | ``unchanged`` | ``rejected`` |
+    ``ignored`` (a ``delta``), with a short ``message`` saying why when useful."""
 
     index: int
-    id: str | None
-    event: str | None
+    id: str
+    event: str
     result: str
     message: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"index", "id", "event", "result"[, "message"]}`` for the API answer."""
         out: dict[str, Any] = {"index": self.index, "id": self.id, "event": self.event,
                                "result": self.result}
         if self.message:
@@ -59,6 +68,7 @@ class EventResult:
 
 @dataclass
 class _Event:
+    index: int
     id: str
     run_id: str
     event: str
@@ -67,87 +77,69 @@ class _Event:
     output: Any
     error: Any
     timestamp: datetime
+    timestamp_given: bool
     step_id: str | None
-    retrieval: Mapping[str, Any] | None
+    retrieval: dict[str, Any]  # validated, redacted column values ({} when absent)
+    clean_arguments: Any = None  # redacted
+    result_summary: str | None = None  # redacted, serialised, cut
+    error_summary: str | None = None  # redacted, serialised, cut
 
 
-def _parse_event(raw: Mapping[str, Any], index: int, now: datetime) -> _Event:
-    prefix = f"[{index}]"
-    if not isinstance(raw, Mapping):
-        raise ValidationFailed(prefix, "expected an object")
-    call_id = raw.get("id")
-    if not isinstance(call_id, str) or not call_id.strip() or len(call_id) > MAX_ID_LENGTH:
-        raise ValidationFailed(f"{prefix}.id", f"required string of 1-{MAX_ID_LENGTH} characters")
-    run_id = raw.get("run_id")
-    if not isinstance(run_id, str) or not run_id.strip():
-        raise ValidationFailed(f"{prefix}.run_id", "required string")
-    event = raw.get("event")
-    if event not in EVENTS:
-        raise ValidationFailed(f"{prefix}.event", "must be started, completed or failed")
-    tool_name = raw.get("tool_name")
-    if tool_name is not None and (not isinstance(tool_name, str) or len(tool_name) > 200):
-        raise ValidationFailed(f"{prefix}.tool_name", "must be a string of at most 200 characters")
-    if event == "started" and not tool_name:
-        raise ValidationFailed(f"{prefix}.tool_name", "required for a started event")
+def _redact_event(ev: _Event) -> _Event:
+    # Before any database statement: the write transaction stays short.
+    if ev.event in STORED_EVENTS:
+        ev.clean_arguments = redact(ev.arguments)
+        ev.result_summary = summarize(ev.output)
+        ev.error_summary = summarize(ev.error)
+        ev.retrieval = _retrieval_values(ev.retrieval)
+    return ev
+
+
+def _parse_event(raw: Any, index: int, prefix: str, now: datetime) -> _Event:
+    documents.check("tool_event", raw, prefix)
     try:
-        timestamp = parse_timestamp(raw.get("timestamp"), f"{prefix}.timestamp") or now
+        given = parse_timestamp(raw.get("timestamp"), "timestamp")
     except ValueError as exc:
-        raise ValidationFailed(f"{prefix}.timestamp", str(exc).split(": ", 1)[-1]) from None
-    retrieval = raw.get("retrieval")
-    if retrieval is not None and not isinstance(retrieval, Mapping):
-        raise ValidationFailed(f"{prefix}.retrieval", "must be an object")
-    step_id = raw.get("step_id")
-    if step_id is not None and not isinstance(step_id, str):
-        raise ValidationFailed(f"{prefix}.step_id", "must be a string")
-    return _Event(call_id, run_id, event, tool_name, raw.get("arguments"), raw.get("output"),
-                  raw.get("error"), timestamp, step_id, retrieval)
+        raise ValidationFailed(join_path(prefix, "timestamp"),
+                               str(exc).split(": ", 1)[-1]) from None
+    if raw["event"] == "started" and not raw.get("tool_name"):
+        raise ValidationFailed(join_path(prefix, "tool_name"),
+                               "required for a started event")
+    return _redact_event(_Event(
+        index, raw["id"], raw["run_id"], raw["event"], raw.get("tool_name"), raw.get("arguments"),
+        raw.get("output"), raw.get("error"), given or now, given is not None, raw.get("step_id"),
+        raw.get("retrieval")))
 
 
-def _log_event(row: ToolCall, event: str, error: Any) -> None:
-    keys = sorted(row.arguments.keys()) if isinstance(row.arguments, dict) else []
-    error_class = None
-    if error is not None:
-        error_class = type(error).__name__ if not isinstance(error, str) else "str"
-        if isinstance(error, Mapping) and isinstance(error.get("type"), str):
-            error_class = error["type"][:80]
-    log.info(
-        "tool_call event=%s tool=%s argument_keys=%s status=%s duration_ms=%s error_class=%s",
-        event, row.tool_name, keys, row.status, row.duration_ms, error_class,
-    )
+_ERROR_CLASS = re.compile(r"^\s*([A-Za-z_][\w.]{0,80}(?:Error|Exception|Timeout|Exit))\b")
+
+
+def error_class(error: Any) -> str | None:
+    """A value-free label for an error, for the runtime log (SPEC 4): the ``type`` /
+    ``class`` field of an error object, the exception class a text starts with
+    (``ValueError: ...`` -> ``ValueError``), else ``"error"``. ``None`` when no error."""
+    if error is None:
+        return None
+    if isinstance(error, Mapping):
+        for key in ("type", "class", "error_class", "code"):
+            label = error.get(key)
+            if isinstance(label, str) and re.fullmatch(r"[\w.:-]{1,80}", label):
+                return label
+        return "error"
+    if isinstance(error, str):
+        match = _ERROR_CLASS.match(error)
+        return match.group(1) if match else "error"
+    return "error"
 
 
 def _retrieval_values(retrieval: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Validated retrieval facts {match_level, hit_count, evidence_refs} ({} when absent)."""
+    """Retrieval facts {match_level, hit_count, evidence_refs} ({} when absent); shapes
+    are checked by the schema, evidence excerpts are redacted."""
     if not retrieval:
         return {}
-    level = retrieval.get("match_level")
-    if level not in (None, "L0", "L1"):
-        raise ValidationFailed("retrieval.match_level", "must be L0, L1 or null")
-    hits = retrieval.get("hit_count")
-    if hits is not None and (not isinstance(hits, int) or isinstance(hits, bool) or hits < 0):
-        raise ValidationFailed("retrieval.hit_count", "must be a non-negative integer")
     refs = retrieval.get("evidence_refs")
-    if refs is not None and not isinstance(refs, list):
-        raise ValidationFailed("retrieval.evidence_refs", "must be a list")
-    return {"match_level": level, "hit_count": hits,
+    return {"match_level": retrieval.get("match_level"), "hit_count": retrieval.get("hit_count"),
             "evidence_refs": redact(refs) if refs is not None else None}
-
-
-def _apply_retrieval(row: ToolCall, retrieval: Mapping[str, Any] | None) -> None:
-    for key, value in _retrieval_values(retrieval).items():
-        setattr(row, key, value)
-
-
-def _finalise(row: ToolCall, status: str, output: Any, error: Any, at: datetime) -> None:
-    row.status = status
-    if status == ToolCallStatus.COMPLETED.value:
-        row.result_summary = summarize(output)
-        row.error_message = None
-    else:
-        row.error_message = summarize(error) or "failed"
-        row.result_summary = summarize(output)
-    row.completed_at = at
-    row.duration_ms = duration_ms(row.started_at, row.completed_at)
 
 
 def _parent_columns(run: Run) -> dict[str, int | None]:
@@ -157,173 +149,350 @@ def _parent_columns(run: Run) -> dict[str, int | None]:
     return {"chat_session_id": run.diagnosis_session_id, "diagnostic_task_id": None}
 
 
-def _step_pk(session: Session, run: Run, step_id: str | None) -> int | None:
-    if not step_id:
-        return None
-    return session.scalar(
-        select(DiagnosticStep.id).where(
-            DiagnosticStep.run_pk == run.id, DiagnosticStep.step_id == step_id
-        )
+_TOOL_CALL = ToolCall.__table__
+_MUTABLE = ("tool_name", "status", "arguments", "result_summary", "error_message", "started_at",
+            "completed_at", "duration_ms", "compensated", "step_pk", "match_level", "hit_count",
+            "evidence_refs", "updated_at")
+_RUN = Run.__table__
+# Statements built once: on the hot path, building them per request cost more than
+# running them.
+_RUN_COLUMNS = select(
+    _RUN.c.id, _RUN.c.run_id, _RUN.c.kind, _RUN.c.diagnosis_session_id, _RUN.c.status,
+    _RUN.c.tool_call_count,
+).where(_RUN.c.workspace_id == bindparam("workspace_id"))
+_SELECT_RUNS = _RUN_COLUMNS.where(_RUN.c.run_id.in_(bindparam("run_ids", expanding=True)))
+# Single-value variants: a lone event (the common live case) skips IN-list expansion.
+_SELECT_RUN_ONE = _RUN_COLUMNS.where(_RUN.c.run_id == bindparam("run_id"))
+_SELECT_ROWS = select(_TOOL_CALL).where(
+    _TOOL_CALL.c.workspace_id == bindparam("workspace_id"),
+    _TOOL_CALL.c.id.in_(bindparam("ids", expanding=True)))
+_SELECT_ROW_ONE = select(_TOOL_CALL).where(
+    _TOOL_CALL.c.workspace_id == bindparam("workspace_id"), _TOOL_CALL.c.id == bindparam("id"))
+_BUMP_COUNTERS = _RUN.update().where(_RUN.c.id == bindparam("pk")).values(
+    tool_call_count=_RUN.c.tool_call_count + bindparam("added"),
+    failed_tool_call_count=_RUN.c.failed_tool_call_count + bindparam("failed"),
+    updated_at=bindparam("now"),
+)
+_UPDATE_ROW = (
+    _TOOL_CALL.update()
+    .where(_TOOL_CALL.c.workspace_id == bindparam("key_workspace_id"),
+           _TOOL_CALL.c.id == bindparam("key_id"))
+    .values({name: bindparam(name) for name in _MUTABLE})
+)
+
+
+class _Batch:
+    """The state one batch of events works on, read with a few set-based queries and
+    written with one multi-row INSERT and one multi-row UPDATE (SQLAlchemy Core: the
+    event path is the hot path of ingestion; see benchmarks/ingest.py).
+
+    ``runs``: the batch's runs of the workspace; ``rows``: the call rows the batch may
+    touch, as column dicts; ``new`` / ``dirty``: rows to insert / update; ``added`` /
+    ``failed``: per run pk, calls created and calls that became ``failed``.
+    """
+
+    def __init__(self, session: Session, workspace_id: int, events: Sequence[_Event]) -> None:
+        self.session = session
+        self.conn = session.connection()
+        self.workspace_id = workspace_id
+        run_ids = sorted({ev.run_id for ev in events})
+        call_ids = sorted({ev.id for ev in events})
+        found_runs = self.conn.execute(
+            _SELECT_RUN_ONE, {"workspace_id": workspace_id, "run_id": run_ids[0]}
+        ) if len(run_ids) == 1 else self.conn.execute(
+            _SELECT_RUNS, {"workspace_id": workspace_id, "run_ids": run_ids})
+        self.runs = {r.run_id: r for r in found_runs}
+        found_rows = self.conn.execute(
+            _SELECT_ROW_ONE, {"workspace_id": workspace_id, "id": call_ids[0]}
+        ) if len(call_ids) == 1 else self.conn.execute(
+            _SELECT_ROWS, {"workspace_id": workspace_id, "ids": call_ids})
+        self.rows: dict[str, dict[str, Any]] = {r["id"]: dict(r) for r in found_rows.mappings()}
+        self.new: dict[str, dict[str, Any]] = {}
+        self.dirty: set[str] = set()
+        self.added: dict[int, int] = {}
+        self.failed: dict[int, int] = {}
+        self._steps: dict[int, dict[str, int]] = {}
+
+    def next_ordinal(self, run: Any) -> int:
+        # Call order for sources without clocks: after the run's existing calls.
+        self.added[run.id] = self.added.get(run.id, 0) + 1
+        return run.tool_call_count + self.added[run.id]
+
+    def step_pk(self, run: Any, step_id: str | None) -> int | None:
+        if not step_id:
+            return None
+        if run.id not in self._steps:
+            self._steps[run.id] = {
+                step: pk for step, pk in self.session.execute(
+                    select(DiagnosticStep.step_id, DiagnosticStep.id).where(
+                        DiagnosticStep.run_pk == run.id, DiagnosticStep.step_id.is_not(None)))
+            }
+        return self._steps[run.id].get(step_id)
+
+    def create(self, row: dict[str, Any]) -> None:
+        self.rows[row["id"]] = self.new[row["id"]] = row
+        if row["status"] == ToolCallStatus.FAILED.value:
+            self.failed[row["run_pk"]] = self.failed.get(row["run_pk"], 0) + 1
+
+    def touch(self, row: dict[str, Any], was: str) -> None:
+        row["updated_at"] = utcnow()
+        if row["id"] not in self.new:
+            self.dirty.add(row["id"])
+        if row["status"] == ToolCallStatus.FAILED.value and was != row["status"]:
+            self.failed[row["run_pk"]] = self.failed.get(row["run_pk"], 0) + 1
+
+    def write(self) -> None:
+        if self.new:
+            self.conn.execute(_TOOL_CALL.insert(), list(self.new.values()))
+        if self.dirty:
+            self.conn.execute(_UPDATE_ROW, [
+                {"key_workspace_id": self.workspace_id, "key_id": call_id,
+                 **{name: self.rows[call_id][name] for name in _MUTABLE}}
+                for call_id in sorted(self.dirty)
+            ])
+
+
+def _new_row(run: Any, ev: _Event, batch: _Batch, *, status: str, compensated: bool) -> dict[str, Any]:
+    now = utcnow()
+    aiops = run.kind == RunKind.AIOPS.value
+    row: dict[str, Any] = {
+        "workspace_id": batch.workspace_id, "id": ev.id, "run_pk": run.id,
+        # Exactly one parent: the chat session or the diagnostic task (CHECK one_parent).
+        "chat_session_id": None if aiops else run.diagnosis_session_id,
+        "diagnostic_task_id": run.diagnosis_session_id if aiops else None,
+        "step_pk": batch.step_pk(run, ev.step_id), "ordinal": batch.next_ordinal(run),
+        "tool_name": ev.tool_name or "unknown", "status": status,
+        "arguments": ev.clean_arguments, "result_summary": None, "error_message": None,
+        "started_at": ev.timestamp, "completed_at": None, "duration_ms": None,
+        "compensated": compensated, "match_level": None, "hit_count": None, "evidence_refs": None,
+        "created_at": now, "updated_at": now,
+    }
+    row.update(ev.retrieval)
+    return row
+
+
+def _finalise_row(row: dict[str, Any], ev: _Event) -> None:
+    row["status"] = ev.event
+    row["result_summary"] = ev.result_summary
+    row["error_message"] = (ev.error_summary or "failed") if ev.event == "failed" else None
+    row["completed_at"] = ev.timestamp
+    row["duration_ms"] = duration_ms(row["started_at"], ev.timestamp)
+
+
+def _log_row(row: Mapping[str, Any], event: str, error: Any) -> None:
+    # Never values: only the tool name, the argument keys, the state and the error class.
+    if not log.isEnabledFor(logging.INFO):
+        return
+    arguments = row["arguments"]
+    keys = sorted(str(k) for k in arguments) if isinstance(arguments, dict) else []
+    log.info(
+        "tool_call event=%s tool=%s argument_keys=%s status=%s duration_ms=%s error_class=%s",
+        event, row["tool_name"], keys, row["status"], row["duration_ms"], error_class(error),
     )
 
 
-def _next_ordinal(session: Session, run: Run) -> int:
-    from sqlalchemy import func
-
-    current = session.scalar(select(func.max(ToolCall.ordinal)).where(ToolCall.run_pk == run.id))
-    return (current or 0) + 1
-
-
-def apply_event(session: Session, run: Run, ev: _Event) -> tuple[str, str]:
-    """Apply one parsed event to ``run`` (already access-checked). No commit.
-
-    Returns (result, message) with result in created | updated | unchanged | rejected.
-    """
-    row = session.get(ToolCall, (run.workspace_id, ev.id))
-    if row is not None and row.run_pk != run.id:
+def _apply(batch: _Batch, run: Any, ev: _Event) -> tuple[str, str]:
+    """Apply one event to ``run`` (already in the actor's workspace) in memory.
+    Returns (result, message)."""
+    row = batch.rows.get(ev.id)
+    if row is not None and row["run_pk"] != run.id:
         return "rejected", "this call id belongs to another run"
 
     if ev.event == "started":
         if row is None:
-            row = ToolCall(
-                workspace_id=run.workspace_id, id=ev.id, run_pk=run.id, **_parent_columns(run),
-                step_pk=_step_pk(session, run, ev.step_id), ordinal=_next_ordinal(session, run),
-                tool_name=ev.tool_name, status=ToolCallStatus.STARTED.value,
-                arguments=redact(ev.arguments), started_at=ev.timestamp, compensated=False,
-            )
-            _apply_retrieval(row, ev.retrieval)
-            session.add(row)
-            _log_event(row, ev.event, None)
+            row = _new_row(run, ev, batch, status=ToolCallStatus.STARTED.value, compensated=False)
+            batch.create(row)
+            _log_row(row, ev.event, None)
             return "created", ""
-        if row.compensated:
-            # Late facts win over stand-ins (SPEC 4).
-            row.started_at = ev.timestamp
-            if row.arguments is None:
-                row.arguments = redact(ev.arguments)
-            row.duration_ms = duration_ms(row.started_at, row.completed_at)
-            row.compensated = False
-            _log_event(row, ev.event, None)
-            return "updated", "late started event filled in the real start time"
-        return "unchanged", "replayed started event"
+        if not row["compensated"]:
+            return "unchanged", "replayed started event"
+        # Late facts win over stand-ins (SPEC 4): the real start, the real arguments.
+        if row["tool_name"] == "unknown" and ev.tool_name:
+            row["tool_name"] = ev.tool_name
+        if row["arguments"] is None and ev.arguments is not None:
+            row["arguments"] = ev.clean_arguments
+        if row["step_pk"] is None:
+            row["step_pk"] = batch.step_pk(run, ev.step_id)
+        batch.touch(row, row["status"])
+        if not ev.timestamp_given:
+            # Receipt time is not the start of a call that already ended: invent nothing.
+            return "updated", "late started event without timestamp: start time still unknown"
+        row["started_at"] = ev.timestamp
+        row["duration_ms"] = duration_ms(row["started_at"], row["completed_at"])
+        row["compensated"] = False
+        _log_row(row, ev.event, None)
+        return "updated", "late started event filled in the real start time"
 
     status = ev.event
     if row is None:
-        row = ToolCall(
-            workspace_id=run.workspace_id, id=ev.id, run_pk=run.id, **_parent_columns(run),
-            step_pk=_step_pk(session, run, ev.step_id), ordinal=_next_ordinal(session, run),
-            tool_name=ev.tool_name or "unknown", status=status,
-            arguments=redact(ev.arguments), started_at=ev.timestamp, compensated=True,
-        )
-        _finalise(row, status, ev.output, ev.error, ev.timestamp)
-        _apply_retrieval(row, ev.retrieval)
-        session.add(row)
-        _log_event(row, ev.event, ev.error)
+        row = _new_row(run, ev, batch, status=status, compensated=True)
+        _finalise_row(row, ev)
+        batch.create(row)
+        _log_row(row, ev.event, ev.error)
         return "created", "no started event: row compensated"
-    if row.status in TERMINAL:
-        if row.status == status:
+    if row["status"] in TERMINAL:
+        if row["status"] == status:
             return "unchanged", "replayed terminal event"
-        return "rejected", f"call is already {row.status}"
-    _finalise(row, status, ev.output, ev.error, ev.timestamp)
-    _apply_retrieval(row, ev.retrieval)
-    if ev.tool_name and row.tool_name != ev.tool_name and row.tool_name == "unknown":
-        row.tool_name = ev.tool_name
-    _log_event(row, ev.event, ev.error)
+        return "rejected", f"call is already {row['status']}"
+    was = row["status"]
+    _finalise_row(row, ev)
+    row.update(ev.retrieval)
+    if row["arguments"] is None and ev.arguments is not None:
+        row["arguments"] = ev.clean_arguments
+    batch.touch(row, was)
+    _log_row(row, ev.event, ev.error)
     return "updated", ""
 
 
 def apply_events(
-    session: Session, actor: Actor, workspace_id: int, raw_events: Sequence[Mapping[str, Any]]
+    session: Session, actor: Actor, workspace_id: int, raw_events: Sequence[Any], *,
+    batch: bool = True, max_events: int = DEFAULT_MAX_EVENTS,
 ) -> list[EventResult]:
-    """Apply a batch of tool-call events to runs of ``workspace_id``; commit once.
+    """Apply tool-call lifecycle events to runs of ``workspace_id``; commit once (SPEC 4).
 
-    Every event is validated first (``ValidationFailed`` naming ``[i].field`` rejects the
-    whole request, nothing applied). Then each event is applied on its own: a rejected
-    event (unknown run, terminal after terminal, id of another run) is reported in its
-    result and the rest still apply. Runs whose calls changed are re-evaluated.
-    Raises ``Forbidden`` when the actor may not write into ``workspace_id``.
+    ``raw_events``: decoded JSON objects of ``schemas/tool_event.schema.json``; ``batch``
+    says whether they came as an array (error paths then start with ``[i]``). Every event
+    is validated first: a shape error rejects the whole request (``ValidationFailed``
+    naming e.g. ``[3].timestamp``), nothing applied. Then each event is applied in order
+    on its own: a rejected event (unknown run_id, terminal after another terminal, an id
+    that belongs to another run) is reported in its result and the rest still apply.
+    Events without timestamp take the time the server received them.
+    The runs' call counters follow; a finished run whose calls changed is re-scored
+    (``evaluations.refresh_run``); a RUNNING run is scored when it finishes (SPEC 5.1).
+    Raises ``Forbidden`` (actor may not write into ``workspace_id``), ``ValidationFailed``,
+    ``PayloadTooLarge`` (more than ``max_events``).
     """
+    require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
+    if len(raw_events) > max_events:
+        raise PayloadTooLarge(f"a batch holds at most {max_events} events, got {len(raw_events)}")
+    if not raw_events:
+        raise ValidationFailed("$", "send one event or a non-empty array of events")
+    now = utcnow()
+    events = [_parse_event(raw, i, f"[{i}]" if batch else "", now)
+              for i, raw in enumerate(raw_events)]
+    return retry_on_conflict(session, lambda: _apply_all(session, workspace_id, events))
+
+
+def _apply_all(session: Session, workspace_id: int, events: list[_Event]) -> list[EventResult]:
     from .evaluations import refresh_run
 
-    require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
-    now = utcnow()
-    events = [_parse_event(raw, i, now) for i, raw in enumerate(raw_events)]
-    run_ids = {ev.run_id for ev in events}
-    runs = {
-        r.run_id: r
-        for r in session.scalars(
-            select(Run).where(Run.workspace_id == workspace_id, Run.run_id.in_(run_ids))
-        )
-    }
+    stored = [ev for ev in events if ev.event in STORED_EVENTS]
+    batch = _Batch(session, workspace_id, stored) if stored else None
     results: list[EventResult] = []
-    touched: dict[int, Run] = {}
-    for i, ev in enumerate(events):
-        run = runs.get(ev.run_id)
-        if run is None:
-            results.append(EventResult(i, ev.id, ev.event, "rejected", "unknown run_id"))
+    touched: dict[int, Any] = {}
+    for ev in events:
+        if batch is None or ev.event not in STORED_EVENTS:
+            results.append(EventResult(ev.index, ev.id, ev.event, "ignored",
+                                       "delta events are shown live, never stored"))
             continue
-        with session.no_autoflush:
-            result, message = apply_event(session, run, ev)
-        session.flush()
+        run = batch.runs.get(ev.run_id)
+        if run is None:
+            results.append(EventResult(ev.index, ev.id, ev.event, "rejected", "unknown run_id"))
+            continue
+        result, message = _apply(batch, run, ev)
         if result in ("created", "updated"):
             touched[run.id] = run
-        results.append(EventResult(i, ev.id, ev.event, result, message))
+        results.append(EventResult(ev.index, ev.id, ev.event, result, message))
+    if batch is not None:
+        batch.write()
+    bumps = [{"pk": run.id, "added": batch.added.get(run.id, 0), "failed": batch.failed.get(run.id, 0),
+              "now": utcnow()}
+             for run in touched.values() if run.status == RunStatus.RUNNING.value]
+    if bumps:
+        # Counters follow the calls; scoring waits for the end of the run (SPEC 5.1).
+        batch.conn.execute(_BUMP_COUNTERS, bumps)
     for run in touched.values():
-        refresh_run(session, run)
+        if run.status != RunStatus.RUNNING.value:
+            refresh_run(session, session.get(Run, run.id))
     session.commit()
     return results
 
 
-def upsert_record(session: Session, run: Run, record: Mapping[str, Any], ordinal: int) -> str:
-    """Store a complete tool-call record (import / run document) for ``run``. No commit.
+def check_records(records: Sequence[Mapping[str, Any]]) -> None:
+    """Checks of schema-valid tool-call records that need no database: unique ids within
+    the document, readable times. Raises ``ValidationFailed`` naming ``tool_calls[i].field``."""
+    seen: set[str] = set()
+    for index, record in enumerate(records):
+        if record["id"] in seen:
+            raise ValidationFailed(f"tool_calls[{index}].id", "duplicate call id in this run")
+        seen.add(record["id"])
+        for key in ("started_at", "completed_at"):
+            try:
+                parse_timestamp(record.get(key), key)
+            except ValueError as exc:
+                raise ValidationFailed(f"tool_calls[{index}].{key}",
+                                       str(exc).split(": ", 1)[-1]) from None
 
-    ``record``: {id, tool_name, status, arguments?, output?/result_summary?,
-    error?/error_message?, started_at?, completed_at?, step_id?, retrieval?}. Times may be
-    absent (sources without clocks): the row then keeps only its ``ordinal``. Returns
-    created | updated | unchanged. Raises ``ValidationFailed`` naming the field.
+
+def upsert_records(session: Session, run: Run, records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Store the complete tool-call records of a run document (import / ``PUT``) for
+    ``run``, in order (``ordinal`` = position). No commit.
+
+    ``records`` are already schema-checked: {id, tool_name, status?, arguments?, output?,
+    error?, started_at?, completed_at?, step_id?, retrieval?, compensated?}. Times may be
+    absent (sources without clocks): the row then keeps only its ``ordinal``. A record is
+    the agent's final word on its call, so it overwrites what events stored. Returns
+    ``created`` | ``updated`` | ``unchanged`` per record.
+    Raises ``ValidationFailed`` naming ``tool_calls[i].field`` (bad time, duplicate id,
+    id of another run).
     """
-    call_id = record.get("id")
-    if not isinstance(call_id, str) or not call_id or len(call_id) > MAX_ID_LENGTH:
-        raise ValidationFailed("tool_calls[].id", f"required string of 1-{MAX_ID_LENGTH} characters")
+    check_records(records)
+    seen = {record["id"] for record in records}
+    existing = {
+        r.id: r for r in session.scalars(
+            select(ToolCall).where(ToolCall.workspace_id == run.workspace_id,
+                                   ToolCall.id.in_(seen)))
+    } if seen else {}
+    steps: dict[str, int] = {}
+    if any(r.get("step_id") for r in records):
+        steps = dict(session.execute(
+            select(DiagnosticStep.step_id, DiagnosticStep.id).where(
+                DiagnosticStep.run_pk == run.id, DiagnosticStep.step_id.is_not(None))
+        ).all())
+    return [_upsert_record(session, run, record, index, existing, steps)
+            for index, record in enumerate(records)]
+
+
+def _upsert_record(session: Session, run: Run, record: Mapping[str, Any], index: int,
+                   existing: dict[str, ToolCall], steps: dict[str, int]) -> str:
+    path = f"tool_calls[{index}]"
+    times = {}
+    for key in ("started_at", "completed_at"):
+        try:
+            times[key] = parse_timestamp(record.get(key), key)
+        except ValueError as exc:
+            raise ValidationFailed(f"{path}.{key}", str(exc).split(": ", 1)[-1]) from None
     status = record.get("status") or ToolCallStatus.COMPLETED.value
-    if status not in EVENTS:
-        raise ValidationFailed("tool_calls[].status", "must be started, completed or failed")
-    try:
-        started_at = parse_timestamp(record.get("started_at"), "started_at")
-        completed_at = parse_timestamp(record.get("completed_at"), "completed_at")
-    except ValueError as exc:
-        raise ValidationFailed(f"tool_calls[{call_id}]", str(exc)) from None
-    output = record.get("output", record.get("result_summary"))
-    error = record.get("error", record.get("error_message"))
+    output, error = record.get("output"), record.get("error")
     values: dict[str, Any] = {
-        "tool_name": str(record.get("tool_name") or "unknown")[:200],
+        "tool_name": record["tool_name"],
         "status": status,
         "arguments": redact(record.get("arguments")),
         "result_summary": summarize(output),
-        "error_message": summarize(error) if status == "failed" else None,
-        "started_at": started_at,
-        "completed_at": completed_at if status != "started" else None,
-        "ordinal": ordinal,
-        "step_pk": _step_pk(session, run, record.get("step_id")),
+        "error_message": (summarize(error) or "failed") if status == "failed" else None,
+        "started_at": times["started_at"],
+        "completed_at": times["completed_at"] if status != "started" else None,
+        "ordinal": index + 1,
+        "step_pk": steps.get(record.get("step_id") or ""),
         "compensated": bool(record.get("compensated", False)),
+        "match_level": None, "hit_count": None, "evidence_refs": None,
     }
-    if status == "failed" and not values["error_message"]:
-        values["error_message"] = "failed"
     values["duration_ms"] = duration_ms(values["started_at"], values["completed_at"])
-    row = session.get(ToolCall, (run.workspace_id, call_id))
-    if row is not None and row.run_pk != run.id:
-        raise ValidationFailed(f"tool_calls[{call_id}].id", "this call id belongs to another run")
     values.update(_retrieval_values(record.get("retrieval")))
+    row = existing.get(record["id"])
+    if row is not None and row.run_pk != run.id:
+        raise ValidationFailed(f"{path}.id", "this call id belongs to another run")
     if row is None:
-        row = ToolCall(workspace_id=run.workspace_id, id=call_id, run_pk=run.id,
+        row = ToolCall(workspace_id=run.workspace_id, id=record["id"], run_pk=run.id,
                        **_parent_columns(run), **values)
         session.add(row)
-        _log_event(row, status, error)
+        _log_row(values, status, error)
         return "created"
     changed = False
-    for key, value in values.items():
+    for key, value in {**values, **_parent_columns(run)}.items():
         if getattr(row, key) != value:
             setattr(row, key, value)
             changed = True
     if changed:
-        _log_event(row, status, error)
+        _log_row(values, status, error)
     return "updated" if changed else "unchanged"

@@ -20,10 +20,12 @@ log = logging.getLogger("reviewapp.web")
 
 def init_app(app: Flask) -> None:
     """Register the HTML blueprints, error handlers, headers and template helpers."""
-    from . import auth, cases, dashboard, exports, runs, triage
+    from . import auth, cases, dashboard, exports, feedback, queue, runs, triage
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(runs.bp)
+    app.register_blueprint(feedback.bp)
+    app.register_blueprint(queue.bp)
     for module in (triage, cases, exports, dashboard):
         app.register_blueprint(module.bp)
 
@@ -48,6 +50,9 @@ def init_app(app: Flask) -> None:
     app.context_processor(_template_context)
     app.add_template_filter(_local_time, "local_time")
     app.add_template_filter(_age, "age")
+    from .filters import register as register_filters
+
+    register_filters(app)
 
 
 def _wants_json() -> bool:

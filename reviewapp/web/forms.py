@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask_wtf import FlaskForm
-from wtforms import HiddenField, PasswordField, StringField, TextAreaField
-from wtforms.validators import DataRequired, Length, Optional
+from wtforms import (
+    HiddenField,
+    IntegerField,
+    PasswordField,
+    SearchField,
+    StringField,
+    TextAreaField,
+)
+from wtforms.validators import AnyOf, DataRequired, Length, NumberRange, Optional, Regexp
+from wtforms.widgets import HiddenInput
 
 
 class LoginForm(FlaskForm):
@@ -26,3 +36,79 @@ class CaseForm(FlaskForm):
     service = StringField("Service", validators=[Optional(), Length(max=120)])
     root_cause = TextAreaField("Root cause", validators=[Optional(), Length(max=20000)])
     solution = TextAreaField("Solution", validators=[Optional(), Length(max=20000)])
+
+# Shape checks for humans only; the services validate everything again (STYLE 5).
+# Selects are rendered from these (value, label) lists by the templates; the fields
+# are plain strings checked with AnyOf, which keeps the forms independent of WTForms'
+# changing SelectField choice formats.
+KIND_CHOICES = (("chat", "Chat"), ("aiops", "AIOps"))
+STATUS_CHOICES = (("RUNNING", "Running"), ("SUCCESS", "Success"), ("FAILED", "Failed"))
+VERDICT_CHOICES = (("PASS", "PASS"), ("LOW_CONFID", "LOW_CONFID"), ("REJECT", "REJECT"),
+                   ("none", "Not verified"))
+FEEDBACK_CHOICES = (("useful", "Useful"), ("not_useful", "Not useful"), ("none", "No verdict"))
+REVIEWED_CHOICES = (("not_mine", "Not yet by me"), ("mine", "Reviewed by me"))
+
+
+def _values(choices: tuple[tuple[str, str], ...]) -> list[str]:
+    return [value for value, _ in choices]
+
+
+class RunFilterForm(FlaskForm):
+    """The runs list / review queue filters: a GET form, so no CSRF (``meta={"csrf": False}``)
+    and the values live in the URL (shareable, back button)."""
+
+    class Meta:
+        csrf = False
+
+    q = SearchField("Search", validators=[Optional(), Length(max=200)],
+                    render_kw={"placeholder": "Text in the query or answer"})
+    workspace = StringField("Workspace", validators=[Optional(), Regexp(r"^\d{1,12}$")])
+    kind = StringField("Kind", validators=[Optional(), AnyOf(_values(KIND_CHOICES))])
+    status = StringField("Status", validators=[Optional(), AnyOf(_values(STATUS_CHOICES))])
+    verdict = StringField("Verifier", validators=[Optional(), AnyOf(_values(VERDICT_CHOICES))])
+    feedback = StringField("Verdict", validators=[Optional(), AnyOf(_values(FEEDBACK_CHOICES))])
+    reviewed = StringField("Reviewed", validators=[Optional(), AnyOf(_values(REVIEWED_CHOICES))])
+    score_min = IntegerField("Score from", validators=[Optional(), NumberRange(0, 100)])
+    score_max = IntegerField("Score to", validators=[Optional(), NumberRange(0, 100)])
+    outcome = StringField("External outcome", validators=[Optional(), Length(max=32)],
+                          render_kw={"placeholder": "e.g. pass, fail"})
+    sort = StringField("Sort", validators=[Optional()])
+
+    selects = (
+        ("kind", KIND_CHOICES), ("status", STATUS_CHOICES), ("verdict", VERDICT_CHOICES),
+        ("feedback", FEEDBACK_CHOICES), ("reviewed", REVIEWED_CHOICES),
+    )
+
+    def to_filters(self) -> dict[str, Any]:
+        """The filters as keyword arguments for ``services.runs.RunFilters`` (fields that
+        failed validation are left out: the service would refuse them)."""
+        def ok(field: Any) -> Any:
+            return None if field.errors else (field.data or None)
+
+        workspace = ok(self.workspace)
+        return {
+            "workspace_id": int(workspace) if workspace else None,
+            "kind": ok(self.kind),
+            "status": ok(self.status),
+            "verdict": ok(self.verdict),
+            "feedback": ok(self.feedback),
+            "reviewed": ok(self.reviewed),
+            "score_min": None if self.score_min.errors else self.score_min.data,
+            "score_max": None if self.score_max.errors else self.score_max.data,
+            "outcome": (ok(self.outcome) or "").strip() or None,
+            "q": (ok(self.q) or "").strip() or None,
+            "sort": self.sort.data or "newest",
+        }
+
+
+class FeedbackForm(FlaskForm):
+    """One thumbs control's submit: rate a target, with reason / comment / correction."""
+
+    target_type = HiddenField(validators=[DataRequired(), Length(max=32)])
+    target_id = IntegerField(widget=HiddenInput(), validators=[DataRequired()])
+    subject_id = HiddenField(validators=[Optional(), Length(max=160)])
+    rating = StringField("Rating", validators=[DataRequired(), AnyOf(["positive", "negative"])])
+    reason = StringField("Reason", validators=[Optional(), Length(max=80)])
+    comment = TextAreaField("Comment", validators=[Optional(), Length(max=2000)])
+    correction = TextAreaField("Suggested correction", validators=[Optional(), Length(max=4000)])
+    next = HiddenField(validators=[Optional(), Length(max=2000)])

@@ -1,24 +1,92 @@
-"""Runs list and run pages."""
+"""Runs list and run pages: the list (filters in the URL, htmx swaps the table), the
+run page, its live timeline fragment, one tool call's details, the verdict badge."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, current_app, make_response, render_template, request
 from flask_login import login_required
 
 from ..extensions import db
 from ..services import runs as runs_service
 from .auth import current_actor
-from .htmx import page_or_fragment
+from .forms import RunFilterForm
+from .htmx import is_htmx, page_or_fragment
 
 bp = Blueprint("runs", __name__)
+
+# Query-string keys that describe "the current list" and travel to run pages and back.
+LIST_KEYS = ("q", "workspace", "kind", "status", "verdict", "feedback", "reviewed",
+             "score_min", "score_max", "outcome", "sort")
+
+
+def filter_form() -> RunFilterForm:
+    """The filter form bound to the query string."""
+    return RunFilterForm(formdata=request.args)
+
+
+def list_args() -> dict[str, str]:
+    """The current list's filters from the query string (no cursor), for links."""
+    return {k: v for k in LIST_KEYS if (v := request.args.get(k, "").strip())}
 
 
 @bp.get("/")
 @login_required
 def index() -> Response:
-    """The runs list (landing page)."""
+    """The runs list (landing page); htmx requests get only the table."""
+    form = filter_form()
+    if not form.validate():
+        return page_or_fragment("runs/list.html", "runs/_table.html", status=400, form=form,
+                                page=None, list_args=list_args(), sorts=runs_service.SORTS)
     page = runs_service.list_runs(
         db.session, current_actor(), limit=current_app.config["RUNS_PAGE_SIZE"],
         cursor=request.args.get("cursor") or None,
+        filters=runs_service.RunFilters(**form.to_filters()),
     )
-    return page_or_fragment("runs/list.html", "runs/_table.html", page=page)
+    return page_or_fragment("runs/list.html", "runs/_table.html", form=form, page=page,
+                            list_args=list_args(), sorts=runs_service.SORTS)
+
+
+@bp.get("/runs/<int:run_pk>")
+@login_required
+def detail(run_pk: int) -> str:
+    """One run: answer, citations, steps, report, timeline, self-evaluation, thumbs."""
+    form = filter_form()
+    form.validate()
+    detail = runs_service.get_run_detail(
+        db.session, current_actor(), run_pk, runs_service.RunFilters(**form.to_filters()))
+    return render_template("runs/detail.html", d=detail, list_args=list_args(),
+                           queue_mode=request.args.get("queue") == "1")
+
+
+@bp.get("/runs/<int:run_pk>/timeline")
+@login_required
+def timeline(run_pk: int) -> Response:
+    """The timeline fragment. 204 when nothing changed since version ``v`` (the live
+    poll then swaps nothing, so open details stay open); a whole-page refresh when a run
+    watched live has ended, so the final answer and evaluation appear."""
+    timeline = runs_service.get_timeline(db.session, current_actor(), run_pk)
+    if request.args.get("live") == "1" and not timeline.live and is_htmx():
+        response = make_response("", 200)
+        response.headers["HX-Refresh"] = "true"
+        return response
+    if request.args.get("v") == timeline.version:
+        return make_response("", 204)
+    return page_or_fragment("runs/_timeline.html", "runs/_timeline.html", timeline=timeline)
+
+
+@bp.get("/runs/<int:run_pk>/tool-calls/<path:call_id>")
+@login_required
+def tool_call(run_pk: int, call_id: str) -> Response:
+    """One tool call's arguments, result and error (loaded when a timeline row opens)."""
+    call = runs_service.get_tool_call(db.session, current_actor(), run_pk, call_id)
+    return page_or_fragment("runs/tool_call.html", "runs/_tool_call.html", call=call,
+                            run_pk=run_pk)
+
+
+@bp.get("/runs/<int:run_pk>/verdict")
+@login_required
+def verdict(run_pk: int) -> Response:
+    """The run's verdict badge (refreshed after an answer-level rating)."""
+    run = runs_service.get_run(db.session, current_actor(), run_pk)
+    return page_or_fragment("runs/_verdict.html", "runs/_verdict.html", run=run)
+

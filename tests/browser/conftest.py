@@ -1,7 +1,8 @@
-"""Live server + headless Chromium for browser tests (Playwright driving Debian's chromium).
+"""Browser tests: Debian's Chromium driven by Playwright against a live server on
+127.0.0.1 that each test starts (a thread running werkzeug with the test app).
 
-Without ``/usr/bin/chromium`` the browser tests are skipped with a one-line notice,
-unless ``CI=true``: then they fail, because CI must run them.
+No browser is ever downloaded: Playwright launches ``/usr/bin/chromium``. When it is
+missing the tests skip with a notice, except under ``CI=true`` where they fail.
 """
 
 from __future__ import annotations
@@ -10,48 +11,77 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from werkzeug.serving import make_server
 
-from reviewapp import create_app
-from reviewapp.extensions import db
-
-CHROMIUM = os.environ.get("REVIEWAPP_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+PASSWORD = "correct-horse-battery"
 
 
-@pytest.fixture
-def live_server(app_config, app, tmp_path: Path) -> Iterator[str]:
-    """The app served over HTTP on a free port (CSRF on, as in production); yields its URL.
-    It shares the test database with the ``app`` fixture (and so with ``make``)."""
-    served = create_app({**app_config, "WTF_CSRF_ENABLED": True})
-    served.instance_path = str(tmp_path / "live-instance")
-    server = make_server("127.0.0.1", 0, served, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(10)
-        with served.app_context():
-            db.engine.dispose()
+def _require_chromium() -> None:
+    if Path(CHROMIUM).exists():
+        return
+    message = f"{CHROMIUM} is missing: browser tests need Debian's chromium (make test installs it)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
 
 
-@pytest.fixture
-def browser():
-    """A headless Chromium (Playwright); skipped when chromium is missing, except in CI."""
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but {CHROMIUM} is missing: browser tests must run in CI")
-        pytest.skip(f"{CHROMIUM} not found: browser tests skipped (make chromium installs it)")
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    _require_chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def app_config(app_config: dict[str, Any]) -> dict[str, Any]:
+    """The browser sees the real thing: CSRF on, as in production."""
+    return {**app_config, "WTF_CSRF_ENABLED": True}
+
+
+@pytest.fixture
+def live_server(app) -> Iterator[str]:
+    """The test app served on 127.0.0.1 (a free port) from a background thread."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="live-server", daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def new_page(browser, live_server):
+    """``new_page(width=1280, height=900, **context_options)`` -> a page in a fresh context."""
+    contexts = []
+
+    def _new(width: int = 1280, height: int = 900, **options: Any):
+        context = browser.new_context(viewport={"width": width, "height": height},
+                                      base_url=live_server, **options)
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        return context.new_page()
+
+    yield _new
+    for context in contexts:
+        context.close()
+
+
+def log_in(page, username: str) -> None:
+    """Log in through the form, as a person would."""
+    page.goto("/login")
+    page.fill("#username", username)
+    page.fill("#password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/")

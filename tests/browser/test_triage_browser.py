@@ -10,21 +10,12 @@ import pytest
 from reviewapp.actors import Role
 from reviewapp.models import TriageItem
 
-from ..factories import DEFAULT_PASSWORD
+from .conftest import log_in
 
 pytestmark = pytest.mark.browser
 
 
-def _log_in(page, base: str, username: str) -> None:
-    page.goto(f"{base}/login")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", DEFAULT_PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
-
-
-def test_lead_triages_an_item_and_admin_downloads_a_csv(live_server, browser, make, session,
-                                                        tmp_path):
+def test_lead_triages_an_item_and_admin_downloads_a_csv(new_page, make, session, tmp_path):
     ws = make.workspace()
     lead = make.user(ws, Role.LEAD, username="lena")
     admin = make.user(ws, Role.ADMIN, username="ada")
@@ -32,12 +23,11 @@ def test_lead_triages_an_item_and_admin_downloads_a_csv(live_server, browser, ma
     item = make.triage_item(run)
     make.case(ws, run=run, title="=cmd|' /C calc'!A0", root_cause="数据库\n🚀 הפריסה")
 
-    context = browser.new_context()
-    page = context.new_page()
+    page = new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    _log_in(page, live_server, "lena")
-    page.goto(f"{live_server}/triage/")
+    log_in(page, "lena")
+    page.goto("/triage/")
     row = page.locator(f"#triage-row-{item.id}")
     assert "为什么" in row.inner_text()
 
@@ -52,23 +42,21 @@ def test_lead_triages_an_item_and_admin_downloads_a_csv(live_server, browser, ma
     page.wait_for_selector(f"#triage-row-{item.id} .badge-triage-resolved")
 
     # The item page (plain form POST + 303): set the fault category.
-    page.goto(f"{live_server}/triage/{item.id}")
+    page.goto(f"/triage/{item.id}")
     page.fill("#fault_category", "wrong root cause")
     page.get_by_role("button", name="Save category").click()
     page.wait_for_selector(".flash-success")
     assert "WRONG_ROOT_CAUSE" in page.locator("#fault_category").input_value()
     assert errors == []
-    context.close()
 
     session.rollback()  # end the test's read snapshot; the server wrote in its own sessions
     stored = session.get(TriageItem, item.id)
     assert (stored.state, stored.assignee_id, stored.fault_category, stored.version) == (
         "resolved", lead.id, "WRONG_ROOT_CAUSE", 4)
 
-    context = browser.new_context(accept_downloads=True)
-    page = context.new_page()
-    _log_in(page, live_server, admin.username)
-    page.goto(f"{live_server}/exports/")
+    page = new_page(accept_downloads=True)
+    log_in(page, admin.username)
+    page.goto("/exports/")
     with page.expect_download() as info:
         page.locator("#x-cases").locator("xpath=..").get_by_role("button", name="Download CSV").click()
     target = tmp_path / info.value.suggested_filename
@@ -77,4 +65,3 @@ def test_lead_triages_an_item_and_admin_downloads_a_csv(live_server, browser, ma
     rows = list(csv.DictReader(io.StringIO(target.read_text("utf-8"), newline="")))
     assert [(r["title"], r["root_cause"], r["run_id"]) for r in rows] == [
         ("'=cmd|' /C calc'!A0", "数据库\n🚀 הפריסה", run.run_id)]
-    context.close()

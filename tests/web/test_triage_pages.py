@@ -77,15 +77,15 @@ def test_foreign_and_missing_items_get_identical_403s(client, login, site, make)
 
 
 @pytest.mark.parametrize("role, links", [
-    (Role.REVIEWER, ["Runs", "Cases"]),
-    (Role.LEAD, ["Runs", "Queue", "Cases", "Dashboard"]),
-    (Role.ADMIN, ["Runs", "Queue", "Cases", "Dashboard", "Exports"]),
+    (Role.REVIEWER, ["Runs", "Review queue", "Cases"]),
+    (Role.LEAD, ["Runs", "Review queue", "Triage", "Cases", "Dashboard"]),
+    (Role.ADMIN, ["Runs", "Review queue", "Triage", "Cases", "Dashboard", "Exports"]),
 ])
 def test_nav_links_follow_the_role(client, login, site, role, links):
     login(site.users[role])
     html = client.get("/").get_data(as_text=True)
     block = html.split('<nav class="nav"', 1)[1].split("</nav>", 1)[0]
-    assert re.findall(r">([A-Za-z]+)</a>", block) == links
+    assert re.findall(r">([A-Za-z ]+)</a>", block) == links
 
 
 def test_queue_page_lists_and_filters(client, login, site, make):

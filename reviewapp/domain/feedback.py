@@ -1,0 +1,128 @@
+"""Pure feedback rules (SPEC 6.1, 6.2): limits, text clean-up, reason lists, verdicts.
+
+Standard library only. The services validate with these before any database access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+TARGET_TYPES: tuple[str, ...] = ("chat_message", "citation", "diagnostic_step", "diagnostic_report")
+RATINGS: tuple[str, ...] = ("positive", "negative")
+VERDICTS: tuple[str, ...] = ("useful", "not_useful")
+
+# The reason codes a workspace offers unless its settings say otherwise (SPEC 6.1).
+# ``Config.FEEDBACK_REASONS`` refers to this tuple; services cannot read Flask config.
+DEFAULT_FEEDBACK_REASONS: tuple[str, ...] = ("incorrect", "incomplete", "citation", "unsafe", "other")
+
+# Maximum lengths in characters (Unicode code points, as Python's ``len`` and
+# PostgreSQL's ``varchar(n)`` count them: one CJK ideograph or one emoji code point is 1).
+SUBJECT_MAX = 160
+REASON_MAX = 80
+COMMENT_MAX = 2000
+CORRECTION_MAX = 4000
+
+RATING_FIELDS: tuple[str, ...] = ("rating", "reason", "comment", "correction")
+
+
+class InvalidFeedback(ValueError):
+    """A rule was broken; ``field`` names the input field, ``message`` says how."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def clean_text(value: Any, field: str, max_chars: int, *, strip: bool = False) -> str | None:
+    """``value`` as stored: ``None`` for None / "" / whitespace-only, else the string.
+
+    ``strip=True`` (codes and ids) also trims surrounding whitespace; free text (comment,
+    correction) is kept exactly as typed, so indentation in a suggested correction
+    survives. Raises ``InvalidFeedback`` for a non-string, more than ``max_chars``
+    characters, a NUL character (PostgreSQL text cannot hold it) or a lone surrogate
+    (not valid Unicode, SPEC 10).
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidFeedback(field, "must be a string")
+    if not value.strip():
+        return None
+    if strip:
+        value = value.strip()
+    if len(value) > max_chars:
+        raise InvalidFeedback(field, f"at most {max_chars} characters (got {len(value)})")
+    if "\x00" in value:
+        raise InvalidFeedback(field, "must not contain NUL characters")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        raise InvalidFeedback(field, "contains a lone surrogate; text must be valid Unicode")
+    return value
+
+
+def check_choice(value: Any, field: str, allowed: Sequence[str]) -> str:
+    """``value`` if it is one of ``allowed``, else ``InvalidFeedback`` listing them."""
+    if not isinstance(value, str) or value not in allowed:
+        raise InvalidFeedback(field, f"must be one of {', '.join(allowed)}")
+    return value
+
+
+def reasons_from_settings(settings: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The workspace's reason codes: ``settings["feedback_reasons"]`` when it is a non-empty
+    list of strings, else ``DEFAULT_FEEDBACK_REASONS``."""
+    configured = (settings or {}).get("feedback_reasons")
+    if isinstance(configured, (list, tuple)) and configured and all(
+        isinstance(code, str) for code in configured
+    ):
+        return tuple(configured)
+    return DEFAULT_FEEDBACK_REASONS
+
+
+def verdict_for_rating(rating: str) -> str:
+    """The run verdict an answer-level rating stands for: positive -> useful,
+    negative -> not_useful (SPEC 6.2)."""
+    return "useful" if rating == "positive" else "not_useful"
+
+
+def latest_verdict(ratings: Iterable[tuple[Any, int, str]]) -> str | None:
+    """The verdict of the latest answer-level rating, or ``None`` when there is none.
+
+    ``ratings``: (updated_at, feedback id, rating) triples in any order; the latest
+    ``updated_at`` wins and the higher id breaks a tie (SPEC 6.2: the run's ``feedback``
+    follows the latest answer-level rating).
+    """
+    latest = max(ratings, key=lambda r: (r[0], r[1]), default=None)
+    return None if latest is None else verdict_for_rating(latest[2])
+
+
+def rating_state(values: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The part of a feedback row its history records: {rating, reason, comment,
+    correction}, or ``None`` when there is no row."""
+    if values is None:
+        return None
+    return {name: values.get(name) for name in RATING_FIELDS}
+
+
+def initials(username: str) -> str:
+    """Two upper-case letters for a reviewer badge: the first letters of the first two
+    parts of ``username`` split on ``. _ - @`` and spaces ("ada.lovelace" -> "AL"), or its
+    first two characters when it has one part ("grace" -> "GR")."""
+    parts = [p for p in _split_name(username) if p]
+    if len(parts) >= 2:
+        return (parts[0][0] + parts[1][0]).upper()
+    if parts:
+        return parts[0][:2].upper()
+    return "?"
+
+
+def _split_name(name: str) -> list[str]:
+    out, current = [], []
+    for ch in name or "":
+        if ch in "._-@ ":
+            out.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    out.append("".join(current))
+    return out

@@ -1,0 +1,85 @@
+"""The reviewer's actions on the run page: rate a target, take a rating back, and the
+state one thumbs control shows afterwards (SPEC 6.1, 8).
+
+The rules live in ``services.feedback`` (validation, owner check, upsert, verdict); this
+module only composes them with the read the page needs, so each thumbs endpoint calls
+one service and re-renders its own fragment.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..actors import Actor, Role
+from ..errors import Forbidden
+from ..models import Feedback, Workspace
+from ..queries import scope_to_actor
+from . import feedback as feedback_service
+from .runs import TargetState, workspace_reasons
+
+
+def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, target_type: str,
+           target_id: int, subject_key: str) -> TargetState:
+    key = (target_type, target_id, subject_key)
+    mine = next((f for f in feedback_service.list_my_feedback(session, actor, run_pk)
+                 if (f.target_type, f.target_id, f.subject_key or "") == key), None)
+    summary = feedback_service.feedback_summary(session, actor, run_pk).get(key)
+    workspace = session.get(Workspace, workspace_id)
+    reasons = workspace_reasons(workspace) if workspace is not None else []
+    return TargetState(target_type, target_id, subject_key, run_pk, mine, summary, reasons)
+
+
+def rate_target(session: Session, actor: Actor, target_type: str, target_id: int,
+                subject_id: str | None, rating: str, reason: str | None = None,
+                comment: str | None = None, correction: str | None = None) -> TargetState:
+    """Save the actor's rating through ``feedback.upsert_feedback`` (which validates,
+    checks access, upserts and sets the run verdict for answer-level targets) and return
+    the control's new state. Raises ``ValidationFailed``, ``Forbidden``."""
+    saved = feedback_service.upsert_feedback(
+        session, actor, target_type, target_id, subject_id, rating,
+        reason=reason, comment=comment, correction=correction)
+    return _state(session, actor, saved.run_pk, saved.workspace_id, saved.target_type,
+                  saved.target_id, saved.subject_key or "")
+
+
+def clear_rating(session: Session, actor: Actor, feedback_id: int) -> TargetState:
+    """Delete one of the actor's own ratings through ``feedback.delete_feedback`` and
+    return the control's new (unrated) state. Raises ``Forbidden`` for a rating that is
+    missing or not the actor's."""
+    if not actor.is_user:
+        raise Forbidden()
+    row = session.execute(scope_to_actor(
+        select(Feedback.run_pk, Feedback.workspace_id, Feedback.target_type,
+               Feedback.target_id, Feedback.subject_key)
+        .where(Feedback.id == feedback_id, Feedback.author_id == actor.user_id),
+        actor, Feedback.workspace_id, Role.REVIEWER)).one_or_none()
+    if row is None:
+        raise Forbidden()
+    feedback_service.delete_feedback(session, actor, feedback_id)
+    run_pk, workspace_id, target_type, target_id, subject_key = row
+    return _state(session, actor, run_pk, workspace_id, target_type, target_id,
+                  subject_key or "")
+
+
+def target_state(session: Session, actor: Actor, target_type: str, target_id: int,
+                 subject_id: str | None) -> TargetState:
+    """The current state of one thumbs control (to re-render it next to a validation
+    error). Raises ``Forbidden`` when the actor cannot see the target's run."""
+    from ..models import DiagnosticReport, DiagnosticStep, Message, Run, TargetType
+
+    model = {
+        TargetType.CHAT_MESSAGE.value: Message, TargetType.CITATION.value: Message,
+        TargetType.DIAGNOSTIC_STEP.value: DiagnosticStep,
+        TargetType.DIAGNOSTIC_REPORT.value: DiagnosticReport,
+    }.get(target_type)
+    if model is None:
+        raise Forbidden()
+    row = session.execute(scope_to_actor(
+        select(Run.id, Run.workspace_id).join(model, model.run_pk == Run.id)
+        .where(model.id == target_id),
+        actor, Run.workspace_id, Role.REVIEWER)).one_or_none()
+    if row is None:
+        raise Forbidden()
+    subject = (subject_id or "") if target_type == TargetType.CITATION.value else ""
+    return _state(session, actor, row[0], row[1], target_type, target_id, subject)

@@ -1,0 +1,94 @@
+"""The review queue: the next run a reviewer has not rated yet, and progress (SPEC 8).
+
+"Reviewed by me" means the reviewer rated at least one part of the run (answer,
+citation, step or report). The queue walks the same filtered, sorted list as the runs
+page, so a reviewer can work through exactly the list they were looking at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from sqlalchemy.orm import Session
+
+from ..actors import Actor
+from ..errors import Forbidden
+from ..models import Run
+from ..queries import capped_count, get_run_for, keyset_after
+from .runs import (
+    COUNT_CAP,
+    RunFilters,
+    bind_sort_values,
+    filtered_runs,
+    single_workspace,
+    sort_keys,
+    sort_values,
+)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """``reviewed`` of ``total`` runs in the filtered list carry a rating of the reviewer;
+    ``capped`` means the list holds at least ``total`` runs (counts stop at a cap)."""
+
+    reviewed: int
+    total: int
+    capped: bool
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.total - self.reviewed)
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """The next run to review (``None`` when every run in the list is reviewed) and the
+    progress through the list."""
+
+    run_pk: int | None
+    progress: Progress
+    filters: RunFilters
+
+
+def _progress(session: Session, actor: Actor, filters: RunFilters, only: int | None) -> Progress:
+    everything = replace(filters, reviewed=None)
+    total, capped = capped_count(session, filtered_runs(actor, everything, only), COUNT_CAP)
+    reviewed, _ = capped_count(session, filtered_runs(actor, replace(filters, reviewed="mine"), only),
+                               COUNT_CAP)
+    return Progress(reviewed, total, capped)
+
+
+def progress(session: Session, actor: Actor, filters: RunFilters | None = None) -> Progress:
+    """How far the actor got through the runs matching ``filters`` (their ``reviewed``
+    field is ignored). Raises ``ValidationFailed`` for bad filters."""
+    filters = (filters or RunFilters()).validated()
+    _, only = single_workspace(session, actor)
+    return _progress(session, actor, filters, only)
+
+
+def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
+             after_run_pk: int | None = None) -> QueueState:
+    """The first run in the ``filters`` list order that the actor has not rated.
+
+    With ``after_run_pk`` (the run being skipped), the search starts after that run and
+    wraps around to the start, never returning that run itself. Raises ``Forbidden``
+    when ``after_run_pk`` is missing or foreign, ``ValidationFailed`` for bad filters.
+    """
+    filters = (filters or RunFilters()).validated()
+    _, only = single_workspace(session, actor)
+    todo = replace(filters, reviewed="not_mine")
+    keys = sort_keys(filters.sort)
+    order = [k.desc() if d else k.asc() for k, d in keys]
+    base = filtered_runs(actor, todo, only).with_only_columns(Run.id, maintain_column_froms=True)
+    found = None
+    if after_run_pk is not None:
+        after = get_run_for(session, actor, after_run_pk)
+        if after is None:
+            raise Forbidden()
+        values = bind_sort_values(filters.sort, sort_values(after, filters.sort))
+        found = session.scalar(base.where(keyset_after(keys, values)).order_by(*order).limit(1))
+        if found is None:
+            found = session.scalar(base.where(Run.id != after.id).order_by(*order).limit(1))
+    else:
+        found = session.scalar(base.order_by(*order).limit(1))
+    return QueueState(found, _progress(session, actor, filters, only), filters)

@@ -1,0 +1,40 @@
+"""The review queue: jump to the next run I have not rated, and my progress (SPEC 8)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, redirect, render_template, request, url_for
+from flask_login import login_required
+
+from ..extensions import db
+from ..services import review_queue
+from ..services.runs import RunFilters
+from .auth import current_actor
+from .htmx import page_or_fragment
+from .runs import filter_form, list_args
+
+bp = Blueprint("queue", __name__)
+
+
+@bp.get("/queue")
+@login_required
+def next_run() -> Response | str:
+    """Redirect to the next unrated run of the current list, or say the list is done."""
+    form = filter_form()
+    form.validate()
+    after = request.args.get("after", type=int)
+    state = review_queue.next_run(db.session, current_actor(),
+                                  RunFilters(**form.to_filters()), after_run_pk=after)
+    if state.run_pk is None:
+        return render_template("queue/next.html", state=state, list_args=list_args())
+    return redirect(url_for("runs.detail", run_pk=state.run_pk, queue="1", **list_args()), 303)
+
+
+@bp.get("/queue/progress")
+@login_required
+def progress() -> Response:
+    """The progress fragment (refreshed after each rating)."""
+    form = filter_form()
+    form.validate()
+    progress = review_queue.progress(db.session, current_actor(), RunFilters(**form.to_filters()))
+    return page_or_fragment("queue/_progress.html", "queue/_progress.html", progress=progress,
+                            list_args=list_args())

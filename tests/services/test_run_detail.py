@@ -1,0 +1,165 @@
+"""The run page's read model, the timeline and one tool call (SPEC 2, 5, 8)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from reviewapp.errors import Forbidden
+from reviewapp.services import feedback, review_queue, runs, tool_calls
+from reviewapp.services.runs import RunFilters, evaluation_view
+
+
+def _assistant(run):
+    return next(m for m in run.messages if m.role == "assistant")
+
+
+def test_detail_of_a_missing_and_a_foreign_run_are_the_same_forbidden(session, make):
+    mine, other = make.workspace(), make.workspace()
+    foreign = make.run(other)
+    actor = make.actor(make.user(mine))
+    errors = []
+    for run_pk in (foreign.id, foreign.id + 1000):
+        with pytest.raises(Forbidden) as caught:
+            runs.get_run_detail(session, actor, run_pk)
+        errors.append(caught.value.to_dict())
+    assert errors[0] == errors[1]
+    with pytest.raises(Forbidden):
+        runs.get_timeline(session, actor, foreign.id)
+    with pytest.raises(Forbidden):
+        runs.get_run(session, actor, foreign.id)
+
+
+def test_detail_restores_my_ratings_and_reads_the_gatekeeper(session, make):
+    ws = make.workspace()
+    run = make.run(ws, messages=[
+        {"id": "u", "role": "user", "content": "q"},
+        {"id": "a0", "role": "assistant", "content": "draft"},
+        {"id": "a1", "role": "assistant", "content": "final", "metadata": {"citations": [
+            {"id": "c1", "title": "One", "source": "kb://1", "excerpt": "e1", "evidence_ref": "kb://1"},
+            {"id": "c2", "title": "Two", "source": "https://x.example.com", "excerpt": "e2"}]}},
+    ])
+    final = [m for m in run.messages if m.role == "assistant"][-1]
+    run.self_evaluation = {"citation_gatekeeper": {"verified": 1, "unverified": 1, "citations": [
+        {"message_id": final.id, "citation_id": "c1", "status": "verified", "reason": "found", "evidence_ref": "kb://1"},
+        {"message_id": final.id, "citation_id": "c2", "status": "unverified", "reason": "no tool returned it"}]}}
+    session.commit()
+    user = make.user(ws)
+    actor = make.actor(user)
+    feedback.upsert_feedback(session, actor, "citation", final.id, "c2", "negative", reason="citation")
+    feedback.upsert_feedback(session, actor, "chat_message", final.id, None, "positive")
+    detail = runs.get_run_detail(session, actor, run.id)
+    assert detail.answer_message.id == final.id
+    assert [(c.citation_id, c.gate["status"]) for c in detail.citations] == [("c1", "verified"), ("c2", "unverified")]
+    assert detail.target("citation", final.id, "c2").mine.reason == "citation"
+    assert detail.target("chat_message", final.id).mine.rating == "positive"
+    assert detail.target("citation", final.id, "c1").mine is None
+    assert detail.reasons == ["incorrect", "incomplete", "citation", "unsafe", "other"]
+
+
+def test_detail_uses_the_workspace_reason_list(session, make):
+    ws = make.workspace(feedback_reasons=["wrong_service", "stale_data"])
+    run = make.run(ws)
+    detail = runs.get_run_detail(session, make.actor(make.user(ws)), run.id)
+    assert detail.reasons == ["wrong_service", "stale_data"]
+
+
+def test_detail_neighbours_follow_the_current_list(session, make):
+    ws = make.workspace()
+    made = [make.run(ws, kind=k) for k in ("chat", "aiops", "chat", "chat")]
+    actor = make.actor(make.user(ws))
+    newest_first = sorted(r.id for r in made)[::-1]
+    middle = runs.get_run_detail(session, actor, newest_first[1])
+    assert (middle.prev_pk, middle.next_pk) == (newest_first[0], newest_first[2])
+    chats = sorted((r.id for r in made if r.kind == "chat"), reverse=True)
+    first_chat = runs.get_run_detail(session, actor, chats[0], RunFilters(kind="chat"))
+    assert (first_chat.prev_pk, first_chat.next_pk) == (None, chats[1])
+    oldest = runs.get_run_detail(session, actor, chats[-1], RunFilters(kind="chat", sort="oldest"))
+    assert (oldest.prev_pk, oldest.next_pk) == (None, chats[-2])
+
+
+@pytest.mark.parametrize("raw, expected", [
+    (None, None),
+    ({}, None),
+    ({"evidence_score": 65, "factors": []}, {"rule_evaluation": {"evidence_score": 65, "factors": []}}),
+    ({"verdict": "PASS", "groundedness_score": 0.9},
+     {"verifier_evaluation": {"verdict": "PASS", "groundedness_score": 0.9}}),
+    ({"rule_evaluation": {"evidence_score": 30}, "junk": 3},
+     {"rule_evaluation": {"evidence_score": 30}}),
+])
+def test_evaluation_view_wraps_legacy_roots(raw, expected):
+    assert evaluation_view(raw) == expected
+
+
+def test_timeline_orders_calls_and_changes_version_when_a_call_arrives(session, make):
+    ws = make.workspace()
+    run = make.run(ws, status="RUNNING", tool_calls=[
+        {"id": "late", "tool_name": "b", "status": "completed",
+         "started_at": "2026-01-01T00:00:05Z", "completed_at": "2026-01-01T00:00:06Z"},
+        {"id": "early", "tool_name": "a", "status": "completed",
+         "started_at": "2026-01-01T00:00:01Z", "completed_at": "2026-01-01T00:00:02Z"},
+        {"id": "untimed", "tool_name": "c", "status": "completed"},
+    ])
+    actor = make.actor(make.user(ws))
+    before = runs.get_timeline(session, actor, run.id)
+    assert [r.call.id for r in before.rows] == ["early", "late", "untimed"]
+    assert before.live and before.layout.has_axis
+    tool_calls.apply_events(session, make.system, ws.id, [
+        {"id": "new", "run_id": run.run_id, "event": "started", "tool_name": "d",
+         "timestamp": "2026-01-01T00:00:07Z"}])
+    after = runs.get_timeline(session, actor, run.id)
+    assert after.version != before.version
+    assert after.rows[-2].call.id == "new" and after.rows[-2].bar.open_ended
+
+
+def test_get_tool_call_is_scoped_to_the_run_and_the_workspace(session, make):
+    ws, other = make.workspace(), make.workspace()
+    run = make.run(ws, tool_calls=[{"id": "c-1", "tool_name": "t", "status": "completed",
+                                    "arguments": {"q": "x"}, "output": {"ok": True}}])
+    sibling = make.run(ws)
+    actor = make.actor(make.user(ws))
+    call = runs.get_tool_call(session, actor, run.id, "c-1")
+    assert call.arguments == {"q": "x"}
+    with pytest.raises(Forbidden):
+        runs.get_tool_call(session, actor, sibling.id, "c-1")
+    with pytest.raises(Forbidden):
+        runs.get_tool_call(session, make.actor(make.user(other)), run.id, "c-1")
+
+
+def test_review_queue_walks_unrated_runs_and_counts_progress(session, make):
+    ws = make.workspace()
+    made = [make.run(ws) for _ in range(3)]
+    actor = make.actor(make.user(ws))
+    newest = sorted((r.id for r in made), reverse=True)
+    state = review_queue.next_run(session, actor)
+    assert state.run_pk == newest[0]
+    assert (state.progress.reviewed, state.progress.total) == (0, 3)
+    first = next(r for r in made if r.id == newest[0])
+    feedback.upsert_feedback(session, actor, "chat_message", _assistant(first).id, None, "positive")
+    state = review_queue.next_run(session, actor)
+    assert state.run_pk == newest[1]
+    assert (state.progress.reviewed, state.progress.remaining) == (1, 2)
+    # Skipping the second run moves on; skipping the last one wraps around.
+    assert review_queue.next_run(session, actor, after_run_pk=newest[1]).run_pk == newest[2]
+    assert review_queue.next_run(session, actor, after_run_pk=newest[2]).run_pk == newest[1]
+    for run in made[:]:
+        feedback.upsert_feedback(session, actor, "chat_message", _assistant(run).id, None, "negative")
+    done = review_queue.next_run(session, actor)
+    assert done.run_pk is None and done.progress.remaining == 0
+
+
+def test_review_queue_refuses_to_skip_a_foreign_run(session, make):
+    ws, other = make.workspace(), make.workspace()
+    foreign = make.run(other)
+    with pytest.raises(Forbidden):
+        review_queue.next_run(session, make.actor(make.user(ws)), after_run_pk=foreign.id)
+
+
+def test_detail_handles_a_run_without_messages_or_calls(session, make):
+    ws = make.workspace()
+    run = make.run(ws, kind="aiops", messages=[], answer=None, status="FAILED",
+                   finished_at=datetime(2026, 1, 1, tzinfo=timezone.utc).isoformat())
+    detail = runs.get_run_detail(session, make.actor(make.user(ws)), run.id)
+    assert detail.answer_message is None and detail.citations == [] and detail.timeline.rows == []
+    assert detail.evaluation is None

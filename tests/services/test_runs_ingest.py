@@ -1,0 +1,211 @@
+"""Run documents: validation with field paths, upsert by the agent's ids, children with
+feedback kept (SPEC 10), tenancy of run ids, finishing a run."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from sqlalchemy import func, select
+
+from reviewapp.actors import Actor
+from reviewapp.errors import Conflict, Forbidden, ValidationFailed
+from reviewapp.models import DiagnosticStep, Feedback, Message, Run, ToolCall
+from reviewapp.services.runs import finish_run, upsert_run
+
+SYSTEM = Actor.system_actor()
+
+
+def doc(**overrides):
+    body = {
+        "session_id": "s-1", "kind": "aiops", "query": "Why 502?", "answer": "OOM", "status": "SUCCESS",
+        "started_at": "2026-05-01T12:00:00", "finished_at": "2026-05-01T12:01:00Z",
+        "messages": [{"id": "m1", "role": "user", "content": "Why 502?"},
+                     {"id": "m2", "role": "assistant", "content": "OOM",
+                      "metadata": {"citations": [{"id": "c1", "title": "Runbook", "source": "kb://r", "excerpt": "x"}],
+                                   "tool_call_ids": ["t1"]}}],
+        "steps": [{"id": "s1", "name": "Collect"}, {"id": "s2", "name": "Analyse"}],
+        "report": {"content": "# Report"},
+        "tool_calls": [{"id": "t1", "tool_name": "query_logs", "status": "completed", "output": "oom",
+                        "started_at": "2026-05-01T12:00:10Z", "completed_at": "2026-05-01T12:00:11.5Z",
+                        "step_id": "s1"},
+                       {"id": "t2", "tool_name": "kb_search", "status": "failed", "error": "timeout",
+                        "retrieval": {"match_level": None, "hit_count": 0}}],
+        "verifier_evaluation": {"verdict": "PASS", "groundedness_score": 0.9},
+    }
+    body.update(overrides)
+    return body
+
+
+def count(session, model) -> int:
+    return session.scalar(select(func.count()).select_from(model))
+
+
+@pytest.fixture
+def ws(make):
+    return make.workspace()
+
+
+def test_upsert_creates_then_reingest_is_unchanged(session, ws):
+    first = upsert_run(session, SYSTEM, ws.id, "r1", doc())
+    assert (first.result, first.tool_calls, first.failed_tool_calls) == ("created", 2, 1)
+    run = first.run
+    assert run.started_at == datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)  # naive = UTC
+    assert run.self_evaluation["verifier_evaluation"]["verdict"] == "PASS" and run.verifier_verdict == "PASS"
+    t1 = session.get(ToolCall, (ws.id, "t1"))
+    assert (t1.duration_ms, t1.step_pk is not None, t1.diagnostic_task_id, t1.chat_session_id) == (
+        1500, True, run.diagnosis_session_id, None)
+    counts = [count(session, m) for m in (Run, Message, DiagnosticStep, ToolCall)]
+    again = upsert_run(session, SYSTEM, ws.id, "r1", doc())
+    assert again.result == "unchanged"
+    assert [count(session, m) for m in (Run, Message, DiagnosticStep, ToolCall)] == counts
+
+
+def test_reingest_updates_fields_and_adds_children(session, ws):
+    upsert_run(session, SYSTEM, ws.id, "r1", doc())
+    body = doc(answer="OOM after deploy")
+    body["messages"].append({"id": "m3", "role": "user", "content": "thanks"})
+    assert upsert_run(session, SYSTEM, ws.id, "r1", body).result == "updated"
+    session.expire_all()
+    run = session.scalars(select(Run)).one()
+    assert run.answer == "OOM after deploy"
+    assert [(m.message_id, m.ordinal) for m in run.messages] == [("m1", 1), ("m2", 2), ("m3", 3)]
+
+
+def test_a_new_verifier_evaluation_alone_is_an_update(session, ws):
+    upsert_run(session, SYSTEM, ws.id, "r1", doc())
+    result = upsert_run(session, SYSTEM, ws.id, "r1", doc(verifier_evaluation={"verdict": "REJECT"}))
+    assert result.result == "updated" and result.run.verifier_verdict == "REJECT"
+
+
+def test_children_with_feedback_are_never_deleted_or_rekeyed(session, ws, make):
+    run = upsert_run(session, SYSTEM, ws.id, "r1", doc()).run
+    reviewer = make.user(ws)
+    m2 = session.scalars(select(Message).where(Message.message_id == "m2")).one()
+    s1 = session.scalars(select(DiagnosticStep).where(DiagnosticStep.step_id == "s1")).one()
+    for target_type, target_id, subject in (("chat_message", m2.id, ""), ("citation", m2.id, "c1"),
+                                            ("diagnostic_step", s1.id, "")):
+        session.add(Feedback(author_id=reviewer.id, workspace_id=ws.id, run_pk=run.id, target_type=target_type,
+                             target_id=target_id, subject_key=subject, rating="negative"))
+    session.commit()
+    body = doc(messages=[{"id": "m9", "role": "user", "content": "new"},
+                         {"id": "m2", "role": "assistant", "content": "OOM", "metadata": {"citations": []}}],
+               steps=[{"id": "s2", "name": "Analyse"}])
+    body["messages"].pop()  # m2 (rated) is absent now; m1 (unrated) too
+    upsert_run(session, SYSTEM, ws.id, "r1", body)
+    session.expire_all()
+    messages = list(session.scalars(select(Message).order_by(Message.ordinal)))
+    assert [(m.message_id, m.ordinal) for m in messages] == [("m9", 1), ("m2", 2)]
+    assert messages[1].id == m2.id and [c["id"] for c in messages[1].citations] == ["c1"]
+    steps = list(session.scalars(select(DiagnosticStep).order_by(DiagnosticStep.ordinal)))
+    assert [(s.step_id, s.id == s1.id) for s in steps] == [("s2", False), ("s1", True)]
+
+
+def test_rated_citation_is_kept_when_its_message_is_resent_without_it(session, ws, make):
+    run = upsert_run(session, SYSTEM, ws.id, "r1", doc()).run
+    reviewer = make.user(ws)
+    m2 = session.scalars(select(Message).where(Message.message_id == "m2")).one()
+    session.add(Feedback(author_id=reviewer.id, workspace_id=ws.id, run_pk=run.id, target_type="citation",
+                         target_id=m2.id, subject_key="c1", rating="positive"))
+    session.commit()
+    body = doc()
+    body["messages"][1]["metadata"]["citations"] = [{"id": "c2", "title": "Other"}]
+    upsert_run(session, SYSTEM, ws.id, "r1", body)
+    session.expire_all()
+    assert [c["id"] for c in session.get(Message, m2.id).citations] == ["c2", "c1"]
+
+
+def test_reordering_children_keeps_their_rows(session, ws):
+    upsert_run(session, SYSTEM, ws.id, "r1", doc())
+    ids = {s.step_id: s.id for s in session.scalars(select(DiagnosticStep))}
+    upsert_run(session, SYSTEM, ws.id, "r1", doc(steps=[{"id": "s2", "name": "Analyse"}, {"id": "s1", "name": "Collect"}]))
+    session.expire_all()
+    assert [(s.step_id, s.id, s.ordinal) for s in session.scalars(select(DiagnosticStep).order_by(DiagnosticStep.ordinal))] == [
+        ("s2", ids["s2"], 1), ("s1", ids["s1"], 2)]
+
+
+def test_same_run_id_in_another_workspace_is_a_different_run(session, make):
+    ws_a, ws_b = make.workspace(), make.workspace()
+    upsert_run(session, SYSTEM, ws_a.id, "r1", doc(query="A"))
+    token_b = Actor.for_token(7, ws_b.id)
+    result = upsert_run(session, token_b, ws_b.id, "r1", doc(query="B"))
+    assert result.result == "created"
+    queries = {r.workspace_id: r.query for r in session.scalars(select(Run))}
+    assert queries == {ws_a.id: "A", ws_b.id: "B"}
+    assert count(session, ToolCall) == 4  # call ids are per workspace too
+    with pytest.raises(Forbidden):
+        upsert_run(session, token_b, ws_a.id, "r1", doc())
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    (doc(kind="batch"), "kind"),
+    (doc(statsu="SUCCESS"), "statsu"),
+    (doc(messages=[{"role": "user", "content": "x", "metadata": {"citatons": []}}]), "messages[0].metadata.citatons"),
+    (doc(messages=[{"role": "robot"}]), "messages[0].role"),
+    (doc(steps=[{"name": "x", "started_at": "soon"}]), "steps[0].started_at"),
+    (doc(tool_calls=[{"id": "a", "tool_name": "t", "status": "done"}]), "tool_calls[0].status"),
+    (doc(tool_calls=[{"id": "a", "tool_name": "t"}, {"id": "a", "tool_name": "t"}]), "tool_calls[1].id"),
+    (doc(tool_calls=[{"id": "a", "tool_name": "t", "completed_at": "2026-13-01"}]), "tool_calls[0].completed_at"),
+    (doc(tool_calls=[{"id": "a", "tool_name": "t", "retrieval": {"hit_count": -1}}]), "tool_calls[0].retrieval.hit_count"),
+    (doc(messages=[{"id": "m", "role": "user"}, {"id": "m", "role": "user"}]), "messages[1].id"),
+    (doc(query="bad \ud800 text"), "query"),
+    (doc(answer="nul \x00 byte"), "answer"),
+    (doc(external_outcome="x" * 33), "external_outcome"),
+    (doc(run_id="other"), "run_id"),
+    (doc(started_at=True), "started_at"),
+])
+def test_invalid_documents_name_the_field_path(session, ws, body, field):
+    with pytest.raises(ValidationFailed) as err:
+        upsert_run(session, SYSTEM, ws.id, "r1", body)
+    assert err.value.field == field
+    assert count(session, Run) == 0
+
+
+def test_tool_call_id_of_another_run_is_refused(session, ws):
+    upsert_run(session, SYSTEM, ws.id, "r1", doc())
+    with pytest.raises(ValidationFailed) as err:
+        upsert_run(session, SYSTEM, ws.id, "r2", doc(session_id="s-2"))
+    assert err.value.field == "tool_calls[0].id"
+
+
+def test_changing_kind_moves_tool_calls_to_the_right_parent(session, ws):
+    upsert_run(session, SYSTEM, ws.id, "r1", doc(kind="aiops"))
+    run = upsert_run(session, SYSTEM, ws.id, "r1", doc(kind="chat")).run
+    session.expire_all()
+    parents = {(t.chat_session_id, t.diagnostic_task_id) for t in session.scalars(select(ToolCall))}
+    assert parents == {(run.diagnosis_session_id, None)}
+
+
+def test_finish_sets_status_answer_and_time(session, ws):
+    upsert_run(session, SYSTEM, ws.id, "r1", doc(status="RUNNING", finished_at=None))
+    result = finish_run(session, SYSTEM, ws.id, "r1",
+                        {"status": "FAILED", "answer": "gave up", "finished_at": "2026-05-01T13:00:00"})
+    assert (result.result, result.run.status, result.run.answer, result.run.finished_at) == (
+        "updated", "FAILED", "gave up", datetime(2026, 5, 1, 13, tzinfo=timezone.utc))
+    again = finish_run(session, SYSTEM, ws.id, "r1", {"status": "FAILED"})
+    assert again.result == "unchanged"
+    with pytest.raises(Conflict) as err:
+        finish_run(session, SYSTEM, ws.id, "r1", {"status": "SUCCESS"})
+    assert err.value.details["status"] == "FAILED"
+
+
+def test_finish_defaults_to_now_and_refuses_bad_bodies(session, ws):
+    upsert_run(session, SYSTEM, ws.id, "r1", doc(status="RUNNING", finished_at=None))
+    before = datetime.now(timezone.utc)
+    run = finish_run(session, SYSTEM, ws.id, "r1", {"status": "SUCCESS"}).run
+    assert run.finished_at >= before.replace(microsecond=0)
+    for body, field in (({"status": "DONE"}, "status"), ({"status": "SUCCESS", "answr": "x"}, "answr"),
+                        ({}, "status"), ({"status": "SUCCESS", "finished_at": "later"}, "finished_at")):
+        with pytest.raises(ValidationFailed) as err:
+            finish_run(session, SYSTEM, ws.id, "r1", body)
+        assert err.value.field == field
+
+
+def test_finish_of_missing_or_foreign_run_is_forbidden(session, make):
+    ws_a, ws_b = make.workspace(), make.workspace()
+    upsert_run(session, SYSTEM, ws_a.id, "r1", doc(status="RUNNING"))
+    with pytest.raises(Forbidden):
+        finish_run(session, Actor.for_token(1, ws_b.id), ws_b.id, "r1", {"status": "SUCCESS"})
+    with pytest.raises(Forbidden):
+        finish_run(session, Actor.for_token(1, ws_b.id), ws_b.id, "nope", {"status": "SUCCESS"})
+    assert session.scalars(select(Run)).one().status == "RUNNING"

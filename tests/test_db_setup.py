@@ -1,0 +1,75 @@
+"""SQLite transaction policy (SPEC 11): writers declare intent and wait for the lock.
+
+These tests use their own SQLite file in both test legs: the policy only exists there.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import OperationalError
+
+from reviewapp import db_setup
+from reviewapp.db_setup import install_engine_hooks, write_intent
+
+
+@pytest.fixture
+def sqlite_file(tmp_path):
+    path = tmp_path / "policy.sqlite"
+    engine = create_engine(f"sqlite:///{path}")
+    install_engine_hooks(engine)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE t (x INTEGER)")
+    yield path, engine
+    engine.dispose()
+
+
+def _hold_write_lock(path):
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    return holder
+
+
+def test_writer_waits_for_the_lock_then_writes(sqlite_file):
+    path, engine = sqlite_file
+    holder = _hold_write_lock(path)
+    holder.execute("INSERT INTO t VALUES (1)")
+    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    release.start()
+    with write_intent(), engine.begin() as conn:
+        conn.exec_driver_sql("INSERT INTO t VALUES (2)")
+    release.join()
+    holder.close()
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT x FROM t ORDER BY x")).scalars().all() == [1, 2]
+        # SQLite's own wait is back in place for later (deferred) transactions.
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == db_setup.BUSY_TIMEOUT_MS
+
+
+def test_writer_gives_up_after_the_wait_with_a_storage_error(sqlite_file, monkeypatch):
+    path, engine = sqlite_file
+    monkeypatch.setattr(db_setup, "WRITE_LOCK_WAIT_S", 0.05)
+    holder = _hold_write_lock(path)
+    try:
+        with pytest.raises(OperationalError, match="locked"):
+            with write_intent(), engine.begin() as conn:
+                conn.exec_driver_sql("INSERT INTO t VALUES (3)")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM t")).scalar() == 0
+
+
+def test_readers_do_not_wait_for_a_writer(sqlite_file):
+    path, engine = sqlite_file
+    holder = _hold_write_lock(path)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM t")).scalar() == 0
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

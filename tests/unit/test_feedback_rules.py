@@ -1,0 +1,93 @@
+"""Pure feedback rules (SPEC 6.1, 6.2): text clean-up, limits, reasons, verdicts."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from reviewapp.config import Config
+from reviewapp.domain.feedback import (
+    DEFAULT_FEEDBACK_REASONS,
+    InvalidFeedback,
+    check_choice,
+    clean_text,
+    initials,
+    latest_verdict,
+    rating_state,
+    reasons_from_settings,
+    verdict_for_rating,
+)
+
+
+@pytest.mark.parametrize("value", [None, "", " ", "\t\n ", "\u3000\u3000", "\u00a0"])
+def test_clean_text_turns_blank_into_none(value):
+    assert clean_text(value, "comment", 10) is None
+
+
+def test_clean_text_counts_characters_not_bytes():
+    cjk = "界" * 10  # 30 bytes in UTF-8
+    emoji = "😀" * 10  # 40 bytes in UTF-8, 20 UTF-16 units
+    assert clean_text(cjk, "comment", 10) == cjk
+    assert clean_text(emoji, "comment", 10) == emoji
+    with pytest.raises(InvalidFeedback) as error:
+        clean_text(emoji + "x", "comment", 10)
+    assert error.value.field == "comment" and "11" in error.value.message
+
+
+def test_clean_text_keeps_free_text_verbatim_and_strips_codes():
+    assert clean_text("  indented\n", "correction", 100) == "  indented\n"
+    assert clean_text("  other ", "reason", 100, strip=True) == "other"
+
+
+@pytest.mark.parametrize("value", [5, ["a"], {"a": 1}, True])
+def test_clean_text_refuses_non_strings(value):
+    with pytest.raises(InvalidFeedback):
+        clean_text(value, "comment", 10)
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "a\ud800b"])
+def test_clean_text_refuses_nul_and_lone_surrogates(value):
+    with pytest.raises(InvalidFeedback):
+        clean_text(value, "comment", 10)
+
+
+def test_check_choice_names_the_allowed_values():
+    assert check_choice("positive", "rating", ("positive", "negative")) == "positive"
+    with pytest.raises(InvalidFeedback) as error:
+        check_choice("meh", "feedback", ("useful", "not_useful"))
+    assert error.value.field == "feedback" and "useful, not_useful" in error.value.message
+
+
+def test_reasons_default_and_workspace_override():
+    assert DEFAULT_FEEDBACK_REASONS == ("incorrect", "incomplete", "citation", "unsafe", "other")
+    assert Config.FEEDBACK_REASONS == list(DEFAULT_FEEDBACK_REASONS)
+    assert reasons_from_settings(None) == DEFAULT_FEEDBACK_REASONS
+    assert reasons_from_settings({"feedback_reasons": []}) == DEFAULT_FEEDBACK_REASONS
+    assert reasons_from_settings({"feedback_reasons": [1, 2]}) == DEFAULT_FEEDBACK_REASONS
+    assert reasons_from_settings({"feedback_reasons": ["wrong", "slow"]}) == ("wrong", "slow")
+
+
+def test_verdict_follows_the_latest_rating():
+    t1 = datetime(2026, 1, 1, 10, 0, tzinfo=timezone.utc)
+    t2 = datetime(2026, 1, 1, 11, 0, tzinfo=timezone.utc)
+    assert verdict_for_rating("positive") == "useful"
+    assert verdict_for_rating("negative") == "not_useful"
+    assert latest_verdict([]) is None
+    assert latest_verdict([(t2, 1, "negative"), (t1, 2, "positive")]) == "not_useful"
+    # Same time: the later row (higher id) wins.
+    assert latest_verdict([(t1, 7, "negative"), (t1, 9, "positive")]) == "useful"
+
+
+def test_rating_state_keeps_only_the_rating_fields():
+    assert rating_state(None) is None
+    assert rating_state({"rating": "positive", "id": 3, "comment": "ok"}) == {
+        "rating": "positive", "reason": None, "comment": "ok", "correction": None}
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("ada.lovelace", "AL"), ("grace", "GR"), ("x", "X"), ("jo_smith-2", "JS"), ("", "?"),
+    ("李.雷", "李雷"),
+])
+def test_initials(name, expected):
+    assert initials(name) == expected

@@ -1,0 +1,85 @@
+"""Timeline layout (SPEC 4, 8): bars on one shared axis, computed without a database."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from reviewapp.domain.pagination import decode_keyset, encode_keyset
+from reviewapp.domain.timeline import AXIS_WIDTH, MIN_BAR, CallTiming, format_ms, layout
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def test_layout_places_bars_proportionally_on_one_axis():
+    # Axis 0..10 s: a call 0-2 s, one 5-10 s.
+    placed = layout([CallTiming(at(0), at(2)), CallTiming(at(5), at(10))])
+    assert placed.has_axis and placed.span_ms == 10_000
+    first, second = placed.bars
+    assert (first.x, first.width) == (0, 200)  # 2 s of 10 s on a 1000-wide axis
+    assert (second.x, second.width) == (500, 500)
+    assert placed.ticks == ["0 ms", "2.5 s", "5.0 s", "7.5 s", "10 s"]
+
+
+def test_layout_runs_a_call_without_end_event_to_the_end_of_the_axis():
+    placed = layout([CallTiming(at(0), at(4)), CallTiming(at(1), None)])
+    open_bar = placed.bars[1]
+    assert open_bar.open_ended
+    assert open_bar.x == 250 and open_bar.x + open_bar.width == AXIS_WIDTH
+
+
+def test_layout_axis_extends_to_the_run_end():
+    placed = layout([CallTiming(at(0), at(1))], until=at(4))
+    assert placed.span_ms == 4000
+    assert placed.bars[0].width == 250
+
+
+def test_layout_keeps_a_zero_length_call_visible():
+    # A compensated call: start == end.
+    placed = layout([CallTiming(at(0), at(10)), CallTiming(at(5), at(5))])
+    assert placed.bars[1].width == MIN_BAR
+    assert placed.bars[1].x == 500
+
+
+def test_layout_without_any_time_has_no_axis():
+    placed = layout([CallTiming(None, None), CallTiming(None, None)])
+    assert not placed.has_axis
+    assert [b.timed for b in placed.bars] == [False, False]
+
+
+def test_layout_mixes_timed_and_untimed_calls():
+    placed = layout([CallTiming(None, None), CallTiming(at(0), at(1))])
+    assert placed.has_axis
+    assert [b.timed for b in placed.bars] == [False, True]
+
+
+def test_layout_never_draws_past_the_axis_for_a_clock_running_backwards():
+    placed = layout([CallTiming(at(5), at(3)), CallTiming(at(0), at(5))])
+    bar = placed.bars[0]
+    assert bar.x + bar.width <= AXIS_WIDTH and bar.width >= MIN_BAR
+
+
+@pytest.mark.parametrize("ms, text", [
+    (0, "0 ms"), (999, "999 ms"), (1000, "1.0 s"), (2449, "2.4 s"), (12_400, "12 s"),
+    (65_000, "1 min 5 s"), (3_720_000, "1 h 2 min"),
+])
+def test_format_ms(ms, text):
+    assert format_ms(ms) == text
+
+
+def test_keyset_cursor_round_trips_and_refuses_another_sort():
+    cursor = encode_keyset("score_desc", [42, 7])
+    assert decode_keyset(cursor, "score_desc", 2) == [42, 7]
+    with pytest.raises(ValueError):
+        decode_keyset(cursor, "newest", 2)
+    with pytest.raises(ValueError):
+        decode_keyset(cursor, "score_desc", 3)
+    with pytest.raises(ValueError):
+        decode_keyset("not-a-cursor!", "score_desc", 2)
+    with pytest.raises(ValueError):
+        decode_keyset(encode_keyset("newest", [{"x": 1}, 2]), "newest", 2)

@@ -1,0 +1,178 @@
+"""Thumbs endpoints: htmx fragment, no-JS redirect, 422 next to the field, delete,
+stale CSRF, expired login (SPEC 6.1, 8, 10)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from reviewapp.extensions import db
+from reviewapp.models import Feedback, Run
+
+HX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def setup(make, login):
+    ws = make.workspace()
+    user = make.user(ws)
+    run = make.run(ws)
+    message = next(m for m in run.messages if m.role == "assistant")
+    login(user)
+    return {"ws": ws, "user": user, "run": run, "message": message}
+
+
+def _rate(client, s, rating="positive", headers=HX, **extra):
+    data = {"target_type": "chat_message", "target_id": s["message"].id, "rating": rating,
+            "next": f"/runs/{s['run'].id}?kind=chat", **extra}
+    return client.post("/feedback", data=data, headers=headers)
+
+
+def test_htmx_rating_swaps_only_its_fragment_with_a_saved_state(client, setup):
+    response = _rate(client, setup)
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200
+    assert html.lstrip().startswith(f'<div id="fb-chat_message-{setup["message"].id}-0"')
+    assert "<html" not in html and "✓ Saved" in html
+    assert 'aria-pressed="true"' in html and "data-rating=\"positive\"" in html
+    assert response.headers["HX-Trigger"] == "feedback-saved"
+    db.session.expire_all()
+    assert db.session.get(Run, setup["run"].id).feedback == "useful"
+
+
+def test_plain_form_post_redirects_back_to_the_run_with_a_flash(client, setup):
+    response = _rate(client, setup, headers={})
+    assert response.status_code == 303
+    assert response.headers["Location"] == f"/runs/{setup['run'].id}?kind=chat"
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "Your rating is saved." in page
+    # The own rating is restored when the page opens.
+    fragment = page.split(f'id="fb-chat_message-{setup["message"].id}-0"', 1)[1].split("</form>", 1)[0]
+    assert 'aria-pressed="true" data-rating="positive"' in fragment
+
+
+def test_next_cannot_leave_the_site(client, setup):
+    response = _rate(client, setup, headers={}, next="https://evil.example.com/")
+    assert response.headers["Location"] == "/"
+
+
+def test_thumbs_down_opens_the_details_and_saves_reason_and_correction(client, setup):
+    first = _rate(client, setup, rating="negative").get_data(as_text=True)
+    assert "<details class=\"fb-more\" open>" in first and 'name="reason"' in first
+    for code in ("incorrect", "incomplete", "citation", "unsafe", "other"):
+        assert f'<option value="{code}"' in first
+    second = _rate(client, setup, rating="negative", reason="incomplete",
+                   correction="Add the rollback command.").get_data(as_text=True)
+    assert '<option value="incomplete" selected>' in second
+    assert "Add the rollback command." in second
+    row = db.session.query(Feedback).one()
+    assert (row.rating, row.reason, row.correction) == ("negative", "incomplete", "Add the rollback command.")
+
+
+def test_citation_rating_uses_the_citation_as_subject(client, setup):
+    response = _rate(client, setup, target_type="citation", subject_id="c2", rating="negative",
+                     reason="citation")
+    html = response.get_data(as_text=True)
+    assert html.lstrip().startswith(f'<div id="fb-citation-{setup["message"].id}-c2"')
+    row = db.session.query(Feedback).one()
+    assert (row.target_type, row.subject_key) == ("citation", "c2")
+
+
+@pytest.mark.parametrize("extra, field", [
+    ({"reason": "not-a-reason"}, "reason"),
+    ({"comment": "x" * 2001}, "comment"),
+    ({"correction": "y" * 4001}, "correction"),
+])
+def test_invalid_details_come_back_422_next_to_the_field(client, setup, extra, field):
+    response = _rate(client, setup, rating="negative", **extra)
+    html = response.get_data(as_text=True)
+    assert response.status_code == 422
+    fid = f'fb-chat_message-{setup["message"].id}-0'
+    assert f'id="{fid}-{field}-error"' in html and 'aria-invalid="true"' in html
+    assert "HX-Retarget" not in response.headers
+    assert db.session.query(Feedback).count() == 0
+
+
+def test_clicking_the_active_thumb_deletes_the_rating(client, setup):
+    html = _rate(client, setup).get_data(as_text=True)
+    delete_url = re.search(r'formaction="(/feedback/\d+/delete)"', html).group(1)
+    response = client.post(delete_url, data={"next": f"/runs/{setup['run'].id}"}, headers=HX)
+    body = response.get_data(as_text=True)
+    assert response.status_code == 200 and "Rating removed" in body
+    assert 'aria-pressed="true"' not in body
+    assert response.headers["HX-Trigger"] == "feedback-saved"
+    assert db.session.query(Feedback).count() == 0
+    plain = client.post(delete_url, data={})
+    assert plain.status_code == 403
+
+
+def test_nobody_can_delete_someone_elses_rating(client, setup, make, login, app_factory):
+    _rate(client, setup)
+    row = db.session.query(Feedback).one()
+    # Another app object on the same database: its requests get their own app context.
+    other = app_factory().test_client()
+    login(make.user(setup["ws"]), c=other)
+    assert other.post(f"/feedback/{row.id}/delete", headers=HX).status_code == 403
+    assert db.session.query(Feedback).count() == 1
+
+
+def test_rating_a_foreign_target_is_403(client, setup, make):
+    foreign = make.run(make.workspace())
+    message = next(m for m in foreign.messages if m.role == "assistant")
+    response = client.post("/feedback", headers=HX, data={
+        "target_type": "chat_message", "target_id": message.id, "rating": "positive"})
+    assert response.status_code == 403
+    assert response.headers["HX-Retarget"] == "#messages"
+
+
+def test_expired_login_redirects_the_whole_window(app_factory, setup):
+    anonymous = app_factory().test_client()
+    response = anonymous.post("/feedback", headers=HX, data={
+        "target_type": "chat_message", "target_id": setup["message"].id, "rating": "positive"})
+    assert response.status_code == 401
+    assert response.headers["HX-Redirect"].startswith("/login")
+
+
+def test_stale_csrf_token_gives_a_visible_message(app_factory, make, setup):
+    from ..factories import DEFAULT_PASSWORD
+
+    strict = app_factory(WTF_CSRF_ENABLED=True).test_client()
+    login_page = strict.get("/login").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', login_page).group(1)
+    strict.post("/login", data={"username": setup["user"].username, "password": DEFAULT_PASSWORD,
+                                "csrf_token": token})
+    response = strict.post("/feedback", headers={**HX, "X-CSRFToken": "stale"}, data={
+        "target_type": "chat_message", "target_id": setup["message"].id, "rating": "positive"})
+    assert response.status_code == 400
+    assert response.headers["HX-Retarget"] == "#messages"
+    assert "CSRF" in response.get_data(as_text=True)
+
+
+def test_queue_progress_refreshes_and_queue_moves_on(client, setup, make):
+    second = make.run(setup["ws"])
+    first_stop = client.get("/queue")
+    assert first_stop.status_code == 303
+    assert first_stop.headers["Location"] == f"/runs/{second.id}?queue=1"
+    page = client.get(first_stop.headers["Location"]).get_data(as_text=True)
+    assert 'hx-trigger="load, feedback-saved from:body"' in page
+    assert f'href="/queue?after={second.id}"' in page
+    progress = client.get("/queue/progress", headers=HX).get_data(as_text=True)
+    assert "<strong>0</strong> of 2 reviewed" in progress
+    _rate(client, setup)
+    assert "<strong>1</strong> of 2 reviewed" in client.get("/queue/progress").get_data(as_text=True)
+    assert client.get("/queue").headers["Location"] == f"/runs/{second.id}?queue=1"
+    message = next(m for m in second.messages if m.role == "assistant")
+    client.post("/feedback", data={"target_type": "chat_message", "target_id": message.id,
+                                   "rating": "negative"}, headers=HX)
+    done = client.get("/queue")
+    assert done.status_code == 200 and "You have rated every run in this list" in done.get_data(as_text=True)
+
+
+def test_plain_form_post_with_a_bad_reason_says_so_and_goes_back(client, setup):
+    response = _rate(client, setup, rating="negative", headers={}, reason="nonsense")
+    assert response.status_code == 303
+    assert response.headers["Location"] == f"/runs/{setup['run'].id}?kind=chat"
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "Your rating was not saved: reason" in page
+    assert db.session.query(Feedback).count() == 0

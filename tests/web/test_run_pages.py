@@ -1,0 +1,215 @@
+"""Runs list, run page, timeline fragment, tool-call fragment, verdict badge (SPEC 8)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from sqlalchemy import event
+
+from reviewapp.extensions import db
+from reviewapp.services import tool_calls
+
+
+def _calls(n, size=2000, prefix="call"):
+    return [{"id": f"{prefix}-{i}", "tool_name": f"tool_{i % 7}", "status": "failed" if i % 9 == 0 else "completed",
+             "arguments": {"i": i, "query": "x" * 50}, "output": "r" * size,
+             "error": "boom" if i % 9 == 0 else None,
+             "started_at": f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z",
+             "completed_at": f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}.500000Z"} for i in range(n)]
+
+
+@pytest.fixture
+def reviewer(make, login):
+    ws = make.workspace()
+    user = make.user(ws)
+    login(user)
+    return ws, user
+
+
+def test_list_filters_live_in_the_url_and_htmx_gets_only_the_table(client, make, reviewer):
+    ws, _ = reviewer
+    make.run(ws, kind="aiops", query="disk alert on node-7")
+    make.run(ws, kind="chat", query="a chat question")
+    page = client.get("/?kind=aiops")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and "<html" in html
+    assert "disk alert on node-7" in html and "a chat question" not in html
+    assert re.search(r'<option value="aiops" selected>', html)
+    fragment = client.get("/?kind=aiops", headers={"HX-Request": "true"})
+    body = fragment.get_data(as_text=True)
+    assert body.lstrip().startswith("{#") is False
+    assert 'id="runs-table"' in body and "<html" not in body and "<form" not in body
+    assert "HX-Request" in fragment.headers["Vary"]
+    # Links to the run page carry the list, so prev / next walk the same list.
+    assert re.search(r'href="/runs/\d+\?kind=aiops"', body)
+
+
+def test_history_restore_request_gets_the_whole_page(client, make, reviewer):
+    make.run(reviewer[0])
+    response = client.get("/", headers={"HX-Request": "true", "HX-History-Restore-Request": "true"})
+    assert "<html" in response.get_data(as_text=True)
+
+
+def test_a_bad_filter_is_a_400_naming_the_field(client, reviewer):
+    response = client.get("/?kind=robot&score_min=abc")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert 'aria-invalid="true"' in html and "Score from" in html
+
+
+def test_an_unknown_sort_is_a_400(client, reviewer):
+    response = client.get("/?sort=random")
+    assert response.status_code == 400 and "sort" in response.get_data(as_text=True)
+
+
+def test_list_next_page_link_keeps_the_filters(client, make, app, reviewer):
+    app.config["RUNS_PAGE_SIZE"] = 2
+    for _ in range(3):
+        make.run(reviewer[0], kind="chat")
+    html = client.get("/?kind=chat").get_data(as_text=True)
+    match = re.search(r'href="(/\?cursor=[^"]+)"', html)
+    assert match and "kind=chat" in match.group(1)
+    second = client.get(match.group(1).replace("&amp;", "&"))
+    assert second.status_code == 200 and second.get_data(as_text=True).count('<td class="query"') == 1
+
+
+def test_run_page_shows_every_part(client, make, reviewer):
+    ws, _ = reviewer
+    run = make.run(ws, kind="aiops", query="Alert X", answer="**root cause** found",
+                   steps=[{"id": "s1", "name": "Look at logs", "summary": "`PoolTimeout`"}],
+                   report={"content": "## Report\n\nAll good"},
+                   tool_calls=_calls(3), external_outcome="pass")
+    html = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert "<strong>root cause</strong>" in html
+    assert "Look at logs" in html and "<code>PoolTimeout</code>" in html
+    assert "<h2>Report</h2>" in html
+    assert html.count('class="tl-row ') == 3
+    assert 'id="fb-diagnostic_step-' in html and 'id="fb-diagnostic_report-' in html
+    assert "Not scored yet." in html
+    assert ">pass<" in html
+
+
+def test_run_page_of_a_missing_or_foreign_run_is_the_same_403(client, make, reviewer):
+    foreign = make.run(make.workspace())
+    a = client.get(f"/runs/{foreign.id}")
+    b = client.get(f"/runs/{foreign.id + 999}")
+    assert a.status_code == b.status_code == 403
+    assert a.get_data() == b.get_data()
+    for path in (f"/runs/{foreign.id}/timeline", f"/runs/{foreign.id}/verdict",
+                 f"/runs/{foreign.id}/tool-calls/x"):
+        assert client.get(path).status_code == 403
+
+
+def test_answer_markdown_is_sanitised(client, make, reviewer):
+    evil = ('Hello <img src=x onerror=alert(1)> <script>alert(2)</script> '
+            '[click](javascript:alert(3)) ![pixel](https://tracker.example.com/p.png) '
+            '[site](https://ok.example.com)')
+    run = make.run(reviewer[0], answer=evil, messages=[
+        {"id": "a", "role": "assistant", "content": evil}])
+    html = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    answer = html.split('class="prose"', 1)[1].split("</div>", 1)[0]
+    assert "<img" not in answer and "<script" not in answer
+    assert 'href="javascript:' not in answer and "onerror=" not in answer.replace("&lt;img src=x onerror=", "")
+    assert "&lt;script&gt;" in answer
+    assert '<a href="https://tracker.example.com/p.png" rel="noopener noreferrer nofollow">[image: pixel]</a>' in answer
+    assert 'href="https://ok.example.com" rel="noopener noreferrer nofollow"' in answer
+
+
+def test_pages_carry_a_strict_csp_and_no_inline_style_or_script(client, make, reviewer):
+    run = make.run(reviewer[0], tool_calls=_calls(4))
+    for path in ("/", f"/runs/{run.id}"):
+        response = client.get(path)
+        csp = response.headers["Content-Security-Policy"]
+        assert "unsafe-inline" not in csp and "script-src 'self'" in csp
+        html = response.get_data(as_text=True)
+        assert " style=" not in html and "<style" not in html
+        assert re.search(r"<script(?![^>]*\bsrc=)", html) is None
+        assert '<html lang="en">' in html
+
+
+def test_timeline_fragment_polls_only_while_running_and_answers_204_when_unchanged(client, make, reviewer):
+    ws, _ = reviewer
+    run = make.run(ws, status="RUNNING", tool_calls=_calls(1))
+    html = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    poll = re.search(r'hx-get="(/runs/\d+/timeline\?[^"]+)" hx-trigger="every 2s"', html)
+    assert poll
+    url = poll.group(1).replace("&amp;", "&")
+    assert client.get(url, headers={"HX-Request": "true"}).status_code == 204
+    tool_calls.apply_events(db.session, make.system, ws.id, [
+        {"id": "live-1", "run_id": run.run_id, "event": "started", "tool_name": "cluster_health"}])
+    changed = client.get(url, headers={"HX-Request": "true"})
+    assert changed.status_code == 200
+    assert "cluster_health" in changed.get_data(as_text=True) and "no end event" in changed.get_data(as_text=True)
+    make.run(ws, run_id=run.run_id, status="SUCCESS", session_id=run.session.session_id)
+    ended = client.get(url, headers={"HX-Request": "true"})
+    assert ended.headers.get("HX-Refresh") == "true"
+    final = client.get(f"/runs/{run.id}/timeline").get_data(as_text=True)
+    assert 'hx-trigger="every 2s"' not in final
+
+
+def test_timeline_without_times_lists_calls_in_order(client, make, reviewer):
+    run = make.run(reviewer[0], tool_calls=[
+        {"id": "x1", "tool_name": "first", "status": "completed"},
+        {"id": "x2", "tool_name": "second", "status": "failed", "error": "Error: nope"}])
+    html = client.get(f"/runs/{run.id}/timeline").get_data(as_text=True)
+    assert "without a time axis" in html and "<svg" not in html
+    assert html.index("first") < html.index("second")
+
+
+def test_timeline_marks_open_and_compensated_calls(client, make, reviewer):
+    ws, _ = reviewer
+    run = make.run(ws, status="RUNNING")
+    tool_calls.apply_events(db.session, make.system, ws.id, [
+        {"id": "open", "run_id": run.run_id, "event": "started", "tool_name": "a",
+         "timestamp": "2026-01-01T00:00:00Z"},
+        {"id": "comp", "run_id": run.run_id, "event": "completed", "tool_name": "b",
+         "timestamp": "2026-01-01T00:00:03Z", "output": "ok"}])
+    html = client.get(f"/runs/{run.id}/timeline").get_data(as_text=True)
+    assert "no end event" in html and "bar-open" in html
+    assert "compensated (duration approximate)" in html and "bar-compensated" in html
+
+
+def test_tool_call_fragment_pretty_prints_and_collapses_long_results(client, make, reviewer):
+    run = make.run(reviewer[0], tool_calls=_calls(1, size=1500))
+    fragment = client.get(f"/runs/{run.id}/tool-calls/call-0", headers={"HX-Request": "true"})
+    html = fragment.get_data(as_text=True)
+    assert "<html" not in html
+    assert '&#34;i&#34;: 0' in html or "&quot;i&quot;: 0" in html or '"i": 0' in html
+    assert "Show all" in html and "Error" in html
+    page = client.get(f"/runs/{run.id}/tool-calls/call-0")
+    assert "<html" in page.get_data(as_text=True)
+
+
+def test_run_page_issues_the_same_number_of_statements_for_5_and_500_calls(client, make, reviewer):
+    """No N+1: the statement count does not grow with the number of tool calls."""
+    ws, _ = reviewer
+    small = make.run(ws, tool_calls=_calls(5, prefix="small"))
+    big = make.run(ws, tool_calls=_calls(500, prefix="big"))
+    counts = {}
+    for name, run_pk in (("small", small.id), ("big", big.id)):
+        # Warm up first: the test shares one app context (and session) with the
+        # requests, so the first request also reloads objects the factories expired.
+        assert client.get(f"/runs/{run_pk}").status_code == 200
+        seen = []
+
+        def count(conn, cursor, statement, parameters, context, executemany, seen=seen):
+            seen.append(statement)
+
+        event.listen(db.engine, "before_cursor_execute", count)
+        try:
+            response = client.get(f"/runs/{run_pk}")
+        finally:
+            event.remove(db.engine, "before_cursor_execute", count)
+        assert response.status_code == 200
+        rows = response.get_data(as_text=True).count('class="tl-row ')
+        assert rows == (5 if name == "small" else 500)
+        counts[name] = len(seen)
+    assert counts["small"] == counts["big"]
+    assert counts["big"] <= 20
+
+
+def test_verdict_fragment_refreshes_on_feedback_saved(client, make, reviewer):
+    run = make.run(reviewer[0])
+    html = client.get(f"/runs/{run.id}/verdict", headers={"HX-Request": "true"}).get_data(as_text=True)
+    assert 'hx-trigger="feedback-saved from:body"' in html and "No verdict yet" in html
