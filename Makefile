@@ -43,7 +43,7 @@ chromium:
 
 ## test: venv, install with test extras, every test on SQLite, then again on PostgreSQL
 test: $(VENV)/.installed-test chromium
-	$(BIN)/pytest -p no:cacheprovider
+	$(BIN)/pytest -p no:cacheprovider -n 2
 	@if [ -z "$$REVIEWAPP_TEST_POSTGRES_URL" ]; then \
 	  if [ "$$CI" = "true" ]; then echo "CI=true but REVIEWAPP_TEST_POSTGRES_URL is not set: the PostgreSQL leg is required"; exit 1; fi; \
 	  echo "notice: PostgreSQL leg skipped (set REVIEWAPP_TEST_POSTGRES_URL=postgresql://user@host:5432/db to run it)"; \
@@ -51,7 +51,7 @@ test: $(VENV)/.installed-test chromium
 	  $(BIN)/python -c "import sys, psycopg; psycopg.connect(sys.argv[1].replace('postgresql+psycopg://', 'postgresql://'), connect_timeout=5).close()" "$$REVIEWAPP_TEST_POSTGRES_URL" \
 	    || { echo "PostgreSQL at $$REVIEWAPP_TEST_POSTGRES_URL cannot be reached"; exit 1; }; \
 	  echo "=== PostgreSQL leg: $$REVIEWAPP_TEST_POSTGRES_URL ==="; \
-	  REVIEWAPP_TEST_DB_URL="$$REVIEWAPP_TEST_POSTGRES_URL" $(BIN)/pytest -p no:cacheprovider; \
+	  REVIEWAPP_TEST_DB_URL="$$REVIEWAPP_TEST_POSTGRES_URL" $(BIN)/pytest -p no:cacheprovider -n 2; \
 	fi
 
 ## bench: the benchmarks under benchmarks/ (not part of CI)

@@ -162,4 +162,15 @@ def test_detail_handles_a_run_without_messages_or_calls(session, make):
                    finished_at=datetime(2026, 1, 1, tzinfo=timezone.utc).isoformat())
     detail = runs.get_run_detail(session, make.actor(make.user(ws)), run.id)
     assert detail.answer_message is None and detail.citations == [] and detail.timeline.rows == []
-    assert detail.evaluation is None
+    # A FAILED run is scored at once: execution_failed, evidence score 0 (SPEC 5.1).
+    assert detail.evaluation["rule_evaluation"]["evidence_score"] == 0
+    assert [f["name"] for f in detail.evaluation["rule_evaluation"]["factors"]] == ["execution_failed"]
+
+
+def test_detail_of_a_running_run_is_not_scored_yet(session, make):
+    ws = make.workspace()
+    run = make.run(ws, status="RUNNING", answer=None)
+    detail = runs.get_run_detail(session, make.actor(make.user(ws)), run.id)
+    # The gatekeeper checks citations at once; the evidence score waits for the end.
+    assert "rule_evaluation" not in detail.evaluation
+    assert detail.evaluation["citation_gatekeeper"]["unverified"] == 2
