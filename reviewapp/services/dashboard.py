@@ -97,7 +97,8 @@ class BacklogBucket:
 
 @dataclass(frozen=True)
 class Dashboard:
-    """Everything the dashboard page draws; ``workspaces`` are (id, name) the actor leads."""
+    """Everything the dashboard page draws; ``workspaces`` are (id, name) the actor leads.
+    ``usefulness`` has one entry per day from the first to the last day with runs."""
 
     filters: DashboardFilters
     workspaces: list[tuple[int, str]]
@@ -144,6 +145,7 @@ def build(session: Session, actor: Actor, filters: DashboardFilters | None = Non
         )
     ]
     runs = sum(d.runs for d in usefulness)
+    usefulness = _every_day(usefulness)
 
     bucket = case((Run.evidence_score >= 90, literal(9)),
                   else_=Run.evidence_score // 10).label("bucket")
@@ -185,6 +187,24 @@ def build(session: Session, actor: Actor, filters: DashboardFilters | None = Non
         unscored=unscored, verdicts=list(verdict_counts.items()),
         failing_tools=failing_tools, backlog=backlog, triage_states=states,
     )
+
+
+MAX_DAYS = 400
+
+
+def _every_day(days: list[DayUsefulness]) -> list[DayUsefulness]:
+    """``days`` with the days between the first and the last that had no run added as
+    empty days (rate ``None``), so the chart shows a gap instead of a line across it.
+    Ranges longer than ``MAX_DAYS`` are left as they are."""
+    if len(days) < 2:
+        return days
+    first, last = date.fromisoformat(days[0].day), date.fromisoformat(days[-1].day)
+    span = (last - first).days + 1
+    if span > MAX_DAYS or span == len(days):
+        return days
+    known = {d.day: d for d in days}
+    every = (first + timedelta(days=i) for i in range(span))
+    return [known.get(d.isoformat(), DayUsefulness(d.isoformat(), 0, 0, 0)) for d in every]
 
 
 def _backlog(session: Session, ws_ids: list[int], now: datetime

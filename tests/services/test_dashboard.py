@@ -89,3 +89,16 @@ def test_dashboard_filters_name_the_field(params, field):
     with pytest.raises(ValidationFailed) as error:
         DashboardFilters.from_params(params)
     assert error.value.field == field
+
+
+def test_days_without_runs_are_gaps_in_the_usefulness_series(session, make):
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    for day in ("2026-11-01T10:00:00Z", "2026-11-04T10:00:00Z"):
+        make.run(ws, started_at=day).feedback = "useful"
+    session.commit()
+    board = dashboard.build(session, make.actor(lead), now=NOW)
+    assert [(d.day, d.runs, d.rate) for d in board.usefulness] == [
+        ("2026-11-01", 1, 1.0), ("2026-11-02", 0, None), ("2026-11-03", 0, None),
+        ("2026-11-04", 1, 1.0)]
+    assert board.runs == 2

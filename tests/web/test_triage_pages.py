@@ -250,7 +250,7 @@ def test_dashboard_renders_svg_without_inline_styles(client, login, site):
     assert " style=" not in html and "<style" not in html
     # four charts and the "no failed tool calls" message; a table of numbers for each of five
     assert html.count("<svg") == 4 and "No failed tool calls in this range." in html
-    assert html.count('<table class="sr-only">') == 5
+    assert html.count('<table class="visually-hidden">') == 5
 
 
 def test_csrf_is_enforced_on_queue_actions(app_factory, make, site):
@@ -291,3 +291,18 @@ def test_lead_of_a_sees_nothing_of_b_on_the_pages(client, login, site, make):
     assert client.get(f"/cases/{hidden_case.case_id}").status_code == 403
     assert client.get(f"/cases/new?run={hidden_run.id}").status_code == 403
     assert client.get(f"/dashboard/?workspace={b.id}").status_code == 403
+
+
+def test_a_case_links_back_to_its_run_and_the_run_page_to_its_case(client, login, site, make):
+    login(site.users[Role.LEAD])
+    case_page = client.get(f"/cases/{site.case.case_id}").get_data(as_text=True)
+    assert f'href="/runs/{site.run.id}"' in case_page
+    run_page = client.get(f"/runs/{site.run.id}").get_data(as_text=True)
+    assert f'href="/cases/new?run={site.run.id}"' in run_page
+    item_page = client.get(f"/triage/{site.item.id}").get_data(as_text=True)
+    assert f'href="/runs/{site.run.id}"' in item_page
+
+
+def test_the_run_page_offers_no_case_link_to_a_reviewer(client, login, site):
+    login(site.users[Role.REVIEWER])
+    assert "/cases/new?run=" not in client.get(f"/runs/{site.run.id}").get_data(as_text=True)
