@@ -42,8 +42,9 @@ class UTCDateTime(TypeDecorator):
         return value.astimezone(timezone.utc)
 
 
-# JSON everywhere, JSONB on PostgreSQL (indexable, key-level atomic updates).
-JSONType = JSON().with_variant(JSONB(), "postgresql")
+# JSON everywhere, JSONB on PostgreSQL (indexable, key-level atomic updates). Python None
+# is stored as SQL NULL (not JSON null), so "IS NULL" means "absent" for every JSON column.
+JSONType = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 
 
 class TimestampMixin:

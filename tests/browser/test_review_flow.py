@@ -11,10 +11,12 @@ from playwright.sync_api import expect
 from reviewapp.actors import Actor
 from reviewapp.extensions import db
 from reviewapp.models import Feedback, Run
-from reviewapp.services import demo, runs, tool_calls
+import json
 
+from reviewapp.services import demo, importers, runs, tool_calls
+
+from ..shared_data import tau_bench_file
 from .conftest import SCREENSHOTS, log_in
-from .tau_bench import load_record, run_document
 
 pytestmark = pytest.mark.browser
 SYSTEM = Actor.system_actor()
@@ -24,8 +26,9 @@ SYSTEM = Actor.system_actor()
 def demo_world(session, make):
     ws = make.workspace(slug="demo", name="Demo on-call")
     demo.load(session, SYSTEM, ws.id)
-    record = load_record(0)
-    tau = runs.upsert_run(session, SYSTEM, ws.id, "tau-airline-0-0", run_document(record)).run
+    record = json.loads(tau_bench_file().read_text())[0]
+    run_id, doc, _ = importers.tau_bench_run(record, "gpt-4o-airline")
+    tau = runs.upsert_run(session, SYSTEM, ws.id, run_id, doc).run
     user = make.user(ws, username="rita.reviewer")
     return {"ws": ws, "user": user, "tau": tau, "record": record}
 
@@ -48,7 +51,8 @@ def test_review_an_imported_tau_bench_run(new_page, demo_world, session):
     page.wait_for_url(f"**/runs/{tau.id}")
     assert page.locator("h1").inner_text().startswith(tau.query[:30])
     assert "without a time axis" in page.locator(".timeline").inner_text()
-    assert page.locator(".tl-row").count() == len(run_document(demo_world["record"])["tool_calls"])
+    expected_calls = sum(len(m.get("tool_calls") or []) for m in demo_world["record"]["traj"])
+    assert page.locator(".tl-row").count() == expected_calls
     answer = page.locator(".answer .thumbs")
     verdict = page.locator(f"#run-{tau.id}-verdict")
     assert "No verdict yet" in verdict.inner_text()
@@ -207,7 +211,7 @@ def test_screenshots_of_the_list_and_run_pages(new_page, demo_world, session, ma
     log_in(page, "rita.reviewer")
     page.screenshot(path=str(SCREENSHOTS / f"runs-list-{label}.png"), full_page=True)
     for run_id, name in (("demo-chat-checkout-502", "run-chat"), ("demo-aiops-payment-errors", "run-aiops"),
-                         ("tau-airline-0-0", "run-tau-bench")):
+                         ("tau-gpt-4o-airline-t0-r0", "run-tau-bench")):
         page.goto(f"/runs/{_run_pk(session, run_id)}")
         page.locator(".tl-row").first.wait_for()
         if name == "run-aiops":

@@ -14,15 +14,13 @@ from reviewapp.actors import Actor
 from reviewapp.models import Message, Run, ToolCall
 from reviewapp.services import importers
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-TAU = DATA / "tau-bench" / "gpt-4o-airline.json"
-SREGYM = DATA / "sregym"
+from ..shared_data import shared_data_dir, tau_bench_file
 SYSTEM = Actor.system_actor()
 
 
 def tau_counts() -> dict[str, int]:
     """The expected figures, computed from the raw file with plain ``json``."""
-    records = json.loads(TAU.read_text())
+    records = json.loads(tau_bench_file().read_text())
     calls = failed = 0
     runs_with_failure = set()
     for index, record in enumerate(records):
@@ -44,7 +42,7 @@ def test_tau_bench_import_matches_the_raw_file_and_reimport_is_unchanged(runner,
     expected = tau_counts()
     assert expected == {"runs": 200, "tool_calls": 1164, "failed": 73, "runs_with_failure": 36, "passed": 84}
     ws = make.workspace("tau")
-    first = runner.invoke(args=["runs", "import", str(TAU), "--workspace", "tau"])
+    first = runner.invoke(args=["runs", "import", str(tau_bench_file()), "--workspace", "tau"])
     assert first.exit_code == 0, first.output
     assert "runs: 200 created, 0 updated, 0 unchanged, 0 failed; tool calls: 1164 (73 failed)" in first.output
     assert count(session, Run) == expected["runs"]
@@ -56,7 +54,7 @@ def test_tau_bench_import_matches_the_raw_file_and_reimport_is_unchanged(runner,
     assert count(session, ToolCall, ToolCall.started_at.is_not(None)) == 0  # no clocks in the source
     rows = (count(session, Run), count(session, ToolCall), count(session, Message))
 
-    again = runner.invoke(args=["runs", "import", str(TAU), "--workspace", "tau", "--format", "tau-bench"])
+    again = runner.invoke(args=["runs", "import", str(tau_bench_file()), "--workspace", "tau", "--format", "tau-bench"])
     assert again.exit_code == 0, again.output
     assert "runs: 0 created, 0 updated, 200 unchanged, 0 failed; tool calls: 1164 (73 failed)" in again.output
     assert (count(session, Run), count(session, ToolCall), count(session, Message)) == rows
@@ -67,7 +65,7 @@ def test_tau_bench_import_matches_the_raw_file_and_reimport_is_unchanged(runner,
 
 
 def test_tau_bench_run_keeps_query_answer_outcome_and_order():
-    record = json.loads(TAU.read_text())[0]
+    record = json.loads(tau_bench_file().read_text())[0]
     run_id, doc, warnings = importers.tau_bench_run(record, "gpt-4o-airline")
     assert run_id == "tau-gpt-4o-airline-t0-r0" and warnings == []
     first_user = next(m["content"] for m in record["traj"] if m["role"] == "user")
@@ -191,7 +189,7 @@ def _jsonl(path: Path) -> list[dict]:
 
 def test_claude_code_session_imports_as_one_aiops_run(session, make):
     ws = make.workspace()
-    path = next((SREGYM / "claudecode_run").glob("*.jsonl"))
+    path = next((shared_data_dir() / "sregym" / "claudecode_run").glob("*.jsonl"))
     blocks = [b for e in _jsonl(path) if e.get("type") in ("user", "assistant")
               and isinstance(e["message"].get("content"), list) for b in e["message"]["content"]]
     uses = [b for b in blocks if b.get("type") == "tool_use"]
@@ -209,7 +207,7 @@ def test_claude_code_session_imports_as_one_aiops_run(session, make):
 
 def test_codex_rollout_imports_as_one_aiops_run(session, make):
     ws = make.workspace()
-    path = next((SREGYM / "codex_run").glob("rollout-*.jsonl"))
+    path = next((shared_data_dir() / "sregym" / "codex_run").glob("rollout-*.jsonl"))
     payloads = [e["payload"] for e in _jsonl(path) if e.get("type") == "response_item"]
     calls = [p for p in payloads if p.get("type") == "function_call"]
     outputs = [p for p in payloads if p.get("type") == "function_call_output"]
