@@ -6,7 +6,6 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from flask_login import login_required
-from werkzeug.routing import IntegerConverter
 
 from ..domain.suggest import CASE_CATEGORIES
 from ..errors import Conflict
@@ -23,18 +22,9 @@ _FIELDS = ("title", "fault_category", "error_code", "service", "root_cause", "so
 
 
 @bp.app_template_global()
-def run_url(run: Any) -> str | None:
-    """The run page of ``run`` when the app has one (``runs.detail``), else ``None``; the
-    rule's own converter says whether it takes the internal id or the agent's run id."""
-    if "runs.detail" not in current_app.view_functions:
-        return None
-    for rule in current_app.url_map.iter_rules("runs.detail"):
-        if len(rule.arguments) != 1:
-            continue
-        (name,) = rule.arguments
-        value = run.id if isinstance(rule._converters.get(name), IntegerConverter) else run.run_id
-        return url_for("runs.detail", **{name: value})
-    return None
+def run_url(run: Any) -> str:
+    """The run page of ``run`` (template helper)."""
+    return url_for("runs.detail", run_pk=run.id)
 
 
 @bp.get("/")
