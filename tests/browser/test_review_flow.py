@@ -118,14 +118,18 @@ def test_review_three_runs_with_the_keyboard_alone(new_page, make, session):
     page = new_page()
     log_in(page, "kim.keys")
     page.goto("/queue")
+    visited: list[str] = []
     for _ in range(3):
-        page.wait_for_url(re.compile(r"/runs/\d+\?queue=1"))
+        # Wait for a run page we have not rated yet: after "n" the old page is still
+        # current until the queue's redirect lands, and it matches the same pattern.
+        page.wait_for_url(lambda url: re.search(r"/runs/\d+\?queue=1$", url) is not None and url not in visited)
+        page.wait_for_load_state()
+        visited.append(page.url)
         page.locator("#queue-progress progress").wait_for()
         page.keyboard.press("j")
         page.keyboard.press("+")
         page.locator(".thumbs.is-focused .fb-status .saved").wait_for()
         page.keyboard.press("n")
-        page.wait_for_load_state()
     page.get_by_text("You have rated every run in this list").wait_for()
     session.rollback()  # end the test thread's read snapshot: the server wrote meanwhile
     rated = {f.run_pk for f in session.query(Feedback).filter_by(author_id=user.id, rating="positive")}
