@@ -26,6 +26,25 @@ CORRECTION_MAX = 4000
 RATING_FIELDS: tuple[str, ...] = ("rating", "reason", "comment", "correction")
 
 
+def has_answer_text(content: str | None) -> bool:
+    """Whether an assistant message's text counts as an answer: non-blank after strip.
+
+    A chat run's answer message (the target of its answer thumbs, SPEC 6.1 / 6.2) is the
+    last assistant message for which this holds; assistant messages that only carry
+    tool calls do not count. The run page and the feedback service both use this.
+    """
+    return bool((content or "").strip())
+
+
+def answer_message_index(messages: Sequence[tuple[str, str | None]]) -> int | None:
+    """Index of the answer message among ``(role, content)`` pairs in order, else None."""
+    for index in range(len(messages) - 1, -1, -1):
+        role, content = messages[index]
+        if role == "assistant" and has_answer_text(content):
+            return index
+    return None
+
+
 class InvalidFeedback(ValueError):
     """A rule was broken; ``field`` names the input field, ``message`` says how."""
 

@@ -27,7 +27,7 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import Integer, Select, and_, bindparam, false, select
-from sqlalchemy.orm import Session, aliased, make_transient_to_detached, selectinload
+from sqlalchemy.orm import Session, make_transient_to_detached, selectinload
 
 from ..actors import Actor, Role
 from ..domain.feedback import (
@@ -40,6 +40,7 @@ from ..domain.feedback import (
     VERDICTS,
     InvalidFeedback,
     check_choice,
+    has_answer_text,
     clean_text,
     initials,
     latest_verdict,
@@ -165,17 +166,7 @@ def _target_statement(target_type: str) -> Select[Any]:
     columns = (Run.id, Run.workspace_id, Run.kind, Workspace.settings)
     target_id = bindparam("target_id", type_=Integer)
     if target_type in (TargetType.CHAT_MESSAGE.value, TargetType.CITATION.value):
-        later = aliased(Message)
-        is_final = ~(
-            select(later.id)
-            .where(
-                later.run_pk == Message.run_pk,
-                later.role == MessageRole.ASSISTANT.value,
-                later.ordinal > Message.ordinal,
-            )
-            .exists()
-        )
-        extra: tuple[Any, ...] = (is_final.label("is_final"),)
+        extra: tuple[Any, ...] = (Message.run_pk, Message.ordinal, Message.content)
         if target_type == TargetType.CITATION.value:
             extra += (Message.meta,)
         stmt = (
@@ -191,6 +182,21 @@ def _target_statement(target_type: str) -> Select[Any]:
         )
     stmt = stmt.join(Workspace, Workspace.id == Run.workspace_id)
     return scope_to_member(stmt, Run.workspace_id, Role.REVIEWER)
+
+
+def _is_answer_message(session: Session, row: Any) -> bool:
+    """Whether the resolved message is its run's answer: it has text and no later
+    assistant message has (``has_answer_text``, the run page's own definition)."""
+    if not has_answer_text(row.content):
+        return False
+    later = session.scalars(
+        select(Message.content).where(
+            Message.run_pk == row.run_pk,
+            Message.role == MessageRole.ASSISTANT.value,
+            Message.ordinal > row.ordinal,
+        )
+    )
+    return not any(has_answer_text(content) for content in later)
 
 
 def _resolve_target(
@@ -216,7 +222,7 @@ def _resolve_target(
             raise Forbidden()
         is_answer = False
     elif target_type == TargetType.CHAT_MESSAGE.value:
-        is_answer = row.kind == RunKind.CHAT.value and bool(row.is_final)
+        is_answer = row.kind == RunKind.CHAT.value and _is_answer_message(session, row)
     elif target_type == TargetType.DIAGNOSTIC_REPORT.value:
         is_answer = row.kind == RunKind.AIOPS.value
     else:

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from ..actors import Actor, Role
 from ..domain.timeline import Bar, CallTiming, Layout
 from ..domain.timeline import layout as timeline_layout
+from ..domain.feedback import answer_message_index
 from ..domain.self_evaluation import imported_evaluations
 from ..domain.times import parse_timestamp
 from ..errors import Conflict, Forbidden, ServiceError, ValidationFailed
@@ -903,9 +904,8 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     report = session.scalars(
         select(DiagnosticReport).where(DiagnosticReport.run_pk == run.id)).one_or_none()
     evaluation = evaluation_view(run.self_evaluation)
-    answer_message = next((m for m in reversed(messages)
-                           if m.role == MessageRole.ASSISTANT.value and (m.content or "").strip()),
-                          None)
+    answer_index = answer_message_index([(m.role, m.content) for m in messages])
+    answer_message = messages[answer_index] if answer_index is not None else None
     mine = {(f.target_type, f.target_id, f.subject_key or ""): f
             for f in feedback_service.list_my_feedback(session, actor, run.id)}
     summary = feedback_service.feedback_summary(session, actor, run.id)

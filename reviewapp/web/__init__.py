@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask, Response, flash, make_response, redirect, render_template, request, url_for
 from flask_login import current_user
@@ -93,6 +94,10 @@ def _storage_error(error: Exception) -> Response:
 
 
 def _csrf_error(error: CSRFError) -> Response:
+    if request.endpoint != "auth.login" and not (current_user and current_user.is_authenticated):
+        # The session ended (logout elsewhere, expiry): its CSRF token went with it.
+        # Asking to log in again says what happened; "form expired" would not.
+        return _unauthorized()
     return _error_response(
         400, "CSRF_INVALID",
         "Your form expired or was sent from another page (CSRF check failed). "
@@ -121,12 +126,29 @@ def _internal_error(error: Exception) -> Response:
     return _error_response(500, "SYSTEM_ERROR", "Something went wrong on our side.")
 
 
+def _page_path() -> str:
+    """Where to come back to after login: the page the user is on. For an htmx request
+    that is the page (``HX-Current-URL``), for a form post the page it was sent from
+    (``Referer``), not the URL the request went to, which may not accept GET. Only a
+    same-host path is taken; otherwise the home page."""
+    current = request.headers.get("HX-Current-URL") if is_htmx() else None
+    if request.method not in _SAFE_METHODS:
+        current = current or request.headers.get("Referer")
+    if current:
+        parts = urlsplit(current)
+        if parts.netloc in ("", request.host) and parts.path.startswith("/"):
+            return parts.path + (f"?{parts.query}" if parts.query else "")
+    if is_htmx() or request.method not in _SAFE_METHODS:
+        return "/"
+    return request.full_path.rstrip("?")
+
+
 def _unauthorized() -> Response:
     if _wants_json():
         return make_response(
             {"error": {"code": "AUTH_UNAUTHENTICATED", "message": "log in or send a token"}}, 401
         )
-    login_url = url_for("auth.login", next=request.full_path.rstrip("?"))
+    login_url = url_for("auth.login", next=_page_path())
     if is_htmx():
         # Redirect the whole window, never swap a login form into a fragment (SPEC 10).
         response = make_response("", 401)

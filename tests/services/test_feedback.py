@@ -12,7 +12,7 @@ from reviewapp.db_setup import write_intent
 from reviewapp.errors import Forbidden, ValidationFailed
 from reviewapp.extensions import db
 from reviewapp.models import Case, DiagnosisSession, Feedback, FeedbackEvent, Run, TriageItem
-from reviewapp.services import feedback
+from reviewapp.services import feedback, runs
 
 TARGET_TYPES = ["chat_message", "citation", "diagnostic_step", "diagnostic_report"]
 MISSING_ID = 987_654
@@ -487,6 +487,25 @@ def test_earlier_assistant_message_is_not_the_answer(session, make, ws, actor):
     assert fresh(session, run).feedback is None
     feedback.upsert_feedback(session, actor, "chat_message", final.id, None, "negative")
     assert fresh(session, run).feedback == "not_useful"
+
+
+def test_answer_is_the_last_assistant_message_with_text_not_a_later_tool_call_only_one(
+        session, make, ws, actor):
+    """tau-bench runs end with an assistant message that only carries tool calls; the
+    answer thumbs (the run page's last assistant message with text) must set the verdict."""
+    run = make.run(ws, messages=[
+        {"id": "u1", "role": "user", "content": "q"},
+        {"id": "a1", "role": "assistant", "content": "the answer"},
+        {"id": "a2", "role": "assistant", "content": "  ",
+         "metadata": {"tool_call_ids": ["call-1"]}},
+    ])
+    with_text, tool_only = [m for m in run.messages if m.role == "assistant"]
+    feedback.upsert_feedback(session, actor, "chat_message", tool_only.id, None, "positive")
+    assert fresh(session, run).feedback is None
+    feedback.upsert_feedback(session, actor, "chat_message", with_text.id, None, "positive")
+    assert fresh(session, run).feedback == "useful"
+    detail_answer = runs.get_run_detail(session, actor, run.id).answer_message
+    assert detail_answer.id == with_text.id
 
 
 def test_report_of_a_chat_run_is_not_the_answer(session, make, ws, actor):

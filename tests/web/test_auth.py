@@ -117,6 +117,29 @@ def test_htmx_request_with_expired_login_redirects_the_whole_window(client):
     assert b"<form" not in response.data
 
 
+def test_htmx_redirect_comes_back_to_the_page_not_the_fragment(client):
+    """A fragment URL like POST /feedback would answer 405 to the GET after login."""
+    response = client.post("/feedback", headers={
+        "HX-Request": "true", "HX-Current-URL": "http://localhost/runs/7?queue=1"})
+    assert response.status_code == 401
+    assert response.headers["HX-Redirect"] == "/login?next=/runs/7?queue%3D1"
+
+
+def test_htmx_redirect_ignores_a_foreign_current_url(client):
+    response = client.get("/runs/7/verdict", headers={
+        "HX-Request": "true", "HX-Current-URL": "https://evil.example/runs/7"})
+    assert response.headers["HX-Redirect"] == "/login?next=/"
+
+
+def test_form_fields_carry_no_none_attributes(client, make):
+    """aria-invalid="None" is an invalid ARIA value (axe: critical)."""
+    html = client.get("/login").get_data(as_text=True)
+    assert 'aria-invalid' not in html and 'aria-describedby="None"' not in html
+    user = make.user(make.workspace())
+    html = client.post("/login", data={"username": user.username, "password": ""}).get_data(as_text=True)
+    assert '"None"' not in html
+
+
 class TestCsrf:
     @pytest.fixture
     def csrf_client(self, app_factory):
@@ -166,6 +189,12 @@ class TestCsrf:
         assert response.status_code == 400
         assert response.headers["HX-Retarget"] == "#messages"
         assert b"CSRF" in response.data
+
+    def test_post_after_the_session_ended_asks_to_log_in_not_about_csrf(self, csrf_client):
+        response = csrf_client.post("/feedback", data={}, headers={
+            "HX-Request": "true", "HX-Current-URL": "http://localhost/runs/3"})
+        assert response.status_code == 401
+        assert response.headers["HX-Redirect"] == "/login?next=/runs/3"
 
     def test_api_is_exempt(self, csrf_client):
         assert csrf_client.get("/api/health").status_code == 200
