@@ -1,7 +1,9 @@
 """The review queue: the next run a reviewer has not rated yet, and progress (SPEC 8).
 
 "Reviewed by me" means the reviewer rated at least one part of the run (answer,
-citation, step or report). The queue walks the same filtered, sorted list as the runs
+citation, step or report). The queue holds only finished runs with something to rate
+(``runs.rateable_run``): a running run or one without answer text, steps or report
+would otherwise stay at the head of the queue for ever. The queue walks the same filtered, sorted list as the runs
 page, so a reviewer can work through exactly the list they were looking at.
 """
 
@@ -20,6 +22,7 @@ from .runs import (
     RunFilters,
     bind_sort_values,
     filtered_runs,
+    rateable_run,
     single_workspace,
     sort_keys,
     sort_values,
@@ -52,9 +55,11 @@ class QueueState:
 
 def _progress(session: Session, actor: Actor, filters: RunFilters, only: int | None) -> Progress:
     everything = replace(filters, reviewed=None)
-    total, capped = capped_count(session, filtered_runs(actor, everything, only), COUNT_CAP)
-    reviewed, _ = capped_count(session, filtered_runs(actor, replace(filters, reviewed="mine"), only),
-                               COUNT_CAP)
+    total, capped = capped_count(
+        session, filtered_runs(actor, everything, only).where(rateable_run()), COUNT_CAP)
+    reviewed, _ = capped_count(
+        session, filtered_runs(actor, replace(filters, reviewed="mine"), only).where(rateable_run()),
+        COUNT_CAP)
     return Progress(reviewed, total, capped)
 
 
@@ -68,7 +73,7 @@ def progress(session: Session, actor: Actor, filters: RunFilters | None = None) 
 
 def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
              after_run_pk: int | None = None) -> QueueState:
-    """The first run in the ``filters`` list order that the actor has not rated.
+    """The first rateable run in the ``filters`` list order that the actor has not rated.
 
     With ``after_run_pk`` (the run being skipped), the search starts after that run and
     wraps around to the start, never returning that run itself. Raises ``Forbidden``
@@ -79,7 +84,8 @@ def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
     todo = replace(filters, reviewed="not_mine")
     keys = sort_keys(filters.sort)
     order = [k.desc() if d else k.asc() for k, d in keys]
-    base = filtered_runs(actor, todo, only).with_only_columns(Run.id, maintain_column_froms=True)
+    base = (filtered_runs(actor, todo, only).where(rateable_run())
+            .with_only_columns(Run.id, maintain_column_froms=True))
     found = None
     if after_run_pk is not None:
         after = get_run_for(session, actor, after_run_pk)

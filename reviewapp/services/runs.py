@@ -445,7 +445,7 @@ class RunFilters:
     SUCCESS | FAILED; ``verdict`` the verifier's PASS | LOW_CONFID | REJECT | none (not
     scored); ``feedback`` the run's verdict useful | not_useful | none; ``score_min`` /
     ``score_max`` evidence score bounds, inclusive, 0-100 (unscored runs drop out when a
-    bound is set); ``outcome`` the exact external outcome; ``reviewed`` not_mine (no
+    bound is set); ``outcome`` the external outcome (case-insensitive); ``reviewed`` not_mine (no
     rating of mine on any part of the run) | mine; ``q`` text contained in the query or
     the answer (case-insensitive); ``sort`` a key of ``SORTS``.
     """
@@ -544,6 +544,20 @@ def _reviewed_by(actor: Actor) -> Any:
     return exists().where(Feedback.run_pk == Run.id, Feedback.author_id == actor.user_id)
 
 
+def rateable_run() -> Any:
+    """Condition: the run is finished (not RUNNING) and has a part a reviewer can rate:
+    an assistant message with text (the answer and its citations), a diagnostic step or
+    a diagnostic report (SPEC 6.1 targets). The review queue offers only such runs, so
+    it never stops on a run nobody can rate (SPEC 8)."""
+    text = func.trim(func.coalesce(Message.content, ""))
+    return (Run.status != RunStatus.RUNNING.value) & or_(
+        exists().where(Message.run_pk == Run.id, Message.role == MessageRole.ASSISTANT.value,
+                       text != ""),
+        exists().where(DiagnosticStep.run_pk == Run.id),
+        exists().where(DiagnosticReport.run_pk == Run.id),
+    )
+
+
 def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None) -> Select[Any]:
     """The visible runs narrowed by ``filters``, unordered. ``only_workspace`` adds an
     equality on the workspace (an index range instead of a scan) when the actor sees one
@@ -566,7 +580,7 @@ def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None)
     if filters.score_max is not None:
         stmt = stmt.where(Run.evidence_score <= filters.score_max)
     if filters.outcome:
-        stmt = stmt.where(Run.external_outcome == filters.outcome)
+        stmt = stmt.where(func.lower(Run.external_outcome) == filters.outcome.lower())
     if filters.reviewed == "not_mine":
         stmt = stmt.where(~_reviewed_by(actor))
     elif filters.reviewed == "mine":

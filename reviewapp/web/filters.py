@@ -55,6 +55,19 @@ def preview(value: str | None, limit: int = PREVIEW_CHARS) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + " …"
 
 
+def as_datetime(value: Any) -> Any:
+    """An ISO-8601 string (as services put in error details) as an aware UTC datetime;
+    datetimes pass through; anything unparseable gives ``None``."""
+    if isinstance(value, str):
+        from ..domain.times import parse_timestamp
+
+        try:
+            return parse_timestamp(value, "value")
+        except (TypeError, ValueError):
+            return None
+    return value
+
+
 def register(app: Flask) -> None:
     """Add the filters to ``app``'s Jinja environment."""
     app.add_template_filter(render_markdown, "markdown")
@@ -62,4 +75,5 @@ def register(app: Flask) -> None:
     app.add_template_filter(dom_id, "dom_id")
     app.add_template_filter(initials, "initials")
     app.add_template_filter(preview, "preview")
+    app.add_template_filter(as_datetime, "as_datetime")
     app.jinja_env.globals["PREVIEW_CHARS"] = PREVIEW_CHARS

@@ -6,6 +6,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, current_app, make_response, render_template, request
 from flask_login import login_required
 
+from ..errors import ValidationFailed
 from ..extensions import db
 from ..services import runs as runs_service
 from .auth import current_actor
@@ -34,14 +35,25 @@ def list_args() -> dict[str, str]:
 def index() -> Response:
     """The runs list (landing page); htmx requests get only the table."""
     form = filter_form()
-    if not form.validate():
+    invalid = not form.validate()
+    if not invalid:
+        try:
+            page = runs_service.list_runs(
+                db.session, current_actor(), limit=current_app.config["RUNS_PAGE_SIZE"],
+                cursor=request.args.get("cursor") or None,
+                filters=runs_service.RunFilters(**form.to_filters()),
+            )
+        except ValidationFailed as error:  # a rule of the service (e.g. min above max)
+            field = getattr(form, error.field.split(".")[0], None) if error.field else None
+            message = error.message.removeprefix(f"{error.field}: ")
+            if field is not None:
+                field.errors = [*field.errors, message]
+            else:
+                form.form_errors.append(error.message)
+            invalid = True
+    if invalid:
         return page_or_fragment("runs/list.html", "runs/_table.html", status=400, form=form,
                                 page=None, list_args=list_args(), sorts=runs_service.SORTS)
-    page = runs_service.list_runs(
-        db.session, current_actor(), limit=current_app.config["RUNS_PAGE_SIZE"],
-        cursor=request.args.get("cursor") or None,
-        filters=runs_service.RunFilters(**form.to_filters()),
-    )
     return page_or_fragment("runs/list.html", "runs/_table.html", form=form, page=page,
                             list_args=list_args(), sorts=runs_service.SORTS)
 

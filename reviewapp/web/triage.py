@@ -11,7 +11,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, current_app, make_response, render_template, request, url_for
 from flask_login import login_required
 
-from ..errors import Conflict
+from ..errors import Conflict, ValidationFailed
 from ..extensions import db
 from ..services import triage
 from .auth import current_actor
@@ -41,6 +41,17 @@ def detail(item_id: int) -> str:
                            detail=triage.get_item(db.session, current_actor(), item_id))
 
 
+def _invalid_page(item_id: int, error: ValidationFailed) -> Response:
+    """The item page again (400) with the refused field's message next to it and what
+    the user typed still in the field, so nothing typed is lost."""
+    db.session.rollback()
+    return make_response(render_template(
+        "triage/detail.html", detail=triage.get_item(db.session, current_actor(), item_id),
+        field_errors={error.field: error.message.removeprefix(f"{error.field}: ")},
+        submitted=request.form,
+    ), 400)
+
+
 def _row_response(row: triage.TriageRow, message: str, status: int = 200,
                   notice_kind: str = "success") -> Response:
     response = make_response(render_template(
@@ -48,6 +59,7 @@ def _row_response(row: triage.TriageRow, message: str, status: int = 200,
         notice=message, notice_kind=notice_kind,
     ), status)
     response.vary.add("HX-Request")
+    response.headers["HX-Trigger"] = "triage-changed"  # the state tabs recount
     return response
 
 
@@ -56,6 +68,10 @@ def _action(item_id: int, message: str, call) -> Response:  # noqa: ANN001 - a s
     next_url = request.form.get("next") or url_for("triage.detail", item_id=item_id)
     try:
         row = call()
+    except ValidationFailed as invalid:
+        if is_htmx():
+            raise
+        return _invalid_page(item_id, invalid)
     except Conflict as stale:
         if is_htmx() and isinstance(stale.details, dict):
             return _row_response(triage.TriageRow.from_dict(stale.details), stale.message,
@@ -123,4 +139,5 @@ def bulk() -> Response:
         next_url=form.get("next") or url_for("triage.index"),
     ))
     response.vary.add("HX-Request")
+    response.headers["HX-Trigger"] = "triage-changed"  # the state tabs recount
     return response

@@ -149,6 +149,31 @@ def test_review_queue_walks_unrated_runs_and_counts_progress(session, make):
     assert done.run_pk is None and done.progress.remaining == 0
 
 
+def test_review_queue_offers_only_finished_runs_with_something_to_rate(session, make):
+    """A run nobody can rate would stay at the head of the queue for ever (finding 3)."""
+    ws = make.workspace()
+    rateable = [
+        make.run(ws),                                            # answer text + citations
+        make.aiops_run(ws, report=None),                         # steps only
+        make.aiops_run(ws, steps=[]),                            # report only
+    ]
+    make.run(ws, status="RUNNING", answer=None)                  # still going
+    make.run(ws, answer=None, messages=[{"id": "u1", "role": "user", "content": "q"}])
+    make.aiops_run(ws, steps=[], report=None, answer="Conclusion only.")
+    make.run(ws, messages=[{"id": "u1", "role": "user", "content": "q"},
+                           {"id": "a1", "role": "assistant", "content": "   "}])
+    actor = make.actor(make.user(ws))
+    seen = set()
+    state = review_queue.next_run(session, actor)
+    assert (state.progress.reviewed, state.progress.total) == (0, 3)
+    while state.run_pk is not None:
+        seen.add(state.run_pk)
+        state = review_queue.next_run(session, actor, after_run_pk=state.run_pk)
+        if state.run_pk in seen:
+            break
+    assert seen == {r.id for r in rateable}
+
+
 def test_review_queue_refuses_to_skip_a_foreign_run(session, make):
     ws, other = make.workspace(), make.workspace()
     foreign = make.run(other)

@@ -67,6 +67,7 @@ def _ids(world, predicate):
     (RunFilters(score_min=30, score_max=65), lambda s: s["score"] is not None and 30 <= s["score"] <= 65),
     (RunFilters(score_min=50), lambda s: s["score"] is not None and s["score"] >= 50),
     (RunFilters(outcome="pass"), lambda s: s["outcome"] == "pass"),
+    (RunFilters(outcome="PASS"), lambda s: (s["outcome"] or "").upper() == "PASS"),
     (RunFilters(kind="chat", feedback="useful", outcome="fail"),
      lambda s: s["kind"] == "chat" and s["feedback"] == "useful" and s["outcome"] == "fail"),
 ])

@@ -214,3 +214,15 @@ def test_verdict_fragment_refreshes_on_feedback_saved(client, make, reviewer):
     run = make.run(reviewer[0])
     html = client.get(f"/runs/{run.id}/verdict", headers={"HX-Request": "true"}).get_data(as_text=True)
     assert 'hx-trigger="feedback-saved from:body"' in html and "No verdict yet" in html
+
+
+def test_a_filter_rule_of_the_service_shows_on_the_list_form(client, make, login):
+    """score_min above score_max is the service's rule; the list page names it next to
+    the score fields instead of a bare error page."""
+    ws = make.workspace()
+    login(make.user(ws))
+    response = client.get("/?score_min=90&score_max=10")
+    assert response.status_code == 400
+    html = response.get_data(as_text=True)
+    assert 'name="score_min"' in html and 'value="90"' in html
+    assert "must not be below the minimum score" in html

@@ -207,6 +207,9 @@ def test_new_case_page_for_a_run_with_a_case_points_to_it(client, login, site, m
     fresh = make.run(site.ws)
     created = client.post(f"/cases/new?run={fresh.id}", data={"title": "manual one"})
     assert created.status_code == 303 and created.headers["Location"].startswith("/cases/")
+    # A double click on "Create case" lands on the case the first click made, no 409.
+    again = client.post(f"/cases/new?run={fresh.id}", data={"title": "manual one"})
+    assert again.status_code == 303 and again.headers["Location"] == created.headers["Location"]
     detail = client.get(created.headers["Location"]).get_data(as_text=True)
     assert "MANUAL" in detail and fresh.run_id in detail
 
@@ -306,3 +309,26 @@ def test_a_case_links_back_to_its_run_and_the_run_page_to_its_case(client, login
 def test_the_run_page_offers_no_case_link_to_a_reviewer(client, login, site):
     login(site.users[Role.REVIEWER])
     assert "/cases/new?run=" not in client.get(f"/runs/{site.run.id}").get_data(as_text=True)
+
+
+def test_invalid_category_on_the_item_page_keeps_the_typed_value_and_names_the_problem(
+        client, login, site, session):
+    login(site.users[Role.LEAD])
+    typed = "not a valid category!"
+    response = client.post(f"/triage/{site.item.id}/category",
+                           data={"version": "1", "fault_category": typed})
+    assert response.status_code == 400
+    html = response.get_data(as_text=True)
+    assert f'value="{typed}"' in html and 'aria-invalid="true"' in html
+    assert 'id="category-error"' in html and "<h1" in html and "Fault category" in html
+    session.expire_all()
+    assert session.get(TriageItem, site.item.id).fault_category is None
+
+
+def test_the_conflict_page_shows_a_readable_time(client, login, site):
+    login(site.users[Role.LEAD])
+    client.post(f"/triage/{site.item.id}/note", data={"version": "1", "note": "first note"})
+    html = client.post(f"/triage/{site.item.id}/note", data={"version": "1", "note": "mine"}
+                       ).get_data(as_text=True)
+    assert re.search(r"<time datetime=\"[^\"]+\"[^>]*>\d{4}-\d\d-\d\d \d\d:\d\d UTC</time>", html)
+    assert not re.search(r">\s*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+", html)
