@@ -97,5 +97,16 @@ def layout(calls: Sequence[CallTiming], until: datetime | None = None) -> Layout
             open_ended = False
         width = min(max(width, MIN_BAR), AXIS_WIDTH - x)
         bars.append(Bar(round(x, 2), round(width, 2), True, open_ended, offset))
-    ticks = [format_ms(span_ms * i / (TICKS - 1)) for i in range(TICKS)]
-    return Layout(True, start, span_ms, ticks, bars)
+    return Layout(True, start, span_ms, axis_ticks(span_ms), bars)
+
+
+def axis_ticks(span_ms: int) -> list[str]:
+    """``TICKS`` evenly spaced labels from 0 to ``span_ms``; a label equal to the one
+    before it (a span of a few ms: "0 ms 0 ms 1 ms ...") is left blank ("")."""
+    ticks: list[str] = []
+    previous = None
+    for i in range(TICKS):
+        label = format_ms(span_ms * i / (TICKS - 1))
+        ticks.append("" if label == previous else label)
+        previous = label
+    return ticks

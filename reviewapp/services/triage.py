@@ -910,7 +910,7 @@ def close_item_on_useful(session: Session, run: Run) -> TriageItem | None:
 
     Only an item opened for a ``not_useful`` verdict and still open (``new`` /
     ``triaged``) is resolved, with ``resolved_at`` = now and a note saying why (appended
-    to an existing note). Items opened for a negative citation / step / report rating
+    to an existing note, once: a verdict flipping back and forth does not repeat it). Items opened for a negative citation / step / report rating
     stay open: a useful answer does not fix a bad citation. Returns the item, or ``None``
     when the run has none.
     """
@@ -924,6 +924,9 @@ def close_item_on_useful(session: Session, run: Run) -> TriageItem | None:
     ):
         item.state = TriageState.RESOLVED.value
         item.resolved_at = utcnow()
-        item.note = f"{item.note}\n{AUTO_RESOLVED_NOTE}" if item.note else AUTO_RESOLVED_NOTE
+        if not item.note:
+            item.note = AUTO_RESOLVED_NOTE
+        elif AUTO_RESOLVED_NOTE not in item.note:  # once, however often the verdict flips
+            item.note = f"{item.note}\n{AUTO_RESOLVED_NOTE}"
         item.version += 1
     return item

@@ -83,7 +83,8 @@ def timeline(run_pk: int) -> Response:
         return response
     if request.args.get("v") == timeline.version:
         return make_response("", 204)
-    return page_or_fragment("runs/_timeline.html", "runs/_timeline.html", timeline=timeline)
+    return page_or_fragment("runs/_timeline.html", "runs/_timeline.html", timeline=timeline,
+                            oob_counts=is_htmx())
 
 
 @bp.get("/runs/<int:run_pk>/tool-calls/<path:call_id>")

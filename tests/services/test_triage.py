@@ -450,6 +450,22 @@ def test_useful_resolves_an_open_not_useful_item_with_a_note(session, make, stat
     assert closed.note == f"looking at it\n{AUTO_RESOLVED_NOTE}"
 
 
+def test_flipping_back_and_forth_notes_the_auto_resolution_once(session, make):
+    run = make.run(make.workspace())
+    item = open_item_for_run(session, run)
+    item.note = "looking at it"
+    session.commit()
+    for _ in range(3):
+        close_item_on_useful(session, run)
+        session.commit()
+        open_item_for_run(session, run, "not_useful")
+        session.commit()
+    closed = close_item_on_useful(session, run)
+    session.commit()
+    assert closed.state == "resolved"
+    assert closed.note == f"looking at it\n{AUTO_RESOLVED_NOTE}"
+
+
 def test_useful_leaves_part_items_and_lead_decisions_alone(session, make):
     ws = make.workspace()
     part_run, wont_run, bare_run = make.run(ws), make.run(ws), make.run(ws)

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from reviewapp.domain.pagination import decode_keyset, encode_keyset
-from reviewapp.domain.timeline import AXIS_WIDTH, MIN_BAR, CallTiming, format_ms, layout
+from reviewapp.domain.timeline import AXIS_WIDTH, MIN_BAR, CallTiming, axis_ticks, format_ms, layout
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -83,3 +83,12 @@ def test_keyset_cursor_round_trips_and_refuses_another_sort():
         decode_keyset("not-a-cursor!", "score_desc", 2)
     with pytest.raises(ValueError):
         decode_keyset(encode_keyset("newest", [{"x": 1}, 2]), "newest", 2)
+
+
+@pytest.mark.parametrize(("span", "ticks"), [
+    (1, ["0 ms", "", "", "1 ms", ""]),           # 0, .25, .5 -> 0 ms; .75, 1 -> 1 ms
+    (4, ["0 ms", "1 ms", "2 ms", "3 ms", "4 ms"]),
+    (10_000, ["0 ms", "2.5 s", "5.0 s", "7.5 s", "10 s"]),
+])
+def test_axis_ticks_never_repeat_a_label(span, ticks):
+    assert axis_ticks(span) == ticks

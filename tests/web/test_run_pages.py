@@ -142,6 +142,10 @@ def test_timeline_fragment_polls_only_while_running_and_answers_204_when_unchang
     changed = client.get(url, headers={"HX-Request": "true"})
     assert changed.status_code == 200
     assert "cluster_health" in changed.get_data(as_text=True) and "no end event" in changed.get_data(as_text=True)
+    # The header's tool-call count follows the live timeline (out-of-band swap).
+    assert f'<dd id="run-{run.id}-call-count" hx-swap-oob="true">2 ' in changed.get_data(as_text=True)
+    page = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert page.count(f'id="run-{run.id}-call-count"') == 1 and "hx-swap-oob" not in page
     make.run(ws, run_id=run.run_id, status="SUCCESS", session_id=run.session.session_id)
     ended = client.get(url, headers={"HX-Request": "true"})
     assert ended.headers.get("HX-Refresh") == "true"
