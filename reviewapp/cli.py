@@ -81,17 +81,54 @@ def create_user(username: str, slug: str, role: str, password: str | None) -> No
         click.echo(f"password: {password}")
 
 
+@users_cli.command("grant")
+@click.argument("username")
+@click.option("--workspace", "slug", required=True, help="Workspace slug.")
+@click.option("--role", type=click.Choice([*(r.value for r in Role), "none"]), required=True,
+              help="The role in that workspace; 'none' removes the membership.")
+def grant(username: str, slug: str, role: str) -> None:
+    """Give an existing USERNAME a role in another (or the same) workspace."""
+    from .services import admin
+
+    user = admin.get_user_by_username(db.session, username)
+    if user is None:
+        raise click.ClickException(f"no user '{username}'")
+    try:
+        admin.set_membership(db.session, Actor.system_actor(), user.id, _workspace_id(slug),
+                             None if role == "none" else role)
+    except ServiceError as exc:
+        _fail(exc)
+    if role == "none":
+        click.echo(f"user '{username}' removed from '{slug}'")
+    else:
+        click.echo(f"user '{username}' is {role} in '{slug}'")
+
+
+@users_cli.command("list")
+@click.option("--workspace", "slug", default=None, help="Only this workspace.")
+def list_users(slug: str | None) -> None:
+    """List memberships: workspace, username, role (and 'inactive' when so)."""
+    from .services import admin
+
+    rows = admin.list_members(db.session, Actor.system_actor(),
+                              _workspace_id(slug) if slug else None)
+    if not rows:
+        click.echo("no users")
+    for row in rows:
+        click.echo(f"{row.workspace}\t{row.username}\t{row.role}" + ("" if row.active else "\tinactive"))
+
+
 @users_cli.command("set-password")
 @click.argument("username")
 @click.option("--password", default=None, help="Omit to be prompted.")
 def set_password(username: str, password: str | None) -> None:
     """Change USERNAME's password (logs them out everywhere)."""
-    from .models import User
     from .services import admin
 
-    user_id = db.session.scalar(select(User.id).where(User.username == username))
-    if user_id is None:
+    user = admin.get_user_by_username(db.session, username)
+    if user is None:
         raise click.ClickException(f"no user '{username}'")
+    user_id = user.id
     if password is None:
         password = click.prompt("New password", hide_input=True, confirmation_prompt=True)
     try:
@@ -115,6 +152,20 @@ def create_token(slug: str, name: str) -> None:
     click.echo(f"token '{name}' for '{slug}' (id {new.token.id}); send it as "
                "'Authorization: Bearer <secret>'. It is shown only now:")
     click.echo(new.secret)
+
+
+@tokens_cli.command("list")
+@click.option("--workspace", "slug", required=True, help="Workspace slug.")
+def list_tokens(slug: str) -> None:
+    """List the workspace's ingest tokens: id, name, state, last use (UTC). No secrets."""
+    from .services import admin
+
+    tokens = admin.list_tokens(db.session, Actor.system_actor(), _workspace_id(slug))
+    if not tokens:
+        click.echo(f"no tokens in '{slug}'")
+    for token in tokens:
+        used = token.last_used_at.strftime("%Y-%m-%d %H:%M UTC") if token.last_used_at else "never used"
+        click.echo(f"{token.id}\t{token.name}\t{'revoked' if token.revoked else 'active'}\t{used}")
 
 
 @tokens_cli.command("revoke")

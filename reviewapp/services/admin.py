@@ -153,6 +153,42 @@ def set_membership(
     return membership
 
 
+def get_user_by_username(session: Session, username: str) -> User | None:
+    """The user called ``username`` (exact match), or ``None``. No access check: the CLI
+    (system actor) resolves names with it; pages never show other users by name."""
+    return session.scalars(select(User).where(User.username == username)).one_or_none()
+
+
+@dataclass(frozen=True)
+class MemberRow:
+    """One membership for listings: workspace slug, username, role, active flag."""
+
+    workspace: str
+    username: str
+    role: str
+    active: bool
+
+
+def list_members(session: Session, actor: Actor, workspace_id: int | None = None) -> list[MemberRow]:
+    """Memberships ordered by workspace slug then username. With ``workspace_id``: that
+    workspace's (admins of it and the system); without: every workspace (system only).
+    Raises ``Forbidden``."""
+    if workspace_id is None:
+        if not actor.system:
+            raise Forbidden()
+    else:
+        require_role(session, actor, workspace_id, Role.ADMIN)
+    stmt = (
+        select(Workspace.slug, User.username, Membership.role, User.active)
+        .join(Membership, Membership.workspace_id == Workspace.id)
+        .join(User, User.id == Membership.user_id)
+        .order_by(Workspace.slug, User.username)
+    )
+    if workspace_id is not None:
+        stmt = stmt.where(Workspace.id == workspace_id)
+    return [MemberRow(*row) for row in session.execute(stmt)]
+
+
 def set_password(session: Session, actor: Actor, user_id: int, password: str) -> None:
     """Change a password and rotate the session token (logs out every copy of the cookie).
 
