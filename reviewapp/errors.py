@@ -64,6 +64,15 @@ class Unauthenticated(ServiceError):
     status = 401
 
 
+class CsrfInvalid(ServiceError):
+    """A logged-in browser session sent a state change without a valid CSRF token:
+    ``CSRF_INVALID``, HTTP 400 (as the HTML pages answer; the caller is logged in, so
+    401 would wrongly ask them to log in)."""
+
+    code = "CSRF_INVALID"
+    status = 400
+
+
 class Conflict(ServiceError):
     """A stale or contradicting write: ``CONFLICT``, HTTP 409; ``details`` holds the current state."""
 

@@ -10,7 +10,7 @@ from wtforms.validators import ValidationError
 
 from ..actors import Actor
 from ..db_setup import read_intent
-from ..errors import Unauthenticated
+from ..errors import CsrfInvalid, Unauthenticated
 from ..extensions import db
 from ..services import admin
 
@@ -39,7 +39,8 @@ def token_actor() -> Actor:
 def session_actor() -> Actor:
     """The logged-in user's actor. State-changing requests must carry the CSRF token in
     ``X-CSRFToken`` (the /api blueprint is CSRF-exempt only for token callers).
-    Raises ``Unauthenticated`` (401)."""
+    Raises ``Unauthenticated`` (401) when not logged in, ``CsrfInvalid`` (400) without
+    a valid CSRF header."""
     if not current_user.is_authenticated:
         raise Unauthenticated("log in first")
     if request.method not in _SAFE_METHODS:
@@ -49,7 +50,7 @@ def session_actor() -> Actor:
             try:
                 validate_csrf(request.headers.get("X-CSRFToken", ""))
             except ValidationError:
-                raise Unauthenticated("missing or invalid X-CSRFToken header") from None
+                raise CsrfInvalid("missing or invalid X-CSRFToken header") from None
     return Actor.for_user(current_user.id, label=current_user.username)
 
 

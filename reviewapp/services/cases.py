@@ -370,11 +370,15 @@ def new_case_draft(session: Session, actor: Actor, run_pk: int | str) -> CaseDra
                      suggest_rules.CASE_CATEGORIES)
 
 
-def _lead_run(session: Session, actor: Actor, run_pk: int | str) -> Run:
+def _lead_run(session: Session, actor: Actor, run_pk: int | str | None) -> Run:
+    """The run a lead makes a case from. No run named, or not a number: ``ValidationFailed``
+    on ``run`` (nothing about any run is revealed); not visible as lead: ``Forbidden``."""
+    if run_pk is None or str(run_pk).strip() == "":
+        raise ValidationFailed("run", "open a run and choose 'Create a case' (no run given)")
     try:
         pk = int(run_pk)
     except (TypeError, ValueError):
-        raise Forbidden() from None
+        raise ValidationFailed("run", "must be a run's number") from None
     run = get_run_for(session, actor, pk, Role.LEAD)
     if run is None:
         raise Forbidden()

@@ -212,7 +212,8 @@ class TestCsrfHeader:
                                                                      session):
         run = make.run(ws)
         response = put(csrf_client, "chat_message", answer_message(run).id)
-        assert response.status_code == 401
+        assert response.status_code == 400
+        assert response.get_json()["error"]["code"] == "CSRF_INVALID"
         assert "X-CSRFToken" in response.get_json()["error"]["message"]
         assert count(session, Feedback) == 0
 
@@ -227,7 +228,7 @@ class TestCsrfHeader:
     def test_verdict_by_login_session_needs_the_header(self, csrf_client, make, ws):
         run = make.run(ws)
         body = {"sessionId": run.session.session_id, "runId": run.run_id, "feedback": "useful"}
-        assert csrf_client.post("/api/feedback", json=body).status_code == 401
+        assert csrf_client.post("/api/feedback", json=body).status_code == 400
         ok = csrf_client.post("/api/feedback", json=body,
                               headers={"X-CSRFToken": self._page_token(csrf_client)})
         assert ok.status_code == 200 and ok.get_json()["success"] is True

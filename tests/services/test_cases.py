@@ -200,7 +200,7 @@ def test_manual_case_for_a_foreign_or_missing_run_is_forbidden(session, make):
     ws, other = make.workspace(), make.workspace()
     lead = make.user(ws, Role.LEAD)
     foreign = make.run(other)
-    for run_pk in (foreign.id, 10_000_000, "abc"):
+    for run_pk in (foreign.id, 10_000_000):
         with pytest.raises(Forbidden):
             cases.create_manual_case(session, make.actor(lead), run_pk, {"title": "x"})
 
@@ -257,3 +257,13 @@ def test_run_without_answer_gets_an_empty_case_body(session, make):
     run = make.run(make.workspace(), query="", answer=None)
     case = get_or_create_auto_case(session, run)
     assert (case.title, case.root_cause, case.solution) == ("", None, None)
+
+
+@pytest.mark.parametrize(("run_pk", "message"), [("", "no run given"), (None, "no run given"),
+                                                 ("abc", "must be a run's number")])
+def test_a_manual_case_without_a_usable_run_number_names_the_run_field(session, make, run_pk, message):
+    ws = make.workspace()
+    lead = make.actor(make.user(ws, Role.LEAD))
+    with pytest.raises(ValidationFailed) as refused:
+        cases.create_manual_case(session, lead, run_pk, {"title": "t"})
+    assert refused.value.field == "run" and message in refused.value.message
