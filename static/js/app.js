@@ -103,11 +103,15 @@
     }
   });
   // A thumbs fragment swapped in by htmx replaces the focused element: keep the focus.
-  document.addEventListener("htmx:afterSwap", function () {
+  // htmx:load fires on the new element itself once it is in the page (an outerHTML
+  // swap's afterSwap fires on the old, detached element and may never reach document).
+  function keepFocus() {
     var el = current();
     if (el && !el.classList.contains("is-focused")) {
       el.classList.add("is-focused");
       if (!isTyping(document.activeElement)) el.focus({ preventScroll: true });
     }
-  });
+  }
+  document.addEventListener("htmx:load", keepFocus);
+  document.addEventListener("htmx:afterSwap", keepFocus);
 })();
