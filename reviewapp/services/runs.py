@@ -194,13 +194,22 @@ def _keep_rated_citations(
             values["meta"] = {**values["meta"], "citations": citations}
 
 
+def _check_order(started_at: datetime | None, ended_at: datetime | None, path: str) -> None:
+    """An end before its start is refused (a negative duration is never shown, SPEC 4)."""
+    if started_at is not None and ended_at is not None and ended_at < started_at:
+        raise ValidationFailed(path, f"{ended_at.isoformat()} is before the start {started_at.isoformat()}")
+
+
 def _step_values(doc: Mapping[str, Any], index: int) -> dict[str, Any]:
+    started_at = _ts(doc.get("started_at"), f"steps[{index}].started_at")
+    finished_at = _ts(doc.get("finished_at"), f"steps[{index}].finished_at")
+    _check_order(started_at, finished_at, f"steps[{index}].finished_at")
     return {
         "name": doc["name"],
         "status": doc.get("status"),
         "summary": doc.get("summary"),
-        "started_at": _ts(doc.get("started_at"), f"steps[{index}].started_at"),
-        "finished_at": _ts(doc.get("finished_at"), f"steps[{index}].finished_at"),
+        "started_at": started_at,
+        "finished_at": finished_at,
     }
 
 
@@ -241,6 +250,11 @@ def upsert_run(
     tool-call records are upserted (never removed), the agent's evaluations replace their
     own key of ``self_evaluation``. The run is refreshed (counts, scoring) when anything
     changed. Timestamps without offset are UTC.
+    Refused with ``ValidationFailed`` naming the field: a time outside the years
+    2000-2100; an end before its start (``finished_at`` of the run or of
+    ``steps[i]``, ``tool_calls[i].completed_at``); a score outside 0-100
+    (``verifier_evaluation.groundedness_score``, SPEC 5: 0-1 or 0-100 scale); a number
+    that is not finite anywhere.
     Raises ``Forbidden`` (actor may not write into the workspace), ``ValidationFailed``
     naming the field path.
     """
@@ -251,9 +265,12 @@ def upsert_run(
         raise ValidationFailed("run_id", "differs from the run_id of the address")
     _check_ids(doc)
     check_records(doc.get("tool_calls") or [])
+    started_at = _ts(doc.get("started_at"), "started_at")
+    finished_at = _ts(doc.get("finished_at"), "finished_at")
+    _check_order(started_at, finished_at, "finished_at")
     prepared = _Prepared(
-        started_at=_ts(doc.get("started_at"), "started_at"),
-        finished_at=_ts(doc.get("finished_at"), "finished_at"),
+        started_at=started_at,
+        finished_at=finished_at,
         messages=[(m.get("id"), _message_values(m)) for m in doc["messages"]]
         if "messages" in doc else None,
         steps=[(s.get("id"), _step_values(s, i)) for i, s in enumerate(doc["steps"])]
@@ -364,7 +381,9 @@ def finish_run(
     (ISO 8601 / epoch, offset-less = UTC) defaults to now. Then the run is refreshed
     (counts and scoring, ``evaluations.refresh_run``). Finishing again with the same status
     is idempotent (``unchanged`` unless values differ); finishing a finished run with the
-    other status is a ``Conflict`` whose details carry the current state.
+    other status is a ``Conflict`` whose details carry the current state. A
+    ``finished_at`` before the run's ``started_at`` or outside the years 2000-2100 is a
+    ``ValidationFailed`` naming ``finished_at``.
     Raises ``Forbidden`` (no such run in the workspace, or not the actor's: one answer),
     ``ValidationFailed``, ``Conflict``.
     """
@@ -380,6 +399,7 @@ def finish_run(
     ).one_or_none()
     if run is None:
         raise Forbidden()
+    _check_order(run.started_at, finished_at, "finished_at")
     if run.status not in (RunStatus.RUNNING.value, status):
         raise Conflict(f"run is already {run.status}",
                        details={"run_id": run.run_id, "status": run.status,

@@ -9,7 +9,10 @@ can never touch another tenant's row. The rules:
   finalise it at once and mark it ``compensated`` (start = the terminal event's time, so
   the duration is 0 and the UI says it is not the tool's real duration).
 * Replays (same id, same status) change nothing; a terminal event for a row that is
-  already terminal with another status is rejected; ``duration_ms`` is never negative.
+  already terminal with another status is rejected; ``duration_ms`` is never negative:
+  an event whose time puts the end before the start is still applied (nothing received
+  is dropped) with duration 0 ms, and its result carries a ``warning`` saying so.
+* Timestamps outside the years 2000-2100 are refused (``ValidationFailed``).
 * ``delta`` (streamed partial output) is accepted and never stored.
 * Secrets are redacted in arguments, results and errors before anything is stored,
   then results / errors are serialised and cut to 2,000 characters.
@@ -49,20 +52,25 @@ DEFAULT_MAX_EVENTS = 1000
 @dataclass(frozen=True)
 class EventResult:
     """What one event did: ``created`` | ``updated`` | ``unchanged`` | ``rejected`` |
-    ``ignored`` (a ``delta``), with a short ``message`` saying why when useful."""
+    ``ignored`` (a ``delta``), with a short ``message`` saying why when useful, and a
+    ``warning`` when the event was applied but its facts contradict the row (an end
+    before the start: the duration is recorded as 0 ms, SPEC 4)."""
 
     index: int
     id: str
     event: str
     result: str
     message: str = ""
+    warning: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"index", "id", "event", "result"[, "message"]}`` for the API answer."""
+        """``{"index", "id", "event", "result"[, "message"][, "warning"]}`` for the API answer."""
         out: dict[str, Any] = {"index": self.index, "id": self.id, "event": self.event,
                                "result": self.result}
         if self.message:
             out["message"] = self.message
+        if self.warning:
+            out["warning"] = self.warning
         return out
 
 
@@ -271,6 +279,17 @@ def _new_row(run: Any, ev: _Event, batch: _Batch, *, status: str, compensated: b
     return row
 
 
+def _order_warning(row: Mapping[str, Any], event: str) -> str:
+    """The warning for a row whose end is before its start ("" when in order): SPEC 4
+    keeps the duration at 0 ms and drops nothing received, so the agent hears of it."""
+    start, end = row["started_at"], row["completed_at"]
+    if start is None or end is None or end >= start:
+        return ""
+    if event == "started":
+        return f"started at {start.isoformat()} is after the end {end.isoformat()}: duration recorded as 0 ms"
+    return f"{event} at {end.isoformat()} is before the start {start.isoformat()}: duration recorded as 0 ms"
+
+
 def _finalise_row(row: dict[str, Any], ev: _Event) -> None:
     row["status"] = ev.event
     row["result_summary"] = ev.result_summary
@@ -291,9 +310,18 @@ def _log_row(row: Mapping[str, Any], event: str, error: Any) -> None:
     )
 
 
-def _apply(batch: _Batch, run: Any, ev: _Event) -> tuple[str, str]:
+def _apply(batch: _Batch, run: Any, ev: _Event) -> tuple[str, str, str]:
     """Apply one event to ``run`` (already in the actor's workspace) in memory.
-    Returns (result, message)."""
+    Returns (result, message, warning)."""
+    result, message = _apply_event(batch, run, ev)
+    row = batch.rows.get(ev.id)
+    warning = ""
+    if result == "updated" and row is not None and ev.event in ("started", *TERMINAL):
+        warning = _order_warning(row, ev.event)
+    return result, message, warning
+
+
+def _apply_event(batch: _Batch, run: Any, ev: _Event) -> tuple[str, str]:
     row = batch.rows.get(ev.id)
     if row is not None and row["run_pk"] != run.id:
         return "rejected", "this call id belongs to another run"
@@ -389,10 +417,10 @@ def _apply_all(session: Session, workspace_id: int, events: list[_Event]) -> lis
         if run is None:
             results.append(EventResult(ev.index, ev.id, ev.event, "rejected", "unknown run_id"))
             continue
-        result, message = _apply(batch, run, ev)
+        result, message, warning = _apply(batch, run, ev)
         if result in ("created", "updated"):
             touched[run.id] = run
-        results.append(EventResult(ev.index, ev.id, ev.event, result, message))
+        results.append(EventResult(ev.index, ev.id, ev.event, result, message, warning))
     if batch is not None:
         batch.write()
     bumps = [{"pk": run.id, "added": batch.added.get(run.id, 0), "failed": batch.failed.get(run.id, 0),
@@ -410,18 +438,26 @@ def _apply_all(session: Session, workspace_id: int, events: list[_Event]) -> lis
 
 def check_records(records: Sequence[Mapping[str, Any]]) -> None:
     """Checks of schema-valid tool-call records that need no database: unique ids within
-    the document, readable times. Raises ``ValidationFailed`` naming ``tool_calls[i].field``."""
+    the document, readable times in 2000-2100, ``completed_at`` not before
+    ``started_at``. Raises ``ValidationFailed`` naming ``tool_calls[i].field``."""
     seen: set[str] = set()
     for index, record in enumerate(records):
         if record["id"] in seen:
             raise ValidationFailed(f"tool_calls[{index}].id", "duplicate call id in this run")
         seen.add(record["id"])
+        times = {}
         for key in ("started_at", "completed_at"):
             try:
-                parse_timestamp(record.get(key), key)
+                times[key] = parse_timestamp(record.get(key), key)
             except ValueError as exc:
                 raise ValidationFailed(f"tool_calls[{index}].{key}",
                                        str(exc).split(": ", 1)[-1]) from None
+        start, end = times["started_at"], times["completed_at"]
+        if start is not None and end is not None and end < start:
+            # A record is the agent's final word: a contradiction in it is refused
+            # (events, which arrive one by one, are clamped and warned about instead).
+            raise ValidationFailed(f"tool_calls[{index}].completed_at",
+                                   f"{end.isoformat()} is before the start {start.isoformat()}")
 
 
 def upsert_records(session: Session, run: Run, records: Sequence[Mapping[str, Any]]) -> list[str]:

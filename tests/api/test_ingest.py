@@ -211,3 +211,36 @@ def test_run_ids_with_slashes_and_unicode_work(client, session, token):
     assert client.post("/api/ingest/runs/team/a/run-é/finish", json={"status": "SUCCESS"},
                        headers=headers(token)).status_code == 200
     assert session.scalars(select(Run)).one().run_id == "team/a/run-é"
+
+
+def test_run_ending_before_it_started_is_400_naming_finished_at(client, session, token):
+    response = put_run(client, token, started_at="2026-05-01T12:00:00Z", finished_at="2026-05-01T11:00:00Z")
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith("finished_at: 2026-05-01T11:00:00+00:00 is before")
+    assert session.scalar(select(func.count()).select_from(Run)) == 0
+
+
+@pytest.mark.parametrize(("raw", "field"), [
+    (b'{"query": "q", "verifier_evaluation": {"groundedness_score": 1e308}}',
+     "verifier_evaluation.groundedness_score: out of range"),
+    (b'{"query": "q", "verifier_evaluation": {"groundedness_score": 1e400}}',
+     "verifier_evaluation.groundedness_score: number out of range (not finite)"),
+    (b'{"query": "q", "started_at": "1970-01-01T00:00:01Z"}', "started_at: timestamp out of range"),
+])
+def test_out_of_range_numbers_and_times_are_400_naming_the_field(client, token, raw, field):
+    response = client.put("/api/ingest/runs/r1", data=raw, content_type="application/json", headers=headers(token))
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith(field)
+
+
+def test_event_ending_before_its_start_answers_a_warning(client, token):
+    put_run(client, token, status="RUNNING")
+    post_events(client, token, {"id": "c1", "run_id": "r1", "event": "started", "tool_name": "kb",
+                                "timestamp": "2026-05-01T12:00:05Z"})
+    response = post_events(client, token, {"id": "c1", "run_id": "r1", "event": "completed",
+                                           "timestamp": "2026-05-01T12:00:01Z"})
+    assert response.status_code == 200
+    assert response.get_json()["results"] == [{
+        "index": 0, "id": "c1", "event": "completed", "result": "updated",
+        "warning": "completed at 2026-05-01T12:00:01+00:00 is before the start 2026-05-01T12:00:05+00:00: "
+                   "duration recorded as 0 ms"}]
