@@ -244,8 +244,9 @@ def upsert_run(
     tool_calls?, verifier_evaluation?, aiops_rule_evaluation?, self_evaluation? (legacy
     root), orchestration_trace?}. ``run_id`` is unique per workspace: the same id in
     another workspace is another run, never read or touched here (SPEC 2).
-    Re-ingest is an upsert by the agent's ids (SPEC 10): scalar fields take the
-    document's values, messages / steps present in the document are synced (a child with
+    Re-ingest is an upsert by the agent's ids (SPEC 10) and a whole-document replace:
+    scalar fields take the document's values (an omitted field becomes null / its
+    default, so send the whole document every time), messages / steps present in the document are synced (a child with
     feedback is never deleted or re-keyed), a report is added or updated (never removed),
     tool-call records are upserted (never removed), the agent's evaluations replace their
     own key of ``self_evaluation``. The run is refreshed (counts, scoring) when anything
@@ -255,8 +256,11 @@ def upsert_run(
     ``steps[i]``, ``tool_calls[i].completed_at``); a score outside 0-100
     (``verifier_evaluation.groundedness_score``, SPEC 5: 0-1 or 0-100 scale); a number
     that is not finite anywhere.
+    A finished run (SUCCESS / FAILED) never goes back to RUNNING: such a document
+    (also one that omits ``status``, which defaults to RUNNING) is a ``Conflict`` whose
+    message starts with ``status:`` and whose details carry the current state.
     Raises ``Forbidden`` (actor may not write into the workspace), ``ValidationFailed``
-    naming the field path.
+    naming the field path, ``Conflict``.
     """
     require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
     check_run_id(run_id)
@@ -297,17 +301,23 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     from .evaluations import apply_imported, refresh_run
 
     kind = doc.get("kind") or RunKind.CHAT.value
-    ds = _get_or_create_session(session, workspace_id, doc.get("session_id") or run_id, kind)
     run = session.scalars(
         select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
     ).one_or_none()
+    status = doc.get("status") or RunStatus.RUNNING.value
+    if run is not None and run.status != RunStatus.RUNNING.value and status == RunStatus.RUNNING.value:
+        # A finished run stays finished: a partial document (status defaults to RUNNING)
+        # or a stale agent must not reopen it and wipe its end (SPEC 9).
+        raise Conflict(f"status: run is already {run.status}; a finished run cannot go back to RUNNING",
+                       details=_state(run))
+    ds = _get_or_create_session(session, workspace_id, doc.get("session_id") or run_id, kind)
     created = run is None
     fields: dict[str, Any] = {
         "diagnosis_session_id": ds.id,
         "kind": kind,
         "query": doc.get("query") or "",
         "answer": doc.get("answer"),
-        "status": doc.get("status") or RunStatus.RUNNING.value,
+        "status": status,
         "alert": doc.get("alert"),
         "orchestration_trace": doc.get("orchestration_trace"),
         "external_outcome": doc.get("external_outcome"),
@@ -360,6 +370,12 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     )
 
 
+def _state(run: Run) -> dict[str, Any]:
+    """The run's current state for a ``Conflict``'s details."""
+    return {"run_id": run.run_id, "status": run.status,
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None}
+
+
 def _reparent_tool_calls(session: Session, run: Run) -> None:
     # The one-parent CHECK follows the run's kind and session (SPEC 3).
     aiops = run.kind == RunKind.AIOPS.value
@@ -401,9 +417,7 @@ def finish_run(
         raise Forbidden()
     _check_order(run.started_at, finished_at, "finished_at")
     if run.status not in (RunStatus.RUNNING.value, status):
-        raise Conflict(f"run is already {run.status}",
-                       details={"run_id": run.run_id, "status": run.status,
-                                "finished_at": run.finished_at.isoformat() if run.finished_at else None})
+        raise Conflict(f"run is already {run.status}", details=_state(run))
     values: dict[str, Any] = {"status": status}
     if body.get("answer") is not None:
         values["answer"] = body["answer"]

@@ -244,3 +244,12 @@ def test_event_ending_before_its_start_answers_a_warning(client, token):
         "index": 0, "id": "c1", "event": "completed", "result": "updated",
         "warning": "completed at 2026-05-01T12:00:01+00:00 is before the start 2026-05-01T12:00:05+00:00: "
                    "duration recorded as 0 ms"}]
+
+
+def test_put_moving_a_finished_run_back_to_running_is_409(client, token):
+    put_run(client, token, status="SUCCESS", answer="a", finished_at="2026-05-01T12:00:00Z")
+    response = put_run(client, token)  # a partial document: status defaults to RUNNING
+    assert response.status_code == 409
+    error = response.get_json()["error"]
+    assert error["code"] == "CONFLICT" and error["message"].startswith("status: ")
+    assert error["details"]["status"] == "SUCCESS"

@@ -261,3 +261,24 @@ def test_finish_before_the_start_is_400_naming_finished_at(session, ws):
     assert err.value.field == "finished_at"
     done = finish_run(session, SYSTEM, ws.id, "r1", {"status": "SUCCESS", "finished_at": "2026-05-01T12:00:00Z"})
     assert done.run.finished_at == datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)  # zero length is fine
+
+
+@pytest.mark.parametrize("partial", [{"query": "Why 502?"}, {"query": "Why 502?", "status": "RUNNING"}])
+def test_put_cannot_move_a_finished_run_back_to_running(session, ws, partial):
+    """PUT is a whole-document replace (status defaults to RUNNING), but a finished run
+    never becomes RUNNING again: 409 naming ``status``, nothing changed."""
+    upsert_run(session, SYSTEM, ws.id, "r1", doc())
+    with pytest.raises(Conflict) as err:
+        upsert_run(session, SYSTEM, ws.id, "r1", partial)
+    assert err.value.message.startswith("status: ")
+    assert err.value.details == {"run_id": "r1", "status": "SUCCESS",
+                                 "finished_at": "2026-05-01T12:01:00+00:00"}
+    session.expire_all()
+    run = session.scalars(select(Run)).one()
+    assert (run.status, run.answer, count(session, Message)) == ("SUCCESS", "OOM", 2)
+
+
+def test_put_may_resend_or_correct_a_finished_run(session, ws):
+    upsert_run(session, SYSTEM, ws.id, "r1", doc())
+    assert upsert_run(session, SYSTEM, ws.id, "r1", doc()).result == "unchanged"
+    assert upsert_run(session, SYSTEM, ws.id, "r1", doc(status="FAILED")).run.status == "FAILED"
