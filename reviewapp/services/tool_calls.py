@@ -57,16 +57,20 @@ class EventResult:
     before the start: the duration is recorded as 0 ms, SPEC 4)."""
 
     index: int
-    id: str
-    event: str
+    id: str | None
+    event: str | None
     result: str
     message: str = ""
     warning: str = ""
+    field: str = ""  # the path of a shape error (e.g. ``[3].timestamp``); its result is rejected
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"index", "id", "event", "result"[, "message"][, "warning"]}`` for the API answer."""
+        """``{"index", "id", "event", "result"[, "field"][, "message"][, "warning"]}`` for
+        the API answer; ``id`` / ``event`` are null when the event did not carry a valid one."""
         out: dict[str, Any] = {"index": self.index, "id": self.id, "event": self.event,
                                "result": self.result}
+        if self.field:
+            out["field"] = self.field
         if self.message:
             out["message"] = self.message
         if self.warning:
@@ -380,10 +384,14 @@ def apply_events(
 
     ``raw_events``: decoded JSON objects of ``schemas/tool_event.schema.json``; ``batch``
     says whether they came as an array (error paths then start with ``[i]``). Every event
-    is validated first: a shape error rejects the whole request (``ValidationFailed``
-    naming e.g. ``[3].timestamp``), nothing applied. Then each event is applied in order
-    on its own: a rejected event (unknown run_id, terminal after another terminal, an id
-    that belongs to another run) is reported in its result and the rest still apply.
+    is validated on its own: in a batch, an event with a shape error (unknown field, bad
+    value, unreadable or out-of-range timestamp) gets a ``rejected`` result carrying its
+    ``field`` path (e.g. ``[3].timestamp``) and message, and the valid events are still
+    applied; a single event (``batch=False``) with a shape error raises
+    ``ValidationFailed`` naming the field. Then each event is applied in order on its
+    own: a rejected event (unknown run_id, terminal after another terminal, an id that
+    belongs to another run) is reported in its result and the rest still apply. Results
+    come back in request order, one per event.
     Events without timestamp take the time the server received them.
     The runs' call counters follow; a finished run whose calls changed is re-scored
     (``evaluations.refresh_run``); a RUNNING run is scored when it finishes (SPEC 5.1).
@@ -396,9 +404,30 @@ def apply_events(
     if not raw_events:
         raise ValidationFailed("$", "send one event or a non-empty array of events")
     now = utcnow()
-    events = [_parse_event(raw, i, f"[{i}]" if batch else "", now)
-              for i, raw in enumerate(raw_events)]
-    return retry_on_conflict(session, lambda: _apply_all(session, workspace_id, events))
+    if not batch:
+        events = [_parse_event(raw, i, "", now) for i, raw in enumerate(raw_events)]
+        return retry_on_conflict(session, lambda: _apply_all(session, workspace_id, events))
+    events, invalid = [], []
+    for index, raw in enumerate(raw_events):
+        try:
+            events.append(_parse_event(raw, index, f"[{index}]", now))
+        except ValidationFailed as exc:
+            invalid.append(_invalid_result(index, raw, exc))
+    applied = retry_on_conflict(
+        session, lambda: _apply_all(session, workspace_id, events)) if events else []
+    return sorted([*applied, *invalid], key=lambda r: r.index)
+
+
+def _invalid_result(index: int, raw: Any, error: ValidationFailed) -> EventResult:
+    """The ``rejected`` result of an event that failed its shape check, with what it
+    carried of id and event (``None`` when they are not valid themselves)."""
+    fields = raw if isinstance(raw, Mapping) else {}
+    call_id = fields.get("id")
+    event = fields.get("event")
+    message = error.message.removeprefix(f"{error.field}: ")
+    return EventResult(index, call_id if isinstance(call_id, str) and len(call_id) <= 160 else None,
+                       event if event in ("started", "completed", "failed", "delta") else None,
+                       "rejected", message, field=error.field)
 
 
 def _apply_all(session: Session, workspace_id: int, events: list[_Event]) -> list[EventResult]:

@@ -173,9 +173,14 @@ def test_event_shape_errors_are_400_with_path(client, token):
     put_run(client, token)
     single = post_events(client, token, {"id": "c1", "run_id": "r1", "event": "started", "tool": "x"})
     assert single.get_json()["error"]["message"] == "tool: unknown field"
-    batch = post_events(client, token, [{"id": "c1", "run_id": "r1", "event": "done"}])
-    assert batch.status_code == 400
-    assert batch.get_json()["error"]["message"].startswith("[0].event: must be one of")
+    batch = post_events(client, token, [{"id": "c1", "run_id": "r1", "event": "done"},
+                                        {"id": "c2", "run_id": "r1", "event": "started", "tool_name": "kb"}])
+    assert batch.status_code == 200
+    assert batch.get_json() == {
+        "results": [{"index": 0, "id": "c1", "event": None, "result": "rejected", "field": "[0].event",
+                     "message": "must be one of: started, completed, failed, delta"},
+                    {"index": 1, "id": "c2", "event": "started", "result": "created"}],
+        "counts": {"created": 1, "updated": 0, "unchanged": 0, "rejected": 1, "ignored": 0}}
     assert post_events(client, token, []).status_code == 400
     assert post_events(client, token, "started").status_code == 400
 

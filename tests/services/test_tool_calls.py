@@ -215,13 +215,30 @@ def test_delta_events_are_ignored_and_never_stored(session, ws, run):
     assert rows(session) == []
 
 
-def test_shape_error_rejects_the_whole_batch_naming_the_path(session, ws, run):
-    with pytest.raises(ValidationFailed) as err:
-        apply_events(session, SYSTEM, ws.id, [ev("c1", "started"), ev("c2", "started", argumnts={})])
-    assert err.value.field == "[1].argumnts"
-    with pytest.raises(ValidationFailed) as err:
-        apply_events(session, SYSTEM, ws.id, [ev("c1", "started", seconds=None, timestamp="yesterday")])
-    assert err.value.field == "[0].timestamp"
+def test_shape_errors_in_a_batch_are_per_event_results_and_the_rest_apply(session, ws, run):
+    """A batch answers per event (README): an invalid event is rejected with its field
+    path and message, the valid ones around it are applied in order."""
+    results = apply_events(session, SYSTEM, ws.id, [
+        ev("c1", "started"), ev("c2", "started", argumnts={}),
+        ev("c3", "started", seconds=None, timestamp="yesterday"), "not an object",
+        {"id": "c4", "run_id": "run-1", "event": "done"}, ev("c1", "completed", seconds=2),
+    ])
+    assert [r.to_dict() for r in results] == [
+        {"index": 0, "id": "c1", "event": "started", "result": "created"},
+        {"index": 1, "id": "c2", "event": "started", "result": "rejected",
+         "field": "[1].argumnts", "message": "unknown field"},
+        {"index": 2, "id": "c3", "event": "started", "result": "rejected",
+         "field": "[2].timestamp", "message": "expected an ISO 8601 timestamp, got 'yesterday'"},
+        {"index": 3, "id": None, "event": None, "result": "rejected",
+         "field": "[3]", "message": "must be object"},
+        {"index": 4, "id": "c4", "event": None, "result": "rejected",
+         "field": "[4].event", "message": "must be one of: started, completed, failed, delta"},
+        {"index": 5, "id": "c1", "event": "completed", "result": "updated"},
+    ]
+    assert [(r.id, r.status, r.duration_ms) for r in rows(session)] == [("c1", "completed", 2000)]
+
+
+def test_shape_error_of_a_single_event_is_a_validation_error(session, ws, run):
     with pytest.raises(ValidationFailed) as err:
         apply_events(session, SYSTEM, ws.id, [{"id": "c1", "run_id": "run-1", "event": "started"}], batch=False)
     assert err.value.field == "tool_name"
