@@ -150,8 +150,9 @@ def _arguments(raw: Any, where: str, warnings: list[str]) -> Any:
 
 
 def _run_id(value: str, where: str) -> str:
-    if not value or len(value) > MAX_ID:
-        raise RecordError(f"{where}: run id must be 1-{MAX_ID} characters")
+    if not documents.valid_run_id(value):
+        raise RecordError(f"{where}: run id {value[:60]!r} must be 1-{MAX_ID} ASCII letters, digits "
+                          "and . _ : @ - (starting with a letter or digit, no /)")
     return value
 
 

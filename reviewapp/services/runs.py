@@ -226,10 +226,14 @@ def _check_ids(doc: Mapping[str, Any]) -> None:
 
 
 def check_run_id(run_id: Any) -> str:
-    """``run_id`` if it is a string of 1-160 characters with a non-blank; else
-    ``ValidationFailed("run_id", ...)``."""
-    if not isinstance(run_id, str) or not run_id.strip() or len(run_id) > 160:
-        raise ValidationFailed("run_id", "required string of 1-160 characters")
+    """``run_id`` if it matches the published pattern (``run_document.schema.json``
+    ``$defs.run_id``: ASCII letters, digits and ``._:@-``, 1-160 characters, starting with
+    a letter or digit; no ``/``, so a run id is one URL path segment and
+    ``/api/ingest/runs/<id>/finish`` can never be read as a run named ``<id>/finish``);
+    else ``ValidationFailed("run_id", ...)``."""
+    if not documents.valid_run_id(run_id):
+        raise ValidationFailed("run_id", "must match " + documents.run_id_pattern().pattern
+                               + " (letters, digits and . _ : @ -, at most 160 characters, no /)")
     return run_id
 
 

@@ -211,13 +211,29 @@ def test_finish_of_unknown_run_is_403(client, token):
     assert response.status_code == 403 and response.get_json()["error"]["code"] == "AUTH_FORBIDDEN"
 
 
-def test_run_ids_with_slashes_and_unicode_work(client, session, token):
-    assert put_run(client, token, "team/a/run-é").status_code == 201
-    assert client.post("/api/ingest/runs/team/a/run-é/finish", json={"status": "SUCCESS"},
-                       headers=headers(token)).status_code == 200
-    assert session.scalars(select(Run)).one().run_id == "team/a/run-é"
+@pytest.mark.parametrize("run_id", ["team/a/run-1", "abc/finish", "run-é", ".hidden", "a b"])
+def test_run_ids_outside_the_pattern_are_400_naming_run_id(client, session, token, run_id):
+    response = put_run(client, token, run_id)
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith("run_id: must match ")
+    assert session.scalar(select(func.count()).select_from(Run)) == 0
 
 
+def test_finish_route_resolves_to_the_run_not_a_run_named_finish(client, session, token):
+    assert put_run(client, token, "abc").status_code == 201
+    assert put_run(client, token, "abc/finish", status="SUCCESS").status_code == 400
+    finished = client.post("/api/ingest/runs/abc/finish", json={"status": "SUCCESS"}, headers=headers(token))
+    assert (finished.status_code, finished.get_json()["run_id"]) == (200, "abc")
+    assert client.post("/api/ingest/runs/a/b/finish", json={"status": "SUCCESS"},
+                       headers=headers(token)).status_code == 400
+    assert [(r.run_id, r.status) for r in session.scalars(select(Run))] == [("abc", "SUCCESS")]
+
+
+def test_run_ids_the_importers_and_agents_use_are_accepted(client, token):
+    for run_id in ("tau-gpt-4o-airline-t0-r3", "claude-code-74bfdd52-f1bd-477d-98c8-306bde810080",
+                   "chatcmpl-9x.2", "agent@host:run_7", "R" * 160):
+        assert put_run(client, token, run_id).status_code == 201, run_id
+    assert put_run(client, token, "R" * 161).status_code == 400
 def test_run_ending_before_it_started_is_400_naming_finished_at(client, session, token):
     response = put_run(client, token, started_at="2026-05-01T12:00:00Z", finished_at="2026-05-01T11:00:00Z")
     assert response.status_code == 400

@@ -282,3 +282,16 @@ def test_put_may_resend_or_correct_a_finished_run(session, ws):
     upsert_run(session, SYSTEM, ws.id, "r1", doc())
     assert upsert_run(session, SYSTEM, ws.id, "r1", doc()).result == "unchanged"
     assert upsert_run(session, SYSTEM, ws.id, "r1", doc(status="FAILED")).run.status == "FAILED"
+
+
+@pytest.mark.parametrize("run_id", ["a/b", "run-é", "-lead", "x" * 161, "", " ", "a\x00b", "ok\n"])
+def test_run_id_must_match_the_published_pattern(session, ws, run_id):
+    """run_id: ASCII letters, digits and ``._:@-``, 1-160 characters, starting with a
+    letter or digit (no ``/``: run ids are one URL path segment)."""
+    with pytest.raises(ValidationFailed) as err:
+        upsert_run(session, SYSTEM, ws.id, run_id, {"query": "q"})
+    assert err.value.field == "run_id"
+    with pytest.raises(ValidationFailed) as err:
+        finish_run(session, SYSTEM, ws.id, run_id, {"status": "SUCCESS"})
+    assert err.value.field == "run_id"
+    assert count(session, Run) == 0
