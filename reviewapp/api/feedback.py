@@ -20,7 +20,7 @@ from ..models import Feedback
 from ..services import feedback as feedback_service
 from . import bp
 from .auth import any_actor, session_actor
-from .schemas import read_json
+from .schemas import read_object
 
 # Service field names -> the names this API's clients send.
 _API_FIELDS = {"target_type": "targetType", "target_id": "targetId", "subject_id": "subjectId"}
@@ -38,11 +38,10 @@ def _api_field_names() -> Iterator[None]:
         raise
 
 
-def _object_body() -> dict[str, Any]:
-    body = read_json()
-    if not isinstance(body, dict):
-        raise ValidationFailed("body", "expected a JSON object")
-    return body
+# The documented request fields (openapi.yaml, additionalProperties: false).
+_VERDICT_FIELDS = frozenset(("runId", "sessionId", "feedback"))
+_TARGET_FIELDS = frozenset(("targetType", "targetId", "subjectId", "rating", "reason", "comment",
+                            "correction"))
 
 
 def _int_arg(name: str) -> int | None:
@@ -75,7 +74,7 @@ def _feedback_json(row: Feedback) -> dict[str, Any]:
 def run_verdict() -> Response:
     """Set a run's verdict (SPEC 6.2): ``{"runId"?, "sessionId", "feedback"}``."""
     actor = any_actor()
-    body = _object_body()
+    body = read_object(_VERDICT_FIELDS)
     result = feedback_service.set_run_verdict(
         db.session, actor, body.get("sessionId"), body.get("runId"), body.get("feedback")
     )
@@ -111,7 +110,7 @@ def list_target_feedback() -> Response:
 def upsert_target_feedback() -> Response:
     """Create or replace the caller's rating of one target (SPEC 6.1)."""
     actor = session_actor()
-    body = _object_body()
+    body = read_object(_TARGET_FIELDS)
     with _api_field_names():
         row = feedback_service.upsert_feedback(
             db.session, actor, body.get("targetType"), body.get("targetId"),

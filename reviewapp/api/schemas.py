@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Collection
 from typing import Any
 
 from flask import request
@@ -56,3 +57,17 @@ def read_json() -> Any:
     if problem is not None:
         raise ValidationFailed(*problem)
     return data
+
+
+def read_object(allowed: Collection[str]) -> dict[str, Any]:
+    """The request body as a JSON object whose keys are all in ``allowed`` (the
+    documented fields: ``additionalProperties: false`` in openapi.yaml). Raises
+    ``ValidationFailed`` naming ``body`` for a non-object and the first unknown field
+    (``comment: unknown field``), on top of everything ``read_json`` refuses."""
+    body = read_json()
+    if not isinstance(body, dict):
+        raise ValidationFailed("body", "expected a JSON object")
+    unknown = [key for key in body if key not in allowed]
+    if unknown:
+        raise ValidationFailed(unknown[0][:80], "unknown field")
+    return body

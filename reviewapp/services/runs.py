@@ -365,6 +365,7 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     if changed:
         session.flush()
         refresh_run(session, run)
+        _promote_if_useful(session, run)
     session.commit()
     return UpsertResult(
         run=run,
@@ -399,7 +400,8 @@ def finish_run(
     ``body`` follows ``schemas/run_finish.schema.json``: {status: SUCCESS | FAILED,
     answer?, finished_at?}. ``answer`` replaces the answer when given; ``finished_at``
     (ISO 8601 / epoch, offset-less = UTC) defaults to now. Then the run is refreshed
-    (counts and scoring, ``evaluations.refresh_run``). Finishing again with the same status
+    (counts and scoring, ``evaluations.refresh_run``); a run already judged ``useful``
+    becomes a case now that it is finished with an answer (SPEC 7). Finishing again with the same status
     is idempotent (``unchanged`` unless values differ); finishing a finished run with the
     other status is a ``Conflict`` whose details carry the current state. A
     ``finished_at`` before the run's ``started_at`` or outside the years 2000-2100 is a
@@ -433,9 +435,19 @@ def finish_run(
     if changed:
         session.flush()
         refresh_run(session, run)
+        _promote_if_useful(session, run)
     session.commit()
     return UpsertResult(run, "updated" if changed else "unchanged",
                         run.tool_call_count, run.failed_tool_call_count)
+
+
+def _promote_if_useful(session: Session, run: Run) -> None:
+    # A useful verdict given while the run was RUNNING or had no answer made no case
+    # (SPEC 7); the run becomes a case once it is finished with an answer.
+    from .cases import promote_useful
+
+    if run.feedback == "useful":
+        promote_useful(session, run)
 
 
 def _sync_report(session: Session, run: Run, report: Any) -> bool:

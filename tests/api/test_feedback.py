@@ -296,6 +296,35 @@ def test_verdict_bad_input_is_400(api, make, ws, session, body, field):
     assert session.get(Run, run.id).feedback is None
 
 
+@pytest.mark.parametrize(("path", "method", "body", "field"), [
+    ("/api/feedback", "post", {"sessionId": "S", "feedback": "useful", "comment": "great"}, "comment"),
+    ("/api/feedback", "post", {"sessionId": "S", "feedback": "useful", "run_id": "x"}, "run_id"),
+    ("/api/feedback/targets", "put", {"targetType": "chat_message", "targetId": 1, "rating": "positive",
+                                      "ratng": "negative"}, "ratng"),
+])
+def test_unknown_fields_are_400_naming_them(api, make, ws, session, path, method, body, field):
+    run = make.run(ws, session_id="S")
+    response = getattr(api, method)(path, json=body)
+    assert response.status_code == 400
+    assert response.get_json()["error"] == {"code": "VALIDATION_INVALID_ARGUMENT",
+                                            "message": f"{field}: unknown field"}
+    session.expire_all()
+    assert (session.get(Run, run.id).feedback, count(session, Feedback), count(session, Case)) == (None, 0, 0)
+
+
+def test_useful_verdict_on_a_running_run_without_answer_makes_no_case(api, make, ws, session):
+    """SPEC 7: only a finished run with an answer is promoted; the verdict is stored."""
+    run = make.run(ws, session_id="S", status="RUNNING", answer=None)
+    response = api.post("/api/feedback", json={"runId": run.run_id, "sessionId": "S", "feedback": "useful"})
+    assert response.status_code == 200
+    data = response.get_json()
+    assert_matches(data, "VerdictResponse")
+    assert (data["success"], data["runId"], data["caseId"]) == (True, run.run_id, None)
+    assert data["message"] == "Feedback recorded; no case: the run is still RUNNING and has no answer yet."
+    session.expire_all()
+    assert (session.get(Run, run.id).feedback, count(session, Case)) == ("useful", 0)
+
+
 def test_verdict_run_of_another_session_writes_nothing(api, make, ws, session):
     run = make.run(ws, session_id="one")
     make.run(ws, session_id="two")
