@@ -17,6 +17,7 @@ from flask import Response, jsonify, request
 from ..errors import ValidationFailed
 from ..extensions import db
 from ..models import Feedback
+from ..models.base import MAX_ID
 from ..services import feedback as feedback_service
 from . import bp
 from .auth import any_actor, session_actor
@@ -49,9 +50,12 @@ def _int_arg(name: str) -> int | None:
     if raw is None or raw == "":
         return None
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise ValidationFailed(name, "must be an integer") from None
+    if value > MAX_ID:  # no row can have it; the database integer would overflow
+        raise ValidationFailed(name, f"out of range (at most {MAX_ID})")
+    return value
 
 
 def _feedback_json(row: Feedback) -> dict[str, Any]:

@@ -62,14 +62,14 @@ from ..models import (
     User,
     Workspace,
 )
-from ..models.base import utcnow
+from ..models.base import MAX_ID, utcnow
 from ..queries import insert_for, scope_to_actor, scope_to_member
 from .cases import promote_useful, promotion_blocker
 from .triage import OPENED_NEGATIVE_TARGET, close_item_on_useful, open_item_for_run
 
 # Target ids are INTEGER columns; anything outside cannot exist (and must not reach
 # PostgreSQL, which would refuse to compare it).
-_MAX_ID = 2**31 - 1
+_MAX_ID = MAX_ID
 _UPSERT_ATTEMPTS = 3
 _KEY_COLUMNS = ["author_id", "target_type", "target_id", "subject_key"]
 
@@ -141,6 +141,8 @@ def _validated(
         raise ValidationFailed(exc.field, exc.message) from None
     if isinstance(target_id, bool) or not isinstance(target_id, int):
         raise ValidationFailed("target_id", "must be an integer")
+    if target_id > _MAX_ID:  # no row can have it, and the database integer would overflow
+        raise ValidationFailed("target_id", f"out of range (at most {_MAX_ID})")
     if target_type == TargetType.CITATION.value and subject is None and citation_needs_subject:
         raise ValidationFailed("subject_id", "a citation rating needs the citation id")
     if target_type != TargetType.CITATION.value and subject is not None:

@@ -274,3 +274,59 @@ def test_put_moving_a_finished_run_back_to_running_is_409(client, token):
     error = response.get_json()["error"]
     assert error["code"] == "CONFLICT" and error["message"].startswith("status: ")
     assert error["details"]["status"] == "SUCCESS"
+
+
+BIG = "99999999999999999999"  # beyond any database integer (int4 and int8 alike)
+
+
+@pytest.mark.parametrize(("method", "url", "body", "message"), [
+    ("delete", f"/api/feedback/{BIG}", None, "feedback_id: out of range"),
+    ("get", f"/api/feedback/targets?runPk={BIG}", None, "runPk: out of range"),
+    ("get", f"/api/feedback/targets?targetType=chat_message&targetId={BIG}", None, "targetId: out of range"),
+    ("put", "/api/feedback/targets", {"targetType": "chat_message", "targetId": int(BIG), "rating": "positive"},
+     "targetId: out of range"),
+    ("get", "/api/feedback/targets?targetType=citation&targetId=1&subjectId=a%00b", None,
+     "subjectId: contains a NUL character"),
+    ("get", "/api/runs/a%00b/trace", None, "run_id: contains a NUL character"),
+    ("put", "/api/feedback/targets", {"targetType": "chat_message", "targetId": 1, "rating": "positive",
+                                      "comment": "a\x00b"}, "comment: contains a NUL character"),
+    ("post", "/api/feedback", {"sessionId": "S\x00", "feedback": "useful"}, "sessionId: contains a NUL character"),
+])
+def test_huge_ids_and_nul_characters_are_400_naming_the_field(client, login, make, session, method, url, body,
+                                                               message):
+    """SPEC 9/10: never a 500 (PostgreSQL rejects NUL in text; ids overflow the integer)."""
+    ws = make.workspace()
+    make.run(ws, session_id="S")
+    login(make.user(ws))
+    response = getattr(client, method)(url, **({"json": body} if body is not None else {}))
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith(message)
+
+
+NUL = "contains a NUL character"
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    (f"/runs/{BIG}", "run_pk: out of range"), (f"/runs/{BIG}/timeline", "run_pk: out of range"),
+    ("/runs/1/tool-calls/a%00b", f"call_id: {NUL}"), (f"/triage/{BIG}", "item_id: out of range"),
+    ("/?q=a%00b", f"q: {NUL}"), ("/cases/?q=a%00b", f"q: {NUL}"),
+    (f"/triage/?assignee={BIG}", "assignee: must be me, none or a user id"),
+])
+def test_pages_answer_400_for_huge_ids_and_nul_characters(client, login, make, url, message):
+    ws = make.workspace()
+    make.run(ws)
+    login(make.user(ws, "admin"))
+    response = client.get(url)
+    assert response.status_code == 400
+    assert message in response.get_data(as_text=True)
+
+
+def test_huge_numbers_in_ingest_bodies_are_400(client, token):
+    put_run(client, token, status="RUNNING")
+    response = post_events(client, token, {"id": "c1", "run_id": "r1", "event": "completed",
+                                           "retrieval": {"hit_count": int(BIG)}})
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith("retrieval.hit_count: out of range")
+    response = put_run(client, token, started_at=int(BIG))
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith("started_at: timestamp out of range")
