@@ -332,6 +332,10 @@ def import_runs(paths: tuple[str, ...], slug: str, fmt: str) -> None:
     from .services import importers
 
     workspace_id = _workspace_id(slug)
+    try:  # before the progress bar: an unsupported file is one line and nothing written
+        importers.check_files(paths, fmt)
+    except importers.RecordError as exc:
+        raise click.ClickException(str(exc)) from None
     total = sum(Path(p).stat().st_size for p in paths)
     problems: list[str] = []
     with click.progressbar(length=total, label="Importing", file=sys.stderr,

@@ -17,10 +17,11 @@ from flask import Response, jsonify, request
 from ..errors import ValidationFailed
 from ..extensions import db
 from ..models import Feedback
+from ..models.base import MAX_ID
 from ..services import feedback as feedback_service
 from . import bp
 from .auth import any_actor, session_actor
-from .schemas import read_json
+from .schemas import read_object
 
 # Service field names -> the names this API's clients send.
 _API_FIELDS = {"target_type": "targetType", "target_id": "targetId", "subject_id": "subjectId"}
@@ -38,11 +39,10 @@ def _api_field_names() -> Iterator[None]:
         raise
 
 
-def _object_body() -> dict[str, Any]:
-    body = read_json()
-    if not isinstance(body, dict):
-        raise ValidationFailed("body", "expected a JSON object")
-    return body
+# The documented request fields (openapi.yaml, additionalProperties: false).
+_VERDICT_FIELDS = frozenset(("runId", "sessionId", "feedback"))
+_TARGET_FIELDS = frozenset(("targetType", "targetId", "subjectId", "rating", "reason", "comment",
+                            "correction"))
 
 
 def _int_arg(name: str) -> int | None:
@@ -50,9 +50,12 @@ def _int_arg(name: str) -> int | None:
     if raw is None or raw == "":
         return None
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise ValidationFailed(name, "must be an integer") from None
+    if value > MAX_ID:  # no row can have it; the database integer would overflow
+        raise ValidationFailed(name, f"out of range (at most {MAX_ID})")
+    return value
 
 
 def _feedback_json(row: Feedback) -> dict[str, Any]:
@@ -75,7 +78,7 @@ def _feedback_json(row: Feedback) -> dict[str, Any]:
 def run_verdict() -> Response:
     """Set a run's verdict (SPEC 6.2): ``{"runId"?, "sessionId", "feedback"}``."""
     actor = any_actor()
-    body = _object_body()
+    body = read_object(_VERDICT_FIELDS)
     result = feedback_service.set_run_verdict(
         db.session, actor, body.get("sessionId"), body.get("runId"), body.get("feedback")
     )
@@ -111,7 +114,7 @@ def list_target_feedback() -> Response:
 def upsert_target_feedback() -> Response:
     """Create or replace the caller's rating of one target (SPEC 6.1)."""
     actor = session_actor()
-    body = _object_body()
+    body = read_object(_TARGET_FIELDS)
     with _api_field_names():
         row = feedback_service.upsert_feedback(
             db.session, actor, body.get("targetType"), body.get("targetId"),

@@ -5,7 +5,11 @@
 * ``POST /api/ingest/runs/<run_id>/finish``   SUCCESS / FAILED, answer, finished_at
 
 A token writes only into its own workspace: a ``run_id`` that exists in another
-workspace is simply a new run in the token's workspace.
+workspace is simply a new run in the token's workspace. A ``run_id`` never holds ``/``
+(``run_document.schema.json``), so ``PUT .../runs/abc/finish`` is a 400 naming
+``run_id``, never a run called ``abc/finish``. A batch of events answers one result per
+event (shape errors included, as ``rejected`` with their ``field``); a single event with
+a shape error is a 400.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Checks on decoded JSON before anything is stored (SPEC 10): valid Unicode text, no NUL
-characters, bounded nesting. Pure; paths are written like ``messages[2].content``."""
+characters, finite numbers, bounded nesting. Pure; paths are written like ``messages[2].content``."""
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 MAX_DEPTH = 64  # containers inside containers; deeper input is refused, not recursed into
@@ -39,15 +40,16 @@ def _too_deep(value: Any, max_depth: int) -> bool:
 
 
 def _clean(value: Any, max_depth: int, check_text: bool) -> bool:
-    """Fast pass without paths: True when nothing is wrong (the usual case). Text is
-    checked on one C-level serialisation (NUL shows as ``\\u0000``, a lone surrogate
-    fails to encode); a false alarm only costs the exact walk."""
+    """Fast pass without paths: True when nothing is wrong (the usual case). Text and
+    numbers are checked on one C-level serialisation (NUL shows as ``\\u0000``, a lone
+    surrogate fails to encode, ``allow_nan=False`` fails on an infinite number); a false
+    alarm only costs the exact walk."""
     if isinstance(value, (dict, list)) and _too_deep(value, max_depth):
         return False
     if not check_text:
         return True
     try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
+        text = json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
         text.encode("utf-8")
     except (UnicodeEncodeError, ValueError, TypeError, RecursionError):
         return False
@@ -59,7 +61,8 @@ def find_problem(value: Any, max_depth: int = MAX_DEPTH, check_text: bool = True
 
     Problems: nesting deeper than ``max_depth``; with ``check_text``, a string or key that
     holds a lone surrogate (a ``\\ud800`` escape without its pair) or a NUL character
-    (PostgreSQL text cannot hold it). The root's path is ``$``. Iterative: a hostile,
+    (PostgreSQL text cannot hold it), and a number that is not finite (``1e400`` reads
+    as infinity, which no JSON column can store). The root's path is ``$``. Iterative: a hostile,
     deeply nested document cannot exhaust the stack here.
     """
     if _clean(value, max_depth, check_text):
@@ -72,6 +75,9 @@ def find_problem(value: Any, max_depth: int = MAX_DEPTH, check_text: bool = True
                 problem = _text_problem(item)
                 if problem:
                     return path or "$", problem
+        elif isinstance(item, float):
+            if check_text and not math.isfinite(item):
+                return path or "$", "number out of range (not finite)"
         elif isinstance(item, dict):
             if depth >= max_depth:
                 return path or "$", f"nested more than {max_depth} levels deep"

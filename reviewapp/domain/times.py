@@ -4,13 +4,27 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+# The years an agent's clock can sensibly report (SPEC 10): anything outside is a unit
+# mix-up (seconds read as ms, a zero epoch) or garbage, and would draw a timeline decades
+# wide, so it is refused rather than stored.
+MIN_YEAR = 2000
+MAX_YEAR = 2100
+
 
 def parse_timestamp(value: object, field: str) -> datetime | None:
     """Parse an ISO 8601 string (``Z`` allowed) or epoch seconds / milliseconds into an
     aware UTC datetime. A value without an offset is read as UTC. ``None`` passes through.
 
-    Raises ``ValueError`` naming ``field`` for anything else.
+    Raises ``ValueError`` naming ``field`` for anything else, and for a time outside the
+    years ``MIN_YEAR``-``MAX_YEAR`` (2000-2100, UTC).
     """
+    parsed = _parse(value, field)
+    if parsed is not None and not MIN_YEAR <= parsed.year <= MAX_YEAR:
+        raise ValueError(f"{field}: timestamp out of range (years {MIN_YEAR}-{MAX_YEAR})")
+    return parsed
+
+
+def _parse(value: object, field: str) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, bool):

@@ -12,6 +12,11 @@ from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 
+# The largest value of an Integer primary key (int4 on PostgreSQL): a larger id cannot
+# name a row, and sending it to the database would overflow (PostgreSQL, SQLite).
+MAX_ID = 2**31 - 1
+
+
 def utcnow() -> datetime:
     """The current time, timezone-aware, in UTC."""
     return datetime.now(timezone.utc)

@@ -14,8 +14,9 @@ edit it: the curated facts of a run live in one place, and ``get_or_create_auto_
 returns it instead of adding an AUTO duplicate. The insert uses ``ON CONFLICT DO
 NOTHING``, so two leads creating the same case at once end with one case and one 409.
 
-``get_or_create_auto_case`` (at the end) is a building block of the verdict use case in
-``services/feedback.py``: it neither checks access (its caller already resolved the run
+``promote_useful`` / ``get_or_create_auto_case`` (at the end) are building blocks of the
+verdict use case in ``services/feedback.py`` (and of finishing a run that is already
+``useful``): they neither check access (its caller already resolved the run
 through the actor's scope) nor commits (the caller's transaction does).
 """
 
@@ -467,3 +468,36 @@ def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | Diagn
     return session.scalars(
         select(Case).where(Case.workspace_id == workspace_id, Case.diagnosis_id == diagnosis_id)
     ).one()
+
+
+def promotion_blocker(target: Run | DiagnosisSession) -> str | None:
+    """Why a ``useful`` run (or legacy session) cannot become a case yet, or ``None``.
+
+    A case is the run's query and answer (SPEC 7), so only a finished run with an
+    answer is promoted: a RUNNING run or one whose answer is empty would make an empty
+    case in the library. Reasons: "the run is still RUNNING", "the run has no answer",
+    or both together.
+    """
+    running = target.status == "RUNNING"
+    no_answer = not (target.answer or "").strip()
+    if running and no_answer:
+        return "the run is still RUNNING and has no answer yet"
+    if running:
+        return "the run is still RUNNING"
+    if no_answer:
+        return "the run has no answer"
+    return None
+
+
+def promote_useful(session: Session, target: Run | DiagnosisSession) -> Case | None:
+    """The case of a ``useful`` run or legacy session (SPEC 6.2, 7): created when
+    ``promotion_blocker`` finds nothing in the way (``get_or_create_auto_case``),
+    otherwise the run's existing case if it has one (e.g. a MANUAL one), else ``None``
+    (the verdict is kept; the run is promoted once it finishes with an answer). No
+    access check, no commit."""
+    if promotion_blocker(target) is None:
+        return get_or_create_auto_case(session, target)
+    if isinstance(target, Run):
+        return _existing_case(session, target)
+    return session.scalars(select(Case).where(
+        Case.workspace_id == target.workspace_id, Case.diagnosis_id == target.session_id)).one_or_none()

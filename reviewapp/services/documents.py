@@ -10,6 +10,7 @@ bad value. The same checks run for the API and for file imports.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -114,6 +115,18 @@ def _id(value: Any, limit: int = 160) -> bool:
     return isinstance(value, str) and 0 < len(value) <= limit and not value.isspace()
 
 
+@lru_cache(maxsize=None)
+def run_id_pattern() -> re.Pattern[str]:
+    """The published run id pattern (``run_document.schema.json`` ``$defs.run_id``)."""
+    return re.compile(schema("run_document")["$defs"]["run_id"]["pattern"])
+
+
+def valid_run_id(value: Any) -> bool:
+    """True when ``value`` is a run id the schemas allow (whole-string match: a trailing
+    newline, which ``$`` alone would let through, is refused)."""
+    return isinstance(value, str) and len(value) <= 160 and run_id_pattern().fullmatch(value) is not None
+
+
 def _plainly_valid_event(event: Any) -> bool:
     """True only for events that certainly satisfy ``tool_event.schema.json`` (a stricter,
     hand-written subset: no retrieval facts). Anything else goes through jsonschema, which
@@ -124,7 +137,7 @@ def _plainly_valid_event(event: Any) -> bool:
     tool = event.get("tool_name")
     step = event.get("step_id")
     return (
-        _id(event.get("id")) and _id(event.get("run_id"))
+        _id(event.get("id")) and valid_run_id(event.get("run_id"))
         and event.get("event") in ("started", "completed", "failed", "delta")
         and (tool is None or _id(tool, 200)) and (step is None or _id(step))
         and event.get("retrieval") is None

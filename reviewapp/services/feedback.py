@@ -63,14 +63,14 @@ from ..models import (
     User,
     Workspace,
 )
-from ..models.base import utcnow
+from ..models.base import MAX_ID, utcnow
 from ..queries import insert_for, scope_to_actor, scope_to_member
-from .cases import get_or_create_auto_case
+from .cases import promote_useful, promotion_blocker
 from .triage import OPENED_NEGATIVE_TARGET, close_item_on_useful, open_item_for_run
 
 # Target ids are INTEGER columns; anything outside cannot exist (and must not reach
 # PostgreSQL, which would refuse to compare it).
-_MAX_ID = 2**31 - 1
+_MAX_ID = MAX_ID
 _UPSERT_ATTEMPTS = 3
 _KEY_COLUMNS = ["author_id", "target_type", "target_id", "subject_key"]
 
@@ -142,6 +142,8 @@ def _validated(
         raise ValidationFailed(exc.field, exc.message) from None
     if isinstance(target_id, bool) or not isinstance(target_id, int):
         raise ValidationFailed("target_id", "must be an integer")
+    if target_id > _MAX_ID:  # no row can have it, and the database integer would overflow
+        raise ValidationFailed("target_id", f"out of range (at most {_MAX_ID})")
     if target_type == TargetType.CITATION.value and subject is None and citation_needs_subject:
         raise ValidationFailed("subject_id", "a citation rating needs the citation id")
     if target_type != TargetType.CITATION.value and subject is not None:
@@ -254,15 +256,23 @@ def _visible_run(session: Session, actor: Actor, run_pk: Any) -> tuple[int, int]
 
 
 def _apply_verdict(session: Session, run: Run, verdict: str) -> str | None:
-    """Set ``run.feedback`` and its consequences; returns the case id of a useful run.
+    """Set ``run.feedback`` and its consequences; returns the case id of a useful run
+    (``None`` while the run cannot be promoted: RUNNING or no answer, SPEC 7).
     The one code path of both the verdict API and answer-level ratings (SPEC 6.2)."""
     run.feedback = verdict
     if verdict == "useful":
-        case = get_or_create_auto_case(session, run)
+        case = promote_useful(session, run)
         close_item_on_useful(session, run)
-        return case.case_id
+        return case.case_id if case is not None else None
     open_item_for_run(session, run)
     return None
+
+
+def _recorded(message: str, target: Run | DiagnosisSession, verdict: str, case_id: str | None) -> str:
+    """The answer's message; a useful verdict that made no case says why."""
+    if verdict != "useful" or case_id is not None:
+        return message + "."
+    return f"{message}; no case: {promotion_blocker(target) or 'not promoted'}."
 
 
 def _answer_condition(session: Session, run: Run) -> Any:
@@ -622,7 +632,9 @@ def set_run_verdict(
       run, hence no triage item). A session without runs that is not legacy:
       ``ValidationFailed`` (field ``sessionId``).
     - ``useful``: ``run.feedback`` = useful, the case is created or reused, its id
-      returned. ``not_useful``: ``run.feedback`` = not_useful, a triage item is opened,
+      returned — only for a finished run with an answer (SPEC 7, ``cases.promote_useful``):
+      a RUNNING run or one without answer keeps the verdict, gets no case (``case_id``
+      None, the message says why) and is promoted when it finishes with an answer. ``not_useful``: ``run.feedback`` = not_useful, a triage item is opened,
       ``case_id`` None. The run's ``status`` never changes.
 
     Callers: logged-in users with a reviewer role in the run's workspace, or an ingest
@@ -653,7 +665,8 @@ def set_run_verdict(
             raise Forbidden()
         case_id = _apply_verdict(session, run, verdict)
         session.commit()
-        return VerdictResult(True, "Feedback recorded.", run.run_id, False, case_id)
+        return VerdictResult(True, _recorded("Feedback recorded", run, verdict, case_id),
+                             run.run_id, False, case_id)
 
     diagnosis_session = session.scalars(
         scope_to_actor(
@@ -673,14 +686,18 @@ def set_run_verdict(
         case_id = _apply_verdict(session, latest, verdict)
         session.commit()
         return VerdictResult(
-            True, "Feedback recorded on the latest run of the session.", latest.run_id, True, case_id
+            True, _recorded("Feedback recorded on the latest run of the session", latest, verdict, case_id),
+            latest.run_id, True, case_id,
         )
     if not diagnosis_session.is_legacy:
         raise ValidationFailed("sessionId", "the session has no runs to give feedback on")
     diagnosis_session.feedback = verdict
-    case_id = get_or_create_auto_case(session, diagnosis_session).case_id if verdict == "useful" else None
+    case = promote_useful(session, diagnosis_session) if verdict == "useful" else None
+    case_id = case.case_id if case is not None else None
     session.commit()
-    return VerdictResult(True, "Feedback recorded on the legacy session.", None, False, case_id)
+    return VerdictResult(
+        True, _recorded("Feedback recorded on the legacy session", diagnosis_session, verdict, case_id),
+        None, False, case_id)
 
 
 __all__ = [

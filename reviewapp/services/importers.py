@@ -150,8 +150,9 @@ def _arguments(raw: Any, where: str, warnings: list[str]) -> Any:
 
 
 def _run_id(value: str, where: str) -> str:
-    if not value or len(value) > MAX_ID:
-        raise RecordError(f"{where}: run id must be 1-{MAX_ID} characters")
+    if not documents.valid_run_id(value):
+        raise RecordError(f"{where}: run id {value[:60]!r} must be 1-{MAX_ID} ASCII letters, digits "
+                          "and . _ : @ - (starting with a letter or digit, no /)")
     return value
 
 
@@ -177,6 +178,8 @@ def openai_messages_run(
     ``RecordError`` when ``messages`` is not a list of message objects."""
     if not isinstance(messages, list) or not all(isinstance(m, Mapping) for m in messages):
         raise RecordError("expected a list of message objects")
+    if messages and not any(isinstance(m.get("role"), str) for m in messages):
+        raise RecordError("no message has a role; not a chat-completions message list")
     warnings: list[str] = []
     ids = _CallIds(run_id)
     out_messages: list[dict[str, Any]] = []
@@ -448,12 +451,29 @@ def _first_record(source: _Source) -> Any:
 _NATIVE_KEYS = frozenset(documents.schema("run_document")["properties"])
 
 
+def _chat_messages(messages: Any) -> bool:
+    """True for a non-empty list of chat-completions messages (objects with a ``role``);
+    an OpenCode export's ``[{info, parts}]`` is not one."""
+    return (isinstance(messages, list) and bool(messages)
+            and all(isinstance(m, Mapping) and isinstance(m.get("role"), str) for m in messages))
+
+
+def unsupported(path: Path) -> RecordError:
+    """The error for a file of no supported format: names the file and the formats."""
+    return RecordError(f"{path.name}: unsupported format; supported: "
+                       f"{', '.join(f for f in FORMATS if f != 'auto')} (pass --format to force one)")
+
+
 def detect_format(path: Path) -> str:
-    """The format of ``path`` judged from its first record. Raises ``RecordError`` when
-    no known format fits."""
+    """The format of ``path`` judged from its first record. Raises ``RecordError`` naming
+    the file and the supported formats when none fits (e.g. an OpenCode session
+    export, whose ``messages`` are ``{info, parts}`` objects, not chat messages)."""
     source = _Source(path, _layout(path))
-    record = _first_record(source)
-    if isinstance(record, list):
+    try:
+        record = _first_record(source)
+    except (ValueError, ijson.JSONError):
+        raise unsupported(path) from None
+    if isinstance(record, list) and _chat_messages(record):
         return "openai-messages"
     if isinstance(record, Mapping):
         if "traj" in record and "task_id" in record:
@@ -464,9 +484,9 @@ def detect_format(path: Path) -> str:
             return "claude-code"
         if "run_id" in record and set(record) <= _NATIVE_KEYS:
             return "native"
-        if isinstance(record.get("messages"), list):
+        if _chat_messages(record.get("messages")):
             return "openai-messages"
-    raise RecordError("unknown format; pass --format")
+    raise unsupported(path)
 
 
 def _raw_records(source: _Source, progress: Callable[[int], None]) -> Iterator[tuple[int, Any, str | None]]:
@@ -547,6 +567,15 @@ def _parse(index: int, adapt: Callable[[], tuple[str, dict[str, Any], list[str]]
 # --------------------------------------------------------------------------- import
 
 
+def check_files(paths: Iterable[Path | str], fmt: str = "auto") -> list[tuple[Path, str]]:
+    """Each file with its format (``fmt``, or the detected one for ``auto``); pure, reads
+    only each file's first record. Raises ``RecordError`` for an unknown ``fmt`` or a
+    file of no supported format (naming the file and the formats supported)."""
+    if fmt not in FORMATS:
+        raise RecordError(f"unknown format {fmt!r}")
+    return [(Path(p), detect_format(Path(p)) if fmt == "auto" else fmt) for p in paths]
+
+
 def import_files(
     session: Session, actor: Actor, workspace_id: int, paths: Iterable[Path | str], *,
     fmt: str = "auto", progress: Callable[[int], None] = lambda done: None,
@@ -558,17 +587,19 @@ def import_files(
     callback and ``ImportSummary.problems``, "file: record i (run id): reason") and the
     rest go on. Re-importing the same files is idempotent (same counts, all
     ``unchanged``). ``progress`` receives the bytes read so far across all files.
+    With ``fmt="auto"`` every file's format is detected before anything is written: a
+    file of no supported format refuses the whole import.
     Raises ``Forbidden`` (actor may not import into the workspace), ``RecordError``
-    (unknown format of a whole file), ``OSError``.
+    (a file of no supported format, naming it and the formats supported), ``OSError``.
     """
     require_role(session, actor, workspace_id, Role.ADMIN)
+    formats = check_files(paths, fmt)
     summary = ImportSummary()
     offset = 0
-    for raw_path in paths:
-        path = Path(raw_path)
+    for path, path_fmt in formats:
         size = path.stat().st_size
         base = offset
-        for parsed in read_records(path, fmt, lambda done, base=base: progress(base + done)):
+        for parsed in read_records(path, path_fmt, lambda done, base=base: progress(base + done)):
             where = f"{path.name}: record {parsed.index}" + (f" ({parsed.run_id})" if parsed.run_id else "")
             summary.warnings.extend(f"{where}: {w}" for w in parsed.warnings)
             if parsed.doc is None:

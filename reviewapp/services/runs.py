@@ -195,13 +195,22 @@ def _keep_rated_citations(
             values["meta"] = {**values["meta"], "citations": citations}
 
 
+def _check_order(started_at: datetime | None, ended_at: datetime | None, path: str) -> None:
+    """An end before its start is refused (a negative duration is never shown, SPEC 4)."""
+    if started_at is not None and ended_at is not None and ended_at < started_at:
+        raise ValidationFailed(path, f"{ended_at.isoformat()} is before the start {started_at.isoformat()}")
+
+
 def _step_values(doc: Mapping[str, Any], index: int) -> dict[str, Any]:
+    started_at = _ts(doc.get("started_at"), f"steps[{index}].started_at")
+    finished_at = _ts(doc.get("finished_at"), f"steps[{index}].finished_at")
+    _check_order(started_at, finished_at, f"steps[{index}].finished_at")
     return {
         "name": doc["name"],
         "status": doc.get("status"),
         "summary": doc.get("summary"),
-        "started_at": _ts(doc.get("started_at"), f"steps[{index}].started_at"),
-        "finished_at": _ts(doc.get("finished_at"), f"steps[{index}].finished_at"),
+        "started_at": started_at,
+        "finished_at": finished_at,
     }
 
 
@@ -218,10 +227,14 @@ def _check_ids(doc: Mapping[str, Any]) -> None:
 
 
 def check_run_id(run_id: Any) -> str:
-    """``run_id`` if it is a string of 1-160 characters with a non-blank; else
-    ``ValidationFailed("run_id", ...)``."""
-    if not isinstance(run_id, str) or not run_id.strip() or len(run_id) > 160:
-        raise ValidationFailed("run_id", "required string of 1-160 characters")
+    """``run_id`` if it matches the published pattern (``run_document.schema.json``
+    ``$defs.run_id``: ASCII letters, digits and ``._:@-``, 1-160 characters, starting with
+    a letter or digit; no ``/``, so a run id is one URL path segment and
+    ``/api/ingest/runs/<id>/finish`` can never be read as a run named ``<id>/finish``);
+    else ``ValidationFailed("run_id", ...)``."""
+    if not documents.valid_run_id(run_id):
+        raise ValidationFailed("run_id", "must match " + documents.run_id_pattern().pattern
+                               + " (letters, digits and . _ : @ -, at most 160 characters, no /)")
     return run_id
 
 
@@ -236,14 +249,23 @@ def upsert_run(
     tool_calls?, verifier_evaluation?, aiops_rule_evaluation?, self_evaluation? (legacy
     root), orchestration_trace?}. ``run_id`` is unique per workspace: the same id in
     another workspace is another run, never read or touched here (SPEC 2).
-    Re-ingest is an upsert by the agent's ids (SPEC 10): scalar fields take the
-    document's values, messages / steps present in the document are synced (a child with
+    Re-ingest is an upsert by the agent's ids (SPEC 10) and a whole-document replace:
+    scalar fields take the document's values (an omitted field becomes null / its
+    default, so send the whole document every time), messages / steps present in the document are synced (a child with
     feedback is never deleted or re-keyed), a report is added or updated (never removed),
     tool-call records are upserted (never removed), the agent's evaluations replace their
     own key of ``self_evaluation``. The run is refreshed (counts, scoring) when anything
     changed. Timestamps without offset are UTC.
+    Refused with ``ValidationFailed`` naming the field: a time outside the years
+    2000-2100; an end before its start (``finished_at`` of the run or of
+    ``steps[i]``, ``tool_calls[i].completed_at``); a score outside 0-100
+    (``verifier_evaluation.groundedness_score``, SPEC 5: 0-1 or 0-100 scale); a number
+    that is not finite anywhere.
+    A finished run (SUCCESS / FAILED) never goes back to RUNNING: such a document
+    (also one that omits ``status``, which defaults to RUNNING) is a ``Conflict`` whose
+    message starts with ``status:`` and whose details carry the current state.
     Raises ``Forbidden`` (actor may not write into the workspace), ``ValidationFailed``
-    naming the field path.
+    naming the field path, ``Conflict``.
     """
     require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
     check_run_id(run_id)
@@ -252,9 +274,12 @@ def upsert_run(
         raise ValidationFailed("run_id", "differs from the run_id of the address")
     _check_ids(doc)
     check_records(doc.get("tool_calls") or [])
+    started_at = _ts(doc.get("started_at"), "started_at")
+    finished_at = _ts(doc.get("finished_at"), "finished_at")
+    _check_order(started_at, finished_at, "finished_at")
     prepared = _Prepared(
-        started_at=_ts(doc.get("started_at"), "started_at"),
-        finished_at=_ts(doc.get("finished_at"), "finished_at"),
+        started_at=started_at,
+        finished_at=finished_at,
         messages=[(m.get("id"), _message_values(m)) for m in doc["messages"]]
         if "messages" in doc else None,
         steps=[(s.get("id"), _step_values(s, i)) for i, s in enumerate(doc["steps"])]
@@ -281,17 +306,23 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     from .evaluations import apply_imported, refresh_run
 
     kind = doc.get("kind") or RunKind.CHAT.value
-    ds = _get_or_create_session(session, workspace_id, doc.get("session_id") or run_id, kind)
     run = session.scalars(
         select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
     ).one_or_none()
+    status = doc.get("status") or RunStatus.RUNNING.value
+    if run is not None and run.status != RunStatus.RUNNING.value and status == RunStatus.RUNNING.value:
+        # A finished run stays finished: a partial document (status defaults to RUNNING)
+        # or a stale agent must not reopen it and wipe its end (SPEC 9).
+        raise Conflict(f"status: run is already {run.status}; a finished run cannot go back to RUNNING",
+                       details=_state(run))
+    ds = _get_or_create_session(session, workspace_id, doc.get("session_id") or run_id, kind)
     created = run is None
     fields: dict[str, Any] = {
         "diagnosis_session_id": ds.id,
         "kind": kind,
         "query": doc.get("query") or "",
         "answer": doc.get("answer"),
-        "status": doc.get("status") or RunStatus.RUNNING.value,
+        "status": status,
         "alert": doc.get("alert"),
         "orchestration_trace": doc.get("orchestration_trace"),
         "external_outcome": doc.get("external_outcome"),
@@ -335,6 +366,7 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     if changed:
         session.flush()
         refresh_run(session, run)
+        _promote_if_useful(session, run)
     session.commit()
     return UpsertResult(
         run=run,
@@ -342,6 +374,12 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
         tool_calls=run.tool_call_count,
         failed_tool_calls=run.failed_tool_call_count,
     )
+
+
+def _state(run: Run) -> dict[str, Any]:
+    """The run's current state for a ``Conflict``'s details."""
+    return {"run_id": run.run_id, "status": run.status,
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None}
 
 
 def _reparent_tool_calls(session: Session, run: Run) -> None:
@@ -363,9 +401,12 @@ def finish_run(
     ``body`` follows ``schemas/run_finish.schema.json``: {status: SUCCESS | FAILED,
     answer?, finished_at?}. ``answer`` replaces the answer when given; ``finished_at``
     (ISO 8601 / epoch, offset-less = UTC) defaults to now. Then the run is refreshed
-    (counts and scoring, ``evaluations.refresh_run``). Finishing again with the same status
+    (counts and scoring, ``evaluations.refresh_run``); a run already judged ``useful``
+    becomes a case now that it is finished with an answer (SPEC 7). Finishing again with the same status
     is idempotent (``unchanged`` unless values differ); finishing a finished run with the
-    other status is a ``Conflict`` whose details carry the current state.
+    other status is a ``Conflict`` whose details carry the current state. A
+    ``finished_at`` before the run's ``started_at`` or outside the years 2000-2100 is a
+    ``ValidationFailed`` naming ``finished_at``.
     Raises ``Forbidden`` (no such run in the workspace, or not the actor's: one answer),
     ``ValidationFailed``, ``Conflict``.
     """
@@ -381,10 +422,9 @@ def finish_run(
     ).one_or_none()
     if run is None:
         raise Forbidden()
+    _check_order(run.started_at, finished_at, "finished_at")
     if run.status not in (RunStatus.RUNNING.value, status):
-        raise Conflict(f"run is already {run.status}",
-                       details={"run_id": run.run_id, "status": run.status,
-                                "finished_at": run.finished_at.isoformat() if run.finished_at else None})
+        raise Conflict(f"run is already {run.status}", details=_state(run))
     values: dict[str, Any] = {"status": status}
     if body.get("answer") is not None:
         values["answer"] = body["answer"]
@@ -396,9 +436,19 @@ def finish_run(
     if changed:
         session.flush()
         refresh_run(session, run)
+        _promote_if_useful(session, run)
     session.commit()
     return UpsertResult(run, "updated" if changed else "unchanged",
                         run.tool_call_count, run.failed_tool_call_count)
+
+
+def _promote_if_useful(session: Session, run: Run) -> None:
+    # A useful verdict given while the run was RUNNING or had no answer made no case
+    # (SPEC 7); the run becomes a case once it is finished with an answer.
+    from .cases import promote_useful
+
+    if run.feedback == "useful":
+        promote_useful(session, run)
 
 
 def _sync_report(session: Session, run: Run, report: Any) -> bool:

@@ -9,7 +9,10 @@ can never touch another tenant's row. The rules:
   finalise it at once and mark it ``compensated`` (start = the terminal event's time, so
   the duration is 0 and the UI says it is not the tool's real duration).
 * Replays (same id, same status) change nothing; a terminal event for a row that is
-  already terminal with another status is rejected; ``duration_ms`` is never negative.
+  already terminal with another status is rejected; ``duration_ms`` is never negative:
+  an event whose time puts the end before the start is still applied (nothing received
+  is dropped) with duration 0 ms, and its result carries a ``warning`` saying so.
+* Timestamps outside the years 2000-2100 are refused (``ValidationFailed``).
 * ``delta`` (streamed partial output) is accepted and never stored.
 * Secrets are redacted in arguments, results and errors before anything is stored,
   then results / errors are serialised and cut to 2,000 characters.
@@ -49,20 +52,29 @@ DEFAULT_MAX_EVENTS = 1000
 @dataclass(frozen=True)
 class EventResult:
     """What one event did: ``created`` | ``updated`` | ``unchanged`` | ``rejected`` |
-    ``ignored`` (a ``delta``), with a short ``message`` saying why when useful."""
+    ``ignored`` (a ``delta``), with a short ``message`` saying why when useful, and a
+    ``warning`` when the event was applied but its facts contradict the row (an end
+    before the start: the duration is recorded as 0 ms, SPEC 4)."""
 
     index: int
-    id: str
-    event: str
+    id: str | None
+    event: str | None
     result: str
     message: str = ""
+    warning: str = ""
+    field: str = ""  # the path of a shape error (e.g. ``[3].timestamp``); its result is rejected
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"index", "id", "event", "result"[, "message"]}`` for the API answer."""
+        """``{"index", "id", "event", "result"[, "field"][, "message"][, "warning"]}`` for
+        the API answer; ``id`` / ``event`` are null when the event did not carry a valid one."""
         out: dict[str, Any] = {"index": self.index, "id": self.id, "event": self.event,
                                "result": self.result}
+        if self.field:
+            out["field"] = self.field
         if self.message:
             out["message"] = self.message
+        if self.warning:
+            out["warning"] = self.warning
         return out
 
 
@@ -271,6 +283,17 @@ def _new_row(run: Any, ev: _Event, batch: _Batch, *, status: str, compensated: b
     return row
 
 
+def _order_warning(row: Mapping[str, Any], event: str) -> str:
+    """The warning for a row whose end is before its start ("" when in order): SPEC 4
+    keeps the duration at 0 ms and drops nothing received, so the agent hears of it."""
+    start, end = row["started_at"], row["completed_at"]
+    if start is None or end is None or end >= start:
+        return ""
+    if event == "started":
+        return f"started at {start.isoformat()} is after the end {end.isoformat()}: duration recorded as 0 ms"
+    return f"{event} at {end.isoformat()} is before the start {start.isoformat()}: duration recorded as 0 ms"
+
+
 def _finalise_row(row: dict[str, Any], ev: _Event) -> None:
     row["status"] = ev.event
     row["result_summary"] = ev.result_summary
@@ -291,9 +314,18 @@ def _log_row(row: Mapping[str, Any], event: str, error: Any) -> None:
     )
 
 
-def _apply(batch: _Batch, run: Any, ev: _Event) -> tuple[str, str]:
+def _apply(batch: _Batch, run: Any, ev: _Event) -> tuple[str, str, str]:
     """Apply one event to ``run`` (already in the actor's workspace) in memory.
-    Returns (result, message)."""
+    Returns (result, message, warning)."""
+    result, message = _apply_event(batch, run, ev)
+    row = batch.rows.get(ev.id)
+    warning = ""
+    if result == "updated" and row is not None and ev.event in ("started", *TERMINAL):
+        warning = _order_warning(row, ev.event)
+    return result, message, warning
+
+
+def _apply_event(batch: _Batch, run: Any, ev: _Event) -> tuple[str, str]:
     row = batch.rows.get(ev.id)
     if row is not None and row["run_pk"] != run.id:
         return "rejected", "this call id belongs to another run"
@@ -352,10 +384,14 @@ def apply_events(
 
     ``raw_events``: decoded JSON objects of ``schemas/tool_event.schema.json``; ``batch``
     says whether they came as an array (error paths then start with ``[i]``). Every event
-    is validated first: a shape error rejects the whole request (``ValidationFailed``
-    naming e.g. ``[3].timestamp``), nothing applied. Then each event is applied in order
-    on its own: a rejected event (unknown run_id, terminal after another terminal, an id
-    that belongs to another run) is reported in its result and the rest still apply.
+    is validated on its own: in a batch, an event with a shape error (unknown field, bad
+    value, unreadable or out-of-range timestamp) gets a ``rejected`` result carrying its
+    ``field`` path (e.g. ``[3].timestamp``) and message, and the valid events are still
+    applied; a single event (``batch=False``) with a shape error raises
+    ``ValidationFailed`` naming the field. Then each event is applied in order on its
+    own: a rejected event (unknown run_id, terminal after another terminal, an id that
+    belongs to another run) is reported in its result and the rest still apply. Results
+    come back in request order, one per event.
     Events without timestamp take the time the server received them.
     The runs' call counters follow; a finished run whose calls changed is re-scored
     (``evaluations.refresh_run``); a RUNNING run is scored when it finishes (SPEC 5.1).
@@ -368,9 +404,30 @@ def apply_events(
     if not raw_events:
         raise ValidationFailed("$", "send one event or a non-empty array of events")
     now = utcnow()
-    events = [_parse_event(raw, i, f"[{i}]" if batch else "", now)
-              for i, raw in enumerate(raw_events)]
-    return retry_on_conflict(session, lambda: _apply_all(session, workspace_id, events))
+    if not batch:
+        events = [_parse_event(raw, i, "", now) for i, raw in enumerate(raw_events)]
+        return retry_on_conflict(session, lambda: _apply_all(session, workspace_id, events))
+    events, invalid = [], []
+    for index, raw in enumerate(raw_events):
+        try:
+            events.append(_parse_event(raw, index, f"[{index}]", now))
+        except ValidationFailed as exc:
+            invalid.append(_invalid_result(index, raw, exc))
+    applied = retry_on_conflict(
+        session, lambda: _apply_all(session, workspace_id, events)) if events else []
+    return sorted([*applied, *invalid], key=lambda r: r.index)
+
+
+def _invalid_result(index: int, raw: Any, error: ValidationFailed) -> EventResult:
+    """The ``rejected`` result of an event that failed its shape check, with what it
+    carried of id and event (``None`` when they are not valid themselves)."""
+    fields = raw if isinstance(raw, Mapping) else {}
+    call_id = fields.get("id")
+    event = fields.get("event")
+    message = error.message.removeprefix(f"{error.field}: ")
+    return EventResult(index, call_id if isinstance(call_id, str) and len(call_id) <= 160 else None,
+                       event if event in ("started", "completed", "failed", "delta") else None,
+                       "rejected", message, field=error.field)
 
 
 def _apply_all(session: Session, workspace_id: int, events: list[_Event]) -> list[EventResult]:
@@ -389,10 +446,10 @@ def _apply_all(session: Session, workspace_id: int, events: list[_Event]) -> lis
         if run is None:
             results.append(EventResult(ev.index, ev.id, ev.event, "rejected", "unknown run_id"))
             continue
-        result, message = _apply(batch, run, ev)
+        result, message, warning = _apply(batch, run, ev)
         if result in ("created", "updated"):
             touched[run.id] = run
-        results.append(EventResult(ev.index, ev.id, ev.event, result, message))
+        results.append(EventResult(ev.index, ev.id, ev.event, result, message, warning))
     if batch is not None:
         batch.write()
     bumps = [{"pk": run.id, "added": batch.added.get(run.id, 0), "failed": batch.failed.get(run.id, 0),
@@ -410,18 +467,26 @@ def _apply_all(session: Session, workspace_id: int, events: list[_Event]) -> lis
 
 def check_records(records: Sequence[Mapping[str, Any]]) -> None:
     """Checks of schema-valid tool-call records that need no database: unique ids within
-    the document, readable times. Raises ``ValidationFailed`` naming ``tool_calls[i].field``."""
+    the document, readable times in 2000-2100, ``completed_at`` not before
+    ``started_at``. Raises ``ValidationFailed`` naming ``tool_calls[i].field``."""
     seen: set[str] = set()
     for index, record in enumerate(records):
         if record["id"] in seen:
             raise ValidationFailed(f"tool_calls[{index}].id", "duplicate call id in this run")
         seen.add(record["id"])
+        times = {}
         for key in ("started_at", "completed_at"):
             try:
-                parse_timestamp(record.get(key), key)
+                times[key] = parse_timestamp(record.get(key), key)
             except ValueError as exc:
                 raise ValidationFailed(f"tool_calls[{index}].{key}",
                                        str(exc).split(": ", 1)[-1]) from None
+        start, end = times["started_at"], times["completed_at"]
+        if start is not None and end is not None and end < start:
+            # A record is the agent's final word: a contradiction in it is refused
+            # (events, which arrive one by one, are clamped and warned about instead).
+            raise ValidationFailed(f"tool_calls[{index}].completed_at",
+                                   f"{end.isoformat()} is before the start {start.isoformat()}")
 
 
 def upsert_records(session: Session, run: Run, records: Sequence[Mapping[str, Any]]) -> list[str]:

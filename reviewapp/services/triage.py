@@ -47,7 +47,7 @@ from ..models import (
     User,
     Workspace,
 )
-from ..models.base import utcnow
+from ..models.base import MAX_ID, utcnow
 from ..queries import get_triage_item_for, insert_for, scope_to_actor
 
 NOTE_MAX = 4000
@@ -129,7 +129,8 @@ class TriageFilters:
     def from_params(cls, params: Mapping[str, Any]) -> "TriageFilters":
         """Parse query-string values (all text). Raises ``ValidationFailed`` naming the field."""
         assignee = str(params.get("assignee") or "").strip() or None
-        if assignee not in (None, "me", "none") and not assignee.isdigit():
+        if assignee not in (None, "me", "none") and not (
+                assignee.isascii() and assignee.isdigit() and int(assignee) <= MAX_ID):
             raise ValidationFailed("assignee", "must be me, none or a user id")
         reason = str(params.get("reason") or "").strip() or None
         if reason is not None and len(reason) > 80:

@@ -12,8 +12,9 @@ from flask_login import current_user
 from flask_wtf.csrf import CSRFError
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from ..errors import ServiceError, Unavailable
+from ..errors import ServiceError, Unavailable, ValidationFailed
 from ..extensions import db, login_manager
+from ..models.base import MAX_ID
 from .htmx import is_htmx
 
 log = logging.getLogger("reviewapp.web")
@@ -45,6 +46,7 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(413, _too_large)
     app.register_error_handler(429, _too_many)
     app.register_error_handler(500, _internal_error)
+    app.before_request(_refuse_unstorable_values)
     app.before_request(_declare_write_intent)
     app.teardown_request(_clear_write_intent)
     app.after_request(_security_headers)
@@ -54,6 +56,25 @@ def init_app(app: Flask) -> None:
     from .filters import register as register_filters
 
     register_filters(app)
+
+
+def _refuse_unstorable_values() -> None:
+    """400 naming the field, before any view runs, for request values no column can take
+    (SPEC 9, 10): an integer path id above ``MAX_ID`` (it would overflow the database's
+    integer, a 500 on SQLite and PostgreSQL alike) and a NUL character in a path
+    segment, query argument or form field (PostgreSQL text cannot hold it). JSON bodies
+    get the same checks in ``api.schemas.read_json``."""
+    for name, value in (request.view_args or {}).items():
+        if isinstance(value, int) and value > MAX_ID:
+            raise ValidationFailed(name, f"out of range (at most {MAX_ID})")
+        if isinstance(value, str) and "\x00" in value:
+            raise ValidationFailed(name, "contains a NUL character, which cannot be stored")
+    sources = [request.args] if request.method == "GET" or request.is_json else [request.args, request.form]
+    for source in sources:
+        for name, value in source.items(multi=True):
+            if "\x00" in name or "\x00" in value:
+                raise ValidationFailed(name.replace("\x00", "")[:80] or "query",
+                                       "contains a NUL character, which cannot be stored")
 
 
 def _wants_json() -> bool:

@@ -162,8 +162,10 @@ def test_delete_own_then_rerate_and_foreign_delete_is_403(api, make, ws, session
     foreign = api.delete(f"/api/feedback/{theirs}")
     missing = api.delete(f"/api/feedback/{MISSING_ID}")
     huge = api.delete("/api/feedback/99999999999999999999")
-    assert foreign.status_code == missing.status_code == huge.status_code == 403
-    assert foreign.data == missing.data == huge.data
+    assert foreign.status_code == missing.status_code == 403
+    assert foreign.data == missing.data
+    # An id no row can have is bad input, told from the value alone (reveals nothing).
+    assert huge.status_code == 400 and huge.get_json()["error"]["message"].startswith("feedback_id: out of range")
     assert count(session, Feedback) == 2
 
     deleted = api.delete(f"/api/feedback/{mine}")
@@ -295,6 +297,35 @@ def test_verdict_bad_input_is_400(api, make, ws, session, body, field):
     assert response.get_json()["error"]["message"].startswith(f"{field}:")
     session.expire_all()
     assert session.get(Run, run.id).feedback is None
+
+
+@pytest.mark.parametrize(("path", "method", "body", "field"), [
+    ("/api/feedback", "post", {"sessionId": "S", "feedback": "useful", "comment": "great"}, "comment"),
+    ("/api/feedback", "post", {"sessionId": "S", "feedback": "useful", "run_id": "x"}, "run_id"),
+    ("/api/feedback/targets", "put", {"targetType": "chat_message", "targetId": 1, "rating": "positive",
+                                      "ratng": "negative"}, "ratng"),
+])
+def test_unknown_fields_are_400_naming_them(api, make, ws, session, path, method, body, field):
+    run = make.run(ws, session_id="S")
+    response = getattr(api, method)(path, json=body)
+    assert response.status_code == 400
+    assert response.get_json()["error"] == {"code": "VALIDATION_INVALID_ARGUMENT",
+                                            "message": f"{field}: unknown field"}
+    session.expire_all()
+    assert (session.get(Run, run.id).feedback, count(session, Feedback), count(session, Case)) == (None, 0, 0)
+
+
+def test_useful_verdict_on_a_running_run_without_answer_makes_no_case(api, make, ws, session):
+    """SPEC 7: only a finished run with an answer is promoted; the verdict is stored."""
+    run = make.run(ws, session_id="S", status="RUNNING", answer=None)
+    response = api.post("/api/feedback", json={"runId": run.run_id, "sessionId": "S", "feedback": "useful"})
+    assert response.status_code == 200
+    data = response.get_json()
+    assert_matches(data, "VerdictResponse")
+    assert (data["success"], data["runId"], data["caseId"]) == (True, run.run_id, None)
+    assert data["message"] == "Feedback recorded; no case: the run is still RUNNING and has no answer yet."
+    session.expire_all()
+    assert (session.get(Run, run.id).feedback, count(session, Case)) == ("useful", 0)
 
 
 def test_verdict_run_of_another_session_writes_nothing(api, make, ws, session):

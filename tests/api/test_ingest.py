@@ -173,9 +173,14 @@ def test_event_shape_errors_are_400_with_path(client, token):
     put_run(client, token)
     single = post_events(client, token, {"id": "c1", "run_id": "r1", "event": "started", "tool": "x"})
     assert single.get_json()["error"]["message"] == "tool: unknown field"
-    batch = post_events(client, token, [{"id": "c1", "run_id": "r1", "event": "done"}])
-    assert batch.status_code == 400
-    assert batch.get_json()["error"]["message"].startswith("[0].event: must be one of")
+    batch = post_events(client, token, [{"id": "c1", "run_id": "r1", "event": "done"},
+                                        {"id": "c2", "run_id": "r1", "event": "started", "tool_name": "kb"}])
+    assert batch.status_code == 200
+    assert batch.get_json() == {
+        "results": [{"index": 0, "id": "c1", "event": None, "result": "rejected", "field": "[0].event",
+                     "message": "must be one of: started, completed, failed, delta"},
+                    {"index": 1, "id": "c2", "event": "started", "result": "created"}],
+        "counts": {"created": 1, "updated": 0, "unchanged": 0, "rejected": 1, "ignored": 0}}
     assert post_events(client, token, []).status_code == 400
     assert post_events(client, token, "started").status_code == 400
 
@@ -206,8 +211,122 @@ def test_finish_of_unknown_run_is_403(client, token):
     assert response.status_code == 403 and response.get_json()["error"]["code"] == "AUTH_FORBIDDEN"
 
 
-def test_run_ids_with_slashes_and_unicode_work(client, session, token):
-    assert put_run(client, token, "team/a/run-é").status_code == 201
-    assert client.post("/api/ingest/runs/team/a/run-é/finish", json={"status": "SUCCESS"},
-                       headers=headers(token)).status_code == 200
-    assert session.scalars(select(Run)).one().run_id == "team/a/run-é"
+@pytest.mark.parametrize("run_id", ["team/a/run-1", "abc/finish", "run-é", ".hidden", "a b"])
+def test_run_ids_outside_the_pattern_are_400_naming_run_id(client, session, token, run_id):
+    response = put_run(client, token, run_id)
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith("run_id: must match ")
+    assert session.scalar(select(func.count()).select_from(Run)) == 0
+
+
+def test_finish_route_resolves_to_the_run_not_a_run_named_finish(client, session, token):
+    assert put_run(client, token, "abc").status_code == 201
+    assert put_run(client, token, "abc/finish", status="SUCCESS").status_code == 400
+    finished = client.post("/api/ingest/runs/abc/finish", json={"status": "SUCCESS"}, headers=headers(token))
+    assert (finished.status_code, finished.get_json()["run_id"]) == (200, "abc")
+    assert client.post("/api/ingest/runs/a/b/finish", json={"status": "SUCCESS"},
+                       headers=headers(token)).status_code == 400
+    assert [(r.run_id, r.status) for r in session.scalars(select(Run))] == [("abc", "SUCCESS")]
+
+
+def test_run_ids_the_importers_and_agents_use_are_accepted(client, token):
+    for run_id in ("tau-gpt-4o-airline-t0-r3", "claude-code-74bfdd52-f1bd-477d-98c8-306bde810080",
+                   "chatcmpl-9x.2", "agent@host:run_7", "R" * 160):
+        assert put_run(client, token, run_id).status_code == 201, run_id
+    assert put_run(client, token, "R" * 161).status_code == 400
+def test_run_ending_before_it_started_is_400_naming_finished_at(client, session, token):
+    response = put_run(client, token, started_at="2026-05-01T12:00:00Z", finished_at="2026-05-01T11:00:00Z")
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith("finished_at: 2026-05-01T11:00:00+00:00 is before")
+    assert session.scalar(select(func.count()).select_from(Run)) == 0
+
+
+@pytest.mark.parametrize(("raw", "field"), [
+    (b'{"query": "q", "verifier_evaluation": {"groundedness_score": 1e308}}',
+     "verifier_evaluation.groundedness_score: out of range"),
+    (b'{"query": "q", "verifier_evaluation": {"groundedness_score": 1e400}}',
+     "verifier_evaluation.groundedness_score: number out of range (not finite)"),
+    (b'{"query": "q", "started_at": "1970-01-01T00:00:01Z"}', "started_at: timestamp out of range"),
+])
+def test_out_of_range_numbers_and_times_are_400_naming_the_field(client, token, raw, field):
+    response = client.put("/api/ingest/runs/r1", data=raw, content_type="application/json", headers=headers(token))
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith(field)
+
+
+def test_event_ending_before_its_start_answers_a_warning(client, token):
+    put_run(client, token, status="RUNNING")
+    post_events(client, token, {"id": "c1", "run_id": "r1", "event": "started", "tool_name": "kb",
+                                "timestamp": "2026-05-01T12:00:05Z"})
+    response = post_events(client, token, {"id": "c1", "run_id": "r1", "event": "completed",
+                                           "timestamp": "2026-05-01T12:00:01Z"})
+    assert response.status_code == 200
+    assert response.get_json()["results"] == [{
+        "index": 0, "id": "c1", "event": "completed", "result": "updated",
+        "warning": "completed at 2026-05-01T12:00:01+00:00 is before the start 2026-05-01T12:00:05+00:00: "
+                   "duration recorded as 0 ms"}]
+
+
+def test_put_moving_a_finished_run_back_to_running_is_409(client, token):
+    put_run(client, token, status="SUCCESS", answer="a", finished_at="2026-05-01T12:00:00Z")
+    response = put_run(client, token)  # a partial document: status defaults to RUNNING
+    assert response.status_code == 409
+    error = response.get_json()["error"]
+    assert error["code"] == "CONFLICT" and error["message"].startswith("status: ")
+    assert error["details"]["status"] == "SUCCESS"
+
+
+BIG = "99999999999999999999"  # beyond any database integer (int4 and int8 alike)
+
+
+@pytest.mark.parametrize(("method", "url", "body", "message"), [
+    ("delete", f"/api/feedback/{BIG}", None, "feedback_id: out of range"),
+    ("get", f"/api/feedback/targets?runPk={BIG}", None, "runPk: out of range"),
+    ("get", f"/api/feedback/targets?targetType=chat_message&targetId={BIG}", None, "targetId: out of range"),
+    ("put", "/api/feedback/targets", {"targetType": "chat_message", "targetId": int(BIG), "rating": "positive"},
+     "targetId: out of range"),
+    ("get", "/api/feedback/targets?targetType=citation&targetId=1&subjectId=a%00b", None,
+     "subjectId: contains a NUL character"),
+    ("get", "/api/runs/a%00b/trace", None, "run_id: contains a NUL character"),
+    ("put", "/api/feedback/targets", {"targetType": "chat_message", "targetId": 1, "rating": "positive",
+                                      "comment": "a\x00b"}, "comment: contains a NUL character"),
+    ("post", "/api/feedback", {"sessionId": "S\x00", "feedback": "useful"}, "sessionId: contains a NUL character"),
+])
+def test_huge_ids_and_nul_characters_are_400_naming_the_field(client, login, make, session, method, url, body,
+                                                               message):
+    """SPEC 9/10: never a 500 (PostgreSQL rejects NUL in text; ids overflow the integer)."""
+    ws = make.workspace()
+    make.run(ws, session_id="S")
+    login(make.user(ws))
+    response = getattr(client, method)(url, **({"json": body} if body is not None else {}))
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith(message)
+
+
+NUL = "contains a NUL character"
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    (f"/runs/{BIG}", "run_pk: out of range"), (f"/runs/{BIG}/timeline", "run_pk: out of range"),
+    ("/runs/1/tool-calls/a%00b", f"call_id: {NUL}"), (f"/triage/{BIG}", "item_id: out of range"),
+    ("/?q=a%00b", f"q: {NUL}"), ("/cases/?q=a%00b", f"q: {NUL}"),
+    (f"/triage/?assignee={BIG}", "assignee: must be me, none or a user id"),
+])
+def test_pages_answer_400_for_huge_ids_and_nul_characters(client, login, make, url, message):
+    ws = make.workspace()
+    make.run(ws)
+    login(make.user(ws, "admin"))
+    response = client.get(url)
+    assert response.status_code == 400
+    assert message in response.get_data(as_text=True)
+
+
+def test_huge_numbers_in_ingest_bodies_are_400(client, token):
+    put_run(client, token, status="RUNNING")
+    response = post_events(client, token, {"id": "c1", "run_id": "r1", "event": "completed",
+                                           "retrieval": {"hit_count": int(BIG)}})
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith("retrieval.hit_count: out of range")
+    response = put_run(client, token, started_at=int(BIG))
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith("started_at: timestamp out of range")

@@ -7,11 +7,12 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import func, select
 
-from reviewapp.actors import Role
+from reviewapp.actors import Actor, Role
 from reviewapp.errors import Conflict, Forbidden, ValidationFailed
 from reviewapp.models import Case, DiagnosisSession
-from reviewapp.services import cases
+from reviewapp.services import cases, feedback
 from reviewapp.services.cases import CaseFilters, get_or_create_auto_case
+from reviewapp.services.runs import finish_run
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
 
@@ -267,3 +268,29 @@ def test_a_manual_case_without_a_usable_run_number_names_the_run_field(session, 
     with pytest.raises(ValidationFailed) as refused:
         cases.create_manual_case(session, lead, run_pk, {"title": "t"})
     assert refused.value.field == "run" and message in refused.value.message
+
+
+@pytest.mark.parametrize(("status", "answer", "reason"), [
+    ("RUNNING", "partial", "the run is still RUNNING"),
+    ("SUCCESS", None, "the run has no answer"),
+    ("FAILED", "  ", "the run has no answer"),
+    ("RUNNING", None, "the run is still RUNNING and has no answer yet"),
+])
+def test_only_finished_runs_with_an_answer_are_promoted(session, make, status, answer, reason):
+    """SPEC 7: a case holds the run's answer, so a run still running or without an answer
+    is not promoted (no empty case); once finished with an answer it is."""
+    run = make.run(make.workspace(), status=status, answer=answer)
+    assert cases.promotion_blocker(run) == reason
+    assert cases.promote_useful(session, run) is None
+    assert session.scalar(select(func.count()).select_from(Case)) == 0
+
+
+def test_useful_run_becomes_a_case_when_it_finishes_with_an_answer(session, make):
+    ws = make.workspace()
+    run = make.run(ws, "r-live", session_id="S", status="RUNNING", answer=None)
+    result = feedback.set_run_verdict(session, Actor.system_actor(), "S", "r-live", "useful")
+    assert (result.case_id, session.scalar(select(func.count()).select_from(Case))) == (None, 0)
+    finish_run(session, Actor.system_actor(), ws.id, "r-live", {"status": "SUCCESS", "answer": "rotate logs"})
+    case = session.scalars(select(Case)).one()
+    assert (case.diagnosis_id, case.root_cause, case.source_type) == ("r-live", "rotate logs", "AUTO")
+    assert cases.promotion_blocker(run) is None

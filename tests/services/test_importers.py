@@ -218,3 +218,42 @@ def test_codex_rollout_imports_as_one_aiops_run(session, make):
     assert (len(calls), len(nonzero)) == (33, 3)
     run = session.scalars(select(Run)).one()
     assert run.answer.startswith("Fixed.") and run.query.startswith("You are an SRE agent")
+
+
+def _opencode_file() -> Path:
+    return shared_data_dir() / "sregym" / "opencode_run" / "session-ses_0e8fabe63ffe91KaErs7Mh9g5O.json"
+
+
+def test_unsupported_file_is_refused_naming_it_and_the_formats(session, make, tmp_path):
+    """An OpenCode session export ({info, messages: [{info, parts}]}) has a ``messages``
+    list but is no chat-completions list: refused before anything is written, also when
+    it comes after a good file."""
+    ws = make.workspace()
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps([{"run_id": "r1", "query": "q"}]))
+    with pytest.raises(importers.RecordError) as err:
+        importers.import_files(session, SYSTEM, ws.id, [good, _opencode_file()])
+    assert str(err.value) == (
+        "session-ses_0e8fabe63ffe91KaErs7Mh9g5O.json: unsupported format; supported: "
+        "native, openai-messages, tau-bench, claude-code, codex (pass --format to force one)")
+    assert count(session, Run) == 0
+
+
+def test_forcing_openai_messages_on_a_list_without_roles_is_a_record_error(session, make, tmp_path):
+    ws = make.workspace()
+    path = tmp_path / "parts.json"
+    path.write_text(json.dumps({"id": "x1", "messages": [{"info": {}, "parts": []}]}))
+    summary = importers.import_files(session, SYSTEM, ws.id, [path], fmt="openai-messages")
+    assert (summary.created, summary.failed) == (0, 1)
+    assert summary.problems == ["parts.json: record 0: no message has a role; not a chat-completions message list"]
+    assert count(session, Run) == 0
+
+
+def test_cli_import_of_an_unsupported_file_exits_1_with_one_line(runner, make, session):
+    ws = make.workspace()
+    result = runner.invoke(args=["runs", "import", str(_opencode_file()), "--workspace", ws.slug])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "Error: session-ses_0e8fabe63ffe91KaErs7Mh9g5O.json: unsupported format; supported: "
+        "native, openai-messages, tau-bench, claude-code, codex (pass --format to force one)"]
+    assert count(session, Run) == 0

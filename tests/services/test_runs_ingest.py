@@ -209,3 +209,89 @@ def test_finish_of_missing_or_foreign_run_is_forbidden(session, make):
     with pytest.raises(Forbidden):
         finish_run(session, Actor.for_token(1, ws_b.id), ws_b.id, "nope", {"status": "SUCCESS"})
     assert session.scalars(select(Run)).one().status == "RUNNING"
+
+
+# --- times and numbers that cannot be right (SPEC 4, 5, 10) -----------------------------
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"started_at": "2026-05-01T12:00:00Z", "finished_at": "2026-05-01T11:59:59Z"}, "finished_at"),
+    ({"steps": [{"id": "s1", "name": "a", "started_at": "2026-05-01T12:00:05Z",
+                 "finished_at": "2026-05-01T12:00:04Z"}]}, "steps[0].finished_at"),
+    ({"tool_calls": [{"id": "t1", "tool_name": "x", "started_at": "2026-05-01T12:00:05Z",
+                      "completed_at": "2026-05-01T12:00:04Z"}]}, "tool_calls[0].completed_at"),
+    ({"started_at": "1999-12-31T23:59:59Z"}, "started_at"),
+    ({"finished_at": "2101-01-01T00:00:00Z"}, "finished_at"),
+    ({"started_at": 1}, "started_at"),
+    ({"steps": [{"name": "a", "started_at": "0001-01-01T00:00:00"}]}, "steps[0].started_at"),
+    ({"tool_calls": [{"id": "t1", "tool_name": "x", "completed_at": "9999-12-31T00:00:00Z"}]},
+     "tool_calls[0].completed_at"),
+    ({"verifier_evaluation": {"verdict": "PASS", "groundedness_score": 1e308}},
+     "verifier_evaluation.groundedness_score"),
+    ({"verifier_evaluation": {"verdict": "PASS", "groundedness_score": -0.5}},
+     "verifier_evaluation.groundedness_score"),
+    ({"self_evaluation": {"verdict": "PASS", "groundedness_score": 101}}, "self_evaluation.groundedness_score"),
+    ({"self_evaluation": {"verifier_evaluation": {"groundedness_score": 1e308}}},
+     "self_evaluation.verifier_evaluation.groundedness_score"),
+    ({"self_evaluation": {"evidence_score": 1e300}}, "self_evaluation.evidence_score"),
+    ({"orchestration_trace": {"cost": float("inf")}}, "orchestration_trace.cost"),
+])
+def test_impossible_times_and_scores_are_400_naming_the_field(session, ws, body, field):
+    with pytest.raises(ValidationFailed) as err:
+        upsert_run(session, SYSTEM, ws.id, "r1", {"query": "q", **body})
+    assert err.value.field == field
+    assert count(session, Run) == 0
+
+
+def test_scores_on_either_published_scale_are_kept(session, ws):
+    """SPEC 5: groundedness is 0-1 or 0-100; both ends of both scales are accepted."""
+    for run_id, score in (("r0", 0), ("r1", 1), ("r2", 0.93), ("r3", 100)):
+        out = upsert_run(session, SYSTEM, ws.id, run_id,
+                         {"query": "q", "verifier_evaluation": {"verdict": "PASS", "groundedness_score": score}})
+        assert out.run.self_evaluation["verifier_evaluation"]["groundedness_score"] == score
+
+
+def test_finish_before_the_start_is_400_naming_finished_at(session, ws):
+    upsert_run(session, SYSTEM, ws.id, "r1", {"query": "q", "started_at": "2026-05-01T12:00:00Z"})
+    with pytest.raises(ValidationFailed) as err:
+        finish_run(session, SYSTEM, ws.id, "r1", {"status": "SUCCESS", "finished_at": "2026-05-01T11:00:00Z"})
+    assert err.value.field == "finished_at"
+    assert session.scalars(select(Run)).one().status == "RUNNING"
+    with pytest.raises(ValidationFailed) as err:
+        finish_run(session, SYSTEM, ws.id, "r1", {"status": "SUCCESS", "finished_at": 4133980800})  # 2101-01-01
+    assert err.value.field == "finished_at"
+    done = finish_run(session, SYSTEM, ws.id, "r1", {"status": "SUCCESS", "finished_at": "2026-05-01T12:00:00Z"})
+    assert done.run.finished_at == datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)  # zero length is fine
+
+
+@pytest.mark.parametrize("partial", [{"query": "Why 502?"}, {"query": "Why 502?", "status": "RUNNING"}])
+def test_put_cannot_move_a_finished_run_back_to_running(session, ws, partial):
+    """PUT is a whole-document replace (status defaults to RUNNING), but a finished run
+    never becomes RUNNING again: 409 naming ``status``, nothing changed."""
+    upsert_run(session, SYSTEM, ws.id, "r1", doc())
+    with pytest.raises(Conflict) as err:
+        upsert_run(session, SYSTEM, ws.id, "r1", partial)
+    assert err.value.message.startswith("status: ")
+    assert err.value.details == {"run_id": "r1", "status": "SUCCESS",
+                                 "finished_at": "2026-05-01T12:01:00+00:00"}
+    session.expire_all()
+    run = session.scalars(select(Run)).one()
+    assert (run.status, run.answer, count(session, Message)) == ("SUCCESS", "OOM", 2)
+
+
+def test_put_may_resend_or_correct_a_finished_run(session, ws):
+    upsert_run(session, SYSTEM, ws.id, "r1", doc())
+    assert upsert_run(session, SYSTEM, ws.id, "r1", doc()).result == "unchanged"
+    assert upsert_run(session, SYSTEM, ws.id, "r1", doc(status="FAILED")).run.status == "FAILED"
+
+
+@pytest.mark.parametrize("run_id", ["a/b", "run-é", "-lead", "x" * 161, "", " ", "a\x00b", "ok\n"])
+def test_run_id_must_match_the_published_pattern(session, ws, run_id):
+    """run_id: ASCII letters, digits and ``._:@-``, 1-160 characters, starting with a
+    letter or digit (no ``/``: run ids are one URL path segment)."""
+    with pytest.raises(ValidationFailed) as err:
+        upsert_run(session, SYSTEM, ws.id, run_id, {"query": "q"})
+    assert err.value.field == "run_id"
+    with pytest.raises(ValidationFailed) as err:
+        finish_run(session, SYSTEM, ws.id, run_id, {"status": "SUCCESS"})
+    assert err.value.field == "run_id"
+    assert count(session, Run) == 0

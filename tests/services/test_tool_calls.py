@@ -178,18 +178,67 @@ def test_duration_is_never_negative(session, ws, run, start, end):
     assert [r.duration_ms for r in rows(session)] == [0, 0]
 
 
+def test_end_before_start_is_applied_with_duration_0_and_a_warning(session, ws, run):
+    """SPEC 4: the duration is max(0, ...) and nothing received is dropped, so a terminal
+    event (or a late started) whose time contradicts the other end is applied, clamped to
+    0 ms, and its result says so."""
+    results = apply_events(session, SYSTEM, ws.id, [
+        ev("c1", "started", seconds=5), ev("c1", "completed", seconds=1),
+        ev("c2", "failed", seconds=1, error="x"), ev("c2", "started", seconds=5),
+        ev("c3", "started", seconds=1), ev("c3", "completed", seconds=1),
+    ])
+    assert [(r.result, r.warning) for r in results] == [
+        ("created", ""),
+        ("updated", "completed at 2026-05-01T12:00:01+00:00 is before the start "
+                    "2026-05-01T12:00:05+00:00: duration recorded as 0 ms"),
+        ("created", ""),
+        ("updated", "started at 2026-05-01T12:00:05+00:00 is after the end "
+                    "2026-05-01T12:00:01+00:00: duration recorded as 0 ms"),
+        ("created", ""), ("updated", ""),
+    ]
+    assert results[1].to_dict()["warning"].startswith("completed at")
+    assert "warning" not in results[0].to_dict()
+    assert [(r.id, r.status, r.duration_ms) for r in rows(session)] == [
+        ("c1", "completed", 0), ("c2", "failed", 0), ("c3", "completed", 0)]
+
+
+@pytest.mark.parametrize("stamp", ["1999-12-31T23:59:59Z", "2101-01-01T00:00:00Z", 5, 1e308])
+def test_timestamp_outside_2000_to_2100_is_400_naming_it(session, ws, run, stamp):
+    with pytest.raises(ValidationFailed) as err:
+        apply_events(session, SYSTEM, ws.id, [ev("c1", "started", seconds=None, timestamp=stamp)], batch=False)
+    assert err.value.field == "timestamp"
+    assert rows(session) == []
+
+
 def test_delta_events_are_ignored_and_never_stored(session, ws, run):
     assert apply(session, ws, ev("c1", "delta", output="partial")) == ["ignored"]
     assert rows(session) == []
 
 
-def test_shape_error_rejects_the_whole_batch_naming_the_path(session, ws, run):
-    with pytest.raises(ValidationFailed) as err:
-        apply_events(session, SYSTEM, ws.id, [ev("c1", "started"), ev("c2", "started", argumnts={})])
-    assert err.value.field == "[1].argumnts"
-    with pytest.raises(ValidationFailed) as err:
-        apply_events(session, SYSTEM, ws.id, [ev("c1", "started", seconds=None, timestamp="yesterday")])
-    assert err.value.field == "[0].timestamp"
+def test_shape_errors_in_a_batch_are_per_event_results_and_the_rest_apply(session, ws, run):
+    """A batch answers per event (README): an invalid event is rejected with its field
+    path and message, the valid ones around it are applied in order."""
+    results = apply_events(session, SYSTEM, ws.id, [
+        ev("c1", "started"), ev("c2", "started", argumnts={}),
+        ev("c3", "started", seconds=None, timestamp="yesterday"), "not an object",
+        {"id": "c4", "run_id": "run-1", "event": "done"}, ev("c1", "completed", seconds=2),
+    ])
+    assert [r.to_dict() for r in results] == [
+        {"index": 0, "id": "c1", "event": "started", "result": "created"},
+        {"index": 1, "id": "c2", "event": "started", "result": "rejected",
+         "field": "[1].argumnts", "message": "unknown field"},
+        {"index": 2, "id": "c3", "event": "started", "result": "rejected",
+         "field": "[2].timestamp", "message": "expected an ISO 8601 timestamp, got 'yesterday'"},
+        {"index": 3, "id": None, "event": None, "result": "rejected",
+         "field": "[3]", "message": "must be object"},
+        {"index": 4, "id": "c4", "event": None, "result": "rejected",
+         "field": "[4].event", "message": "must be one of: started, completed, failed, delta"},
+        {"index": 5, "id": "c1", "event": "completed", "result": "updated"},
+    ]
+    assert [(r.id, r.status, r.duration_ms) for r in rows(session)] == [("c1", "completed", 2000)]
+
+
+def test_shape_error_of_a_single_event_is_a_validation_error(session, ws, run):
     with pytest.raises(ValidationFailed) as err:
         apply_events(session, SYSTEM, ws.id, [{"id": "c1", "run_id": "run-1", "event": "started"}], batch=False)
     assert err.value.field == "tool_name"
