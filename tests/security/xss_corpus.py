@@ -108,7 +108,7 @@ FIELDS: dict[str, int | None] = {
     "case.error_code": 120, "case.service": 120, "case.fault_category": 64,
     "case.created_by": 80,
     "triage.note": None, "triage.fault_category": 64,
-    "user.username": 80, "workspace.name": 200,
+    "user.username": 80, "workspace.name": 200, "workspace.reason_code": None,
 }
 FIELD_NAMES = tuple(FIELDS)
 
@@ -153,7 +153,8 @@ def build_world(make, session, viewer, payload_indexes) -> list[Target]:
     targets = []
     for p in payload_indexes:
         v = lambda name: value(name, p)  # noqa: E731 - short local alias
-        ws = make.workspace(slug=f"xss-{p}", name=v("workspace.name"))
+        ws = make.workspace(slug=f"xss-{p}", name=v("workspace.name"),
+                            feedback_reasons=["incorrect", v("workspace.reason_code")])
         session.add(Membership(user_id=viewer.id, workspace_id=ws.id, role=Role.ADMIN.value))
         session.commit()
         user = make.user(ws, Role.LEAD, username=v("user.username"))
@@ -227,15 +228,15 @@ def parse(html: str):
     return html5lib.parse(html, namespaceHTMLElements=False)
 
 
-def active_payloads(html: str, routes: Any = None) -> list[str]:
+def active_payloads(html: Any, routes: Any = None) -> list[str]:
     """What in ``html`` could run or load something a payload put there: script
     elements other than the app's own files, ``on*`` attributes, javascript: / data: /
     vbscript: URLs, frames / objects / embeds / base / style / meta refresh, foreign
     stylesheets, inline styles, htmx attributes that would request anything but the
     app's own swap routes (``routes``: ``app.url_map.bind(...)``) or run script.
-    [] is clean."""
+    [] is clean. ``html``: the page's text, or its ``parse`` result."""
     problems = []
-    for el in parse(html).iter():
+    for el in (parse(html) if isinstance(html, str) else html).iter():
         name = _local(el.tag)
         if not name:
             continue
@@ -296,11 +297,11 @@ HX_ENDPOINTS = {"runs.index", "runs.timeline", "runs.tool_call", "runs.verdict",
                 "triage.state", "triage.bulk", "cases.index"}
 
 
-def text_and_attributes(html: str) -> str:
-    """Every text node and attribute value of the parsed page, joined (what a reader or
-    a form field sees); used to prove a field was shown."""
+def text_and_attributes(html: Any) -> str:
+    """Every text node and attribute value of the page (its text or ``parse`` result),
+    joined (what a reader or a form field sees); used to prove a field was shown."""
     parts = []
-    for el in parse(html).iter():
+    for el in (parse(html) if isinstance(html, str) else html).iter():
         parts.append(el.text or "")
         parts.append(el.tail or "")
         parts.extend(el.attrib.values())
