@@ -315,6 +315,13 @@ EXPECTED: dict[str, dict[str, str]] = {
 }
 
 
+# Reads whose 2xx answer for an A caller must hold A's data (a check that hid everything
+# from everyone would otherwise pass as "OK").
+SHOWS_A = {"runs.index GET", "runs.detail GET", "runs.tool_call GET", "cases.index GET",
+           "cases.detail GET", "cases.edit GET", "triage.index GET", "triage.detail GET",
+           "exports.download GET", "api.run_trace GET"}
+
+
 def route_keys(app) -> set[str]:
     """``"<endpoint> <METHOD>"`` for every route but static files (HEAD / OPTIONS aside)."""
     return {f"{rule.endpoint} {method}"
@@ -405,9 +412,11 @@ def _check(cell: str, expected: str, response, missing_response, world: World) -
             problems.append("no missing-id request to compare with")
         elif (missing_response.status_code, missing_response.get_data()) != (status, body):
             problems.append(f"differs from the missing id's answer ({missing_response.status_code})")
-    if expected in (OK, HIDDEN, DENIED, REDIRECT, SEE_OTHER) and cell.endswith(("_b", "token_b")) \
-            and SECRET_A.encode() in body:
+    key, caller = cell.rsplit(" ", 1)
+    if caller.endswith("_b") and SECRET_A.encode() in body:
         problems.append("shows workspace A's data to a caller of B")
+    if expected == OK and key in SHOWS_A and caller.endswith("_a") and SECRET_A.encode() not in body:
+        problems.append("answers 2xx without A's data")
     return "; ".join(problems) or None
 
 
