@@ -141,7 +141,7 @@ REFLECTED = [
 ]
 
 
-def test_no_payload_in_the_address_or_a_form_is_reflected_active(app, client, make, record_property):
+def test_no_payload_in_the_address_or_a_form_is_reflected_active(app_factory, make):
     """Reflected XSS: every query parameter a page reads, an unknown address, the login
     form's echo of the typed username, all with every payload (SPEC 8)."""
     from urllib.parse import quote
@@ -149,6 +149,8 @@ def test_no_payload_in_the_address_or_a_form_is_reflected_active(app, client, ma
     ws = make.workspace()
     user = make.user(ws, "admin")
     make.triage_item(make.run(ws))
+    app = app_factory()  # clients of their own: nothing shared through the test's ``g``
+    client = app.test_client()
     routes = app.url_map.bind("localhost")
     failures, rendered = [], 0
     anonymous = app.test_client()
