@@ -27,7 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
 from sqlalchemy import select
 
 from reviewapp.actors import Actor, Role
