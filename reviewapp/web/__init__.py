@@ -24,6 +24,7 @@ def init_app(app: Flask) -> None:
     """Register the HTML blueprints, error handlers, headers and template helpers."""
     from . import auth, cases, dashboard, exports, feedback, queue, runs, triage
 
+    app.url_map.converters["agent_id"] = runs.AgentIdConverter
     app.register_blueprint(auth.bp)
     app.register_blueprint(runs.bp)
     app.register_blueprint(feedback.bp)

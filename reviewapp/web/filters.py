@@ -13,6 +13,12 @@ from .markdown import render_markdown
 
 PREVIEW_CHARS = 600
 
+# Unicode bidi embedding / override / isolate controls (U+202A-U+202E, U+2066-U+2069):
+# invisible, they reorder the text around them, so a model's "gnp.exe" can read as
+# "exe.png" ("Trojan Source", CVE-2021-42574). Pages show them as visible code points
+# instead. The marks U+200E / U+200F stay: RTL text uses them and they reorder nothing.
+BIDI_CONTROLS = {cp: f"[U+{cp:04X}]" for cp in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
 
 def pretty_json(value: Any) -> str:
     """``value`` as indented JSON; a string holding JSON is parsed first (tool results
@@ -68,8 +74,20 @@ def as_datetime(value: Any) -> Any:
     return value
 
 
+def show_bidi_controls(value: Any) -> Any:
+    """``value`` with every bidi embedding / override / isolate control replaced by a
+    visible ``[U+202E]``-style marker; a ``Markup`` stays ``Markup`` (the markers hold no
+    HTML), anything that is not text is returned as is. Jinja calls it on every ``{{ }}``
+    output (``finalize``), so no template can forget it."""
+    if isinstance(value, str) and not value.isascii():
+        return value.translate(BIDI_CONTROLS)
+    return value
+
+
 def register(app: Flask) -> None:
-    """Add the filters to ``app``'s Jinja environment."""
+    """Add the filters to ``app``'s Jinja environment, and ``show_bidi_controls`` as its
+    ``finalize`` hook."""
+    app.jinja_env.finalize = show_bidi_controls
     app.add_template_filter(render_markdown, "markdown")
     app.add_template_filter(pretty_json, "pretty_json")
     app.add_template_filter(dom_id, "dom_id")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, current_app, make_response, render_template, request
 from flask_login import login_required
+from werkzeug.routing import PathConverter
 
 from ..errors import ValidationFailed
 from ..extensions import db
@@ -14,6 +15,16 @@ from .forms import RunFilterForm
 from .htmx import is_htmx, page_or_fragment
 
 bp = Blueprint("runs", __name__)
+
+
+class AgentIdConverter(PathConverter):
+    """A path segment holding an agent's own id (a tool call id): any text of 1-160
+    characters, slashes and line breaks included. Werkzeug's ``path`` stops at a line
+    break and its ``//`` merging would rewrite ids such as ``kb://doc``, so a stored call
+    could not be opened (the ingest schema accepts both)."""
+
+    regex = "(?s:.+?)"
+    part_isolating = False  # the id may hold "/" (werkzeug infers True from the regex)
 
 # Query-string keys that describe "the current list" and travel to run pages and back.
 LIST_KEYS = ("q", "workspace", "kind", "status", "verdict", "feedback", "reviewed",
@@ -87,7 +98,7 @@ def timeline(run_pk: int) -> Response:
                             oob_counts=is_htmx())
 
 
-@bp.get("/runs/<int:run_pk>/tool-calls/<path:call_id>")
+@bp.get("/runs/<int:run_pk>/tool-calls/<agent_id:call_id>", merge_slashes=False)
 @login_required
 def tool_call(run_pk: int, call_id: str) -> Response:
     """One tool call's arguments, result and error (loaded when a timeline row opens)."""

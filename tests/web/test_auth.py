@@ -73,7 +73,12 @@ def test_next_cannot_leave_the_site(client, make, target, expected):
     assert response.headers["Location"] == expected
 
 
-def test_logout_invalidates_a_copied_cookie(client, make, app):
+def test_logout_invalidates_a_copied_cookie(make, app_factory):
+    # A second app on the same database: the ``app`` fixture's app context (and its ``g``,
+    # where Flask-Login caches the user) would otherwise be shared by both clients, and
+    # the thief would look logged out merely because logout reset that cached user.
+    app = app_factory()
+    client = app.test_client()
     user = make.user(make.workspace())
     client.post("/login", data={"username": user.username, "password": DEFAULT_PASSWORD})
     cookie = client.get_cookie("session")

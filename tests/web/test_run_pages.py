@@ -230,3 +230,16 @@ def test_a_filter_rule_of_the_service_shows_on_the_list_form(client, make, login
     html = response.get_data(as_text=True)
     assert 'name="score_min"' in html and 'value="90"' in html
     assert "must not be below the minimum score" in html
+
+
+@pytest.mark.parametrize("call_id", ["multi\nline id", "kb://doc-1", "/leading-slash", "a//b/", "q?x#y"])
+def test_timeline_link_opens_calls_whose_id_has_line_breaks_or_slashes(client, make, reviewer, call_id):
+    """The ingest schema accepts any non-blank id; the timeline's link must open it
+    (werkzeug's ``path`` converter stopped at a line break and merged ``//``)."""
+    run = make.run(reviewer[0], tool_calls=[{"id": call_id, "tool_name": "kb_search",
+                                            "output": "found it"}])
+    timeline = client.get(f"/runs/{run.id}/timeline").get_data(as_text=True)
+    link = re.search(r'<details class="tl-call" hx-get="([^"]+)"', timeline).group(1)
+    fragment = client.get(link.replace("&amp;", "&"), headers={"HX-Request": "true"})
+    assert fragment.status_code == 200
+    assert "found it" in fragment.get_data(as_text=True)

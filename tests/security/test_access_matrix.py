@@ -1,0 +1,498 @@
+"""The access matrix (SPEC 2, 8, 9): every route of the URL map × every kind of caller.
+
+Callers: anonymous; reviewer / lead / admin of workspace A; reviewer / lead / admin of
+workspace B only; an ingest token of A; an ingest token of B. Every request targets
+objects of workspace A (runs with messages, citations, steps, a report and tool calls;
+feedback; a case; a triage item). The expectation table is keyed by ``"<endpoint>
+<METHOD>"`` and must name exactly the routes of ``app.url_map``: a new route without an
+entry fails the test.
+
+Cell outcomes:
+
+* ``OK`` 2xx, ``SEE_OTHER`` 303 (a successful form post), ``REDIRECT`` 302/303 elsewhere;
+* ``LOGIN`` 303 to ``/login`` (anonymous HTML);
+* ``UNAUTH`` 401 ``AUTH_UNAUTHENTICATED`` (API without credentials);
+* ``DENIED`` 403 ``AUTH_FORBIDDEN`` (insufficient role);
+* ``HIDDEN`` 403 whose body is byte-identical to the same request for a missing id;
+* ``CONFLICT_HIDDEN`` 409 "unknown run" identical to the missing run's answer (tool events).
+
+CSRF is off here (``tests/security/test_csrf.py`` covers it); its token is made
+deterministic so bodies can be compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from reviewapp.actors import Actor, Role
+from reviewapp.domain import triage_flow
+from reviewapp.models import Case, DiagnosisSession, Feedback, Membership, Run, ToolCall, TriageItem, User
+from reviewapp.services import admin
+
+from ..factories import DEFAULT_PASSWORD
+
+MISSING = 987654321
+MISSING_CASE = "00000000-0000-4000-8000-000000000000"
+SECRET_A = "alpha-only-marker-7f3a"  # in every A object: must never show to B
+
+CALLERS = ("anon", "reviewer_a", "lead_a", "admin_a", "reviewer_b", "lead_b", "admin_b",
+           "token_a", "token_b")
+MEMBERS_A = ("reviewer_a", "lead_a", "admin_a")
+MEMBERS_B = ("reviewer_b", "lead_b", "admin_b")
+
+OK, SEE_OTHER, REDIRECT, LOGIN, UNAUTH, DENIED, HIDDEN, CONFLICT_HIDDEN = (
+    "OK", "SEE_OTHER", "REDIRECT", "LOGIN", "UNAUTH", "DENIED", "HIDDEN", "CONFLICT_HIDDEN")
+
+
+@dataclass
+class Req:
+    method: str
+    url: str
+    data: dict[str, Any] | None = None
+    json: Any = None
+
+
+@dataclass
+class World:
+    ws_a: Any
+    ws_b: Any
+    users: dict[str, User]
+    tokens: dict[str, str]
+    run: Run  # chat run with citations and tool calls; has the case and the triage item
+    aiops: Run  # steps and report
+    running: Run  # RUNNING, to finish over the API
+    case: Case
+    item: TriageItem
+    message_id: int
+    step_id: int
+    report_id: int
+    call_id: str
+    aiops_session_id: str
+    make: Any
+    session: Any
+    counter: list[int] = field(default_factory=lambda: [0])
+
+    def fresh(self, prefix: str) -> str:
+        self.counter[0] += 1
+        return f"{prefix}-{self.counter[0]}"
+
+
+def _build_world(make, session) -> World:
+    system = Actor.system_actor()
+    ws_a = make.workspace(slug="alpha", name=f"Alpha {SECRET_A}")
+    ws_b = make.workspace(slug="beta", name="Beta")
+    users = {}
+    for ws, suffix in ((ws_a, "a"), (ws_b, "b")):
+        for role in Role:
+            users[f"{role.value}_{suffix}"] = make.user(ws, role, username=f"{role.value}-{suffix}")
+    tokens = {f"token_{s}": admin.create_token(session, system, ws.id, f"agent-{s}").secret
+              for ws, s in ((ws_a, "a"), (ws_b, "b"))}
+    run = make.run(
+        ws_a, "run-a-1", query=f"Why is checkout slow? {SECRET_A}", answer=f"Because {SECRET_A}.",
+        tool_calls=[
+            {"id": "call-a-1", "tool_name": "kb_search", "arguments": {"q": SECRET_A},
+             "output": {"hits": 1}, "started_at": "2026-01-01T00:00:00Z",
+             "completed_at": "2026-01-01T00:00:01Z",
+             "retrieval": {"match_level": "L0", "hit_count": 1,
+                           "evidence_refs": [{"ref": "kb://one", "excerpt": "one"}]}},
+        ])
+    aiops = make.aiops_run(ws_a, "run-a-2", query=f"Alert {SECRET_A}")
+    running = make.run(ws_a, "run-a-running", status="RUNNING")
+    make.run(ws_b, "run-b-1", query="Beta question")
+    message_id = next(m.id for m in run.messages if m.role == "assistant")
+    make.feedback_row(run, users["reviewer_a"], comment=SECRET_A)
+    case = make.case(ws_a, run=run, title=f"Case {SECRET_A}")
+    item = make.triage_item(run, note=SECRET_A)
+    return World(ws_a, ws_b, users, tokens, run, aiops, running, case, item, message_id,
+                 aiops.steps[0].id, aiops.report.id, "call-a-1",
+                 session.get(DiagnosisSession, aiops.diagnosis_session_id).session_id, make, session)
+
+
+# --------------------------------------------------------------------------- requests
+# Each builder returns (request on A's object, the same request on a missing id or None).
+
+def _item_form(w: World, **extra: Any) -> dict[str, Any]:
+    w.session.rollback()
+    item = w.session.get(TriageItem, w.item.id)
+    return {"version": str(item.version), **extra}
+
+
+def _next_state(w: World) -> str:
+    w.session.rollback()
+    current = w.session.get(TriageItem, w.item.id).state
+    return triage_flow.TRANSITIONS[current][0]
+
+
+def _case_version(w: World) -> str:
+    w.session.rollback()
+    return str(w.session.scalar(select(Case.version).where(Case.case_id == w.case.case_id)))
+
+
+def _own_feedback(w: World, caller: str, subject: str) -> int:
+    """A rating of citation ``subject`` by the caller (A members) or by reviewer_a
+    (anyone else): the row the delete routes target."""
+    author = w.users[caller] if caller in MEMBERS_A else w.users["reviewer_a"]
+    w.session.rollback()
+    existing = w.session.scalar(select(Feedback.id).where(
+        Feedback.author_id == author.id, Feedback.target_type == "citation",
+        Feedback.subject_key == subject))
+    if existing:
+        return existing
+    w.session.rollback()  # SQLite: a read snapshot older than the server's writes cannot write
+    return w.make.feedback_row(w.session.get(Run, w.run.id), author, target_type="citation",
+                               target_id=w.message_id, subject_key=subject).id
+
+
+def _case_run(w: World, caller: str) -> int:
+    """A run of A without a case (a successful create uses it up)."""
+    w.session.rollback()
+    return w.make.run(w.ws_a, w.fresh("case-run")).id
+
+
+Builder = Callable[[World, str], tuple[Req, Req | None]]
+
+
+def _get(path: Callable[[World, Any], str], missing: Any = MISSING) -> Builder:
+    def build(w: World, caller: str) -> tuple[Req, Req | None]:
+        return Req("GET", path(w, None)), (None if missing is None else Req("GET", path(w, missing)))
+    return build
+
+
+BUILDERS: dict[str, Builder] = {
+    "runs.index GET": _get(lambda w, m: "/", None),
+    "runs.detail GET": _get(lambda w, m: f"/runs/{m or w.run.id}"),
+    "runs.timeline GET": _get(lambda w, m: f"/runs/{m or w.run.id}/timeline"),
+    "runs.tool_call GET": _get(lambda w, m: f"/runs/{m or w.run.id}/tool-calls/{w.call_id}"),
+    "runs.verdict GET": _get(lambda w, m: f"/runs/{m or w.run.id}/verdict"),
+    "queue.next_run GET": _get(lambda w, m: f"/queue?after={m or w.run.id}"),
+    "queue.progress GET": _get(lambda w, m: "/queue/progress", None),
+    "cases.index GET": _get(lambda w, m: "/cases/", None),
+    "cases.detail GET": _get(lambda w, m: f"/cases/{m or w.case.case_id}", MISSING_CASE),
+    "cases.edit GET": _get(lambda w, m: f"/cases/{m or w.case.case_id}/edit", MISSING_CASE),
+    "cases.edit POST": lambda w, c: (
+        Req("POST", f"/cases/{w.case.case_id}/edit",
+            {"version": _case_version(w), "title": f"Edited by {c}", "fault_category": "GENERAL"}),
+        Req("POST", f"/cases/{MISSING_CASE}/edit",
+            {"version": _case_version(w), "title": f"Edited by {c}", "fault_category": "GENERAL"})),
+    "cases.new GET": lambda w, c: (Req("GET", f"/cases/new?run={_case_run(w, c)}"),
+                                   Req("GET", f"/cases/new?run={MISSING}")),
+    "cases.new POST": lambda w, c: (Req("POST", f"/cases/new?run={_case_run(w, c)}", {"title": "New"}),
+                                    Req("POST", f"/cases/new?run={MISSING}", {"title": "New"})),
+    "dashboard.index GET": _get(lambda w, m: f"/dashboard/?workspace={m or w.ws_a.id}"),
+    "exports.index GET": _get(lambda w, m: "/exports/", None),
+    "exports.download GET": _get(lambda w, m: f"/exports/feedback.csv?workspace={m or w.ws_a.id}"),
+    "feedback.rate POST": lambda w, c: tuple(
+        Req("POST", "/feedback", {"target_type": "diagnostic_step", "target_id": target,
+                                  "rating": "positive", "next": "/"})
+        for target in (w.step_id, MISSING)),
+    "feedback.delete POST": lambda w, c: (
+        Req("POST", f"/feedback/{_own_feedback(w, c, 'c1')}/delete", {"next": "/"}),
+        Req("POST", f"/feedback/{MISSING}/delete", {"next": "/"})),
+    "auth.login GET": _get(lambda w, m: "/login", None),
+    "auth.login POST": lambda w, c: (
+        Req("POST", "/login", {"username": "login-probe", "password": DEFAULT_PASSWORD}), None),
+    "auth.logout POST": lambda w, c: (Req("POST", "/logout"), None),
+    "triage.index GET": _get(lambda w, m: f"/triage/?workspace={m or w.ws_a.id}"),
+    "triage.detail GET": _get(lambda w, m: f"/triage/{m or w.item.id}"),
+    "triage.assign POST": lambda w, c: tuple(
+        Req("POST", f"/triage/{i}/assign", _item_form(w, assignee_id="", next="/triage/"))
+        for i in (w.item.id, MISSING)),
+    "triage.category POST": lambda w, c: tuple(
+        Req("POST", f"/triage/{i}/category", _item_form(w, fault_category="RETRIEVAL_MISS"))
+        for i in (w.item.id, MISSING)),
+    "triage.note POST": lambda w, c: tuple(
+        Req("POST", f"/triage/{i}/note", _item_form(w, note=f"note by {c}"))
+        for i in (w.item.id, MISSING)),
+    "triage.state POST": lambda w, c: tuple(
+        Req("POST", f"/triage/{i}/state", _item_form(w, state=_next_state(w)))
+        for i in (w.item.id, MISSING)),
+    "triage.bulk POST": lambda w, c: tuple(
+        Req("POST", "/triage/bulk", {"items": f"{i}:{_item_form(w)['version']}", "action": "assign",
+                                     "assignee_id": "", "next": "/triage/"})
+        for i in (w.item.id, MISSING)),
+    # --- JSON API
+    "api.health GET": _get(lambda w, m: "/api/health", None),
+    "api.run_trace GET": _get(lambda w, m: f"/api/runs/{'run-missing' if m else w.run.run_id}/trace"),
+    "api.run_verdict POST": lambda w, c: tuple(
+        Req("POST", "/api/feedback", json={"sessionId": sid, "runId": rid, "feedback": "useful"})
+        for sid, rid in ((w.aiops_session_id, w.aiops.run_id),
+                         ("session-missing", "run-missing"))),
+    "api.list_target_feedback GET": _get(lambda w, m: f"/api/feedback/targets?runPk={m or w.run.id}"),
+    "api.upsert_target_feedback PUT": lambda w, c: tuple(
+        Req("PUT", "/api/feedback/targets",
+            json={"targetType": "diagnostic_report", "targetId": target, "rating": "positive"})
+        for target in (w.report_id, MISSING)),
+    "api.delete_target_feedback DELETE": lambda w, c: (
+        Req("DELETE", f"/api/feedback/{_own_feedback(w, c, 'c2')}"),
+        Req("DELETE", f"/api/feedback/{MISSING}")),
+    "api.put_run PUT": lambda w, c: (
+        Req("PUT", f"/api/ingest/runs/{w.fresh('ingested')}",
+            json={"session_id": "s-ingest", "query": "q", "status": "RUNNING"}), None),
+    "api.finish_run POST": lambda w, c: tuple(
+        Req("POST", f"/api/ingest/runs/{rid}/finish", json={"status": "SUCCESS"})
+        for rid in (w.running.run_id, "run-missing")),
+    "api.post_tool_events POST": lambda w, c: tuple(
+        Req("POST", "/api/ingest/tool-events",
+            json={"id": "call-probe", "run_id": rid, "event": "started", "tool_name": "logs"})
+        for rid in (w.running.run_id, "run-missing")),
+}
+
+
+# --------------------------------------------------------------------------- expectations
+
+def roles(*, anon: str, a: tuple[str, str, str], b: tuple[str, str, str],
+          tokens: tuple[str, str]) -> dict[str, str]:
+    """Expectations per caller: ``a`` / ``b`` are (reviewer, lead, admin)."""
+    return {"anon": anon, **dict(zip(MEMBERS_A, a)), **dict(zip(MEMBERS_B, b)),
+            "token_a": tokens[0], "token_b": tokens[1]}
+
+
+def html(a: tuple[str, str, str], b: tuple[str, str, str]) -> dict[str, str]:
+    """An HTML route: anonymous and token callers go to the login page."""
+    return roles(anon=LOGIN, a=a, b=b, tokens=(LOGIN, LOGIN))
+
+
+READ_A = (OK, OK, OK)
+LEAD_A = (DENIED, OK, OK)
+LEAD_POST_A = (DENIED, SEE_OTHER, SEE_OTHER)
+ALL_HIDDEN = (HIDDEN, HIDDEN, HIDDEN)
+SESSION_ONLY_TOKENS = (UNAUTH, UNAUTH)
+
+EXPECTED: dict[str, dict[str, str]] = {
+    "runs.index GET": html(READ_A, (OK, OK, OK)),
+    "runs.detail GET": html(READ_A, ALL_HIDDEN),
+    "runs.timeline GET": html(READ_A, ALL_HIDDEN),
+    "runs.tool_call GET": html(READ_A, ALL_HIDDEN),
+    "runs.verdict GET": html(READ_A, ALL_HIDDEN),
+    "queue.next_run GET": html((SEE_OTHER,) * 3, ALL_HIDDEN),
+    "queue.progress GET": html(READ_A, (OK, OK, OK)),
+    "cases.index GET": html(READ_A, (OK, OK, OK)),
+    "cases.detail GET": html(READ_A, ALL_HIDDEN),
+    "cases.edit GET": html(LEAD_A, ALL_HIDDEN),
+    "cases.edit POST": html(LEAD_POST_A, ALL_HIDDEN),
+    "cases.new GET": html(LEAD_A, ALL_HIDDEN),
+    "cases.new POST": html(LEAD_POST_A, ALL_HIDDEN),
+    "dashboard.index GET": html(LEAD_A, (DENIED, HIDDEN, HIDDEN)),
+    "exports.index GET": html((DENIED, DENIED, OK), (DENIED, DENIED, OK)),
+    "exports.download GET": html((DENIED, DENIED, OK), (DENIED, DENIED, HIDDEN)),
+    "feedback.rate POST": html((SEE_OTHER,) * 3, ALL_HIDDEN),
+    "feedback.delete POST": html((SEE_OTHER,) * 3, ALL_HIDDEN),
+    "auth.login GET": roles(anon=OK, a=(REDIRECT,) * 3, b=(REDIRECT,) * 3, tokens=(OK, OK)),
+    "auth.login POST": roles(anon=SEE_OTHER, a=(REDIRECT,) * 3, b=(REDIRECT,) * 3,
+                             tokens=(SEE_OTHER, SEE_OTHER)),
+    "auth.logout POST": html((SEE_OTHER,) * 3, (SEE_OTHER,) * 3),
+    # A filter naming a workspace one cannot see filters down to nothing (no A data).
+    "triage.index GET": html(LEAD_A, (DENIED, OK, OK)),
+    "triage.detail GET": html(LEAD_A, ALL_HIDDEN),
+    "triage.assign POST": html(LEAD_POST_A, ALL_HIDDEN),
+    "triage.category POST": html(LEAD_POST_A, ALL_HIDDEN),
+    "triage.note POST": html(LEAD_POST_A, ALL_HIDDEN),
+    "triage.state POST": html(LEAD_POST_A, ALL_HIDDEN),
+    # Reviewers are lead nowhere: 403. A lead of B gets 303 with a per-item outcome that
+    # reads the same for A's item and a missing one (checked below).
+    "triage.bulk POST": html(LEAD_POST_A, (DENIED, SEE_OTHER, SEE_OTHER)),
+    "api.health GET": roles(anon=OK, a=READ_A, b=(OK, OK, OK), tokens=(OK, OK)),
+    "api.run_trace GET": roles(anon=UNAUTH, a=READ_A, b=ALL_HIDDEN, tokens=(OK, HIDDEN)),
+    "api.run_verdict POST": roles(anon=UNAUTH, a=READ_A, b=ALL_HIDDEN, tokens=(OK, HIDDEN)),
+    "api.list_target_feedback GET": roles(anon=UNAUTH, a=READ_A, b=ALL_HIDDEN,
+                                          tokens=SESSION_ONLY_TOKENS),
+    "api.upsert_target_feedback PUT": roles(anon=UNAUTH, a=READ_A, b=ALL_HIDDEN,
+                                            tokens=SESSION_ONLY_TOKENS),
+    "api.delete_target_feedback DELETE": roles(anon=UNAUTH, a=READ_A, b=ALL_HIDDEN,
+                                               tokens=SESSION_ONLY_TOKENS),
+    # Ingest is for tokens only; a token writes only into its own workspace.
+    "api.put_run PUT": roles(anon=UNAUTH, a=(UNAUTH,) * 3, b=(UNAUTH,) * 3, tokens=(OK, OK)),
+    "api.finish_run POST": roles(anon=UNAUTH, a=(UNAUTH,) * 3, b=(UNAUTH,) * 3,
+                                 tokens=(OK, HIDDEN)),
+    "api.post_tool_events POST": roles(anon=UNAUTH, a=(UNAUTH,) * 3, b=(UNAUTH,) * 3,
+                                       tokens=(OK, CONFLICT_HIDDEN)),
+}
+
+
+# Reads whose 2xx answer for an A caller must hold A's data (a check that hid everything
+# from everyone would otherwise pass as "OK").
+SHOWS_A = {"runs.index GET", "runs.detail GET", "runs.tool_call GET", "cases.index GET",
+           "cases.detail GET", "cases.edit GET", "triage.index GET", "triage.detail GET",
+           "exports.download GET", "api.run_trace GET"}
+
+
+def route_keys(app) -> set[str]:
+    """``"<endpoint> <METHOD>"`` for every route but static files (HEAD / OPTIONS aside)."""
+    return {f"{rule.endpoint} {method}"
+            for rule in app.url_map.iter_rules() if rule.endpoint != "static"
+            for method in rule.methods - {"HEAD", "OPTIONS"}}
+
+
+# --------------------------------------------------------------------------- running
+
+class Callers:
+    """One test client per caller; logged-in users stay logged in for the whole walk."""
+
+    def __init__(self, app, world: World) -> None:
+        self.app, self.world = app, world
+        self.clients: dict[str, Any] = {}
+        for name in CALLERS:
+            client = app.test_client()
+            if name in world.users:
+                _log_in(client, world.users[name].username)
+            self.clients[name] = client
+
+    def headers(self, caller: str) -> dict[str, str]:
+        if caller.startswith("token_"):
+            return {"Authorization": f"Bearer {self.world.tokens[caller]}"}
+        return {}
+
+    def send(self, caller: str, req: Req, client: Any = None):
+        client = client or self.clients[caller]
+        with client.session_transaction() as s:  # a flash from an earlier cell would show
+            s.pop("_flashes", None)
+        kwargs: dict[str, Any] = {"headers": self.headers(caller)}
+        if req.json is not None:
+            kwargs["json"] = req.json
+        elif req.data is not None:
+            kwargs["data"] = req.data
+        return client.open(req.url, method=req.method, **kwargs)
+
+
+def _log_in(client, username: str) -> None:
+    response = client.post("/login", data={"username": username, "password": DEFAULT_PASSWORD})
+    assert response.status_code == 303, (username, response.status_code)
+
+
+def _throwaway(app, world: World, caller: str):
+    """A separate client for the login / logout cells, so the caller's own session lives
+    on: logout ends every session of its user, so a logged-in caller logs out as a new
+    user holding the same role in the same workspace."""
+    client = app.test_client()
+    if caller in world.users:
+        original = world.users[caller]
+        world.session.rollback()
+        membership = world.session.scalar(select(Membership).where(Membership.user_id == original.id))
+        workspace = world.session.get(type(world.ws_a), membership.workspace_id)
+        role = membership.role
+        world.session.rollback()
+        twin = world.make.user(workspace, role, username=world.fresh(f"twin-{caller}"))
+        _log_in(client, twin.username)
+    return client
+
+
+def _check(cell: str, expected: str, response, missing_response, world: World) -> str | None:
+    """``None`` when the response matches ``expected``, else what went wrong."""
+    status = response.status_code
+    body = response.get_data()
+    location = response.headers.get("Location", "")
+    problems = []
+    if expected == OK and not 200 <= status < 300:
+        problems.append(f"expected 2xx, got {status}")
+    elif expected == SEE_OTHER and status != 303:
+        problems.append(f"expected 303, got {status}")
+    elif expected == REDIRECT and status not in (302, 303):
+        problems.append(f"expected a redirect, got {status}")
+    elif expected == LOGIN and not (status == 303 and location.startswith("/login")):
+        problems.append(f"expected 303 to /login, got {status} {location}")
+    elif expected == UNAUTH and not (status == 401 and b"AUTH_UNAUTHENTICATED" in body):
+        problems.append(f"expected 401 AUTH_UNAUTHENTICATED, got {status} {body[:120]!r}")
+    elif expected == DENIED and not (status == 403 and b"AUTH_FORBIDDEN" in body
+                                     or status == 403 and b"Auth Forbidden" in body):
+        problems.append(f"expected 403 AUTH_FORBIDDEN, got {status} {body[:120]!r}")
+    elif expected == DENIED and missing_response is not None \
+            and (missing_response.status_code, missing_response.get_data()) != (status, body):
+        problems.append("the role's 403 differs from the missing id's answer")
+    elif expected in (HIDDEN, CONFLICT_HIDDEN):
+        want = 403 if expected == HIDDEN else 409
+        if status != want:
+            problems.append(f"expected {want} like a missing id, got {status} {body[:160]!r}")
+        elif missing_response is None:
+            problems.append("no missing-id request to compare with")
+        elif (missing_response.status_code, missing_response.get_data()) != (status, body):
+            problems.append(f"differs from the missing id's answer ({missing_response.status_code})")
+    key, caller = cell.rsplit(" ", 1)
+    if caller.endswith("_b") and SECRET_A.encode() in body:
+        problems.append("shows workspace A's data to a caller of B")
+    if expected == OK and key in SHOWS_A and caller.endswith("_a") and SECRET_A.encode() not in body:
+        problems.append("answers 2xx without A's data")
+    return "; ".join(problems) or None
+
+
+def test_access_matrix(app_factory, make, session, monkeypatch, record_property):
+    """Every route × every caller against workspace A's objects (SPEC 2)."""
+    # The requests go to a second app on the same database: no app context is shared
+    # with the test (Flask-Login and Flask-WTF cache the user and the token in ``g``).
+    app = app_factory()
+    # CSRF tokens embed a timestamp; freeze it so two pages can be compared byte for byte.
+    from itsdangerous import timed
+
+    frozen = int(time.time())
+    monkeypatch.setattr(timed.TimestampSigner, "get_timestamp", lambda self: frozen)
+    world = _build_world(make, session)
+    make.user(None, username="login-probe")
+    assert set(EXPECTED) == route_keys(app), (
+        f"routes without an expectation: {sorted(route_keys(app) - set(EXPECTED))}; "
+        f"stale entries: {sorted(set(EXPECTED) - route_keys(app))}")
+    assert set(BUILDERS) == set(EXPECTED)
+    callers = Callers(app, world)
+    a_run_before = _run_state(session, world.run.id)
+
+    failures: list[str] = []
+    cells = 0
+    started = time.monotonic()
+    for key in sorted(EXPECTED):
+        for caller in CALLERS:
+            expected = EXPECTED[key][caller]
+            req, missing = BUILDERS[key](world, caller)
+            client = _throwaway(app, world, caller) if key.startswith("auth.log") else None
+            response = callers.send(caller, req, client)
+            missing_response = None
+            if expected in (HIDDEN, CONFLICT_HIDDEN, DENIED) and missing is not None:
+                missing_response = callers.send(caller, missing, client)
+            problem = _check(f"{key} {caller}", expected, response, missing_response, world)
+            if key == "triage.bulk POST" and caller in ("lead_b", "admin_b") and problem is None:
+                problem = _bulk_reads_like_missing(callers, caller, req, missing, world)
+            cells += 1
+            if problem:
+                failures.append(f"{key} as {caller}: {problem}")
+    elapsed = time.monotonic() - started
+
+    # Nobody of B changed A's run (B's token writes into B only).
+    assert _run_state(session, world.run.id) == a_run_before
+    ingested = session.execute(select(Run.workspace_id, Run.run_id)
+                               .where(Run.run_id.like("ingested-%"))).all()
+    assert sorted(ws for ws, _ in ingested) == sorted([world.ws_a.id, world.ws_b.id])
+
+    print(f"access matrix: {cells} cells ({len(EXPECTED)} routes × {len(CALLERS)} callers) "
+          f"in {elapsed:.1f} s")
+    record_property("access_matrix_cells", cells)
+    record_property("access_matrix_routes", len(EXPECTED))
+    assert cells == len(EXPECTED) * len(CALLERS)
+    assert not failures, "\n".join(failures)
+
+
+def _run_state(session, run_pk: int) -> tuple:
+    session.rollback()
+    run = session.get(Run, run_pk)
+    return (run.query, run.answer, run.status, run.tool_call_count,
+            sorted(session.execute(select(ToolCall.id, ToolCall.status)
+                                   .where(ToolCall.run_pk == run_pk)).all()))
+
+
+def _bulk_reads_like_missing(callers: Callers, caller: str, req: Req, missing: Req,
+                             world: World) -> str | None:
+    """The bulk outcome for A's item and for a missing item read the same (item id aside),
+    and A's item did not change."""
+    before = _item_form(world)["version"]
+    pages = []
+    for r, item_id in ((req, world.item.id), (missing, MISSING)):
+        response = callers.send(caller, r)
+        page = callers.clients[caller].get(response.headers["Location"]).get_data(as_text=True)
+        flash = page.split('id="messages"', 1)[1].split("</div>", 2)[1]
+        pages.append(flash.replace(str(item_id), "ID"))
+    if _item_form(world)["version"] != before:
+        return "a lead of B changed A's item through bulk"
+    if pages[0] != pages[1]:
+        return f"bulk outcome differs for A's item and a missing one: {pages}"
+    return None

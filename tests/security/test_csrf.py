@@ -1,0 +1,296 @@
+"""CSRF on every state-changing route, with CSRF enabled as in production (SPEC 10,
+STYLE 4.8).
+
+The routes come from the URL map: every non-GET HTML route, plus the ``/api`` routes a
+login session may call (``reviewapp/api/auth.session_actor`` checks the ``X-CSRFToken``
+header there). Every other state-changing ``/api`` route must refuse a login session
+outright (token only), which is checked too, so the two lists together cover the map.
+
+For each route: a form POST without a token, with another session's token, and an htmx
+request without / with another session's header token are refused (HTML: 400
+``CSRF_INVALID``; API: 401 naming the header) and leave every table of the database as
+it was; the right token — as a form field and as the htmx header — is accepted and the
+request does its work.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from typing import Any
+
+import html5lib
+import pytest
+from sqlalchemy import select
+
+from reviewapp.actors import Actor, Role
+from reviewapp.domain import triage_flow
+from reviewapp.extensions import db
+from reviewapp.models import Case, TriageItem
+from reviewapp.services import admin
+
+from ..factories import DEFAULT_PASSWORD
+
+SAFE = {"GET", "HEAD", "OPTIONS"}
+# The /api routes that accept the login session (the rest need an ingest token).
+SESSION_API = {"api.run_verdict POST", "api.upsert_target_feedback PUT",
+               "api.delete_target_feedback DELETE"}
+_n = itertools.count(1)
+_subjects = itertools.count(0)
+
+
+def state_changing_routes(app) -> tuple[set[str], set[str]]:
+    """(HTML routes, /api routes) as ``"<endpoint> <METHOD>"`` for every non-GET method."""
+    html_routes, api_routes = set(), set()
+    for rule in app.url_map.iter_rules():
+        for method in rule.methods - SAFE:
+            key = f"{rule.endpoint} {method}"
+            (api_routes if rule.rule.startswith("/api/") else html_routes).add(key)
+    return html_routes, api_routes
+
+
+def page_token(client, path: str = "/") -> str:
+    """The CSRF token the page at ``path`` gives this client: the ``<body hx-headers>``
+    value htmx sends (``static/js`` has no other source), or the login form's field."""
+    doc = html5lib.parse(client.get(path).get_data(as_text=True), namespaceHTMLElements=False)
+    body = doc.find("body")
+    if body is not None and body.get("hx-headers"):
+        return json.loads(body.get("hx-headers"))["X-CSRFToken"]
+    field = next(el for el in doc.iter("input") if el.get("name") == "csrf_token")
+    return field.get("value")
+
+
+def snapshot() -> dict[str, list[tuple]]:
+    """Every row of every table, to prove a refused request changed nothing."""
+    db.session.rollback()
+    out = {}
+    for table in db.metadata.sorted_tables:
+        rows = db.session.execute(select(table)).all()
+        out[table.name] = sorted((tuple(map(repr, row)) for row in rows))
+    db.session.rollback()
+    return out
+
+
+class Site:
+    """Workspace, users, a run with steps / report / citations, a case, a triage item."""
+
+    def __init__(self, make, session) -> None:
+        self.make, self.session = make, session
+        self.ws = make.workspace()
+        self.admin = make.user(self.ws, Role.ADMIN, username="csrf-admin")
+        self.attacker = make.user(self.ws, Role.REVIEWER, username="csrf-attacker")
+        self.run = make.aiops_run(self.ws, messages=[
+            {"id": "a1", "role": "assistant", "content": "x",
+             "metadata": {"citations": [{"id": f"c{i}", "title": "t"} for i in range(40)]}}])
+        self.message_id = self.run.messages[0].id
+        self.step_id = self.run.steps[0].id
+        self.report_id = self.run.report.id
+        self.case = make.case(self.ws, run=self.run)
+        self.item = make.triage_item(self.run)
+        from reviewapp.models import DiagnosisSession
+
+        self.session_id = session.get(DiagnosisSession, self.run.diagnosis_session_id).session_id
+        self.token = admin.create_token(session, Actor.system_actor(), self.ws.id, "agent").secret
+
+    def fresh(self) -> int:
+        return next(_n)
+
+    def item_version(self) -> str:
+        self.session.rollback()
+        return str(self.session.get(TriageItem, self.item.id).version)
+
+    def next_state(self) -> str:
+        self.session.rollback()
+        return triage_flow.TRANSITIONS[self.session.get(TriageItem, self.item.id).state][0]
+
+    def case_version(self) -> str:
+        self.session.rollback()
+        return str(self.session.scalar(select(Case.version).where(Case.case_id == self.case.case_id)))
+
+    def own_feedback(self) -> int:
+        self.session.rollback()
+        n = next(_subjects)
+        return self.make.feedback_row(self.session.get(type(self.run), self.run.id), self.admin,
+                                      target_type="citation", target_id=self.message_id,
+                                      subject_key=f"c{n}", rating="positive").id
+
+    def new_run(self) -> int:
+        self.session.rollback()
+        return self.make.run(self.ws).id
+
+
+# (method, url, form data or JSON body) of a valid request by the admin; built fresh
+# each time because a successful one uses its target up (versions, deleted rows ...).
+Request = tuple[str, str, dict[str, Any]]
+BUILDERS: dict[str, Callable[[Site], Request]] = {
+    "auth.login POST": lambda s: ("POST", "/login", {"username": s.admin.username,
+                                                     "password": DEFAULT_PASSWORD}),
+    "auth.logout POST": lambda s: ("POST", "/logout", {}),
+    "cases.edit POST": lambda s: ("POST", f"/cases/{s.case.case_id}/edit", {
+        "version": s.case_version(), "title": f"Title {s.fresh()}", "fault_category": "GENERAL"}),
+    "cases.new POST": lambda s: ("POST", f"/cases/new?run={s.new_run()}", {"title": "New case"}),
+    "feedback.rate POST": lambda s: ("POST", "/feedback", {
+        "target_type": "diagnostic_step", "target_id": s.step_id, "rating": "negative",
+        "comment": f"comment {s.fresh()}", "next": "/"}),
+    "feedback.delete POST": lambda s: ("POST", f"/feedback/{s.own_feedback()}/delete", {"next": "/"}),
+    "triage.assign POST": lambda s: ("POST", f"/triage/{s.item.id}/assign", {
+        "version": s.item_version(), "assignee_id": str(s.admin.id) if s.fresh() % 2 else ""}),
+    "triage.category POST": lambda s: ("POST", f"/triage/{s.item.id}/category", {
+        "version": s.item_version(), "fault_category": f"CAT_{s.fresh()}"}),
+    "triage.note POST": lambda s: ("POST", f"/triage/{s.item.id}/note", {
+        "version": s.item_version(), "note": f"note {s.fresh()}"}),
+    "triage.state POST": lambda s: ("POST", f"/triage/{s.item.id}/state", {
+        "version": s.item_version(), "state": s.next_state()}),
+    "triage.bulk POST": lambda s: ("POST", "/triage/bulk", {
+        "items": f"{s.item.id}:{s.item_version()}", "action": "move", "state": s.next_state()}),
+    "api.run_verdict POST": lambda s: ("POST", "/api/feedback", {
+        "sessionId": s.session_id, "runId": s.run.run_id,
+        "feedback": "useful" if s.fresh() % 2 else "not_useful"}),
+    "api.upsert_target_feedback PUT": lambda s: ("PUT", "/api/feedback/targets", {
+        "targetType": "diagnostic_report", "targetId": s.report_id, "rating": "negative",
+        "comment": f"comment {s.fresh()}"}),
+    "api.delete_target_feedback DELETE": lambda s: ("DELETE", f"/api/feedback/{s.own_feedback()}", {}),
+}
+
+
+@pytest.fixture
+def site(make, session) -> Site:
+    return Site(make, session)
+
+
+@pytest.fixture
+def csrf_app(app_factory):
+    return app_factory(WTF_CSRF_ENABLED=True)
+
+
+def _logged_in(app, user) -> Any:
+    client = app.test_client()
+    token = page_token(client, "/login")
+    response = client.post("/login", data={"username": user.username, "password": DEFAULT_PASSWORD,
+                                           "csrf_token": token})
+    assert response.status_code == 303
+    return client
+
+
+def _send(client, key: str, req: Request, *, field: str | None = None,
+          header: str | None = None, htmx: bool = False):
+    method, url, data = req
+    headers = {"HX-Request": "true"} if htmx else {}
+    if header is not None:
+        headers["X-CSRFToken"] = header
+    if key.startswith("api."):
+        return client.open(url, method=method, json=data or None, headers=headers)
+    form = dict(data)
+    if field is not None:
+        form["csrf_token"] = field
+    return client.open(url, method=method, data=form, headers=headers)
+
+
+def _client_for(app, site: Site, key: str):
+    """The admin's client; anonymous for the login form (logout gets its own session)."""
+    if key == "auth.login POST":
+        return app.test_client()
+    return _logged_in(app, site.admin)
+
+
+def _refused(key: str, response) -> str | None:
+    body = response.get_data(as_text=True)
+    if key.startswith("api."):
+        ok = response.status_code in (400, 401, 403) and "X-CSRFToken" in body
+    else:
+        ok = response.status_code == 400 and "CSRF" in body
+    return None if ok else f"{response.status_code} {body[:200]!r}"
+
+
+def test_route_lists_cover_the_url_map(app):
+    html_routes, api_routes = state_changing_routes(app)
+    assert set(BUILDERS) == html_routes | SESSION_API
+    assert SESSION_API <= api_routes
+    # What is left under /api is ingest: token-only (checked below).
+    assert api_routes - SESSION_API == {"api.put_run PUT", "api.finish_run POST",
+                                        "api.post_tool_events POST"}
+
+
+def test_every_state_changing_route_refuses_missing_and_foreign_tokens(csrf_app, site, record_property):
+    """No token, another session's token (form field or htmx header), htmx without the
+    header: refused, visibly, and the database is byte for byte unchanged (SPEC 10)."""
+    attacker = _logged_in(csrf_app, site.attacker)
+    foreign = page_token(attacker)
+    failures = []
+    checked = 0
+    for key in sorted(BUILDERS):
+        client = _client_for(csrf_app, site, key)
+        mine = page_token(client, "/login" if key == "auth.login POST" else "/")
+        assert mine != foreign
+        attempts = {
+            "form without token": dict(),
+            "form with another session's token": dict(field=foreign),
+            "htmx without header": dict(htmx=True),
+            "htmx with another session's header": dict(htmx=True, header=foreign),
+        }
+        for label, options in attempts.items():
+            req = BUILDERS[key](site)
+            before = snapshot()
+            response = _send(client, key, req, **options)
+            problem = _refused(key, response)
+            if problem:
+                failures.append(f"{key}, {label}: not refused: {problem}")
+            elif snapshot() != before:
+                failures.append(f"{key}, {label}: refused but the database changed")
+            if options.get("htmx") and not key.startswith("api.") and not problem:
+                if response.headers.get("HX-Retarget") != "#messages":
+                    failures.append(f"{key}, {label}: htmx error not sent to #messages")
+            checked += 1
+    print(f"csrf: {len(BUILDERS)} routes, {checked} refused attempts")
+    record_property("csrf_routes", len(BUILDERS))
+    assert not failures, "\n".join(failures)
+
+
+def test_every_state_changing_route_accepts_the_right_token(csrf_app, site):
+    """The page's own token works as the form field and as the htmx header, and the
+    request does its work (the database changes)."""
+    failures = []
+    for key in sorted(BUILDERS):
+        variants = [dict(htmx=True)] if key.startswith("api.") else [dict(), dict(htmx=True)]
+        for options in variants:
+            client = _client_for(csrf_app, site, key)
+            mine = page_token(client, "/login" if key == "auth.login POST" else "/")
+            if options.get("htmx"):
+                options = {**options, "header": mine}
+            else:
+                options = {**options, "field": mine}
+            req = BUILDERS[key](site)
+            before = snapshot()
+            response = _send(client, key, req, **options)
+            if response.status_code not in (200, 204, 303):
+                failures.append(f"{key} {options}: {response.status_code} "
+                                f"{response.get_data(as_text=True)[:200]!r}")
+            elif key in ("auth.login POST", "auth.logout POST"):
+                logged_in = client.get("/").status_code == 200
+                if logged_in != (key == "auth.login POST"):
+                    failures.append(f"{key} {options}: did not take effect")
+            elif snapshot() == before:
+                failures.append(f"{key} {options}: accepted but nothing changed")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("key", ["api.put_run PUT", "api.finish_run POST", "api.post_tool_events POST"])
+def test_ingest_routes_refuse_a_login_session_even_with_its_token(csrf_app, site, key):
+    """A login session (with a valid CSRF header) cannot ingest: token only, so CSRF
+    cannot reach these routes through a browser's cookie."""
+    client = _logged_in(csrf_app, site.admin)
+    mine = page_token(client)
+    method, url, body = {
+        "api.put_run PUT": ("PUT", "/api/ingest/runs/csrf-probe", {"query": "q"}),
+        "api.finish_run POST": ("POST", f"/api/ingest/runs/{site.run.run_id}/finish",
+                                {"status": "SUCCESS"}),
+        "api.post_tool_events POST": ("POST", "/api/ingest/tool-events",
+                                      {"id": "x", "run_id": site.run.run_id, "event": "started",
+                                       "tool_name": "t"}),
+    }[key]
+    before = snapshot()
+    response = client.open(url, method=method, json=body, headers={"X-CSRFToken": mine})
+    assert response.status_code == 401
+    assert response.get_json()["error"]["code"] == "AUTH_UNAUTHENTICATED"
+    assert snapshot() == before
