@@ -94,7 +94,8 @@ BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 # field name -> column length limit (None: no limit that matters)
 FIELDS: dict[str, int | None] = {
-    "run.query": None, "run.answer": None, "run.run_id": 160, "run.session_id": 160,
+    # run ids are limited to a safe pattern at ingest (no payload can be stored there)
+    "run.query": None, "run.answer": None, "run.session_id": 160,
     "run.alert": None, "run.external_outcome": 32,
     "message.user": None, "message.tool": None, "message.system": None,
     "citation.id": 150, "citation.title": None, "citation.source": None,
@@ -160,7 +161,7 @@ def build_world(make, session, viewer, payload_indexes) -> list[Target]:
         user = make.user(ws, Role.LEAD, username=v("user.username"))
         call_ok, call_failed = v("tool.call_id") + "-ok", v("tool.call_id") + "-failed"
         run = make.aiops_run(
-            ws, v("run.run_id"), session_id=v("run.session_id"), query=v("run.query"),
+            ws, f"xss-run-{p}", session_id=v("run.session_id"), query=v("run.query"),
             answer=v("run.answer"), alert={"title": v("run.alert"), v("run.alert"): [1]},
             external_outcome=v("run.external_outcome"),
             messages=[
