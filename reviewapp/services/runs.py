@@ -281,8 +281,11 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
 
     kind = doc.get("kind") or RunKind.CHAT.value
     ds = _get_or_create_session(session, workspace_id, doc.get("session_id") or run_id, kind)
+    # Locked first (PostgreSQL FOR NO KEY UPDATE): the writers of a run and its calls
+    # take the run's lock before anything else, in the same order (tool_calls._Batch).
     run = session.scalars(
         select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
+        .with_for_update(key_share=True).execution_options(populate_existing=True)
     ).one_or_none()
     created = run is None
     fields: dict[str, Any] = {
@@ -375,8 +378,11 @@ def finish_run(
     documents.check("run_finish", body)
     status = body["status"]
     finished_at = _ts(body.get("finished_at"), "finished_at")
+    # Locked (PostgreSQL): of two racing finishes with different statuses the second
+    # sees the first one's status and gets the Conflict, instead of overwriting it.
     run = session.scalars(
         select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
+        .with_for_update(key_share=True).execution_options(populate_existing=True)
     ).one_or_none()
     if run is None:
         raise Forbidden()
