@@ -89,7 +89,10 @@ def _storage_error(error: Exception) -> Response:
     db.session.rollback()
     log.error("storage error on %s %s: %s", request.method, request.path, type(error).__name__,
               exc_info=error)
-    return _service_error(Unavailable())
+    from ..db_setup import DISK_FULL_MESSAGE, is_disk_full
+
+    # Still 503 SYSTEM_UNAVAILABLE (SPEC 6.1), but saying why when the disk is full.
+    return _service_error(Unavailable(DISK_FULL_MESSAGE) if is_disk_full(error) else Unavailable())
 
 
 def _csrf_error(error: CSRFError) -> Response:
