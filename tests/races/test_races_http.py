@@ -372,3 +372,26 @@ def test_concurrent_tool_events_of_one_call(world: World) -> None:
         batch = responses[-1]
         assert batch.status_code == 200
         assert (batch.json()["results"][1]["result"] == "rejected") == (status == "failed")
+
+
+def test_concurrent_finishes_one_status_wins(world: World) -> None:
+    """Three SUCCESS and three FAILED finishes of one RUNNING run at once: the run ends
+    with one status; every finish with that status answers 200, every other one 409 with
+    the stored status in its details (never two acknowledged, contradicting ends)."""
+    for _ in range(REPS):
+        run_pk, run_id, _ = world.run(status="RUNNING")
+        statuses = ["SUCCESS", "FAILED"] * 3
+        calls = [lambda s=world.as_token(), b=world.base(i), st=st: s.post(
+            f"{b}/api/ingest/runs/{run_id}/finish", timeout=60,
+            json={"status": st, "finished_at": T0.isoformat()}) for i, st in enumerate(statuses)]
+        responses = fire(calls)
+        no_5xx(responses)
+        stored = world.read(lambda s: s.get(Run, run_pk).status)
+        assert stored in ("SUCCESS", "FAILED")
+        for status, response in zip(statuses, responses):
+            if status == stored:
+                assert response.status_code == 200, response.text
+                assert response.json()["status"] == stored
+            else:
+                assert response.status_code == 409, response.text
+                assert response.json()["error"]["details"]["status"] == stored
