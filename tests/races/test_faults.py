@@ -42,6 +42,7 @@ from .servers import (
     engine_for,
     free_port,
     private_database,
+    truncate_all,
 )
 
 T0 = datetime(2026, 3, 2, 9, 0, 0, tzinfo=timezone.utc)
@@ -66,8 +67,24 @@ def _seed(url: str, slug: str, running_runs: int = 0) -> tuple[int, str, list[st
     return ws_id, token, run_ids
 
 
+@pytest.fixture(scope="module")
+def pg_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
+    """PostgreSQL leg: one private database for the module (emptied before each test)."""
+    if not PG_URL:
+        yield None
+        return
+    with private_database(tmp_path_factory.mktemp("faults")) as url:
+        yield url
+
+
 @pytest.fixture
-def database(tmp_path: Path) -> Iterator[str]:
+def database(pg_database: str | None, tmp_path: Path) -> Iterator[str]:
+    """A clean database for one test: the module's PostgreSQL database emptied, or a
+    fresh SQLite file (WAL)."""
+    if pg_database is not None:
+        truncate_all(pg_database)
+        yield pg_database
+        return
     with private_database(tmp_path) as url:
         yield url
 
