@@ -86,7 +86,17 @@ def _service_error(error: ServiceError) -> Response:
 
 
 def _storage_error(error: Exception) -> Response:
-    db.session.rollback()
+    from flask import g
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        db.session.rollback()
+    except SQLAlchemyError:  # the connection itself is gone; the pool replaces it
+        pass
+    # The error page must not need the database it reports as unavailable: render it for
+    # an anonymous visitor, so neither the user loader nor the navigation queries run
+    # (either would fail again and turn the 503 into a 500).
+    g._login_user = login_manager.anonymous_user()
     log.error("storage error on %s %s: %s", request.method, request.path, type(error).__name__,
               exc_info=error)
     from ..db_setup import DISK_FULL_MESSAGE, is_disk_full

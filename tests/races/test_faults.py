@@ -303,6 +303,31 @@ def _hold_write_lock(url: str) -> Any:
     return release
 
 
+def _reviewer_and_answer(url: str, ws_id: int, prefix: str) -> int:
+    """A reviewer ``<prefix>-reviewer`` and a finished chat run with one answer; returns
+    the answer message's id."""
+    app = create_app({"TESTING": True, "SECRET_KEY": SECRET, "DATABASE_URL": url})
+    with app.app_context():
+        system = Actor.system_actor()
+        admin.create_user(db.session, system, f"{prefix}-reviewer", "fault-password-1", ws_id,
+                          "reviewer")
+        run = runs.upsert_run(db.session, system, ws_id, f"{prefix}-rated", {
+            "query": "q", "status": "SUCCESS",
+            "messages": [{"id": "a1", "role": "assistant", "content": "an answer"}]}).run
+        message_id = run.messages[0].id
+        db.session.remove()
+        db.engine.dispose()
+    return message_id
+
+
+def _logged_in(server: AppServer, prefix: str) -> requests.Session:
+    reviewer = requests.Session()
+    login = reviewer.post(f"{server.base}/login", allow_redirects=False, timeout=60,
+                          data={"username": f"{prefix}-reviewer", "password": "fault-password-1"})
+    assert login.status_code == 303
+    return reviewer
+
+
 def _unavailable(response: requests.Response) -> None:
     assert response.status_code == 503, (response.status_code, response.text[:300])
     assert response.json()["error"]["code"] == "SYSTEM_UNAVAILABLE"
@@ -328,6 +353,11 @@ def test_locked_database_answers_503_and_acknowledges_nothing(database: str,
            "messages": [{"id": "a1", "role": "assistant", "content": "a"}]}
     verdict = {"runId": run_ids[0], "sessionId": run_ids[0], "feedback": "not_useful"}
 
+    message_id = _reviewer_and_answer(database, ws_id, "locked")
+    reviewer = _logged_in(server, "locked")
+    thumbs = {"target_type": "chat_message", "target_id": message_id, "rating": "positive",
+              "comment": "saved?"}
+
     def send() -> list[requests.Response]:
         with requests.Session() as s:
             s.headers.update(headers)
@@ -340,8 +370,14 @@ def test_locked_database_answers_503_and_acknowledges_nothing(database: str,
         try:
             for response in send():
                 _unavailable(response)
+            page = reviewer.post(f"{server.base}/feedback", data=thumbs, timeout=60,
+                                 allow_redirects=False)
+            assert page.status_code == 503, server.log()[-6000:]
+            assert "nothing was saved" in page.text
         finally:
             release()
+        assert _scalar(database, "SELECT count(*) FROM user_feedback") == 0
+        assert _scalar(database, "SELECT count(*) FROM feedback_event") == 0
         assert _scalar(database, "SELECT count(*) FROM tool_call_audit") == 0
         assert _scalar(database, "SELECT count(*) FROM diagnosis_run WHERE run_id = "
                        "'locked-new-run'") == 0
@@ -350,9 +386,11 @@ def test_locked_database_answers_503_and_acknowledges_nothing(database: str,
         assert _scalar(database, "SELECT count(*) FROM triage_item") == 0
         assert [r.status_code for r in send()] == [200, 201, 200]
         assert _scalar(database, "SELECT count(*) FROM tool_call_audit") == 1
+        assert reviewer.post(f"{server.base}/feedback", data=thumbs, timeout=60,
+                             allow_redirects=False).status_code == 303
+        assert _scalar(database, "SELECT count(*) FROM user_feedback") == 1
     finally:
         server.stop()
-    assert "Traceback" not in server.log() or "OperationalError" in server.log()
 
 
 def test_unreachable_database_answers_503(tmp_path: Path) -> None:
@@ -389,9 +427,12 @@ def _database_going_away(database: str, tmp_path: Path) -> None:
     sessions under a running app: a write answers 503 SYSTEM_UNAVAILABLE; once the
     database is back the row is absent and the same write succeeds. (SQLite has no
     server to lose; its "cannot write" fault is the lock test above.)"""
-    _, token, run_ids = _seed(database, "away", running_runs=1)
+    ws_id, token, run_ids = _seed(database, "away", running_runs=1)
+    message_id = _reviewer_and_answer(database, ws_id, "away")
     server = AppServer(database, tmp_path, threads=1)
     server.wait_up()
+    reviewer = _logged_in(server, "away")
+    thumbs = {"target_type": "chat_message", "target_id": message_id, "rating": "positive"}
     headers = {"Authorization": f"Bearer {token}"}
     body = {"id": "away-call", "run_id": run_ids[0], "event": "started",
             "tool_name": "search_logs", "timestamp": T0.isoformat()}
@@ -406,6 +447,11 @@ def _database_going_away(database: str, tmp_path: Path) -> None:
             for _ in range(2):  # a dead pooled connection, then a refused new one
                 _unavailable(requests.post(f"{server.base}/api/ingest/tool-events",
                                            json=body, headers=headers, timeout=30))
+            # A logged-in browser: the user cannot even be loaded; still a 503 page.
+            page = reviewer.post(f"{server.base}/feedback", data=thumbs, timeout=30,
+                                 allow_redirects=False)
+            assert page.status_code == 503, server.log()[-3000:]
+            assert "nothing was saved" in page.text
         finally:
             with admin_engine.connect() as conn:
                 conn.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true'))
@@ -414,6 +460,10 @@ def _database_going_away(database: str, tmp_path: Path) -> None:
                           timeout=30)
         assert r.status_code == 200, r.text[:300]
         assert _scalar(database, "SELECT count(*) FROM tool_call_audit") == 1
+        assert _scalar(database, "SELECT count(*) FROM user_feedback") == 0
+        assert reviewer.post(f"{server.base}/feedback", data=thumbs, timeout=30,
+                             allow_redirects=False).status_code == 303
+        assert _scalar(database, "SELECT count(*) FROM user_feedback") == 1
     finally:
         admin_engine.dispose()
         server.stop()
