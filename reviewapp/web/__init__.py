@@ -96,7 +96,9 @@ def _storage_error(error: Exception) -> Response:
     # The error page must not need the database it reports as unavailable: render it for
     # an anonymous visitor, so neither the user loader nor the navigation queries run
     # (either would fail again and turn the 503 into a 500).
+    # (Undone at teardown: an app context that outlives the request must not keep it.)
     g._login_user = login_manager.anonymous_user()
+    g.storage_error_anonymous = True
     log.error("storage error on %s %s: %s", request.method, request.path, type(error).__name__,
               exc_info=error)
     from ..db_setup import DISK_FULL_MESSAGE, is_disk_full
@@ -167,6 +169,8 @@ def _clear_write_intent(error: BaseException | None) -> None:
 
     from ..db_setup import reset_write_intent
 
+    if g.pop("storage_error_anonymous", False):
+        g.pop("_login_user", None)
     token = g.pop("write_intent_token", None)
     if token is not None:
         try:
