@@ -19,7 +19,8 @@ database: one ``feedback_event`` per acknowledged submit (each carries a new com
 each is one history entry) and one ``tool_call_audit`` row per acknowledged event.
 Exit status 1 on any error or missing write.
 
-    .venv/bin/python benchmarks/load.py [--seconds 60] [--concurrency 16] [--db sqlite|postgres|both]
+    .venv/bin/python benchmarks/load.py [--seconds 60] [--concurrency 16]
+                                        [--db sqlite|postgres|both]
 """
 
 from __future__ import annotations
@@ -231,9 +232,12 @@ def verify(url: str, stats: Stats) -> list[str]:
         calls = set(conn.execute(text(
             "SELECT id FROM tool_call_audit WHERE id LIKE 'load-%'")).scalars())
     engine.dispose()
-    comments = [c for a in afters
-                if isinstance(c := ((json.loads(a) if isinstance(a, str) else a) or {}).get("comment"), str)
-                and c.startswith("load ")]
+    comments = []
+    for after in afters:
+        value = (json.loads(after) if isinstance(after, str) else after) or {}
+        comment = value.get("comment")
+        if isinstance(comment, str) and comment.startswith("load "):
+            comments.append(comment)
     stored = set(comments)
     problems = []
     missing_feedback = [c for c in stats.acked_comments if c not in stored]

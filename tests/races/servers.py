@@ -195,7 +195,8 @@ def check_consistency(url: str) -> dict[str, int]:
             else:
                 for table in tables:
                     for fk in inspect(conn).get_foreign_keys(table):
-                        cond = " AND ".join(f'c."{a}" IS NOT NULL' for a in fk["constrained_columns"])
+                        cond = " AND ".join(f'c."{a}" IS NOT NULL'
+                                            for a in fk["constrained_columns"])
                         join = " AND ".join(f'p."{b}" = c."{a}"' for a, b in
                                             zip(fk["constrained_columns"], fk["referred_columns"]))
                         orphans = conn.execute(text(

@@ -22,7 +22,6 @@ import itertools
 import os
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -89,7 +88,8 @@ class World:
         n = next(_seq)
         run_id, session_id = f"race-run-{n}", f"race-session-{n}"
         with self.app.app_context():
-            run = Factories(db.session).run(db.session.get(Workspace, self.ws_id), run_id, session_id=session_id, **doc)
+            workspace = db.session.get(Workspace, self.ws_id)
+            run = Factories(db.session).run(workspace, run_id, session_id=session_id, **doc)
             return run.id, run_id, session_id
 
     def read(self, fn: Any) -> Any:
@@ -243,7 +243,8 @@ def test_concurrent_evaluation_writes_keep_every_key(world: World) -> None:
                                "status": "completed", "started_at": T0.isoformat(),
                                "completed_at": (T0 + timedelta(seconds=1)).isoformat()}]}
         with world.app.app_context():
-            run_pk = Factories(db.session).run(db.session.get(Workspace, world.ws_id), run_id, **doc).id
+            workspace = db.session.get(Workspace, world.ws_id)
+            run_pk = Factories(db.session).run(workspace, run_id, **doc).id
         verifier = [{"verdict": "PASS", "groundedness_score": 0.9, "round": rep * 10 + j}
                     for j in range(2)]
         calls = [lambda s=world.as_token(), b=world.base(j), v=v: s.put(
