@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 import requests
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from reviewapp import create_app
 from reviewapp.actors import Actor, Role
@@ -396,3 +396,42 @@ def test_concurrent_finishes_one_status_wins(world: World) -> None:
             else:
                 assert response.status_code == 409, response.text
                 assert response.json()["error"]["details"]["status"] == stored
+
+
+def test_rating_racing_a_reingest_that_drops_the_message(world: World) -> None:
+    """A reviewer rates an assistant message while the agent re-sends the run without
+    that message (SPEC 10: a child that carries feedback is never deleted): either the
+    rating is stored and the message kept, or the message is gone and the rating was
+    refused (403) — never a stored rating of a deleted message."""
+    for _ in range(REPS):
+        n = next(_seq)
+        run_id = f"race-drop-{n}"
+        messages = [{"id": "u1", "role": "user", "content": "q"},
+                    {"id": "a1", "role": "assistant", "content": "first answer"},
+                    {"id": "a2", "role": "assistant", "content": "final answer"}]
+        doc = {"session_id": f"race-drop-session-{n}", "query": "q", "answer": "final answer",
+               "status": "SUCCESS", "messages": messages}
+        with world.app.app_context():
+            workspace = db.session.get(Workspace, world.ws_id)
+            run_pk = Factories(db.session).run(workspace, run_id, **doc).id
+            first = db.session.scalar(select(Message.id).where(Message.run_pk == run_pk,
+                                                               Message.message_id == "a1"))
+            db.session.remove()
+        dropped = {**doc, "messages": [messages[0], messages[2]]}
+        calls = [lambda s=world.as_user("r1", 0), b=world.base(0): s.put(
+                     f"{b}/api/feedback/targets", timeout=60, json={
+                         "targetType": "chat_message", "targetId": first, "rating": "negative"}),
+                 lambda s=world.as_token(), b=world.base(1): s.put(
+                     f"{b}/api/ingest/runs/{run_id}", json=dropped, timeout=60)]
+        rating, upsert = fire(calls)
+        no_5xx([rating, upsert])
+        assert upsert.status_code == 200, upsert.text
+        kept, rows = world.read(lambda s: (
+            s.get(Message, first) is not None,
+            s.scalar(select(func.count()).select_from(Feedback).where(
+                Feedback.target_type == "chat_message", Feedback.target_id == first))))
+        if rating.status_code == 200:
+            assert (kept, rows) == (True, 1)
+        else:
+            assert rating.status_code == 403, rating.text
+            assert (kept, rows) == (False, 0)
