@@ -55,7 +55,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     with app.app_context():
         from .db_setup import install_engine_hooks
 
-        install_engine_hooks(db.engine)
+        install_engine_hooks(db.engine, app.config.get("SQLITE_BUSY_TIMEOUT_MS"))
 
     from .services import evaluations
 

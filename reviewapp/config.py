@@ -19,6 +19,9 @@ class Config:
     DATABASE_URL: str | None = None
     SQLALCHEMY_ENGINE_OPTIONS: dict = {}
     SQLALCHEMY_TRACK_MODIFICATIONS = False
+    # SQLite: how long a writer waits for the write lock before answering 503
+    # (milliseconds); None means db_setup.BUSY_TIMEOUT_MS (15 s).
+    SQLITE_BUSY_TIMEOUT_MS: int | None = None
 
     SESSION_COOKIE_HTTPONLY = True
     SESSION_COOKIE_SAMESITE = "Lax"

@@ -59,38 +59,41 @@ def reset_write_intent(token: Any) -> None:
     _immediate.reset(token)
 
 
-def _sqlite_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
+def _sqlite_on_connect(dbapi_connection: Any, connection_record: Any,
+                       busy_timeout_ms: int | None = None) -> None:
     # Let SQLAlchemy emit BEGIN itself (see _sqlite_on_begin) instead of pysqlite's
     # implicit transactions.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms or BUSY_TIMEOUT_MS)}")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
 
-def _sqlite_on_begin(conn: Any) -> None:
+def _sqlite_on_begin(conn: Any, busy_timeout_ms: int | None = None) -> None:
     if not _immediate.get():
         conn.exec_driver_sql("BEGIN")
         return
-    _begin_immediate(conn.connection.driver_connection)
+    _begin_immediate(conn.connection.driver_connection, busy_timeout_ms)
 
 
-def _begin_immediate(raw: sqlite3.Connection) -> None:
+def _begin_immediate(raw: sqlite3.Connection, busy_timeout_ms: int | None = None) -> None:
     """``BEGIN IMMEDIATE``, waiting for the write lock in steps of ``WRITE_LOCK_POLL_S``
-    for up to ``WRITE_LOCK_WAIT_S`` seconds, then raising ``OperationalError`` ("database
-    is locked").
+    for up to ``WRITE_LOCK_WAIT_S`` seconds (or ``busy_timeout_ms`` when the engine was
+    given one), then raising ``OperationalError`` ("database is locked").
 
     SQLite's own busy handler backs off to sleeps of 100 ms: under steady write traffic
     a waiting process keeps sleeping while the holder takes the lock again, so a request
     can wait for hundreds of milliseconds for a lock that is free most of the time. A
     short, constant poll hands the lock over within a fraction of a millisecond.
     """
+    busy_ms = int(busy_timeout_ms or BUSY_TIMEOUT_MS)
+    wait_s = busy_timeout_ms / 1000 if busy_timeout_ms else WRITE_LOCK_WAIT_S
     raw.execute("PRAGMA busy_timeout=0")
     try:
-        deadline = time.monotonic() + WRITE_LOCK_WAIT_S
+        deadline = time.monotonic() + wait_s
         while True:
             try:
                 raw.execute("BEGIN IMMEDIATE")
@@ -102,13 +105,38 @@ def _begin_immediate(raw: sqlite3.Connection) -> None:
                     raise OperationalError("BEGIN IMMEDIATE", None, exc) from exc
             time.sleep(WRITE_LOCK_POLL_S)
     finally:
-        raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        raw.execute(f"PRAGMA busy_timeout={busy_ms}")
 
 
-def install_engine_hooks(engine: Engine) -> None:
-    """Attach the SQLite pragmas and BEGIN policy to ``engine`` (no-op for other databases)."""
-    if engine.dialect.name != "sqlite":
+def install_engine_hooks(engine: Engine, busy_timeout_ms: int | None = None) -> None:
+    """Attach the SQLite pragmas and BEGIN policy to ``engine`` (no-op for other databases).
+
+    ``busy_timeout_ms``: how long a writer waits for the lock before the request fails
+    with a storage error (503); ``None`` keeps ``BUSY_TIMEOUT_MS`` (config
+    ``SQLITE_BUSY_TIMEOUT_MS``). Installed once per engine.
+    """
+    if engine.dialect.name != "sqlite" or getattr(engine, "_reviewapp_hooks", False):
         return
-    if not event.contains(engine, "connect", _sqlite_on_connect):
-        event.listen(engine, "connect", _sqlite_on_connect)
-        event.listen(engine, "begin", _sqlite_on_begin)
+
+    def on_connect(dbapi_connection: Any, connection_record: Any) -> None:
+        _sqlite_on_connect(dbapi_connection, connection_record, busy_timeout_ms)
+
+    def on_begin(conn: Any) -> None:
+        _sqlite_on_begin(conn, busy_timeout_ms)
+
+    event.listen(engine, "connect", on_connect)
+    event.listen(engine, "begin", on_begin)
+    engine._reviewapp_hooks = True  # type: ignore[attr-defined]
+
+
+DISK_FULL_MESSAGE = ("The database is full (no space left on its disk, or its size limit "
+                     "reached); nothing was saved. Free space and try again.")
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether a storage error means "out of space": SQLite ``SQLITE_FULL`` ("database or
+    disk is full") or PostgreSQL ``disk_full`` (SQLSTATE 53100)."""
+    orig = getattr(error, "orig", None) or error
+    if getattr(orig, "sqlstate", None) == "53100":
+        return True
+    return isinstance(orig, sqlite3.OperationalError) and "database or disk is full" in str(orig)

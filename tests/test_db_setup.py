@@ -73,3 +73,28 @@ def test_readers_do_not_wait_for_a_writer(sqlite_file):
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+def test_configured_busy_timeout_bounds_the_writer_wait(tmp_path):
+    """``install_engine_hooks(engine, busy_timeout_ms)`` (config ``SQLITE_BUSY_TIMEOUT_MS``):
+    the connection's busy timeout is that value, and a writer facing a held lock gives up
+    with a storage error after about that long, not after the 15 s default."""
+    import time
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'short.sqlite'}")
+    install_engine_hooks(engine, busy_timeout_ms=200)
+    install_engine_hooks(engine, busy_timeout_ms=200)  # idempotent: one set of hooks
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE t (x INTEGER)")
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 200
+    holder = _hold_write_lock(tmp_path / "short.sqlite")
+    try:
+        started = time.monotonic()
+        with pytest.raises(OperationalError, match="locked"):
+            with write_intent(), engine.begin() as conn:
+                conn.exec_driver_sql("INSERT INTO t VALUES (1)")
+        assert 0.2 <= time.monotonic() - started < 5
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        engine.dispose()

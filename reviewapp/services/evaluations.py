@@ -263,7 +263,10 @@ def refresh_run(session: Session, run: Run) -> None:
     to a savepoint and logged, so the caller's own writes still commit.
     """
     session.flush()
-    row = session.connection().execute(select(*_RUN_COLUMNS).where(Run.id == run.id)).one()
+    # Locked (PostgreSQL FOR NO KEY UPDATE) before the calls are read: two writers adding
+    # calls to one finished run each count the other's committed calls, never a stale set.
+    row = session.connection().execute(
+        select(*_RUN_COLUMNS).where(Run.id == run.id).with_for_update(key_share=True)).one()
     inp = _load_inputs(session, [row])[0]
     run.tool_call_count = len(inp.calls)
     run.failed_tool_call_count = sum(1 for c in inp.calls if c[3] == "failed")

@@ -327,6 +327,19 @@ def _rederive_verdict(session: Session, run: Run) -> None:
 # --- target feedback -------------------------------------------------------------------
 
 
+def _lock_run(session: Session, run_pk: int) -> bool:
+    """PostgreSQL: lock the run row (``FOR NO KEY UPDATE``) before a feedback write, the
+    lock every writer of the run and its children takes first (``runs.upsert_run``,
+    tool events): a re-ingest then either sees this rating and keeps its target, or has
+    removed the target before the rating is written. Returns whether it locked (SQLite
+    needs no row lock: its writers are serialised by ``BEGIN IMMEDIATE``)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return False
+    session.execute(select(Run.id).where(Run.id == run_pk).with_for_update(key_share=True))
+    return True
+
+
+
 _KEY_PARAMS = {name: bindparam(name) for name in _KEY_COLUMNS}
 _EXISTING = (
     select(Feedback.id, Feedback.rating, Feedback.reason, Feedback.comment, Feedback.correction)
@@ -447,6 +460,10 @@ def upsert_feedback(
     )
     author_id = _author_id(actor)
     target = _resolve_target(session, author_id, target_type, target_id, subject)
+    if _lock_run(session, target.run_pk):
+        # Checked again under the lock: a re-ingest that committed meanwhile may have
+        # removed the target (SPEC 10 keeps only children that already carry feedback).
+        target = _resolve_target(session, author_id, target_type, target_id, subject)
     allowed = reasons_from_settings(target.settings)
     if values["reason"] is not None and values["reason"] not in allowed:
         raise ValidationFailed("reason", f"must be one of {', '.join(allowed)}")
@@ -490,8 +507,14 @@ def delete_feedback(session: Session, actor: Actor, feedback_id: int) -> None:
     stmt = scope_to_actor(
         select(Feedback).where(Feedback.id == feedback_id, Feedback.author_id == author_id),
         actor, Feedback.workspace_id, Role.REVIEWER,
-    ).with_for_update()
-    row = session.scalars(stmt).one_or_none()
+    )
+    run_pk = session.scalar(stmt.with_only_columns(Feedback.run_pk))
+    if run_pk is None:
+        raise Forbidden()
+    # The run first, then the row: the same lock order as upsert_feedback (no deadlock).
+    _lock_run(session, run_pk)
+    row = session.scalars(stmt.with_for_update().execution_options(populate_existing=True)
+                          ).one_or_none()
     if row is None:
         raise Forbidden()
     run = session.get(Run, row.run_pk)

@@ -306,8 +306,11 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     from .evaluations import apply_imported, refresh_run
 
     kind = doc.get("kind") or RunKind.CHAT.value
+    # Locked first (PostgreSQL FOR NO KEY UPDATE): the writers of a run and its calls
+    # take the run's lock before anything else, in the same order (tool_calls._Batch).
     run = session.scalars(
         select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
+        .with_for_update(key_share=True).execution_options(populate_existing=True)
     ).one_or_none()
     status = doc.get("status") or RunStatus.RUNNING.value
     if run is not None and run.status != RunStatus.RUNNING.value and status == RunStatus.RUNNING.value:
@@ -417,8 +420,11 @@ def finish_run(
     documents.check("run_finish", body)
     status = body["status"]
     finished_at = _ts(body.get("finished_at"), "finished_at")
+    # Locked (PostgreSQL): of two racing finishes with different statuses the second
+    # sees the first one's status and gets the Conflict, instead of overwriting it.
     run = session.scalars(
         select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
+        .with_for_update(key_share=True).execution_options(populate_existing=True)
     ).one_or_none()
     if run is None:
         raise Forbidden()

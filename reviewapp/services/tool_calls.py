@@ -172,9 +172,17 @@ _RUN_COLUMNS = select(
     _RUN.c.id, _RUN.c.run_id, _RUN.c.kind, _RUN.c.diagnosis_session_id, _RUN.c.status,
     _RUN.c.tool_call_count,
 ).where(_RUN.c.workspace_id == bindparam("workspace_id"))
-_SELECT_RUNS = _RUN_COLUMNS.where(_RUN.c.run_id.in_(bindparam("run_ids", expanding=True)))
+# The runs are locked (PostgreSQL ``FOR NO KEY UPDATE``, in id order; SQLite's writers are
+# serialised by ``BEGIN IMMEDIATE`` and it has no row locks) before their calls are read:
+# every writer of a run's calls (events, run upserts, finish) holds this lock, so two
+# requests never both see a call as ``started`` and both finalise it, and the counters
+# and the ordinals are computed from committed rows.
+_SELECT_RUNS = _RUN_COLUMNS.where(
+    _RUN.c.run_id.in_(bindparam("run_ids", expanding=True))
+).order_by(_RUN.c.id).with_for_update(key_share=True)
 # Single-value variants: a lone event (the common live case) skips IN-list expansion.
-_SELECT_RUN_ONE = _RUN_COLUMNS.where(_RUN.c.run_id == bindparam("run_id"))
+_SELECT_RUN_ONE = _RUN_COLUMNS.where(
+    _RUN.c.run_id == bindparam("run_id")).with_for_update(key_share=True)
 _SELECT_ROWS = select(_TOOL_CALL).where(
     _TOOL_CALL.c.workspace_id == bindparam("workspace_id"),
     _TOOL_CALL.c.id.in_(bindparam("ids", expanding=True)))

@@ -109,10 +109,25 @@ def _service_error(error: ServiceError) -> Response:
 
 
 def _storage_error(error: Exception) -> Response:
-    db.session.rollback()
+    from flask import g
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        db.session.rollback()
+    except SQLAlchemyError:  # the connection itself is gone; the pool replaces it
+        pass
+    # The error page must not need the database it reports as unavailable: render it for
+    # an anonymous visitor, so neither the user loader nor the navigation queries run
+    # (either would fail again and turn the 503 into a 500).
+    # (Undone at teardown: an app context that outlives the request must not keep it.)
+    g._login_user = login_manager.anonymous_user()
+    g.storage_error_anonymous = True
     log.error("storage error on %s %s: %s", request.method, request.path, type(error).__name__,
               exc_info=error)
-    return _service_error(Unavailable())
+    from ..db_setup import DISK_FULL_MESSAGE, is_disk_full
+
+    # Still 503 SYSTEM_UNAVAILABLE (SPEC 6.1), but saying why when the disk is full.
+    return _service_error(Unavailable(DISK_FULL_MESSAGE) if is_disk_full(error) else Unavailable())
 
 
 def _csrf_error(error: CSRFError) -> Response:
@@ -198,6 +213,8 @@ def _clear_write_intent(error: BaseException | None) -> None:
 
     from ..db_setup import reset_write_intent
 
+    if g.pop("storage_error_anonymous", False):
+        g.pop("_login_user", None)
     token = g.pop("write_intent_token", None)
     if token is not None:
         try:
