@@ -3,6 +3,7 @@ model (SPEC 3, 8, 9, 10)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -216,11 +217,22 @@ def _check_ids(doc: Mapping[str, Any]) -> None:
             seen.add(agent_id)
 
 
+# A run id is part of addresses (``/api/ingest/runs/<run_id>/finish``, ``/runs/<run_id>``):
+# no "/" (``PUT .../abc/finish`` must not create run "abc/finish"), no control characters
+# (NUL cannot be stored in PostgreSQL text; a line break matches no route), not blank.
+# The OpenAPI document publishes the same pattern (components.schemas.RunId).
+RUN_ID_PATTERN = re.compile(r"[^/\x00-\x1f\x7f]*[^/\s\x00-\x1f\x7f][^/\x00-\x1f\x7f]*")
+RUN_ID_MAX = 160
+
+
 def check_run_id(run_id: Any) -> str:
-    """``run_id`` if it is a string of 1-160 characters with a non-blank; else
-    ``ValidationFailed("run_id", ...)``."""
-    if not isinstance(run_id, str) or not run_id.strip() or len(run_id) > 160:
-        raise ValidationFailed("run_id", "required string of 1-160 characters")
+    """``run_id`` if it is a string of 1-160 characters, not blank, without ``/`` or control
+    characters (``RUN_ID_PATTERN``); else ``ValidationFailed("run_id", ...)`` (400)."""
+    if not isinstance(run_id, str) or not 1 <= len(run_id) <= RUN_ID_MAX:
+        raise ValidationFailed("run_id", f"required string of 1-{RUN_ID_MAX} characters")
+    if RUN_ID_PATTERN.fullmatch(run_id) is None:
+        raise ValidationFailed(
+            "run_id", "must not be blank or contain '/' or control characters")
     return run_id
 
 

@@ -206,8 +206,13 @@ def test_finish_of_unknown_run_is_403(client, token):
     assert response.status_code == 403 and response.get_json()["error"]["code"] == "AUTH_FORBIDDEN"
 
 
-def test_run_ids_with_slashes_and_unicode_work(client, session, token):
-    assert put_run(client, token, "team/a/run-é").status_code == 201
-    assert client.post("/api/ingest/runs/team/a/run-é/finish", json={"status": "SUCCESS"},
+def test_run_ids_with_unicode_work_and_slashes_are_refused(client, session, token):
+    assert put_run(client, token, "team-a:run-é").status_code == 201
+    assert client.post("/api/ingest/runs/team-a:run-é/finish", json={"status": "SUCCESS"},
                        headers=headers(token)).status_code == 200
-    assert session.scalars(select(Run)).one().run_id == "team/a/run-é"
+    assert session.scalars(select(Run)).one().run_id == "team-a:run-é"
+    # A "/" would make ".../<run_id>/finish" ambiguous (PUT .../abc/finish created "abc/finish").
+    refused = put_run(client, token, "team/a/run-é")
+    assert refused.status_code == 400
+    assert refused.get_json()["error"]["message"].startswith("run_id: ")
+    assert session.scalars(select(Run.run_id)).all() == ["team-a:run-é"]

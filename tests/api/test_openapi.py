@@ -37,17 +37,17 @@ EMBEDDED = {
 # The error statuses each operation can answer, read from the handlers and services:
 # every operation reads the database (503); authenticated ones 401; inputs 400; bodies 413;
 # owner-checked targets 403; finish of a finished run and a rejected single event 409;
-# a non-numeric feedback id matches no route (404).
+# a non-numeric feedback id or a line break in a run id matches no route (404).
 EXPECTED_ERRORS = {
     "health": {503},
     "setRunVerdict": {400, 401, 403, 413, 503},
     "listMyTargetFeedback": {400, 401, 403, 503},
     "upsertTargetFeedback": {400, 401, 403, 413, 503},
     "deleteTargetFeedback": {401, 403, 404, 503},
-    "ingestRun": {400, 401, 413, 503},
-    "finishRun": {400, 401, 403, 409, 413, 503},
+    "ingestRun": {400, 401, 404, 413, 503},
+    "finishRun": {400, 401, 403, 404, 409, 413, 503},
     "ingestToolEvents": {400, 401, 409, 413, 503},
-    "runTrace": {400, 401, 403, 503},
+    "runTrace": {400, 401, 403, 404, 503},
 }
 
 # The code each error status carries, from reviewapp/errors.py and the app's handlers.
@@ -190,3 +190,24 @@ def test_published_json_schemas_are_embedded_unchanged():
     assert body_ref("ingestRun") == {"$ref": "#/components/schemas/RunDocument"}
     assert body_ref("finishRun") == {"$ref": "#/components/schemas/RunFinish"}
     assert {"$ref": "#/components/schemas/ToolEvent"} in body_ref("ingestToolEvents")["oneOf"]
+
+
+@pytest.mark.parametrize("candidate", [
+    "run-1", "tau-airline-t3-r0", "with space", "日本語", "a.b:c@d", "x" * 160, " a ",
+    "a/b", "abc/finish", "/", "a\x00b", "\x00", "a\nb", "a\tb", "a\x7fb", "   ", "\u3000", "",
+])
+def test_documented_run_id_pattern_is_the_services_rule(candidate):
+    from reviewapp.errors import ValidationFailed
+    from reviewapp.services.runs import check_run_id
+
+    documented = load_spec()["components"]["schemas"]["RunId"]
+    doc_ok = (re.search(documented["pattern"], candidate) is not None
+              and documented["minLength"] <= len(candidate) <= documented["maxLength"])
+    try:
+        check_run_id(candidate)
+        service_ok = True
+    except ValidationFailed:
+        service_ok = False
+    assert doc_ok == service_ok
+    assert service_ok == (candidate in {"run-1", "tau-airline-t3-r0", "with space", "日本語",
+                                        "a.b:c@d", "x" * 160, " a "})
