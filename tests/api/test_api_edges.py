@@ -162,3 +162,19 @@ def test_tool_event_and_document_run_ids_follow_the_same_rule(client, token):
         "id": "c1", "run_id": "a/b", "event": "started", "tool_name": "t"})
     assert response.status_code in (400, 409), response.get_json()
     assert response.get_json()["error"]["code"] in ("VALIDATION_INVALID_ARGUMENT", "CONFLICT")
+
+
+# --- found by a long schemathesis run (5,197 examples, PostgreSQL) -------------------------
+
+
+@pytest.mark.parametrize("extra", ["targetType=", "targetType=chat_message&targetId=1",
+                                   "subjectId=c1", "targetId=5", "subjectId=" + "x" * 161])
+def test_run_pk_with_target_parameters_is_400_not_silently_ignored(make, ws, login, extra):
+    """Was 200 with the run's ratings: targetType / targetId / subjectId (even invalid ones)
+    were ignored when runPk was sent."""
+    user = make.user(ws)
+    run = make.run(ws)
+    client = login(user)
+    assert client.get(f"/api/feedback/targets?runPk={run.id}").status_code == 200
+    response = client.get(f"/api/feedback/targets?runPk={run.id}&{extra}")
+    assert_error(response, 400, "VALIDATION_INVALID_ARGUMENT", "runPk")

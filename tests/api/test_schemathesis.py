@@ -53,7 +53,6 @@ NEGATIVE_EXAMPLES = 20  # schema-invalid cases per operation variant
 COVERAGE_CASES = 40  # deterministic boundary cases per operation variant, at most
 STATEFUL_EXAMPLES = 15  # link-following scenarios
 STATEFUL_STEPS = 6  # calls per scenario at most
-SEED = 20261130
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]
