@@ -42,7 +42,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from sqlalchemy import select
+
 from reviewapp.actors import Actor
+from reviewapp.models import DiagnosticReport, DiagnosticStep, Message
 from reviewapp.services import admin
 
 from ..factories import DEFAULT_PASSWORD
@@ -82,6 +85,7 @@ class Credentials:
     session_headers: dict[str, str]
     session_cookies: dict[str, str]
     new_token_headers: Callable[[], dict[str, str]]
+    known: dict[str, Any]  # ids of the seeded runs and their targets
 
 
 def _log_in(base: str, username: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -104,11 +108,22 @@ def credentials(make, session, live_url) -> Credentials:
     ws, other = make.workspace(), make.workspace()
     user = make.user(ws)
     make.user(other)
-    for _ in range(2):
-        make.run(ws)
-        make.aiops_run(ws)
+    seeded = [make.run(ws), make.aiops_run(ws), make.run(ws), make.aiops_run(ws)]
     make.run(other)
     make.aiops_run(other)
+    chat, aiops, chat2, aiops2 = seeded
+    answer = session.scalars(select(Message.id).where(
+        Message.run_pk == chat.id, Message.role == "assistant")).one()
+    known = {
+        "chat": (chat.run_id, chat.session.session_id, chat.id, answer),
+        "chat2": (chat2.run_id, chat2.session.session_id),
+        "aiops2": (aiops2.run_id, aiops2.session.session_id),
+        "step": session.scalars(select(DiagnosticStep.id).where(
+            DiagnosticStep.run_pk == aiops.id).order_by(DiagnosticStep.ordinal)).first(),
+        "report": session.scalars(select(DiagnosticReport.id).where(
+            DiagnosticReport.run_pk == aiops.id)).one(),
+        "aiops": (aiops.run_id, aiops.id),
+    }
     secret = admin.create_token(session, Actor.system_actor(), ws.id, "agent").secret
     session.commit()
     cookies, headers = _log_in(live_url, user.username)
@@ -121,7 +136,8 @@ def credentials(make, session, live_url) -> Credentials:
         assert pool, "more stateful scenarios than prepared workspaces"
         return {"Authorization": f"Bearer {pool.pop()}"}
 
-    return Credentials({"Authorization": f"Bearer {secret}"}, headers, cookies, new_token_headers)
+    return Credentials({"Authorization": f"Bearer {secret}"}, headers, cookies, new_token_headers,
+                       known)
 
 
 @dataclass
@@ -130,12 +146,14 @@ class Tally:
 
     examples: Counter = field(default_factory=Counter)
     statuses: Counter = field(default_factory=Counter)
+    by_label: dict[str, Counter] = field(default_factory=dict)
     server_errors: int = 0
     failures: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def record(self, label: str, case: Any, response: Any, error: BaseException | None) -> None:
         self.examples[label] += 1
         self.statuses[response.status_code] += 1
+        self.by_label.setdefault(label, Counter())[response.status_code] += 1
         if response.status_code >= 500:
             self.server_errors += 1
         if error is not None:
@@ -209,7 +227,7 @@ def _fuzz(schema: Any, creds: Credentials, base: str, tally: Tally, *,
 
 
 def _call(case: Any, label: str, http: requests.Session, base: str, headers: dict[str, str],
-          cookies: dict[str, str], tally: Tally, checks: list[Any]) -> None:
+          cookies: dict[str, str], tally: Tally, checks: list[Any]) -> Any:
     """Send one case with the real credentials and record what the checks say."""
     # The real credentials replace whatever the generator put in their place.
     case.headers = {k: v for k, v in (case.headers or {}).items()
@@ -223,6 +241,60 @@ def _call(case: Any, label: str, http: requests.Session, base: str, headers: dic
         tally.record(label, case, response, error)
     else:
         tally.record(label, case, response, None)
+    return response
+
+
+def _known_good(schema: Any, creds: Credentials, base: str, tally: Tally) -> None:
+    """Hand-made valid requests against the seeded data, so every success answer (not only
+    errors) is checked against its schema: random ids rarely hit a real target."""
+    http = requests.Session()
+    ops = {op.ok().definition.raw["operationId"]: op.ok() for op in schema.get_all_operations()}
+    token = creds.token_headers
+    login = (creds.session_headers, creds.session_cookies)
+    chat_run, chat_session, chat_pk, answer = creds.known["chat"]
+    aiops_run, aiops_pk = creds.known["aiops"]
+    steps: list[tuple[str, str, dict[str, Any], tuple[dict[str, str], dict[str, str]], int]] = [
+        ("setRunVerdict", "token", {"body": {"runId": chat_run, "sessionId": chat_session,
+                                             "feedback": "useful"}}, (token, {}), 200),
+        ("setRunVerdict", "session", {"body": {"sessionId": creds.known["chat2"][1],
+                                               "feedback": "not_useful"}}, login, 200),
+        ("setRunVerdict", "token", {"body": {"runId": creds.known["aiops2"][0],
+                                             "sessionId": creds.known["aiops2"][1],
+                                             "feedback": "not_useful"}}, (token, {}), 200),
+        ("upsertTargetFeedback", "session", {"body": {
+            "targetType": "chat_message", "targetId": answer, "rating": "negative",
+            "reason": "incorrect", "comment": "wrong pod", "correction": "the node"}}, login, 200),
+        ("upsertTargetFeedback", "session", {"body": {
+            "targetType": "citation", "targetId": answer, "subjectId": "c1",
+            "rating": "positive"}}, login, 200),
+        ("upsertTargetFeedback", "session", {"body": {
+            "targetType": "diagnostic_step", "targetId": creds.known["step"],
+            "rating": "positive"}}, login, 200),
+        ("upsertTargetFeedback", "session", {"body": {
+            "targetType": "diagnostic_report", "targetId": creds.known["report"],
+            "rating": "negative", "reason": "incomplete"}}, login, 200),
+        ("listMyTargetFeedback", "session", {"query": {"runPk": chat_pk}}, login, 200),
+        ("listMyTargetFeedback", "session", {"query": {
+            "targetType": "citation", "targetId": answer}}, login, 200),
+        ("runTrace", "token", {"path_parameters": {"run_id": chat_run}}, (token, {}), 200),
+        ("runTrace", "session", {"path_parameters": {"run_id": aiops_run}}, login, 200),
+    ]
+    for op_id, auth, data, (headers, cookies), expected in steps:
+        label = f"{op_id} [{auth}]"
+        case = ops[op_id].Case(media_type="application/json" if "body" in data else None, **data)
+        response = _call(case, label, http, base, headers, cookies, tally, CHECKS)
+        if response.status_code != expected:
+            tally.failures.setdefault((label, f"known-good request got {response.status_code}"),
+                                      f"{data}: {response.text[:300]}")
+    # Delete the ratings just made: 204, and the trace shows the rest.
+    listed = http.get(f"{base}/api/feedback/targets", params={"runPk": chat_pk},
+                      headers=creds.session_headers, cookies=creds.session_cookies).json()
+    for row in listed["feedback"]:
+        case = ops["deleteTargetFeedback"].Case(path_parameters={"feedback_id": row["id"]})
+        response = _call(case, "deleteTargetFeedback [session]", http, base, *login, tally, CHECKS)
+        if response.status_code != 204:
+            tally.failures.setdefault(("deleteTargetFeedback [session]",
+                                       f"known-good request got {response.status_code}"), str(row))
 
 
 def _stateful(schema: Any, creds: Credentials, base: str, tally: Tally) -> None:
@@ -291,6 +363,7 @@ def test_api_conforms_to_its_openapi_document(live_url, credentials, record_prop
     started = time.monotonic()
     schema = _load(load_spec(), live_url)
     tally = Tally()
+    _known_good(schema, credentials, live_url, tally)
     _fuzz(schema, credentials, live_url, tally)
     _stateful(schema, credentials, live_url, tally)
     elapsed = time.monotonic() - started
@@ -301,10 +374,18 @@ def test_api_conforms_to_its_openapi_document(live_url, credentials, record_prop
     record_property("schemathesis", summary)
     print(f"\n{summary} in {elapsed:.0f} s; statuses {dict(sorted(tally.statuses.items()))}")
     for label, count in sorted(tally.examples.items()):
-        print(f"  {label}: {count}")
+        print(f"  {label}: {count} {dict(sorted(tally.by_label[label].items()))}")
     # Every variant really ran its budget (hypothesis may stop early only when the
     # strategy is exhausted, e.g. the body-less health check).
     assert variants == len(_variants(credentials))
+    # The credentials and the links work: these reached real success, not only 4xx.
+    succeeded = {label for label, statuses in tally.by_label.items()
+                 if any(200 <= status < 300 for status in statuses)}
+    assert {"setRunVerdict [token]", "setRunVerdict [session]", "upsertTargetFeedback [session]",
+            "listMyTargetFeedback [session]", "deleteTargetFeedback [session]", "runTrace [token]",
+            "runTrace [session]", "ingestRun [token]", "ingestToolEvents [token]",
+            "stateful ingestRun [token]", "stateful finishRun [token]", "stateful runTrace [token]",
+            "stateful ingestToolEvents [token]"} <= succeeded, succeeded
     report = "\n\n".join(f"{label}: {title}\n{detail}"
                          for (label, title), detail in sorted(tally.failures.items()))
     assert not tally.failures, f"{len(tally.failures)} distinct failures\n\n{report}"
