@@ -136,12 +136,9 @@ def test_session_cookie_is_httponly_lax_and_not_secure_by_default(client, make):
     assert "secure" not in _attributes(cookie)  # plain http on a laptop must still work
 
 
-def test_session_cookie_is_secure_when_configured_in_the_environment(app_config, make, monkeypatch):
-    from reviewapp import create_app
-
+def test_session_cookie_is_secure_when_configured_in_the_environment(app_factory, make, monkeypatch):
     monkeypatch.setenv("REVIEWAPP_SESSION_COOKIE_SECURE", "true")
-    config = {k: v for k, v in app_config.items() if k != "SESSION_COOKIE_SECURE"}
-    secure_app = create_app(config)
+    secure_app = app_factory()  # the test mapping does not set it: the environment wins
     assert secure_app.config["SESSION_COOKIE_SECURE"] is True
     user = make.user(make.workspace())
     client = secure_app.test_client()
