@@ -34,10 +34,13 @@ class Config:
     WTF_CSRF_TIME_LIMIT = None  # token lives as long as the login session
     WTF_CSRF_SSL_STRICT = False
 
-    # Flask-Limiter: in-memory by default (one process); point at redis:// or
-    # memcached:// to share the count between processes.
+    # Flask-Limiter: in-memory by default (counts per process, lost on restart); set
+    # REVIEWAPP_RATELIMIT_STORAGE_URI=redis://host:6379 (pip install "reviewapp[redis]")
+    # to share the counts between processes and hosts.
     RATELIMIT_STORAGE_URI = "memory://"
+    # Failed logins only: per (submitted username, client address), and per address.
     LOGIN_RATE_LIMIT = "10 per minute"
+    LOGIN_RATE_LIMIT_PER_IP = "100 per minute"
     RATELIMIT_ENABLED = True
     RATELIMIT_HEADERS_ENABLED = True
 
@@ -60,3 +63,5 @@ class Config:
         "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
         "form-action 'self'; frame-ancestors 'none'"
     )
+    # ... and with every other response (JSON, CSV, static files): nothing may run or frame it.
+    CONTENT_SECURITY_POLICY_NON_HTML = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'"

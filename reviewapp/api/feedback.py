@@ -97,6 +97,10 @@ def list_target_feedback() -> Response:
     ``targetId``, optional ``subjectId``)."""
     actor = session_actor()
     run_pk = _int_arg("runPk")
+    target_args = [name for name in ("targetType", "targetId", "subjectId") if name in request.args]
+    if run_pk is not None and target_args:
+        raise ValidationFailed(
+            "runPk", f"send runPk alone, or targetType and targetId (not both; got {', '.join(target_args)})")
     with _api_field_names():
         if run_pk is not None:
             rows = feedback_service.list_my_feedback(db.session, actor, run_pk)

@@ -3,6 +3,7 @@ model (SPEC 3, 8, 9, 10)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone

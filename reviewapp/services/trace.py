@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..domain.self_evaluation import AIOPS_KEY, VERIFIER_KEY, read_self_evaluation
-from ..errors import Forbidden, ValidationFailed
+from ..errors import Forbidden
 from ..models import (
     DiagnosisSession,
     DiagnosticReport,
@@ -22,6 +22,7 @@ from ..models import (
     User,
 )
 from ..queries import get_run_by_external_id_for
+from .runs import check_run_id
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,11 @@ def get_trace(session: Session, actor: Actor, run_id: str) -> RunTrace:
     """The trace of the run whose agent id is ``run_id``, if the actor may read it: a
     member (any role) of its workspace, an ingest token of its workspace, or the system.
 
-    Raises ``ValidationFailed`` (``run_id`` not a 1-160 character string) and
-    ``Forbidden`` for a run that does not exist or is not the actor's (identical, SPEC 2).
+    Raises ``ValidationFailed`` (``run_id`` not a valid run id, ``runs.check_run_id``: a
+    run with such an id cannot exist) and ``Forbidden`` for a run that does not exist or
+    is not the actor's (identical, SPEC 2).
     """
-    if not isinstance(run_id, str) or not run_id.strip() or len(run_id) > 160:
-        raise ValidationFailed("run_id", "required string of 1-160 characters")
+    check_run_id(run_id)
     run = get_run_by_external_id_for(session, actor, run_id, Role.REVIEWER)
     if run is None:
         raise Forbidden()

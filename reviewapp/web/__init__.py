@@ -224,6 +224,10 @@ def _clear_write_intent(error: BaseException | None) -> None:
 
 
 def _security_headers(response: Response) -> Response:
+    """Every response: ``nosniff``, no framing (``X-Frame-Options`` and CSP
+    ``frame-ancestors``), ``Referrer-Policy``. HTML gets the page CSP
+    (``CONTENT_SECURITY_POLICY``); anything else (JSON, CSV, static files) a CSP that
+    allows nothing, so a response opened as a document can run nothing."""
     from flask import current_app
 
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
@@ -233,8 +237,17 @@ def _security_headers(response: Response) -> Response:
         response.headers.setdefault(
             "Content-Security-Policy", current_app.config["CONTENT_SECURITY_POLICY"]
         )
-        if current_user and current_user.is_authenticated:
-            response.headers.setdefault("Cache-Control", "no-store")
+    else:
+        response.headers.setdefault(
+            "Content-Security-Policy", current_app.config["CONTENT_SECURITY_POLICY_NON_HTML"]
+        )
+    # Per-caller data never stays in a shared or back-button cache: every API answer
+    # (without loading the user: that may need the database, which may be the error), and
+    # a logged-in user's pages.
+    if _wants_json():
+        response.headers.setdefault("Cache-Control", "no-store")
+    elif response.mimetype == "text/html" and current_user and current_user.is_authenticated:
+        response.headers.setdefault("Cache-Control", "no-store")
     return response
 
 

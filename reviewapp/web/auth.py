@@ -1,4 +1,11 @@
-"""Login, logout and the current actor."""
+"""Login, logout and the current actor.
+
+Login attempts are rate-limited by Flask-Limiter (``RATELIMIT_STORAGE_URI``: in-memory,
+per process, by default; ``redis://...`` shares the counts between processes and hosts).
+Only failed attempts (401) count: ``LOGIN_RATE_LIMIT`` per (submitted username, client
+address), and a looser ``LOGIN_RATE_LIMIT_PER_IP`` per client address against password
+spraying. A locked pair gets 429 until its window passes, even with the right password.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ from flask import (
     session,
     url_for,
 )
+from flask_limiter.util import get_remote_address
 from flask_login import current_user, login_required, login_user, logout_user
 
 from ..actors import Actor
@@ -50,8 +58,29 @@ def _login_limit() -> str:
     return current_app.config["LOGIN_RATE_LIMIT"]
 
 
+def _login_limit_per_ip() -> str:
+    return current_app.config["LOGIN_RATE_LIMIT_PER_IP"]
+
+
+def _username_and_ip() -> str:
+    """Rate-limit key of one login attempt: the submitted username (trimmed, case-folded,
+    at most 80 characters as the form allows) and the client address. Failures for one
+    username from one address lock only that pair, so nobody can lock a colleague out
+    from elsewhere, nor everyone out from one address."""
+    username = (request.form.get("username") or "").strip().casefold()[:80]
+    return f"{username}|{get_remote_address()}"
+
+
+def _failed(response: Response) -> bool:
+    """Only wrong credentials (401) count against the login limits."""
+    return response.status_code == 401
+
+
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(_login_limit, methods=["POST"])
+@limiter.limit(_login_limit, methods=["POST"], key_func=_username_and_ip, deduct_when=_failed,
+               scope="login-user-ip")
+@limiter.limit(_login_limit_per_ip, methods=["POST"], key_func=get_remote_address,
+               deduct_when=_failed, scope="login-ip")
 def login() -> Response | str:
     """Log in with username and password."""
     if current_user.is_authenticated:
