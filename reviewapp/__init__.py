@@ -41,6 +41,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     _configure_secret_key(app)
     _configure_database_url(app)
+    from .sessions import CachedSerializerSessionInterface
+
+    app.session_interface = CachedSerializerSessionInterface()
 
     from . import api, cli, web
     from .extensions import csrf, db, limiter, login_manager, migrate

@@ -168,7 +168,7 @@ def _target_statement(target_type: str) -> Select[Any]:
     if target_type in (TargetType.CHAT_MESSAGE.value, TargetType.CITATION.value):
         extra: tuple[Any, ...] = (Message.run_pk, Message.ordinal, Message.content)
         if target_type == TargetType.CITATION.value:
-            extra += (Message.meta,)
+            extra += (Message.meta.label("meta"),)
         stmt = (
             select(*columns, *extra)
             .select_from(Run)
@@ -207,7 +207,8 @@ def _resolve_target(
     citation id absent from the message's ``metadata.citations``: ``Forbidden``."""
     if not 1 <= target_id <= _MAX_ID:
         raise Forbidden()
-    row = session.execute(
+    # On the session's connection: a plain row read, no ORM result processing.
+    row = session.connection().execute(
         _target_statement(target_type), {"target_id": target_id, "actor_user_id": author_id}
     ).one_or_none()
     if row is None:
