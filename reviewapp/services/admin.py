@@ -6,6 +6,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
+from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -21,8 +22,15 @@ from ..models.base import utcnow
 from .access import require_role
 
 _hasher = PasswordHasher()
-# Verified against when the username is unknown, so a miss costs as much as a hit.
-_DUMMY_HASH = _hasher.hash("not-a-real-password")
+
+
+@cache
+def _dummy_hash() -> str:
+    """Verified against when the username is unknown, so a miss costs as much as a hit.
+    Hashed on the first login attempt of the process (hit or miss alike), not at import:
+    an argon2 hash costs about half a second of CPU that every process start (CLI
+    commands, server workers) paid before."""
+    return _hasher.hash("not-a-real-password")
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 USERNAME_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,80}$")
@@ -208,10 +216,11 @@ def set_password(session: Session, actor: Actor, user_id: int, password: str) ->
 
 def authenticate(session: Session, username: str, password: str) -> User | None:
     """The active user with these credentials, or ``None``. Constant work on a miss."""
+    dummy = _dummy_hash()  # first call of the process: same cost on a hit and on a miss
     user = session.scalars(select(User).where(User.username == (username or "").strip())).one_or_none()
     if user is None or not user.active:
         try:
-            _hasher.verify(_DUMMY_HASH, password or "")
+            _hasher.verify(dummy, password or "")
         except VerificationError:
             pass
         return None
