@@ -6,6 +6,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
+from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -21,8 +22,15 @@ from ..models.base import utcnow
 from .access import require_role
 
 _hasher = PasswordHasher()
-# Verified against when the username is unknown, so a miss costs as much as a hit.
-_DUMMY_HASH = _hasher.hash("not-a-real-password")
+
+
+@cache
+def _dummy_hash() -> str:
+    """Verified against when the username is unknown, so a miss costs as much as a hit.
+    Hashed on the first login attempt of the process (hit or miss alike), not at import:
+    an argon2 hash costs about half a second of CPU that every process start (CLI
+    commands, server workers) paid before."""
+    return _hasher.hash("not-a-real-password")
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 USERNAME_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,80}$")
@@ -208,10 +216,11 @@ def set_password(session: Session, actor: Actor, user_id: int, password: str) ->
 
 def authenticate(session: Session, username: str, password: str) -> User | None:
     """The active user with these credentials, or ``None``. Constant work on a miss."""
+    dummy = _dummy_hash()  # first call of the process: same cost on a hit and on a miss
     user = session.scalars(select(User).where(User.username == (username or "").strip())).one_or_none()
     if user is None or not user.active:
         try:
-            _hasher.verify(_DUMMY_HASH, password or "")
+            _hasher.verify(dummy, password or "")
         except VerificationError:
             pass
         return None
@@ -225,16 +234,50 @@ def authenticate(session: Session, username: str, password: str) -> User | None:
     return user
 
 
-def load_user(session: Session, cookie_id: str) -> User | None:
+class SessionUser:
+    """The logged-in user of one request, as Flask-Login's ``current_user``: ``id``,
+    ``username``, ``active``, ``session_token``; ``get_id()`` is the login cookie id
+    ``"<id>:<session_token>"``. A plain value (no ORM identity, no session), read by
+    ``load_user`` with one prebuilt statement on every authenticated request."""
+
+    __slots__ = ("id", "username", "active", "session_token")
+    is_authenticated = True
+    is_anonymous = False
+
+    def __init__(self, id: int, username: str, active: bool, session_token: str) -> None:
+        self.id = id
+        self.username = username
+        self.active = active
+        self.session_token = session_token
+
+    @property
+    def is_active(self) -> bool:
+        return bool(self.active)
+
+    def get_id(self) -> str:
+        return f"{self.id}:{self.session_token}"
+
+    def __repr__(self) -> str:
+        return f"<SessionUser {self.id} {self.username!r}>"
+
+
+_USERS = User.__table__
+_USER_BY_ID = select(
+    _USERS.c.id, _USERS.c.username, _USERS.c.active, _USERS.c.session_token
+).where(_USERS.c.id == bindparam("user_id"))
+
+
+def load_user(session: Session, cookie_id: str) -> SessionUser | None:
     """The user for a login cookie id ``"<id>:<session_token>"``; ``None`` when the token
-    was rotated (logout elsewhere, password change) or the user is inactive."""
+    was rotated (logout elsewhere, password change) or the user is inactive. One
+    primary-key query (a Core statement built once: no ORM identity load per request)."""
     user_id, _, token = (cookie_id or "").partition(":")
     if not user_id.isdigit() or not token:
         return None
-    user = session.get(User, int(user_id))
-    if user is None or not user.active or not secrets.compare_digest(user.session_token, token):
+    row = session.connection().execute(_USER_BY_ID, {"user_id": int(user_id)}).first()
+    if row is None or not row.active or not secrets.compare_digest(row.session_token, token):
         return None
-    return user
+    return SessionUser(row.id, row.username, row.active, row.session_token)
 
 
 def end_all_sessions(session: Session, actor: Actor, user_id: int) -> None:

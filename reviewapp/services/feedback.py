@@ -170,7 +170,7 @@ def _target_statement(target_type: str) -> Select[Any]:
     if target_type in (TargetType.CHAT_MESSAGE.value, TargetType.CITATION.value):
         extra: tuple[Any, ...] = (Message.run_pk, Message.ordinal, Message.content)
         if target_type == TargetType.CITATION.value:
-            extra += (Message.meta,)
+            extra += (Message.meta.label("meta"),)
         stmt = (
             select(*columns, *extra)
             .select_from(Run)
@@ -209,7 +209,8 @@ def _resolve_target(
     citation id absent from the message's ``metadata.citations``: ``Forbidden``."""
     if not 1 <= target_id <= _MAX_ID:
         raise Forbidden()
-    row = session.execute(
+    # On the session's connection: a plain row read, no ORM result processing.
+    row = session.connection().execute(
         _target_statement(target_type), {"target_id": target_id, "actor_user_id": author_id}
     ).one_or_none()
     if row is None:
@@ -537,9 +538,16 @@ def list_my_feedback(session: Session, actor: Actor, run_pk: int) -> list[Feedba
     when the run is missing or foreign, or the actor is not a user."""
     author_id = _author_id(actor)
     visible_pk, _ = _visible_run(session, actor, run_pk)
+    return my_feedback_of_visible_run(session, author_id, visible_pk)
+
+
+def my_feedback_of_visible_run(session: Session, author_id: int, run_pk: int) -> list[Feedback]:
+    """``list_my_feedback`` without its access check, for a read model that has just
+    checked run ``run_pk`` itself in the same transaction (the run page): user
+    ``author_id``'s ratings of the run. Never call it with an unchecked ``run_pk``."""
     return list(session.scalars(
         select(Feedback)
-        .where(Feedback.run_pk == visible_pk, Feedback.author_id == author_id)
+        .where(Feedback.run_pk == run_pk, Feedback.author_id == author_id)
         .order_by(Feedback.target_type, Feedback.target_id, Feedback.subject_key)
     ))
 
@@ -580,11 +588,20 @@ def feedback_summary(
     counts, reviewers and the ``disagree`` flag. Two queries (the run's access check and
     one grouped read), whatever the number of targets. Raises ``Forbidden``."""
     visible_pk, _ = _visible_run(session, actor, run_pk)
+    return summary_of_visible_run(session, visible_pk)
+
+
+def summary_of_visible_run(
+    session: Session, run_pk: int
+) -> dict[tuple[str, int, str], TargetSummary]:
+    """``feedback_summary`` without its access check (one grouped read), for a read model
+    that has just checked run ``run_pk`` itself in the same transaction (the run page).
+    Never call it with an unchecked ``run_pk``."""
     rows = session.execute(
         select(Feedback.target_type, Feedback.target_id, Feedback.subject_key,
                Feedback.rating, User.username)
         .join(User, User.id == Feedback.author_id)
-        .where(Feedback.run_pk == visible_pk)
+        .where(Feedback.run_pk == run_pk)
         .order_by(User.username)
     ).all()
     grouped: dict[tuple[str, int, str], dict[str, list[str]]] = {}

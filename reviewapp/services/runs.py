@@ -977,9 +977,12 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     evaluation = evaluation_view(run.self_evaluation)
     answer_index = answer_message_index([(m.role, m.content) for m in messages])
     answer_message = messages[answer_index] if answer_index is not None else None
+    if actor.user_id is None:  # ratings belong to people (as list_my_feedback says)
+        raise Forbidden()
+    # The run was access-checked by _load_run above: no second and third check.
     mine = {(f.target_type, f.target_id, f.subject_key or ""): f
-            for f in feedback_service.list_my_feedback(session, actor, run.id)}
-    summary = feedback_service.feedback_summary(session, actor, run.id)
+            for f in feedback_service.my_feedback_of_visible_run(session, actor.user_id, run.id)}
+    summary = feedback_service.summary_of_visible_run(session, run.id)
     reasons = workspace_reasons(workspace)
     prev_pk, next_pk = _neighbours(session, actor, run, filters, None)
     return RunDetail(

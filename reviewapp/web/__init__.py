@@ -251,16 +251,30 @@ def _security_headers(response: Response) -> Response:
     return response
 
 
-def _template_context() -> dict[str, Any]:
+def _nav_role() -> str | None:
+    """The logged-in user's highest role (its value), read once per request."""
+    from flask import g
+
     from ..services.access import highest_role
     from .auth import current_actor
+
+    if "nav_role" not in g:
+        role = None
+        if current_user and current_user.is_authenticated:
+            role = highest_role(db.session, current_actor())
+        g.nav_role = role.value if role else None
+    return g.nav_role
+
+
+def _template_context() -> dict[str, Any]:
+    # Lazy: the role query runs only when a template uses the navigation (full pages),
+    # never for the htmx fragments that do not, and at most once per request.
+    from werkzeug.local import LocalProxy
+
     from .nav import nav_items
 
-    role = None
-    if current_user and current_user.is_authenticated:
-        role = highest_role(db.session, current_actor())
-    return {"nav_role": role.value if role else None,
-            "nav_items": nav_items(role.value if role else None)}
+    return {"nav_role": LocalProxy(_nav_role),
+            "nav_items": LocalProxy(lambda: nav_items(_nav_role()))}
 
 
 def _local_time(value: datetime | None) -> str:

@@ -9,6 +9,7 @@ plain link to its address (no request leaves the page when it renders).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import nh3
@@ -51,9 +52,23 @@ def render_markdown(text: str | None) -> Markup:
     """
     if not text:
         return Markup("")
+    if len(text) <= _CACHED_TEXT_MAX:
+        return Markup(_sanitised_cached(text))  # noqa: S704 - sanitised by nh3
+    return Markup(_sanitised(text))  # noqa: S704 - sanitised by nh3
+
+
+# A run page renders the same answer and report on every view: the HTML of recent texts
+# is kept (a pure function of the text), bounded in entries and in text size.
+_CACHED_TEXT_MAX = 16_384  # characters
+_CACHED_TEXTS = 256
+
+
+def _sanitised(text: str) -> str:
     html = _MD.render(text)
-    clean = nh3.clean(
+    return nh3.clean(
         html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes=URL_SCHEMES,
         link_rel=LINK_REL, clean_content_tags={"script", "style"},
     )
-    return Markup(clean)  # noqa: S704 - sanitised by nh3 just above
+
+
+_sanitised_cached = lru_cache(maxsize=_CACHED_TEXTS)(_sanitised)
