@@ -186,6 +186,10 @@ def _target_statement(target_type: str) -> Select[Any]:
     return scope_to_member(stmt, Run.workspace_id, Role.REVIEWER)
 
 
+def _has_report(session: Session, run_pk: int) -> bool:
+    return session.scalar(select(DiagnosticReport.id).where(DiagnosticReport.run_pk == run_pk)) is not None
+
+
 def _is_answer_message(session: Session, row: Any) -> bool:
     """Whether the resolved message is its run's answer: it has text and no later
     assistant message has (``has_answer_text``, the run page's own definition)."""
@@ -225,7 +229,10 @@ def _resolve_target(
             raise Forbidden()
         is_answer = False
     elif target_type == TargetType.CHAT_MESSAGE.value:
-        is_answer = row.kind == RunKind.CHAT.value and _is_answer_message(session, row)
+        # A chat run's answer message; an AIOps run's only when it has no report (its
+        # conclusion then exists only as the answer text, SPEC 6.2).
+        is_answer = (row.kind == RunKind.CHAT.value or not _has_report(session, row.run_pk)) \
+            and _is_answer_message(session, row)
     elif target_type == TargetType.DIAGNOSTIC_REPORT.value:
         is_answer = row.kind == RunKind.AIOPS.value
     else:

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from ..actors import Actor, Role
 from ..domain.timeline import Bar, CallTiming, Layout
 from ..domain.timeline import layout as timeline_layout
-from ..domain.feedback import answer_message_index
+from ..domain.feedback import answer_message_index, has_answer_text
 from ..domain.self_evaluation import imported_evaluations
 from ..domain.times import parse_timestamp
 from ..errors import Conflict, Forbidden, ServiceError, ValidationFailed
@@ -347,10 +347,14 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
 
     if prepared.messages is not None:
         _keep_rated_citations(session, run, prepared.messages)
+        keep = _targets_with_feedback(session, run.id, TargetType.CHAT_MESSAGE, TargetType.CITATION)
+        # The answer message made from ``run.answer`` is not in the agent's document: it
+        # stays (re-sending the same document changes nothing).
+        keep |= {m.id for m in run.messages if m.message_id == ANSWER_MESSAGE_ID
+                 and (m.meta or {}).get("source") == "run.answer"}
         changed |= _sync_children(
             session, list(run.messages), prepared.messages, "message_id",
-            lambda key, **v: Message(run_pk=run.id, message_id=key, **v),
-            _targets_with_feedback(session, run.id, TargetType.CHAT_MESSAGE, TargetType.CITATION),
+            lambda key, **v: Message(run_pk=run.id, message_id=key, **v), keep,
         )
     if prepared.steps is not None:
         changed |= _sync_children(
@@ -364,6 +368,7 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     if doc.get("tool_calls"):
         results = upsert_records(session, run, doc["tool_calls"])
         changed |= any(r != "unchanged" for r in results)
+    changed |= _ensure_answer_message(session, run)
     # Evaluations are applied even when nothing else changed: a verifier result may
     # arrive with a re-sent, otherwise identical document.
     changed |= apply_imported(session, run, imported_evaluations(doc))
@@ -442,11 +447,42 @@ def finish_run(
     changed = _set(run, values)
     if changed:
         session.flush()
+        _ensure_answer_message(session, run)
         refresh_run(session, run)
         _promote_if_useful(session, run)
     session.commit()
     return UpsertResult(run, "updated" if changed else "unchanged",
                         run.tool_call_count, run.failed_tool_call_count)
+
+
+# The message that carries a run's answer when the agent sent the answer only as the
+# run's ``answer`` field (typically with ``finish``), so that it can be rated (SPEC 6.1).
+ANSWER_MESSAGE_ID = "run-answer"
+
+
+def _ensure_answer_message(session: Session, run: Run) -> bool:
+    """Give a finished run whose answer exists only as ``run.answer`` an assistant message
+    with that text (``message_id`` ``run-answer``, ``metadata.source`` ``run.answer``),
+    appended after the agent's messages, so its answer thumbs exist and set the verdict
+    (SPEC 6.1, 6.2, 8). Nothing is added while RUNNING, without answer text, or when an
+    assistant message already has text; an earlier ``run-answer`` message follows a changed
+    answer. Returns whether anything changed."""
+    if run.status == RunStatus.RUNNING.value or not has_answer_text(run.answer):
+        return False
+    messages = list(session.scalars(select(Message).where(Message.run_pk == run.id)))
+    own = next((m for m in messages if m.message_id == ANSWER_MESSAGE_ID
+                and (m.meta or {}).get("source") == "run.answer"), None)
+    if own is not None:
+        return _set(own, {"content": run.answer})
+    if any(m.role == MessageRole.ASSISTANT.value and has_answer_text(m.content) for m in messages):
+        return False
+    ordinal = max((m.ordinal for m in messages), default=0) + 1
+    session.add(Message(run_pk=run.id, message_id=ANSWER_MESSAGE_ID, ordinal=ordinal,
+                        role=MessageRole.ASSISTANT.value, content=run.answer,
+                        meta={"source": "run.answer"}))
+    session.flush()
+    session.expire(run, ["messages"])
+    return True
 
 
 def _promote_if_useful(session: Session, run: Run) -> None:

@@ -295,3 +295,34 @@ def test_run_id_must_match_the_published_pattern(session, ws, run_id):
         finish_run(session, SYSTEM, ws.id, run_id, {"status": "SUCCESS"})
     assert err.value.field == "run_id"
     assert count(session, Run) == 0
+
+
+@pytest.mark.parametrize("kind", ["chat", "aiops"])
+def test_an_answer_sent_only_with_finish_becomes_a_rateable_answer_message(session, make, ws, kind):
+    """The README's flow (PUT a RUNNING run without assistant text, then finish with the
+    answer) must give a run whose answer can be rated and sets the verdict."""
+    from reviewapp.services import feedback
+
+    running = doc(kind=kind, status="RUNNING", answer=None, finished_at=None, report=None, steps=[],
+                  tool_calls=[], verifier_evaluation=None,
+                  messages=[{"id": "u1", "role": "user", "content": "Why 502?"}])
+    upsert_run(session, SYSTEM, ws.id, "late", running)
+    assert count(session, Message) == 1  # nothing is made up while the run is going
+    finish_run(session, SYSTEM, ws.id, "late", {"status": "SUCCESS", "answer": "Pods were **OOM**-killed.",
+                                               "finished_at": "2026-05-01T12:01:00Z"})
+    messages = session.scalars(select(Message).order_by(Message.ordinal)).all()
+    assert [(m.role, m.content, m.message_id) for m in messages] == [
+        ("user", "Why 502?", "u1"), ("assistant", "Pods were **OOM**-killed.", "run-answer")]
+    reviewer = make.actor(make.user(ws))
+    feedback.upsert_feedback(session, reviewer, "chat_message", messages[1].id, None, "positive")
+    assert session.scalar(select(Run.feedback).where(Run.run_id == "late")) == "useful"
+    # Re-sending the agent's document (without that message) changes nothing.
+    resent = upsert_run(session, SYSTEM, ws.id, "late", {
+        **running, "status": "SUCCESS", "answer": "Pods were **OOM**-killed.",
+        "finished_at": "2026-05-01T12:01:00Z"})
+    assert resent.result == "unchanged" and count(session, Message) == 2
+
+
+def test_no_answer_message_is_made_when_the_agent_sent_one(session, ws):
+    upsert_run(session, SYSTEM, ws.id, "r1", doc())
+    assert [m.message_id for m in session.scalars(select(Message).order_by(Message.ordinal))] == ["m1", "m2"]

@@ -243,3 +243,10 @@ def test_timeline_link_opens_calls_whose_id_has_line_breaks_or_slashes(client, m
     fragment = client.get(link.replace("&amp;", "&"), headers={"HX-Request": "true"})
     assert fragment.status_code == 200
     assert "found it" in fragment.get_data(as_text=True)
+
+
+def test_an_aiops_run_without_report_offers_thumbs_on_its_conclusion(client, make, reviewer):
+    run = make.aiops_run(reviewer[0], report=None, steps=[], messages=[], answer="Disk full on db-1.")
+    html = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert "Your rating of the conclusion is the run's verdict" in html
+    assert re.search(r'name="target_type" value="chat_message"', html)
