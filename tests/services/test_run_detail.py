@@ -156,16 +156,17 @@ def test_review_queue_offers_only_finished_runs_with_something_to_rate(session, 
         make.run(ws),                                            # answer text + citations
         make.aiops_run(ws, report=None),                         # steps only
         make.aiops_run(ws, steps=[]),                            # report only
+        # the conclusion, as an answer message made from run.answer
+        make.aiops_run(ws, steps=[], report=None, answer="Conclusion only."),
     ]
     make.run(ws, status="RUNNING", answer=None)                  # still going
     make.run(ws, answer=None, messages=[{"id": "u1", "role": "user", "content": "q"}])
-    make.aiops_run(ws, steps=[], report=None, answer="Conclusion only.")
-    make.run(ws, messages=[{"id": "u1", "role": "user", "content": "q"},
-                           {"id": "a1", "role": "assistant", "content": "   "}])
+    make.run(ws, answer=None, messages=[{"id": "u1", "role": "user", "content": "q"},
+                                        {"id": "a1", "role": "assistant", "content": "   "}])
     actor = make.actor(make.user(ws))
     seen = set()
     state = review_queue.next_run(session, actor)
-    assert (state.progress.reviewed, state.progress.total) == (0, 3)
+    assert (state.progress.reviewed, state.progress.total) == (0, 4)
     while state.run_pk is not None:
         seen.add(state.run_pk)
         state = review_queue.next_run(session, actor, after_run_pk=state.run_pk)
