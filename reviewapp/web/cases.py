@@ -8,7 +8,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 from flask_login import login_required
 
 from ..domain.suggest import CASE_CATEGORIES
-from ..errors import Conflict
+from ..errors import Conflict, ValidationFailed
 from ..extensions import db
 from ..services import cases
 from .auth import current_actor
@@ -47,6 +47,16 @@ def detail(case_id: str) -> str:
                            detail=cases.get_case(db.session, current_actor(), case_id))
 
 
+def _field_error(form: CaseForm, error: ValidationFailed) -> None:
+    """Show a service rule's refusal next to its field; the typed values stay in the form
+    (the page answers 422). A field the form does not have: the error is re-raised."""
+    field = getattr(form, error.field, None) if error.field in _FIELDS else None
+    if field is None:
+        raise error
+    db.session.rollback()
+    field.errors = [*field.errors, error.message.removeprefix(f"{error.field}: ")]
+
+
 def _fields(form: CaseForm) -> dict[str, Any]:
     return {name: getattr(form, name).data for name in _FIELDS}
 
@@ -62,8 +72,11 @@ def edit(case_id: str) -> Response | tuple[str, int] | str:
             case = cases.edit_case(db.session, current_actor(), case_id, form.version.data,
                                    _fields(form))
         except Conflict as stale:
-            return conflict_page(stale, back, title="Case changed")
-        return see_other("Case saved.", url_for("cases.detail", case_id=case.case_id))
+            return conflict_page(stale, back, title="Case changed", yours=_fields(form))
+        except ValidationFailed as invalid:
+            _field_error(form, invalid)
+        else:
+            return see_other("Case saved.", url_for("cases.detail", case_id=case.case_id))
     view = cases.edit_view(db.session, current_actor(), case_id)
     if not form.is_submitted():
         form.process(data=_prefill(view.case, view.suggestions))
@@ -104,6 +117,11 @@ def new() -> Response | tuple[str, int] | str:
     if form.validate_on_submit():
         try:
             case = cases.create_manual_case(db.session, current_actor(), run_pk, _fields(form))
+        except ValidationFailed as invalid:
+            if invalid.field not in _FIELDS:
+                raise
+            _field_error(form, invalid)
+            case = None
         except Conflict as exists:
             if _same_as_submitted(exists.details, _fields(form)):
                 # A double submit: the case the first click created is this one.
@@ -112,7 +130,8 @@ def new() -> Response | tuple[str, int] | str:
             return conflict_page(exists, url_for("cases.edit", case_id=exists.details["case_id"])
                                  if isinstance(exists.details, dict) else None,
                                  title="This run already has a case")
-        return see_other("Case created.", url_for("cases.detail", case_id=case.case_id))
+        if case is not None:
+            return see_other("Case created.", url_for("cases.detail", case_id=case.case_id))
     draft = cases.new_case_draft(db.session, current_actor(), run_pk)
     if not form.is_submitted():
         form.process(data=draft.values)

@@ -332,3 +332,27 @@ def test_the_conflict_page_shows_a_readable_time(client, login, site):
                        ).get_data(as_text=True)
     assert re.search(r"<time datetime=\"[^\"]+\"[^>]*>\d{4}-\d\d-\d\d \d\d:\d\d UTC</time>", html)
     assert not re.search(r">\s*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+", html)
+
+
+def test_case_form_keeps_what_was_typed_when_a_service_rule_refuses_a_field(client, login, site):
+    login(site.users[Role.LEAD])
+    fresh_form = {"title": "Disk full", "fault_category": "=HYPERLINK(1)", "root_cause": "logs",
+                  "solution": "rotate them"}
+    created = client.post(f"/cases/new?run={site.run.id}", data=fresh_form)
+    assert created.status_code in (409, 422)  # the site's run already has a case
+    edit = client.post(f"/cases/{site.case.case_id}/edit", data={**fresh_form, "version": "1"})
+    assert edit.status_code == 422
+    html = edit.get_data(as_text=True)
+    assert 'value="Disk full"' in html and "rotate them" in html and "logs" in html
+    assert 'value="=HYPERLINK(1)"' in html and 'aria-invalid="true"' in html
+
+
+def test_a_stale_case_edit_shows_the_users_own_version(client, login, site):
+    login(site.users[Role.LEAD])
+    form = {"version": "1", "title": "first", "fault_category": "NETWORK"}
+    assert client.post(f"/cases/{site.case.case_id}/edit", data=form).status_code == 303
+    stale = client.post(f"/cases/{site.case.case_id}/edit",
+                        data={**form, "title": "my careful rewrite", "solution": "my steps"})
+    assert stale.status_code == 409
+    html = stale.get_data(as_text=True)
+    assert "Your version (not saved)" in html and "my careful rewrite" in html and "my steps" in html
