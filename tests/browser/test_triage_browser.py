@@ -41,8 +41,9 @@ def test_lead_triages_an_item_and_admin_downloads_a_csv(new_page, make, session,
     page.locator(f"#triage-row-{item.id}").get_by_role("button", name="Resolve").click()
     page.wait_for_selector(f"#triage-row-{item.id} .badge-triage-resolved")
     # The state tabs recount without a reload (they were stale before).
-    resolved_tab = page.locator("#triage-tabs a", has_text="Resolved").locator(".count")
-    page.wait_for_function("el => el.textContent.trim() === '1'", arg=resolved_tab.element_handle())
+    # (queried afresh on each poll: the swap replaces the nav element)
+    page.wait_for_function("""() => [...document.querySelectorAll('#triage-tabs a')]
+        .some(a => a.textContent.includes('Resolved') && a.querySelector('.count').textContent.trim() === '1')""")
     assert page.locator("#triage-tabs a", has_text="New").locator(".count").inner_text() == "0"
 
     # The item page (plain form POST + 303): set the fault category.
