@@ -186,12 +186,17 @@ def _unauthorized() -> Response:
             {"error": {"code": "AUTH_UNAUTHENTICATED", "message": "log in or send a token"}}, 401
         )
     login_url = url_for("auth.login", next=_page_path())
+    if request.method not in _SAFE_METHODS:
+        # Say that the change was lost, not just "please log in" (an expired session).
+        flash("You were logged out, so your last change was not saved. "
+              "Log in and make it again.", "error")
     if is_htmx():
         # Redirect the whole window, never swap a login form into a fragment (SPEC 10).
         response = make_response("", 401)
         response.headers["HX-Redirect"] = login_url
         return response
-    flash(login_manager.login_message, "info")
+    if request.method in _SAFE_METHODS:
+        flash(login_manager.login_message, "info")
     return redirect(login_url, 303)
 
 

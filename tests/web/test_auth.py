@@ -136,6 +136,14 @@ def test_htmx_redirect_ignores_a_foreign_current_url(client):
     assert response.headers["HX-Redirect"] == "/login?next=/"
 
 
+def test_a_change_sent_after_the_session_ended_says_it_was_not_saved(client):
+    response = client.post("/feedback", data={"rating": "positive"}, headers={
+        "HX-Request": "true", "HX-Current-URL": "http://localhost/runs/2"})
+    assert response.status_code == 401
+    login_page = client.get(response.headers["HX-Redirect"]).get_data(as_text=True)
+    assert "your last change was not saved" in login_page
+
+
 def test_form_fields_carry_no_none_attributes(client, make):
     """aria-invalid="None" is an invalid ARIA value (axe: critical)."""
     html = client.get("/login").get_data(as_text=True)
