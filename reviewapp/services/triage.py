@@ -755,15 +755,19 @@ class BulkOutcome:
 
 def _parse_bulk_items(items: Iterable[tuple[Any, Any]]) -> list[tuple[int, int]]:
     parsed: list[tuple[int, int]] = []
-    seen: set[int] = set()
+    seen: dict[int, int] = {}
     for raw_id, raw_version in items:
         try:
             item_id, version = int(raw_id), int(raw_version)
         except (TypeError, ValueError):
             raise ValidationFailed("items", "each item must be an id and a version") from None
-        if item_id not in seen:
-            seen.add(item_id)
-            parsed.append((item_id, version))
+        if item_id in seen:
+            if seen[item_id] != version:  # which one did the user mean? Say so, apply nothing.
+                raise ValidationFailed(
+                    "items", f"item {item_id} is listed twice with different versions")
+            continue
+        seen[item_id] = version
+        parsed.append((item_id, version))
     if not parsed:
         raise ValidationFailed("items", "select at least one item")
     if len(parsed) > BULK_MAX:

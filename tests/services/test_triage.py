@@ -300,10 +300,19 @@ def test_bulk_move_reports_items_the_move_does_not_apply_to(session, make):
 
 
 @pytest.mark.parametrize("items, state", [([], "triaged"), ([("x", 1)], "triaged"),
-                                          ([(1, 1)], "gone")])
+                                          ([(1, 1)], "gone"), ([(1, 1), (2, 1), (1, 0)], "triaged")])
 def test_bulk_rejects_bad_input(session, make, queue, items, state):
     with pytest.raises(ValidationFailed):
         triage.bulk_move(session, make.actor(queue.lead), items, state)
+
+
+def test_bulk_item_listed_twice_with_different_versions_changes_nothing(session, make, queue):
+    item = make.triage_item(make.run(make.workspace()))
+    with pytest.raises(ValidationFailed) as refused:
+        triage.bulk_move(session, make.actor(queue.lead), [(item.id, 1), (item.id, 0)], "triaged")
+    assert "listed twice" in refused.value.message
+    session.expire_all()
+    assert session.get(type(item), item.id).state == "new"
 
 
 def test_parse_item_tokens():
