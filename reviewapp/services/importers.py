@@ -468,11 +468,19 @@ def detect_format(path: Path) -> str:
     """The format of ``path`` judged from its first record. Raises ``RecordError`` naming
     the file and the supported formats when none fits (e.g. an OpenCode session
     export, whose ``messages`` are ``{info, parts}`` objects, not chat messages)."""
+    if path.is_dir():
+        raise RecordError(f"{path.name}: is a folder; pass its files (e.g. {path.name}/*.jsonl)")
+    with path.open("rb") as handle:
+        head = handle.read(4096)
+    if not head.strip():
+        raise RecordError(f"{path.name}: the file is empty")
     source = _Source(path, _layout(path))
     try:
         record = _first_record(source)
-    except (ValueError, ijson.JSONError):
-        raise unsupported(path) from None
+    except (ValueError, ijson.JSONError) as exc:
+        raise RecordError(f"{path.name}: not valid JSON ({exc})") from None
+    if record is None and source.layout == "lines":
+        raise RecordError(f"{path.name}: not valid JSON lines (the first record does not parse)")
     if isinstance(record, list) and _chat_messages(record):
         return "openai-messages"
     if isinstance(record, Mapping):

@@ -257,3 +257,24 @@ def test_cli_import_of_an_unsupported_file_exits_1_with_one_line(runner, make, s
         "Error: session-ses_0e8fabe63ffe91KaErs7Mh9g5O.json: unsupported format; supported: "
         "native, openai-messages, tau-bench, claude-code, codex (pass --format to force one)"]
     assert count(session, Run) == 0
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("", "empty.json: the file is empty"),
+    ("  \n", "empty.json: the file is empty"),
+    ('[{"run_id": "r1", "query": ', "empty.json: not valid JSON"),
+    ('{"run_id": "r1", "query"', "empty.json: not valid JSON"),
+])
+def test_empty_or_truncated_files_are_named_as_such(session, make, tmp_path, content, message):
+    path = tmp_path / "empty.json"
+    path.write_text(content)
+    with pytest.raises(importers.RecordError) as err:
+        importers.import_files(session, SYSTEM, make.workspace().id, [path])
+    assert str(err.value).startswith(message)
+    assert count(session, Run) == 0
+
+
+def test_a_folder_is_refused_with_a_hint(session, make, tmp_path):
+    with pytest.raises(importers.RecordError) as err:
+        importers.import_files(session, SYSTEM, make.workspace().id, [tmp_path])
+    assert "is a folder" in str(err.value)
