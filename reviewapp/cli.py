@@ -163,6 +163,8 @@ def list_tokens(slug: str) -> None:
     tokens = admin.list_tokens(db.session, Actor.system_actor(), _workspace_id(slug))
     if not tokens:
         click.echo(f"no tokens in '{slug}'")
+        return
+    click.echo("id\tname\tstate\tlast used (newest token first)")
     for token in tokens:
         used = token.last_used_at.strftime("%Y-%m-%d %H:%M UTC") if token.last_used_at else "never used"
         click.echo(f"{token.id}\t{token.name}\t{'revoked' if token.revoked else 'active'}\t{used}")
