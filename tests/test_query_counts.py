@@ -118,6 +118,7 @@ _RUN_PAGE = [
     ("SELECT", "message"),
     ("SELECT", "diagnostic_step"),
     ("SELECT", "diagnostic_report"),
+    ("SELECT", "case_library"),
     ("SELECT", "user_feedback"),
     ("SELECT", "user_feedback"),
     ("SELECT", "diagnosis_run"),

@@ -21,6 +21,7 @@ from ..domain.self_evaluation import imported_evaluations
 from ..domain.times import parse_timestamp
 from ..errors import Conflict, Forbidden, ServiceError, ValidationFailed
 from ..models import (
+    Case,
     DiagnosisSession,
     DiagnosticReport,
     DiagnosticStep,
@@ -883,7 +884,7 @@ class RunDetail:
     ``summary`` maps the same keys to every reviewer's counts (feedback_summary);
     ``evaluation`` is ``run.self_evaluation`` with a legacy flat root wrapped (SPEC 5) or
     ``None`` when not scored yet; ``prev_pk`` / ``next_pk`` are the neighbours in the
-    list ``filters`` describe.
+    list ``filters`` describe; ``case_id`` the run's case in the case library, if any.
     """
 
     run: Run
@@ -902,6 +903,7 @@ class RunDetail:
     filters: RunFilters
     prev_pk: int | None
     next_pk: int | None
+    case_id: str | None = None
 
     def target(self, target_type: str, target_id: int, subject_key: str = "") -> TargetState:
         """The thumbs state of one target of this run."""
@@ -1010,6 +1012,8 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
         .order_by(DiagnosticStep.ordinal)))
     report = session.scalars(
         select(DiagnosticReport).where(DiagnosticReport.run_pk == run.id)).one_or_none()
+    case_id = session.scalar(select(Case.case_id).where(
+        Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id))
     evaluation = evaluation_view(run.self_evaluation)
     answer_index = answer_message_index([(m.role, m.content) for m in messages])
     answer_message = messages[answer_index] if answer_index is not None else None
@@ -1026,7 +1030,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
         answer_message=answer_message, citations=_citations(messages, evaluation), steps=steps,
         report=report, timeline=_timeline(session, run, steps), evaluation=evaluation,
         my_feedback=mine, summary=summary, reasons=list(reasons), filters=filters,
-        prev_pk=prev_pk, next_pk=next_pk,
+        prev_pk=prev_pk, next_pk=next_pk, case_id=case_id,
     )
 
 

@@ -301,14 +301,17 @@ def test_a_case_links_back_to_its_run_and_the_run_page_to_its_case(client, login
     case_page = client.get(f"/cases/{site.case.case_id}").get_data(as_text=True)
     assert f'href="/runs/{site.run.id}"' in case_page
     run_page = client.get(f"/runs/{site.run.id}").get_data(as_text=True)
-    assert f'href="/cases/new?run={site.run.id}"' in run_page
+    assert f'href="/cases/{site.case.case_id}"' in run_page  # straight to the existing case
+    caseless = make.run(site.ws)
+    assert f'href="/cases/new?run={caseless.id}"' in client.get(f"/runs/{caseless.id}").get_data(as_text=True)
     item_page = client.get(f"/triage/{site.item.id}").get_data(as_text=True)
     assert f'href="/runs/{site.run.id}"' in item_page
 
 
-def test_the_run_page_offers_no_case_link_to_a_reviewer(client, login, site):
+def test_the_run_page_offers_a_reviewer_no_case_creation_but_the_existing_case(client, login, site):
     login(site.users[Role.REVIEWER])
-    assert "/cases/new?run=" not in client.get(f"/runs/{site.run.id}").get_data(as_text=True)
+    html = client.get(f"/runs/{site.run.id}").get_data(as_text=True)
+    assert "/cases/new?run=" not in html and f'href="/cases/{site.case.case_id}"' in html
 
 
 def test_invalid_category_on_the_item_page_keeps_the_typed_value_and_names_the_problem(
