@@ -30,7 +30,7 @@ def long_world(make):
     ])
     aiops = make.aiops_run(ws, query="Alert " + LONG, report={"content": "# " + LONG + "\n" + URL})
     item = make.triage_item(chat, note="Note " + LONG, fault_category="CAT_" + LONG[:50])
-    case = make.case(ws, run=aiops, title="Case " + LONG, root_cause=LONG, solution=URL)
+    case = make.case(ws, run=aiops, title="Case " + LONG[:190], root_cause=LONG, solution=URL)
     return {"chat": chat, "aiops": aiops, "item": item, "case": case}
 
 
