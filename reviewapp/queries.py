@@ -85,15 +85,26 @@ def get_run_for(
 def get_run_by_external_id_for(
     session: Session, actor: Actor, run_id: str, min_role: Role = Role.REVIEWER
 ) -> Run | None:
-    """The newest visible run whose agent ``run_id`` matches, else ``None``.
+    """The visible run whose agent ``run_id`` matches, else ``None``.
 
-    ``run_id`` is unique per workspace; when the actor sees several workspaces holding the
-    same id, the most recently created run wins.
+    ``run_id`` is unique per workspace. When the actor sees several workspaces holding the
+    same id the answer would be a guess: ``Conflict`` (409) naming ``run_id`` and listing
+    the workspaces' slugs in ``details`` (use the run page, whose address is unambiguous).
     """
+    from .errors import Conflict
+    from .models import Workspace
+
     stmt = scope_to_actor(
         select(Run).where(Run.run_id == run_id), actor, Run.workspace_id, min_role
-    ).order_by(Run.created_at.desc(), Run.id.desc()).limit(1)
-    return session.scalars(stmt).first()
+    ).order_by(Run.created_at.desc(), Run.id.desc()).limit(2)
+    found = list(session.scalars(stmt))
+    if len(found) > 1:
+        slugs = sorted(session.scalars(select(Workspace.slug).where(
+            Workspace.id.in_([run.workspace_id for run in found]))))
+        raise Conflict(f"run_id: '{run_id}' exists in more than one of your workspaces "
+                       f"({', '.join(slugs)}); open the run from its workspace's list",
+                       details={"run_id": run_id, "workspaces": slugs})
+    return found[0] if found else None
 
 
 def runs_visible_to(actor: Actor, min_role: Role = Role.REVIEWER) -> Select[tuple[Run]]:

@@ -48,7 +48,7 @@ from ..domain.feedback import (
     reasons_from_settings,
     verdict_for_rating,
 )
-from ..errors import Forbidden, ValidationFailed
+from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import (
     DiagnosisSession,
     DiagnosticReport,
@@ -701,8 +701,13 @@ def set_run_verdict(
                 .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
                 .where(Run.run_id == run_id, DiagnosisSession.session_id == session_id),
                 actor, Run.workspace_id, Role.REVIEWER,
-            ).order_by(Run.created_at.desc(), Run.id.desc()).limit(1)
-        ).first()
+            ).order_by(Run.created_at.desc(), Run.id.desc()).limit(2)
+        ).all()
+        if len(run) > 1:  # the same ids in two of the user's workspaces: never guess
+            raise Conflict(f"runId: '{run_id}' of session '{session_id}' exists in more than one "
+                           "of your workspaces; give the verdict on the run's page",
+                           details={"run_id": run_id, "session_id": session_id})
+        run = run[0] if run else None
         if run is None:
             elsewhere = session.scalar(scope_to_actor(
                 select(Run.id).where(Run.run_id == run_id), actor, Run.workspace_id, Role.REVIEWER

@@ -40,14 +40,14 @@ EMBEDDED = {
 # a non-numeric feedback id or a line break in a run id matches no route (404).
 EXPECTED_ERRORS = {
     "health": {503},
-    "setRunVerdict": {400, 401, 403, 413, 503},
+    "setRunVerdict": {400, 401, 403, 409, 413, 503},
     "listMyTargetFeedback": {400, 401, 403, 503},
     "upsertTargetFeedback": {400, 401, 403, 413, 503},
     "deleteTargetFeedback": {400, 401, 403, 404, 503},
     "ingestRun": {400, 401, 404, 409, 413, 503},
     "finishRun": {400, 401, 403, 404, 409, 413, 503},
     "ingestToolEvents": {400, 401, 409, 413, 503},
-    "runTrace": {400, 401, 403, 404, 503},
+    "runTrace": {400, 401, 403, 404, 409, 503},
 }
 
 # The code each error status carries, from reviewapp/errors.py and the app's handlers.

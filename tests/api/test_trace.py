@@ -149,3 +149,25 @@ def test_trace_route_is_described_in_openapi():
     spec = yaml.safe_load(OPENAPI.read_text())
     operation = spec["paths"]["/api/runs/{run_id}/trace"]["get"]
     assert set(operation["responses"]) >= {"200", "401", "403"}
+
+
+def test_a_run_id_in_two_of_my_workspaces_is_409_not_a_guess(client, session, login, make):
+    from reviewapp.models import Membership
+
+    a, b = make.workspace(slug="alpha"), make.workspace(slug="beta")
+    make.run(a, "dup-1", session_id="s-dup")
+    make.run(b, "dup-1", session_id="s-dup")
+    user = make.user(a)
+    session.add(Membership(user_id=user.id, workspace_id=b.id, role="reviewer"))
+    session.commit()
+    login(user)
+    trace = client.get("/api/runs/dup-1/trace")
+    assert trace.status_code == 409
+    assert trace.get_json()["error"]["details"]["workspaces"] == ["alpha", "beta"]
+    verdict = client.post("/api/feedback", json={"sessionId": "s-dup", "runId": "dup-1",
+                                                 "feedback": "useful"})
+    assert verdict.status_code == 409 and verdict.get_json()["error"]["message"].startswith("runId:")
+    session.rollback()
+    assert session.query(Run).filter(Run.feedback.isnot(None)).count() == 0
+    # Each workspace's own token still sees exactly its run.
+    assert client.get("/api/runs/dup-1/trace", headers=_bearer(session, a)).status_code == 200
