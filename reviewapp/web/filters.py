@@ -84,6 +84,15 @@ def show_bidi_controls(value: Any) -> Any:
     return value
 
 
+def path_segment(value: Any) -> str:
+    """``value`` as ONE URL path segment: every character but unreserved ones
+    percent-encoded, "/" and "." included, so an id such as ``../../admin`` stays one
+    segment that no browser normalises away."""
+    from urllib.parse import quote
+
+    return quote(str(value), safe="-_~").replace(".", "%2E")
+
+
 def register(app: Flask) -> None:
     """Add the filters to ``app``'s Jinja environment, and ``show_bidi_controls`` as its
     ``finalize`` hook."""
@@ -93,5 +102,6 @@ def register(app: Flask) -> None:
     app.add_template_filter(dom_id, "dom_id")
     app.add_template_filter(initials, "initials")
     app.add_template_filter(preview, "preview")
+    app.add_template_filter(path_segment, "path_segment")
     app.add_template_filter(as_datetime, "as_datetime")
     app.jinja_env.globals["PREVIEW_CHARS"] = PREVIEW_CHARS

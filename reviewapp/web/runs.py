@@ -26,6 +26,12 @@ class AgentIdConverter(PathConverter):
     regex = "(?s:.+?)"
     part_isolating = False  # the id may hold "/" (werkzeug infers True from the regex)
 
+    def to_url(self, value: str) -> str:
+        """``filters.path_segment``: an id such as ``../../admin`` stays one segment."""
+        from .filters import path_segment
+
+        return path_segment(value)
+
 # Query-string keys that describe "the current list" and travel to run pages and back.
 LIST_KEYS = ("q", "workspace", "kind", "status", "verdict", "feedback", "reviewed",
              "score_min", "score_max", "outcome", "sort")

@@ -232,7 +232,8 @@ def test_a_filter_rule_of_the_service_shows_on_the_list_form(client, make, login
     assert "must not be below the minimum score" in html
 
 
-@pytest.mark.parametrize("call_id", ["multi\nline id", "kb://doc-1", "/leading-slash", "a//b/", "q?x#y"])
+@pytest.mark.parametrize("call_id", ["multi\nline id", "kb://doc-1", "/leading-slash", "a//b/", "q?x#y",
+                                     "../../admin", "./x/.", "%2E%2E"])
 def test_timeline_link_opens_calls_whose_id_has_line_breaks_or_slashes(client, make, reviewer, call_id):
     """The ingest schema accepts any non-blank id; the timeline's link must open it
     (werkzeug's ``path`` converter stopped at a line break and merged ``//``)."""
@@ -240,6 +241,9 @@ def test_timeline_link_opens_calls_whose_id_has_line_breaks_or_slashes(client, m
                                             "output": "found it"}])
     timeline = client.get(f"/runs/{run.id}/timeline").get_data(as_text=True)
     link = re.search(r'<details class="tl-call" hx-get="([^"]+)"', timeline).group(1)
+    # One segment with no "/" or ".": nothing a browser could normalise (../../admin).
+    encoded = link.split("/tool-calls/", 1)[1].split("?", 1)[0]
+    assert "/" not in encoded and "." not in encoded
     fragment = client.get(link.replace("&amp;", "&"), headers={"HX-Request": "true"})
     assert fragment.status_code == 200
     assert "found it" in fragment.get_data(as_text=True)
