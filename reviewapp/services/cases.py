@@ -37,6 +37,7 @@ from ..models import Case, DiagnosisSession, DiagnosticReport, Run, SourceType, 
 from ..models.base import utcnow
 from ..models.cases import new_case_id
 from ..queries import get_case_for, get_run_for, insert_for, scope_to_actor
+from .params import text_param, workspace_param
 
 AUTO_CASE_AUTHOR = "system"
 AUTO_CASE_CATEGORY = "GENERAL"
@@ -64,14 +65,9 @@ class CaseFilters:
     def from_params(cls, params: Mapping[str, Any]) -> "CaseFilters":
         """Parse query-string values. Raises ``ValidationFailed`` naming the field."""
         def text(name: str, limit: int) -> str | None:
-            value = str(params.get(name) or "").strip()
-            if len(value) > limit:
-                raise ValidationFailed(name, f"at most {limit} characters")
-            return value or None
+            return text_param(params, name, limit)
 
-        workspace = text("workspace", 12)
-        if workspace is not None and not workspace.isdigit():
-            raise ValidationFailed("workspace", "must be a workspace id")
+        workspace_id = workspace_param(params)
         source_type = text("source_type", 8)
         if source_type is not None:
             source_type = source_type.upper()
@@ -79,7 +75,7 @@ class CaseFilters:
                 raise ValidationFailed("source_type", "must be AUTO or MANUAL")
         category = text("fault_category", 64)
         return cls(
-            workspace_id=int(workspace) if workspace else None,
+            workspace_id=workspace_id,
             fault_category=category.upper() if category else None,
             service=text("service", CODE_MAX),
             error_code=text("error_code", CODE_MAX),

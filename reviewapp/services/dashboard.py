@@ -20,10 +20,10 @@ from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..domain import triage_flow
-from ..errors import Forbidden, ValidationFailed
+from ..errors import Forbidden
 from ..models import Run, ToolCall, TriageItem, Workspace
 from ..queries import scope_to_actor, utc_day
-from .triage import day_range
+from .params import date_range_params, day_range, workspace_param
 
 TOP_TOOLS = 10
 SCORE_BUCKETS = tuple(f"{low}–{low + 9}" if low < 90 else "90–100" for low in range(0, 100, 10))
@@ -43,23 +43,9 @@ class DashboardFilters:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "DashboardFilters":
-        """Parse query-string values. Raises ``ValidationFailed`` naming the field."""
-        def day(name: str) -> date | None:
-            value = str(params.get(name) or "").strip()
-            if not value:
-                return None
-            try:
-                return date.fromisoformat(value)
-            except ValueError:
-                raise ValidationFailed(name, "must be a date like 2026-11-30") from None
-
-        workspace = str(params.get("workspace") or "").strip()
-        if workspace and not workspace.isdigit():
-            raise ValidationFailed("workspace", "must be a workspace id")
-        filters = cls(int(workspace) if workspace else None, day("date_from"), day("date_to"))
-        if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
-            raise ValidationFailed("date_from", "must not be after date_to")
-        return filters
+        """Parse query-string values (``services.params``). Raises ``ValidationFailed``
+        naming the field."""
+        return cls(workspace_param(params), *date_range_params(params))
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,8 @@ from ..models import (
     Workspace,
 )
 from ..queries import iso_utc, scope_to_actor
+from .params import choice_param, date_range_params, day_range, text_param, workspace_param
 from .cases import CaseFilters, case_conditions
-from .triage import day_range
 
 BATCH_SIZE = 2000
 KINDS = ("cases", "feedback", "evalset")
@@ -175,39 +175,17 @@ class FeedbackFilters:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "FeedbackFilters":
-        """Parse query-string / CLI values. Raises ``ValidationFailed`` naming the field."""
-        def choice(name: str, allowed: tuple[str, ...]) -> str | None:
-            value = str(params.get(name) or "").strip()
-            if value and value not in allowed:
-                raise ValidationFailed(name, f"must be one of {', '.join(allowed)}")
-            return value or None
-
-        def day(name: str) -> date | None:
-            value = str(params.get(name) or "").strip()
-            if not value:
-                return None
-            try:
-                return date.fromisoformat(value)
-            except ValueError:
-                raise ValidationFailed(name, "must be a date like 2026-11-30") from None
-
-        workspace = str(params.get("workspace") or "").strip()
-        if workspace and not workspace.isdigit():
-            raise ValidationFailed("workspace", "must be a workspace id")
-        reason = str(params.get("reason") or "").strip()
-        if len(reason) > 80:
-            raise ValidationFailed("reason", "at most 80 characters")
-        filters = cls(
-            workspace_id=int(workspace) if workspace else None,
-            date_from=day("date_from"), date_to=day("date_to"),
-            rating=choice("rating", tuple(r.value for r in Rating)),
-            target_type=choice("target_type", tuple(t.value for t in TargetType)),
-            reason=reason or None,
-            kind=choice("kind", tuple(k.value for k in RunKind)),
+        """Parse query-string / CLI values (``services.params``). Raises
+        ``ValidationFailed`` naming the field."""
+        workspace_id = workspace_param(params)
+        date_from, date_to = date_range_params(params)
+        return cls(
+            workspace_id=workspace_id, date_from=date_from, date_to=date_to,
+            rating=choice_param(params, "rating", (r.value for r in Rating)),
+            target_type=choice_param(params, "target_type", (t.value for t in TargetType)),
+            reason=text_param(params, "reason", 80),
+            kind=choice_param(params, "kind", (k.value for k in RunKind)),
         )
-        if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
-            raise ValidationFailed("date_from", "must not be after date_to")
-        return filters
 
 
 def export_feedback(session: Session, actor: Actor, filters: FeedbackFilters | None = None, *,
@@ -375,7 +353,4 @@ def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, 
         return export_cases(session, actor, CaseFilters.from_params(params))
     if kind == "feedback":
         return export_feedback(session, actor, FeedbackFilters.from_params(params))
-    workspace = str(params.get("workspace") or "").strip()
-    if workspace and not workspace.isdigit():
-        raise ValidationFailed("workspace", "must be a workspace id")
-    return export_evalset(session, actor, int(workspace) if workspace else None)
+    return export_evalset(session, actor, workspace_param(params))

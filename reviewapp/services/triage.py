@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
@@ -49,6 +49,7 @@ from ..models import (
 )
 from ..models.base import MAX_ID, utcnow
 from ..queries import get_triage_item_for, insert_for, scope_to_actor
+from .params import choice_param, date_range_params, day_range, int_param, text_param, workspace_param
 
 NOTE_MAX = 4000
 BULK_MAX = 500
@@ -60,48 +61,6 @@ AUTO_RESOLVED_NOTE = "Resolved automatically: the run's verdict became useful."
 
 
 # --------------------------------------------------------------------------- filters
-
-
-def _int_param(params: Mapping[str, Any], name: str, low: int, high: int) -> int | None:
-    raw = params.get(name)
-    if raw is None or str(raw).strip() == "":
-        return None
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        raise ValidationFailed(name, "must be a whole number") from None
-    if not low <= value <= high:
-        raise ValidationFailed(name, f"must be between {low} and {high}")
-    return value
-
-
-def _date_param(params: Mapping[str, Any], name: str) -> date | None:
-    raw = params.get(name)
-    if raw is None or str(raw).strip() == "":
-        return None
-    try:
-        return date.fromisoformat(str(raw).strip())
-    except ValueError:
-        raise ValidationFailed(name, "must be a date like 2026-11-30") from None
-
-
-def _choice_param(params: Mapping[str, Any], name: str, choices: Iterable[str]) -> str | None:
-    raw = params.get(name)
-    if raw is None or str(raw).strip() == "":
-        return None
-    value = str(raw).strip()
-    allowed = tuple(choices)
-    if value not in allowed:
-        raise ValidationFailed(name, f"must be one of {', '.join(allowed)}")
-    return value
-
-
-def day_range(date_from: date | None, date_to: date | None) -> tuple[datetime | None, datetime | None]:
-    """UTC ``[start, end)`` datetimes for inclusive calendar days ``date_from..date_to``."""
-    start = datetime.combine(date_from, time.min, tzinfo=timezone.utc) if date_from else None
-    end = (datetime.combine(date_to, time.min, tzinfo=timezone.utc) + timedelta(days=1)
-           if date_to else None)
-    return start, end
 
 
 @dataclass(frozen=True)
@@ -132,27 +91,24 @@ class TriageFilters:
         if assignee not in (None, "me", "none") and not (
                 assignee.isascii() and assignee.isdigit() and int(assignee) <= MAX_ID):
             raise ValidationFailed("assignee", "must be me, none or a user id")
-        reason = str(params.get("reason") or "").strip() or None
-        if reason is not None and len(reason) > 80:
-            raise ValidationFailed("reason", "at most 80 characters")
+        reason = text_param(params, "reason", 80)
+        date_from, date_to = date_range_params(params)
         filters = cls(
-            workspace_id=_int_param(params, "workspace", 1, 2**31 - 1),
-            state=_choice_param(params, "state", ("open",) + triage_flow.STATES),
+            workspace_id=workspace_param(params),
+            state=choice_param(params, "state", ("open",) + triage_flow.STATES),
             assignee=assignee,
-            kind=_choice_param(params, "kind", [k.value for k in RunKind]),
+            kind=choice_param(params, "kind", [k.value for k in RunKind]),
             reason=reason,
-            opened=_choice_param(params, "opened", OPENED_REASONS),
-            score_min=_int_param(params, "score_min", 0, 100),
-            score_max=_int_param(params, "score_max", 0, 100),
-            date_from=_date_param(params, "date_from"),
-            date_to=_date_param(params, "date_to"),
+            opened=choice_param(params, "opened", OPENED_REASONS),
+            score_min=int_param(params, "score_min", 0, 100),
+            score_max=int_param(params, "score_max", 0, 100),
+            date_from=date_from,
+            date_to=date_to,
             disagreement=str(params.get("disagreement") or "").lower() in ("1", "true", "on", "yes"),
         )
         if filters.score_min is not None and filters.score_max is not None \
                 and filters.score_min > filters.score_max:
             raise ValidationFailed("score_min", "must not be above score_max")
-        if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
-            raise ValidationFailed("date_from", "must not be after date_to")
         return filters
 
     def as_params(self, **overrides: Any) -> dict[str, str]:

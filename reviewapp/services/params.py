@@ -1,0 +1,80 @@
+"""Query-string / CLI parameter parsing shared by the filter classes of the services
+(cases, triage, dashboard, exports). Values arrive as text; blank means "not set".
+Every function raises ``ValidationFailed`` naming the parameter (SPEC 10)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime, time, timedelta, timezone
+from typing import Any
+
+from ..errors import ValidationFailed
+from ..models.base import MAX_ID
+
+
+def text_param(params: Mapping[str, Any], name: str, limit: int) -> str | None:
+    """The stripped text of ``name`` (at most ``limit`` characters), or ``None`` if blank."""
+    value = str(params.get(name) or "").strip()
+    if len(value) > limit:
+        raise ValidationFailed(name, f"at most {limit} characters")
+    return value or None
+
+
+def int_param(params: Mapping[str, Any], name: str, low: int, high: int,
+              message: str | None = None) -> int | None:
+    """A whole number in ``[low, high]``, or ``None`` if blank; ``message`` replaces the
+    default refusal text."""
+    raw = str(params.get(name) or "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValidationFailed(name, message or "must be a whole number") from None
+    if not low <= value <= high:
+        raise ValidationFailed(name, message or f"must be between {low} and {high}")
+    return value
+
+
+def workspace_param(params: Mapping[str, Any], name: str = "workspace") -> int | None:
+    """A workspace id (1 .. ``MAX_ID``: a larger number would overflow the database's
+    integer), or ``None`` if blank. Whether the actor may see it is the caller's check."""
+    return int_param(params, name, 1, MAX_ID, "must be a workspace id")
+
+
+def date_param(params: Mapping[str, Any], name: str) -> date | None:
+    """An ISO calendar day (``2026-11-30``), or ``None`` if blank."""
+    raw = str(params.get(name) or "").strip()
+    if not raw:
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        raise ValidationFailed(name, "must be a date like 2026-11-30") from None
+
+
+def date_range_params(params: Mapping[str, Any]) -> tuple[date | None, date | None]:
+    """``(date_from, date_to)``, inclusive days; ``date_from`` after ``date_to`` is refused."""
+    date_from, date_to = date_param(params, "date_from"), date_param(params, "date_to")
+    if date_from and date_to and date_from > date_to:
+        raise ValidationFailed("date_from", "must not be after date_to")
+    return date_from, date_to
+
+
+def choice_param(params: Mapping[str, Any], name: str, choices: Iterable[str]) -> str | None:
+    """One of ``choices`` (exact), or ``None`` if blank."""
+    value = str(params.get(name) or "").strip()
+    if not value:
+        return None
+    allowed = tuple(choices)
+    if value not in allowed:
+        raise ValidationFailed(name, f"must be one of {', '.join(allowed)}")
+    return value
+
+
+def day_range(date_from: date | None, date_to: date | None) -> tuple[datetime | None, datetime | None]:
+    """UTC ``[start, end)`` datetimes for inclusive calendar days ``date_from..date_to``."""
+    start = datetime.combine(date_from, time.min, tzinfo=timezone.utc) if date_from else None
+    end = (datetime.combine(date_to, time.min, tzinfo=timezone.utc) + timedelta(days=1)
+           if date_to else None)
+    return start, end

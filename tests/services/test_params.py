@@ -1,0 +1,41 @@
+"""The filter classes share one parser per kind of parameter (services.params)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from reviewapp.errors import ValidationFailed
+from reviewapp.services.cases import CaseFilters
+from reviewapp.services.dashboard import DashboardFilters
+from reviewapp.services.exports import FeedbackFilters
+from reviewapp.services.triage import TriageFilters
+
+FILTERS = [CaseFilters, DashboardFilters, FeedbackFilters, TriageFilters]
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+@pytest.mark.parametrize("raw", ["abc", "0", "-1", str(2**31), "99999999999999999999"])
+def test_every_list_refuses_a_workspace_that_is_no_id_alike(filters, raw):
+    """A number beyond the database's integer used to reach the query (503 on PostgreSQL)."""
+    with pytest.raises(ValidationFailed) as refused:
+        filters.from_params({"workspace": raw})
+    assert (refused.value.field, refused.value.message) == ("workspace", "workspace: must be a workspace id")
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_every_list_reads_a_workspace_id(filters):
+    assert filters.from_params({"workspace": " 7 "}).workspace_id == 7
+    assert filters.from_params({"workspace": ""}).workspace_id is None
+
+
+@pytest.mark.parametrize("filters", [DashboardFilters, FeedbackFilters, TriageFilters])
+def test_date_ranges_are_read_and_ordered_alike(filters):
+    parsed = filters.from_params({"date_from": "2026-11-01", "date_to": "2026-11-30"})
+    assert (parsed.date_from, parsed.date_to) == (date(2026, 11, 1), date(2026, 11, 30))
+    for params, field in [({"date_from": "2026-13-01"}, "date_from"), ({"date_to": "x"}, "date_to"),
+                          ({"date_from": "2026-11-30", "date_to": "2026-11-01"}, "date_from")]:
+        with pytest.raises(ValidationFailed) as refused:
+            filters.from_params(params)
+        assert refused.value.field == field
