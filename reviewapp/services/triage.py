@@ -561,18 +561,25 @@ def _check_version(version: Any) -> int:
     return value
 
 
-def _apply(session: Session, item: TriageItem, version: int, changes: dict[str, Any]) -> None:
-    """UPDATE ... WHERE id = item AND version = ``version``: a stale version (or a
-    concurrent writer that got there first) matches no row and raises ``Conflict``."""
+def _versioned_update(session: Session, item: TriageItem, version: int,
+                      changes: dict[str, Any]) -> bool:
+    """UPDATE ... SET changes, version + 1 WHERE id = item AND version = ``version``
+    (optimistic lock, SPEC 8). False when the version is stale, read or written by a
+    concurrent writer that got there first: nothing changed then."""
     if item.version != version:
-        raise _stale(session, item.id)
+        return False
     result = session.execute(
         update(TriageItem)
         .where(TriageItem.id == item.id, TriageItem.version == version)
         .values(**changes, version=version + 1, updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )
-    if result.rowcount != 1:
+    return result.rowcount == 1
+
+
+def _apply(session: Session, item: TriageItem, version: int, changes: dict[str, Any]) -> None:
+    """``_versioned_update`` or ``Conflict`` with the item's current state."""
+    if not _versioned_update(session, item, version, changes):
         raise _stale(session, item.id)
     session.expire(item)
 
@@ -754,26 +761,17 @@ def _bulk(session: Session, actor: Actor, items: Iterable[tuple[Any, Any]],
         if item is None:
             results.append((item_id, "forbidden", Forbidden().message))
             continue
+        stale = (item_id, "conflict", "changed by someone else since your page was loaded; not changed")
         if item.version != version:
-            results.append((item_id, "conflict",
-                            "changed by someone else since your page was loaded; not changed"))
+            results.append(stale)
             continue
         try:
             changes = changes_of(item)
         except ValidationFailed as exc:
             results.append((item_id, "invalid", exc.message))
             continue
-        result = session.execute(
-            update(TriageItem)
-            .where(TriageItem.id == item.id, TriageItem.version == version)
-            .values(**changes, version=version + 1, updated_at=utcnow())
-            .execution_options(synchronize_session=False)
-        )
-        if result.rowcount != 1:
-            results.append((item_id, "conflict",
-                            "changed by someone else since your page was loaded; not changed"))
-            continue
-        results.append((item_id, "applied", "done"))
+        results.append((item_id, "applied", "done")
+                       if _versioned_update(session, item, version, changes) else stale)
     session.commit()
     rows = _rows_by_id(session, [i for i, status, _ in results if status != "forbidden"])
     return [BulkOutcome(i, status, message, rows.get(i)) for i, status, message in results]
