@@ -33,7 +33,8 @@ class ServiceError(Exception):
 
 
 class ValidationFailed(ServiceError):
-    """Bad input: ``VALIDATION_INVALID_ARGUMENT``, HTTP 400. ``field`` names the path."""
+    """Bad input: ``VALIDATION_INVALID_ARGUMENT``, HTTP 400. ``field`` names the path,
+    ``reason`` says what is wrong with it; ``message`` is "field: reason"."""
 
     code = "VALIDATION_INVALID_ARGUMENT"
     status = 400
@@ -41,6 +42,7 @@ class ValidationFailed(ServiceError):
     def __init__(self, field: str, message: str, *, details: Any = None) -> None:
         super().__init__(f"{field}: {message}" if field else message, details=details)
         self.field = field
+        self.reason = message
 
 
 # One message for "missing" and "not yours": nothing may tell them apart (SPEC 2).

@@ -432,7 +432,7 @@ def _invalid_result(index: int, raw: Any, error: ValidationFailed) -> EventResul
     fields = raw if isinstance(raw, Mapping) else {}
     call_id = fields.get("id")
     event = fields.get("event")
-    message = error.message.removeprefix(f"{error.field}: ")
+    message = error.reason
     return EventResult(index, call_id if isinstance(call_id, str) and len(call_id) <= 160 else None,
                        event if event in ("started", "completed", "failed", "delta") else None,
                        "rejected", message, field=error.field)

@@ -54,7 +54,7 @@ def _field_error(form: CaseForm, error: ValidationFailed) -> None:
     if field is None:
         raise error
     db.session.rollback()
-    field.errors = [*field.errors, error.message.removeprefix(f"{error.field}: ")]
+    field.errors = [*field.errors, error.reason]
 
 
 def _fields(form: CaseForm) -> dict[str, Any]:

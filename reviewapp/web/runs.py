@@ -62,7 +62,7 @@ def index() -> Response:
             )
         except ValidationFailed as error:  # a rule of the service (e.g. min above max)
             field = getattr(form, error.field.split(".")[0], None) if error.field else None
-            message = error.message.removeprefix(f"{error.field}: ")
+            message = error.reason
             if field is not None:
                 field.errors = [*field.errors, message]
             else:

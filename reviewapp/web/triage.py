@@ -47,7 +47,7 @@ def _invalid_page(item_id: int, error: ValidationFailed) -> Response:
     db.session.rollback()
     return make_response(render_template(
         "triage/detail.html", detail=triage.get_item(db.session, current_actor(), item_id),
-        field_errors={error.field: error.message.removeprefix(f"{error.field}: ")},
+        field_errors={error.field: error.reason},
         submitted=request.form,
     ), 400)
 
