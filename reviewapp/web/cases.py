@@ -12,7 +12,7 @@ from ..errors import Conflict, ValidationFailed
 from ..extensions import db
 from ..services import cases
 from .auth import current_actor
-from .forms import CaseForm
+from .forms import CaseForm, show_service_error
 from .htmx import page_or_fragment
 from .responses import conflict_page, see_other
 
@@ -47,16 +47,6 @@ def detail(case_id: str) -> str:
                            detail=cases.get_case(db.session, current_actor(), case_id))
 
 
-def _field_error(form: CaseForm, error: ValidationFailed) -> None:
-    """Show a service rule's refusal next to its field; the typed values stay in the form
-    (the page answers 422). A field the form does not have: the error is re-raised."""
-    field = getattr(form, error.field, None) if error.field in _FIELDS else None
-    if field is None:
-        raise error
-    db.session.rollback()
-    field.errors = [*field.errors, error.reason]
-
-
 def _fields(form: CaseForm) -> dict[str, Any]:
     return {name: getattr(form, name).data for name in _FIELDS}
 
@@ -74,7 +64,9 @@ def edit(case_id: str) -> Response | tuple[str, int] | str:
         except Conflict as stale:
             return conflict_page(stale, back, title="Case changed", yours=_fields(form))
         except ValidationFailed as invalid:
-            _field_error(form, invalid)
+            if invalid.field not in _FIELDS or not show_service_error(form, invalid):
+                raise
+            db.session.rollback()
         else:
             return see_other("Case saved.", url_for("cases.detail", case_id=case.case_id))
     view = cases.edit_view(db.session, current_actor(), case_id)
@@ -118,9 +110,9 @@ def new() -> Response | tuple[str, int] | str:
         try:
             case = cases.create_manual_case(db.session, current_actor(), run_pk, _fields(form))
         except ValidationFailed as invalid:
-            if invalid.field not in _FIELDS:
+            if invalid.field not in _FIELDS or not show_service_error(form, invalid):
                 raise
-            _field_error(form, invalid)
+            db.session.rollback()
             case = None
         except Conflict as exists:
             if _same_as_submitted(exists.details, _fields(form)):

@@ -112,3 +112,15 @@ class FeedbackForm(FlaskForm):
     comment = TextAreaField("Comment", validators=[Optional(), Length(max=2000)])
     correction = TextAreaField("Suggested correction", validators=[Optional(), Length(max=4000)])
     next = HiddenField(validators=[Optional(), Length(max=2000)])
+
+
+def show_service_error(form: FlaskForm, error: Any) -> bool:
+    """Put a service's ``ValidationFailed`` next to the form field it names (``a.b``
+    names field ``a``), keeping what was typed; False when the form has no such field
+    (the caller then lets the error answer as a page of its own)."""
+    name = (error.field or "").split(".")[0]
+    if not name or name not in form:
+        return False
+    field = form[name]
+    field.errors = [*field.errors, error.reason]
+    return True

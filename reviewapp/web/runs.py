@@ -11,7 +11,7 @@ from ..errors import ValidationFailed
 from ..extensions import db
 from ..services import runs as runs_service
 from .auth import current_actor
-from .forms import RunFilterForm
+from .forms import RunFilterForm, show_service_error
 from .htmx import is_htmx, page_or_fragment
 
 bp = Blueprint("runs", __name__)
@@ -61,12 +61,8 @@ def index() -> Response:
                 filters=runs_service.RunFilters(**form.to_filters()),
             )
         except ValidationFailed as error:  # a rule of the service (e.g. min above max)
-            field = getattr(form, error.field.split(".")[0], None) if error.field else None
-            message = error.reason
-            if field is not None:
-                field.errors = [*field.errors, message]
-            else:
-                form.form_errors.append(error.message)
+            if not show_service_error(form, error):
+                raise
             invalid = True
     if invalid:
         return page_or_fragment("runs/list.html", "runs/_table.html", status=400, form=form,
