@@ -387,8 +387,9 @@ def create_manual_case(session: Session, actor: Actor, run_pk: int | str,
     """Create a MANUAL case for a run (``diagnosis_id`` = its ``run_id``), with the lead's
     ``fields`` (as ``edit_case``) and ``created_by`` = the actor's label. Raises
     ``Forbidden`` (not lead / admin of the run's workspace, no such run),
-    ``ValidationFailed``, ``Conflict`` when the run already has a case (``details`` = that
-    case: edit it instead; see the module doc)."""
+    ``ValidationFailed``, ``Conflict`` when the run already has a different case
+    (``details`` = that case: edit it instead; see the module doc). Submitting exactly the
+    run's existing case again (a double submit) returns it: creation is idempotent."""
     run = _lead_run(session, actor, run_pk)
     cleaned = _clean_fields(fields)
     case_id = new_case_id()
@@ -403,6 +404,13 @@ def create_manual_case(session: Session, actor: Actor, run_pk: int | str,
     # RETURNING says whether the row went in (rowcount is -1 here on psycopg).
     if session.execute(stmt).scalar_one_or_none() is None:
         existing = _existing_case(session, run)
+        if existing is not None and all(getattr(existing, k) == v for k, v in cleaned.items()):
+            # The same case submitted again (a double click): idempotent, not a conflict.
+            session.rollback()
+            case_id = existing.case_id
+            return session.scalars(
+                select(Case).where(Case.case_id == case_id).options(selectinload(Case.run))
+            ).one()
         raise Conflict(
             "This run already has a case; edit that one instead.",
             details=case_state(existing) if existing else None,

@@ -87,19 +87,6 @@ def _prefill(case: Any, suggestions: Any) -> dict[str, Any]:
     return data
 
 
-def _same_as_submitted(existing: object, fields: dict[str, object]) -> bool:
-    """Whether the run's existing case holds what this form submitted (a double submit)."""
-    if not isinstance(existing, dict) or "case_id" not in existing:
-        return False
-
-    def norm(value: object) -> str:
-        return str(value or "").strip().casefold()
-
-    # A field left blank may have been filled with its default (fault category GENERAL).
-    return all(norm(existing.get(name)) == norm(value) for name, value in fields.items()
-               if norm(value))
-
-
 @bp.route("/new", methods=["GET", "POST"])
 @login_required
 def new() -> Response | tuple[str, int] | str:
@@ -115,10 +102,6 @@ def new() -> Response | tuple[str, int] | str:
             db.session.rollback()
             case = None
         except Conflict as exists:
-            if _same_as_submitted(exists.details, _fields(form)):
-                # A double submit: the case the first click created is this one.
-                return see_other("Case created.", url_for(
-                    "cases.detail", case_id=exists.details["case_id"]))
             return conflict_page(exists, url_for("cases.edit", case_id=exists.details["case_id"])
                                  if isinstance(exists.details, dict) else None,
                                  title="This run already has a case")

@@ -294,3 +294,16 @@ def test_useful_run_becomes_a_case_when_it_finishes_with_an_answer(session, make
     case = session.scalars(select(Case)).one()
     assert (case.diagnosis_id, case.root_cause, case.source_type) == ("r-live", "rotate logs", "AUTO")
     assert cases.promotion_blocker(run) is None
+
+
+def test_submitting_the_same_manual_case_twice_returns_the_first(session, make):
+    ws = make.workspace()
+    lead = make.actor(make.user(ws, Role.LEAD))
+    run = make.run(ws)
+    fields = {"title": "Disk full", "fault_category": "storage", "solution": "rotate logs"}
+    first = cases.create_manual_case(session, lead, run.id, fields)
+    again = cases.create_manual_case(session, lead, run.id, dict(fields))
+    assert again.case_id == first.case_id and again.version == 1
+    with pytest.raises(Conflict):
+        cases.create_manual_case(session, lead, run.id, {**fields, "title": "Another"})
+    assert session.scalar(select(func.count()).select_from(Case)) == 1
