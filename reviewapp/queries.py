@@ -27,6 +27,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from .actors import Actor, Role
+from .errors import Conflict
 from .models import Case, Membership, Run, TriageItem, Workspace
 
 T = TypeVar("T", bound=tuple[Any, ...])
@@ -91,9 +92,6 @@ def get_run_by_external_id_for(
     same id the answer would be a guess: ``Conflict`` (409) naming ``run_id`` and listing
     the workspaces' slugs in ``details`` (use the run page, whose address is unambiguous).
     """
-    from .errors import Conflict
-    from .models import Workspace
-
     stmt = scope_to_actor(
         select(Run).where(Run.run_id == run_id), actor, Run.workspace_id, min_role
     ).order_by(Run.created_at.desc(), Run.id.desc()).limit(2)

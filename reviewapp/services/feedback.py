@@ -695,7 +695,7 @@ def set_run_verdict(
     run_id = _check_external_id(run_id, "runId", required=False)
 
     if run_id is not None:
-        run = session.scalars(
+        matches = session.scalars(
             scope_to_actor(
                 select(Run)
                 .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
@@ -703,11 +703,11 @@ def set_run_verdict(
                 actor, Run.workspace_id, Role.REVIEWER,
             ).order_by(Run.created_at.desc(), Run.id.desc()).limit(2)
         ).all()
-        if len(run) > 1:  # the same ids in two of the user's workspaces: never guess
+        if len(matches) > 1:  # the same ids in two of the user's workspaces: never guess
             raise Conflict(f"runId: '{run_id}' of session '{session_id}' exists in more than one "
                            "of your workspaces; give the verdict on the run's page",
                            details={"run_id": run_id, "session_id": session_id})
-        run = run[0] if run else None
+        run = matches[0] if matches else None
         if run is None:
             elsewhere = session.scalar(scope_to_actor(
                 select(Run.id).where(Run.run_id == run_id), actor, Run.workspace_id, Role.REVIEWER
