@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import uuid
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from reviewapp import create_app
 from reviewapp.extensions import db
 
 from .factories import Factories
+from .databases import private_postgres
 
 PG_URL = os.environ.get("REVIEWAPP_TEST_DB_URL")
 
@@ -31,23 +32,12 @@ def database_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
     """Per test session: a schema built once. SQLite: a template file copied per test.
     PostgreSQL: a private database for this session (and xdist worker), dropped at the end."""
     if PG_URL:
-        admin_url = make_url(PG_URL).set(drivername="postgresql+psycopg")
-        name = f"reviewapp_test_{uuid.uuid4().hex[:12]}"
-        admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        url = admin_url.set(database=name).render_as_string(hide_password=False)
-        app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": url})
-        with app.app_context():
-            db.create_all()
-            db.engine.dispose()
-        yield url
-        with admin.connect() as conn:
-            conn.execute(text(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"
-            ), {"n": name})
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
-        admin.dispose()
+        with private_postgres(PG_URL, "reviewapp_test") as url:
+            app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": url})
+            with app.app_context():
+                db.create_all()
+                db.engine.dispose()
+            yield url
     else:
         path = tmp_path_factory.mktemp("template") / "template.sqlite"
         app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": f"sqlite:///{path}"})
@@ -150,3 +140,16 @@ def login(client):
         return c
 
     return _login
+
+
+@pytest.fixture
+def live_server(app) -> Iterator[str]:
+    """The test app served on 127.0.0.1 (a free port) from a background thread."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="live-server", daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(timeout=10)

@@ -3,20 +3,19 @@ schema (no drift), on the database under test (SQLite, or PostgreSQL in the seco
 
 from __future__ import annotations
 
-import uuid
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from flask_migrate import upgrade
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import create_engine
 
 from reviewapp import REPO_ROOT, create_app
 from reviewapp.extensions import db
 
 from .conftest import PG_URL
+from .databases import private_postgres
 
 
 def test_single_head():
@@ -33,15 +32,8 @@ def empty_database_url(tmp_path):
     if not PG_URL:
         yield f"sqlite:///{tmp_path / 'migrate.sqlite'}"
         return
-    admin_url = make_url(PG_URL).set(drivername="postgresql+psycopg")
-    name = f"reviewapp_mig_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    yield admin_url.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with private_postgres(PG_URL, "reviewapp_mig") as url:
+        yield url
 
 
 def test_upgrade_on_empty_database_matches_models(empty_database_url, tmp_path):

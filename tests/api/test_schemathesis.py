@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import itertools
 import re
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,18 +71,6 @@ def app_config(app_config: dict[str, Any]) -> dict[str, Any]:
     return {**app_config, "WTF_CSRF_ENABLED": True}
 
 
-@pytest.fixture
-def live_url(app) -> Iterator[str]:
-    from werkzeug.serving import make_server
-
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="schemathesis-app", daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
-
-
 @dataclass
 class Credentials:
     token_headers: dict[str, str]
@@ -107,7 +94,7 @@ def _log_in(base: str, username: str) -> tuple[dict[str, str], dict[str, str]]:
 
 
 @pytest.fixture
-def credentials(make, session, live_url) -> Credentials:
+def credentials(make, session, live_server) -> Credentials:
     """A workspace with chat and AIOps runs (so generated small ids hit real targets),
     a reviewer logged in through the form, an ingest token, and a foreign workspace."""
     ws, other = make.workspace(), make.workspace()
@@ -131,7 +118,7 @@ def credentials(make, session, live_url) -> Credentials:
     }
     secret = admin.create_token(session, Actor.system_actor(), ws.id, "agent").secret
     session.commit()
-    cookies, headers = _log_in(live_url, user.username)
+    cookies, headers = _log_in(live_server, user.username)
 
     # Made before the server is busy (SQLite has one writer): one workspace per scenario.
     pool = [admin.create_token(session, Actor.system_actor(), make.workspace().id, "stateful").secret
@@ -348,7 +335,7 @@ def _load(spec: dict[str, Any], base: str) -> Any:
     return schema
 
 
-def test_the_harness_reports_a_misdocumented_api(live_url, credentials):
+def test_the_harness_reports_a_misdocumented_api(live_server, credentials):
     """The checks can fail: a document that promises a different health body and forgets
     runTrace's 403 is caught on both counts (and nothing is a 5xx)."""
     spec = load_spec()
@@ -356,7 +343,7 @@ def test_the_harness_reports_a_misdocumented_api(live_url, credentials):
     health_200["content"]["application/json"]["schema"]["properties"]["status"] = {"const": "up"}
     del spec["paths"]["/api/runs/{run_id}/trace"]["get"]["responses"]["403"]
     tally = Tally()
-    _fuzz(_load(spec, live_url), credentials, live_url, tally, positive=5, negative=0, coverage=0,
+    _fuzz(_load(spec, live_server), credentials, live_server, tally, positive=5, negative=0, coverage=0,
           only={"health", "runTrace"})
     titles = {(label, title) for label, title in tally.failures}
     assert ("health [none]", "Response violates schema (200)") in titles, titles
@@ -364,13 +351,13 @@ def test_the_harness_reports_a_misdocumented_api(live_url, credentials):
     assert tally.server_errors == 0
 
 
-def test_api_conforms_to_its_openapi_document(live_url, credentials, request):
+def test_api_conforms_to_its_openapi_document(live_server, credentials, request):
     started = time.monotonic()
-    schema = _load(load_spec(), live_url)
+    schema = _load(load_spec(), live_server)
     tally = Tally()
-    _known_good(schema, credentials, live_url, tally)
-    _fuzz(schema, credentials, live_url, tally)
-    _stateful(schema, credentials, live_url, tally)
+    _known_good(schema, credentials, live_server, tally)
+    _fuzz(schema, credentials, live_server, tally)
+    _stateful(schema, credentials, live_server, tally)
     elapsed = time.monotonic() - started
 
     variants = len([label for label in tally.examples if not label.startswith("stateful")])

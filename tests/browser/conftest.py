@@ -8,7 +8,6 @@ missing the tests skip with a notice, except under ``CI=true`` where they fail.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,19 +45,6 @@ def browser() -> Iterator[Any]:
 def app_config(app_config: dict[str, Any]) -> dict[str, Any]:
     """The browser sees the real thing: CSRF on, as in production."""
     return {**app_config, "WTF_CSRF_ENABLED": True}
-
-
-@pytest.fixture
-def live_server(app) -> Iterator[str]:
-    """The test app served on 127.0.0.1 (a free port) from a background thread."""
-    from werkzeug.serving import make_server
-
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="live-server", daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
 
 
 @pytest.fixture

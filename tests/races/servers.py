@@ -13,16 +13,17 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import requests
+
+from ..databases import private_postgres
 from sqlalchemy import create_engine, inspect, text
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -40,18 +41,17 @@ def free_port() -> int:
 def private_database(folder: Path) -> Iterator[str]:
     """A fresh database with the schema: a private PostgreSQL database (dropped at the
     end) on the PostgreSQL leg, else an SQLite file in ``folder`` (WAL mode). Yields its URL."""
+    with ExitStack() as stack:
+        url = (stack.enter_context(private_postgres(PG_URL, "reviewapp_race")) if PG_URL
+               else f"sqlite:///{folder / 'race.sqlite'}")
+        _create_schema(url)
+        yield url
+
+
+def _create_schema(url: str) -> None:
     from reviewapp import create_app
     from reviewapp.extensions import db
 
-    if PG_URL:
-        admin_url = make_url(PG_URL).set(drivername="postgresql+psycopg")
-        name = f"reviewapp_race_{uuid.uuid4().hex[:12]}"
-        admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        url = admin_url.set(database=name).render_as_string(hide_password=False)
-    else:
-        url = f"sqlite:///{folder / 'race.sqlite'}"
     app = create_app({"TESTING": True, "SECRET_KEY": SECRET, "DATABASE_URL": url})
     with app.app_context():
         db.create_all()
@@ -59,16 +59,6 @@ def private_database(folder: Path) -> Iterator[str]:
             with db.engine.connect() as conn:  # the connect hook sets WAL; make sure it stuck
                 assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         db.engine.dispose()
-    try:
-        yield url
-    finally:
-        if PG_URL:
-            with admin.connect() as conn:
-                conn.execute(text(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"
-                ), {"n": name})
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
-            admin.dispose()
 
 
 def app_env(url: str, **extra: str) -> dict[str, str]:
