@@ -66,7 +66,10 @@ def test_review_an_imported_tau_bench_run(new_page, demo_world, session):
     details = page.locator(".answer .fb-details")
     details.locator("select[name=reason]").select_option("incomplete")
     details.locator("textarea[name=correction]").fill("Offer the certificate-first payment split.")
-    details.get_by_role("button", name="Save details").click()
+    # The "saved" mark of the thumbs-down click is already on the page: wait for the
+    # details' own answer, else the reload can overtake the save.
+    with page.expect_response(lambda r: r.request.method == "POST"):
+        details.get_by_role("button", name="Save details").click()
     _wait_saved(page.locator(".answer .thumbs"))
 
     page.reload()
