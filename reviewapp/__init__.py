@@ -61,9 +61,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
         install_engine_hooks(db.engine, app.config.get("SQLITE_BUSY_TIMEOUT_MS"))
 
-    from .services import evaluations
+    from .services import evaluations, secret_scan
 
     evaluations.configure(app.config)
+    secret_scan.configure(app.config)
     web.init_app(app)
     api.init_app(app)
     cli.init_app(app)

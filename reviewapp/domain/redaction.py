@@ -1,184 +1,659 @@
-"""Secret redaction, then JSON serialisation, then truncation (SPEC 4).
+"""Secret redaction of every text a run carries, in linear time (SPEC 4).
 
-Order matters: redacting after the cut would let a secret that straddles the cut slip
-through half-visible, so ``summarize`` redacts first and cuts last.
+What: provider API keys, cloud access keys and secret keys and session tokens, bearer /
+basic / digest ``Authorization`` headers, cookies and session ids in header text, JWTs,
+PEM and PuTTY private keys (also base64-encoded, as in a Kubernetes secret), passwords
+in URLs (also with ``@ / #`` inside), ``NAME=value`` / ``name: value`` / ``"name":
+"value"`` / ``<Name>value</Name>`` assignments whose name ends in PASSWORD, SECRET,
+TOKEN, KEY, PWD, PASS, CREDENTIALS (any casing: ``DB_PASSWORD``, ``dbPassword``,
+``sessionToken``), command-line credentials (``curl -u user:pw``, ``mysql -pPW``,
+``--password pw``) — also when glued to the text before them (after a letter, a digit,
+``_``, a JSON-escaped ``\\n`` or a percent-encoded ``%3D``). Each becomes ``[redacted]``;
+a label in front of a secret (``password=``, ``Authorization: Bearer``) stays readable.
 
-Two layers find secrets:
+How, and why it is linear: the rules are regular expressions in RE2 syntax (no
+look-around, no back-reference) run by an engine that guarantees time linear in the
+input — RE2, injected by ``services.secret_scan`` because this module imports only the
+standard library. Each rule is one pass over the text; a match is handled by a small
+function that looks only at the match (a name's last word, a base64 header), so the
+whole costs O(rules x length). Decisions a regular expression cannot take without
+look-around (``monkey=`` is not a key, ``public_key`` is not a secret, ``PWD=/home``
+is a directory) are taken there instead.
 
-1. The span patterns below (stdlib ``re``). Each matches a secret's **whole** span, so
-   nothing of it stays visible: provider API keys, cloud keys, bearer / basic
-   credentials, JWTs, PEM private keys (a block cut before its END line is redacted to
-   the end of the text), passwords in URLs and ``key=value`` / ``"key": "value"`` secrets.
-   A string value stored under a secret-looking JSON key (``password``, ``api_key``,
-   ``*_token`` ...) is redacted whole.
-2. Optional ``detectors``: callables ``text -> iterable of secret values`` (the
-   detect-secrets plugins, wired in ``services/secret_scan.py``), run on the output of
-   layer 1; every occurrence of a value they return is replaced. They widen the net to
-   shapes layer 1 does not know; they cannot be the only layer because they report
-   values, not spans, and several report only part of a secret (see ``secret_scan``).
+Many texts, one pass: ``Redactor.many`` joins the texts of a document with NUL (which no
+rule matches and which ingested text never holds, SPEC 10) and runs each rule once over
+the join, so a document of a million short strings costs one pass, not a million.
 
-This module stays pure (standard library only); the library is injected.
+Structured values: in JSON, a value stored under a secret-named key (``password``,
+``api_key``, ``sessionToken``, ``credentials``, ``Authorization`` ...) is replaced whole,
+strings, numbers and containers alike (booleans and null stay: they hold no secret).
+
+Keys: a call id, a tool name, a message / step / citation id or a JSON object key is
+the key of something. Redacted like any text, two different ids could come out equal
+(``call_[redacted]``) and one call would overwrite the other. So a key that redaction
+changed gets ``~`` and a 16-hex digest of the original appended: the same id always maps
+to the same key (replays stay idempotent), two different ids to two different keys. The
+digest is a keyed BLAKE2b (the key comes from the app's secret), so the stored digest
+cannot be used to confirm a guessed secret offline.
+
+Summaries: redact first, then serialise and cut (``cut``): redacting after the cut
+would let a secret that straddles the cut slip through half-visible. The cut keeps the
+original length so pages can say "cut at 2,000 of 5,731 characters".
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
-import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Protocol
 
 REDACTED = "[redacted]"
-SUMMARY_LIMIT = 2000  # characters
+SUMMARY_LIMIT = 2000  # characters (SPEC 4)
+KEY_DIGEST_HEX = 16  # hex characters of the digest appended to a redacted key
 
-Detector = Callable[[str], Iterable[str]]
+_R = REDACTED.encode()
+_SEP = "\x00"  # joins the texts of one document; no rule matches it (see ``many``)
 
-# Shortest value a detector may make us replace everywhere: replacing a 3-letter
-# "password" (e.g. from a basic-auth URL) in every place it occurs would shred the text.
-MIN_DETECTED_LENGTH = 8
 
-# (triggers, pattern): a pattern runs only when one of its literal triggers is in the text
-# (checked with ``in``, which is far cheaper than a regex scan); ``None`` = always run.
-# Span patterns redact their whole match.
-_SPAN_PATTERNS: tuple[tuple[tuple[str, ...] | None, re.Pattern[str]], ...] = tuple(
-    (triggers, re.compile(p))
-    for triggers, p in (
-        # PEM private keys; a block cut before its END line is redacted to the end.
-        (("PRIVATE KEY",), r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-                           r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
-        (("PuTTY-User-Key-File",), r"PuTTY-User-Key-File-\d+:[\s\S]*?(?:Private-MAC: [0-9a-f]+|\Z)"),
-        # JWT: base64url JSON header and payload (both start with '{"' = eyJ), signature.
-        (("eyJ",), r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}(?:\.[A-Za-z0-9_-]*)?"),
-        # OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-) and Anthropic (sk-ant-api03-...).
-        (("sk-",), r"\bsk-(?=[A-Za-z_-]*\d)[A-Za-z0-9_-]{20,}"),
-        # AWS access key ids; Tencent Cloud SecretId.
-        (("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-         r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
-        (("AKID",), r"\bAKID[A-Za-z0-9]{13,40}\b"),
-        # GitHub classic and fine-grained tokens; GitLab.
-        (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
-        (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{22,255}"),
-        (("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}"),
-        # Slack tokens and incoming webhooks.
-        (("xox",), r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
-        (("xapp-",), r"\bxapp-\d-[A-Za-z0-9-]{10,}"),
-        (("hooks.slack.com",), r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]+"),
-        # Google: API keys, OAuth access tokens, OAuth client secrets.
-        (("AIza",), r"\bAIza[0-9A-Za-z_-]{35}"),
-        (("ya29.",), r"\bya29\.[0-9A-Za-z_-]{20,}"),
-        (("GOCSPX-",), r"\bGOCSPX-[0-9A-Za-z_-]{20,}"),
-        # Stripe secret / restricted keys and webhook secrets (any length: no half keys).
-        (("k_live_", "k_test_"), r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"),
-        (("whsec_",), r"\bwhsec_[0-9A-Za-z]{24,}"),
-        # SendGrid, Hugging Face, npm, PyPI, DigitalOcean, Shopify.
-        (("SG.",), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
-        (("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
-        (("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
-        (("pypi-",), r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
-        (("dop_v1_",), r"\bdop_v1_[a-f0-9]{64}\b"),
-        (("shpat_", "shpss_", "shpca_", "shppa_"), r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
-        # Azure storage connection strings.
-        (("AccountKey=",), r"AccountKey=[A-Za-z0-9+/=]{40,}"),
-    )
+Spans = Sequence[tuple[int, int]]
+"""The spans of one match: group 0 (the whole match) first, then each group in order;
+``(-1, -1)`` for a group that took no part."""
+
+
+class Compiled(Protocol):
+    """A compiled pattern (leftmost-first semantics, as Perl / Python / RE2)."""
+
+    def search(self, text: bytes, pos: int) -> Spans | None:
+        """The spans of the leftmost match in ``text`` starting at or after ``pos``."""
+        ...
+
+
+Compile = Callable[[bytes], Compiled]
+"""The engine: pattern (RE2 syntax, bytes) -> compiled pattern. Searching must take
+time linear in the text searched (RE2 guarantees it; Python's ``re`` does not)."""
+
+
+# --------------------------------------------------------------------------- names
+
+# A name ending in one of these (after dropping ``_ - .`` and casing) names a secret.
+_SECRET_WORDS = (
+    "password", "passwd", "passphrase", "secret", "token", "credentials", "credential",
+    "apikey", "accesskey", "secretkey", "privatekey", "accountkey", "masterkey",
+    "authorization", "cookie", "sessionid", "sessid", "amzsignature", "googsignature",
+)
+# Short words name a secret only as a word of their own: the whole name, or after
+# ``_ - . :`` or a lower-case letter / digit (camelCase). ``monkey`` and ``bypass`` do not.
+_SHORT_SECRET_WORDS = ("key", "pwd", "pass", "auth", "sig")
+# Names that end like a secret but name something public (compared without ``_ - .``).
+_PUBLIC_NAMES = (
+    "publickey", "primarykey", "foreignkey", "sortkey", "partitionkey", "hashkey",
+    "rangekey", "cachekey", "idempotencykey", "nexttoken", "pagetoken", "continuationtoken",
+    "paginationtoken",
+)
+_WORD_BREAKS = "_-.: "
+
+
+def _squash(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "").replace(".", "").replace(" ", "")
+
+
+@lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """True when ``name`` (a JSON key, an env variable, a header, a CLI flag) names a
+    secret (SPEC 4): it ends in one of ``_SECRET_WORDS`` (``DB_PASSWORD``, ``dbPassword``,
+    ``refresh_token``, ``X-Api-Key``) or is / ends with one of ``_SHORT_SECRET_WORDS`` as a
+    word of its own (``pwd``, ``db_pass``, ``apiKey``, ``sig``), and is not one of
+    ``_PUBLIC_NAMES`` (``public_key``, ``next_token``)."""
+    bare = name.strip().lstrip("-").strip("\"'")
+    squashed = _squash(bare)
+    if not squashed or squashed.endswith(_PUBLIC_NAMES):
+        return False
+    if squashed.endswith(_SECRET_WORDS):
+        return True
+    lowered = bare.lower()
+    for word in _SHORT_SECRET_WORDS:
+        if not lowered.endswith(word):
+            continue
+        at = len(bare) - len(word)
+        if at == 0:
+            return True
+        before, first = bare[at - 1], bare[at]
+        if before in _WORD_BREAKS or (first.isupper() and (before.islower() or before.isdigit())):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- rules
+
+# Secrets recognised by their own shape: the whole match is replaced. Each entry is one
+# provider / format; none starts with \b, so a key glued to the text before it is found.
+# No class may match NUL (the separator of ``many``).
+SPAN_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("pem private key",
+     (r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+      r"(?:[^\x00]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[^\x00]*)")),
+    ("putty private key",
+     r"PuTTY-User-Key-File-[0-9]+:(?:[^\x00]*?Private-MAC: *[0-9A-Fa-f]+|[^\x00]*)"),
+    ("jwt", r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}(?:\.[A-Za-z0-9_-]+)?"),
+    ("openai / anthropic prefixed key",
+     r"sk-(?:proj|svcacct|admin|None|or-v1|ant-(?:api|admin|sid)[0-9]{2})-[A-Za-z0-9_-]{20,}"),
+    ("openai legacy key", r"sk-[A-Za-z0-9]{32,}"),
+    ("aws access key id", r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"),
+    ("tencent secret id", r"AKID[A-Za-z0-9]{13,}"),
+    ("github token", r"gh[pousr]_[A-Za-z0-9]{36,}"),
+    ("github fine-grained token", r"github_pat_[A-Za-z0-9_]{22,}"),
+    ("gitlab token",
+     r"(?:glpat|gldt|glft|glsoat|glrt|glrtr|glcbt|glimt|glptt|glagent|gloas)-[A-Za-z0-9_-]{20,}"),
+    ("gitlab runner registration token", r"GR1348941[A-Za-z0-9_-]{20,}"),
+    ("slack token", r"xox[abposre]-[A-Za-z0-9-]{10,}"),
+    ("slack app token", r"xapp-[0-9]-[A-Za-z0-9-]{10,}"),
+    ("slack webhook", r"hooks\.slack\.com(?:/|%2[Ff])services(?:/|%2[Ff])[A-Za-z0-9_/%]{8,}"),
+    ("google api key", r"AIza[0-9A-Za-z_-]{35}"),
+    ("google oauth access token", r"ya29\.[0-9A-Za-z_-]{20,}"),
+    ("google oauth client secret", r"GOCSPX-[0-9A-Za-z_-]{20,}"),
+    ("stripe secret / restricted key", r"[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"),
+    ("stripe webhook secret", r"whsec_[0-9A-Za-z+/=]{24,}"),
+    ("sendgrid key", r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    ("hugging face token", r"hf_[A-Za-z0-9]{30,}"),
+    ("npm token", r"npm_[A-Za-z0-9]{36,}"),
+    ("pypi token", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
+    ("digitalocean token", r"do[opr]_v1_[a-f0-9]{64}"),
+    ("shopify token", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
+    ("twilio api key", r"SK[0-9a-f]{32}"),
+    ("mailchimp key", r"[0-9a-f]{32}-us[0-9]{1,2}"),
+    ("telegram bot token", r"[0-9]{8,10}:[0-9A-Za-z_-]{35}"),
+    ("discord bot token", r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}"),
+    ("square secret", r"sq0(?:csp|atp)-[0-9A-Za-z_-]{22,}"),
+    ("artifactory token", r"AKCp[A-Za-z0-9]{60,}"),
+    ("softlayer api key", r"api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/[a-z0-9]{64}"),
+    ("databricks token", r"dapi[0-9a-f]{32}"),
+    ("vault token", r"hv[sb]\.[A-Za-z0-9_-]{24,}"),
+    ("postman key", r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}"),
+    ("atlassian token", r"ATATT3[A-Za-z0-9_=-]{20,}"),
+    ("grafana service account token", r"glsa_[A-Za-z0-9]{32}_[0-9a-f]{8}"),
+    ("groq key", r"gsk_[A-Za-z0-9]{48,}"),
+    ("replicate token", r"r8_[A-Za-z0-9]{37}"),
+    ("xai key", r"xai-[A-Za-z0-9]{60,}"),
+    ("perplexity key", r"pplx-[A-Za-z0-9]{40,}"),
+    ("linear key", r"lin_api_[A-Za-z0-9]{40}"),
+    ("age secret key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+    ("sentry token", r"sntrys_[A-Za-z0-9+/=_-]{40,}"),
+    ("doppler token", r"dp\.(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_.-]{40,}"),
+    ("figma token", r"figd_[A-Za-z0-9_-]{40,}"),
 )
 
-# Secrets after a label: group 1 (the label) stays, group 2 (the secret) goes. Triggers
-# are checked against the lower-cased text.
-_KEYED_PATTERNS: tuple[tuple[tuple[str, ...] | None, re.Pattern[str]], ...] = tuple(
-    (triggers, re.compile(p))
-    for triggers, p in (
-        # user:password@ in URLs (RFC 3986 userinfo holds no unescaped / ? # @).
-        (("://",), r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:)([^\s/?#@]+)(?=@)"),
-        # Authorization headers and bare bearer tokens.
-        (("authorization",),
-         r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token|digest)?\s*)"
-         r"([A-Za-z0-9._~+/=-]{8,})"),
-        (("bearer",), r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/=-]{16,})"),
-        # AWS secret access key next to its name.
-        (("aws",),
-         r"(?i)(\baws_?secret(?:_?access)?(?:_?key)?[\"']?\s*[:=]\s*[\"']?)([A-Za-z0-9/+=]{40})"),
-        # key=value / "key": "value" for secret-looking keys.
-        (("pass", "secret", "key", "token"),
-         r"(?i)(\b(?:password|passwd|passphrase|secret|client_secret|secret_key|api[_-]?key|"
-         r"apikey|access[_-]?token|auth[_-]?token|refresh[_-]?token|token|private[_-]?key)"
-         r"[\"']?\s*[:=]\s*[\"']?)([^\s\"',;&<>]{6,})"),
-    )
+# Kept whole by the span pass (group 1 of its regex): a data URI, or a run of base64
+# with a ``+`` or ``/`` and 255 more characters after it (image data). Base64 of binary
+# data holds every 4-letter prefix somewhere (``AIza`` + 35 letters turns up in about one
+# megabyte in fifty), and neither is a secret's shape. A run of letters and digits alone
+# is not kept: a key glued to a long word must still be found.
+_KEEP_PATTERN = (r"data:[A-Za-z0-9.+-]+/[A-Za-z0-9.+-]+;base64,[A-Za-z0-9+/=]+"
+                 r"|[A-Za-z0-9]*[+/][A-Za-z0-9+/]{255,}={0,2}")
+
+# Printable characters of an unquoted value: up to whitespace, a quote, a backslash (a
+# JSON escape such as \n follows), a separator of lists and queries, or a closing bracket.
+_VALUE = r"[^\s\"'\\,;&<>\]}\x00]"
+# A name ending in a secret-ish word; ``is_secret_name`` decides.
+_NAME = (r"[A-Za-z0-9_.-]*(?i:password|passwd|passphrase|pwd|pass|secret|token|key|"
+         r"credentials?|auth|cookie|sig|signature|sessionid|sessid)")
+
+
+def _group(m: Spans, text: bytes, g: int) -> bytes:
+    s, e = m[g]
+    return text[s:e] if s >= 0 else b""
+
+
+def _replace_group(m: Spans, text: bytes, g: int) -> bytes | None:
+    """The match with group ``g`` replaced by ``[redacted]`` (the label around it stays);
+    ``None`` (keep) when the group already starts with ``[redacted]`` (an earlier rule
+    took the secret; ``]`` ends an unquoted value, so the group may hold ``[redacted``)."""
+    start, end = m[0]
+    s, e = m[g]
+    if text.startswith(_R, s):
+        return None
+    return text[start:s] + _R + text[e:end]
+
+
+def _keep_value(value: bytes) -> bool:
+    # Nothing to hide: empty, already redacted, a boolean / null, or a variable reference.
+    if not value or value.startswith(_R):
+        return True
+    lowered = value.lower()
+    if lowered in (b"true", b"false", b"null", b"none", b"nil", b"undefined"):
+        return True
+    return value.startswith(b"$") and value.lstrip(b"${").rstrip(b"}").replace(b"_", b"").isalnum()
+
+
+def _name_of(m: Spans, text: bytes, g: int) -> str:
+    """The name in group ``g`` without what was glued in front of it: the letter of a
+    JSON escape (``\\nDB_PASSWORD``) or the two hex digits of a percent escape (``%3Fkey``)."""
+    s, e = m[g]
+    name = text[s:e].decode("ascii", "replace")
+    before = text[s - 1] if s > 0 else 0
+    if before == 0x5C and name[:1] in ("n", "r", "t"):  # backslash
+        return name[1:]
+    if before == 0x25 and len(name) > 2:  # %
+        return name[2:]
+    return name
+
+
+# How an assignment's name decides (``_name_kind``, cached: names repeat).
+_NOT_SECRET, _SECRET, _SHORT, _WORKDIR, _SIGNATURE = range(5)
+_KINDS: dict[str, int] = {}
+
+
+def _name_kind(name: str) -> int:
+    kind = _KINDS.get(name)
+    if kind is None:
+        squashed = _squash(name.lstrip("-"))
+        if squashed == "signature":
+            kind = _SIGNATURE
+        elif not is_secret_name(name):
+            kind = _NOT_SECRET
+        elif squashed == "pwd":
+            kind = _WORKDIR
+        elif squashed in _SHORT_SECRET_WORDS:
+            kind = _SHORT
+        else:
+            kind = _SECRET
+        if len(_KINDS) >= 4096:
+            _KINDS.clear()
+        _KINDS[name] = kind
+    return kind
+
+
+def _assignment(m: Spans, text: bytes) -> bytes | None:
+    # Groups: 1 name, 2 separator; value in one of 3 (double quotes), 4 (single quotes),
+    # 5 (escaped double quotes), 6 (unterminated double quote), 7 (unquoted).
+    kind = _name_kind(_name_of(m, text, 1))
+    if kind == _NOT_SECRET:
+        return None
+    g = 7 if m[7][0] >= 0 else next(g for g in (3, 4, 5, 6) if m[g][0] >= 0)
+    vs, ve = m[g]
+    if _keep_value(text[vs:ve]):
+        return None
+    if kind != _SECRET:
+        start = m[0][0]
+        before = text[start - 1:start]
+        if kind == _SIGNATURE:
+            # A function's signature; ``?Signature=`` / ``&Signature=`` is a signed URL's.
+            if before not in (b"?", b"&"):
+                return None
+        else:
+            # A bare short word before a colon is prose or a table more often than a
+            # secret ("PASS: 12", "Key: Value"); with "=" or as a quoted key it is one.
+            ss, se = m[2]
+            if b"=" not in text[ss:se] and b"%3" not in text[ss:se] and before not in (b'"', b"'"):
+                return None
+            if kind == _WORKDIR and text[vs:vs + 1] in (b"/", b"~"):
+                return None  # the shell's working directory, not a password
+    return _replace_group(m, text, g)
+
+
+def _xml_element(m: Spans, text: bytes) -> bytes | None:
+    if not is_secret_name(_group(m, text, 1).decode("ascii", "replace")):
+        return None
+    return None if _keep_value(_group(m, text, 2).strip()) else _replace_group(m, text, 2)
+
+
+def _cli_flag(m: Spans, text: bytes) -> bytes | None:
+    if not is_secret_name(_group(m, text, 1).decode("ascii", "replace")):
+        return None
+    return None if _keep_value(_group(m, text, 2)) else _replace_group(m, text, 2)
+
+
+def _user_password(m: Spans, text: bytes) -> bytes | None:
+    # ``-u user:password``; ``-u 1000:1000`` is a uid:gid (docker), not a credential.
+    user, password = _group(m, text, 1), _group(m, text, 2)
+    if user.isdigit() and password.isdigit():
+        return None
+    return _replace_group(m, text, 2)
+
+
+def _bearer(m: Spans, text: bytes) -> bytes | None:
+    token = _group(m, text, 1)
+    # "bearer authentication" is prose; a token has a digit or a symbol, or is long.
+    if token.isalpha() and len(token) < 24:
+        return None
+    return _replace_group(m, text, 1)
+
+
+def _basic(m: Spans, text: bytes) -> bytes | None:
+    # "basic plan" is prose; basic credentials are base64 of "user:password".
+    token = _group(m, text, 1)
+    try:
+        decoded = base64.b64decode(token + b"=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return _replace_group(m, text, 1) if b":" in decoded else None
+
+
+def _base64_pem(m: Spans, text: bytes) -> bytes | None:
+    # base64 of "-----BEGIN ..."; only a private key's is a secret (a certificate is not).
+    first = _group(m, text, 1)
+    head = first[: len(first) - len(first) % 4][:120]
+    try:
+        decoded = base64.b64decode(head)
+    except (binascii.Error, ValueError):
+        return None
+    return _R if b"PRIVATE KEY" in decoded else None
+
+
+def _whole(m: Spans, text: bytes) -> bytes | None:
+    return None if m[1][0] >= 0 else _R
+
+
+Handler = Callable[[Spans, bytes], "bytes | None"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pass: ``pattern`` (RE2 syntax) finds candidates, ``handle`` returns the
+    replacement of a match, or ``None`` to keep it as it is."""
+
+    name: str
+    pattern: str
+    handle: Handler
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("provider keys and private keys",
+         "(" + _KEEP_PATTERN + ")|" + "|".join(f"(?:{p})" for _, p in SPAN_PATTERNS), _whole),
+    Rule("base64-encoded private key",
+         r"(LS0tLS1CRUdJTi[A-Za-z0-9+/=]*)(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]{4,})*",
+         _base64_pem),
+    # user:password@host; the password runs to the last @ before the host (a password
+    # may hold @ / # unescaped), so nothing of it survives.
+    Rule("password in a url",
+         r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\"'<>\\\x00]*:([^\s\"'<>\\\x00]*)"
+         r"@[A-Za-z0-9._~-]", lambda m, t: _replace_group(m, t, 1)),
+    # Authorization headers: the whole credential after the header name (and scheme).
+    Rule("authorization header",
+         r"(?i:proxy-authorization|authorization)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
+         r"(?:(?i:digest)[ \t]+([^\r\n\x00]+)|(?:(?i:basic|bearer|token|negotiate|ntlm|apikey|"
+         r"sharedkey|aws4-hmac-sha256)[ \t]+)?([^\r\n\"'\\\x00]+))",
+         lambda m, t: _replace_group(m, t, 1 if m[1][0] >= 0 else 2)),
+    Rule("cookie header", r"(?i:set-cookie|cookie)\\?[\"']?[ \t]*:[ \t]*\\?[\"']?([^\r\n\"'\\\x00]+)",
+         lambda m, t: _replace_group(m, t, 1)),
+    Rule("bearer token", r"(?i:bearer)[ \t]+([A-Za-z0-9._~+/=-]{12,})", _bearer),
+    Rule("basic credentials", r"(?i:basic)[ \t]+([A-Za-z0-9+/]{8,}={0,2})", _basic),
+    Rule("curl -u user:password",
+         r"(?:--user|--proxy-user|-u)[ \t=]*[\"']?([^\s:\"'\\\x00]*):([^\s\"'\\\x00]+)",
+         _user_password),
+    Rule("mysql -pPASSWORD",
+         r"(?i:mysql|mysqldump|mysqladmin|mariadb|mysqlsh)[^\r\n|;&\x00]*?[ \t]-p([^\s\"'\\\x00-][^\s\"'\\\x00]*)",
+         lambda m, t: _replace_group(m, t, 1)),
+    Rule("sshpass / redis-cli / docker login password",
+         r"(?:sshpass[ \t]+-p|redis-cli[^\r\n|;&\x00]*?[ \t]-a|docker[ \t]+login[^\r\n|;&\x00]*?[ \t]"
+         r"(?:-p|--password))[ \t]+([^\s\"'\\\x00]+)", lambda m, t: _replace_group(m, t, 1)),
+    Rule("--secret-flag value",
+         r"--(" + _NAME + r")[ \t]+[\"']?([^\s\"'\\\x00-][^\s\"'\\\x00]*)", _cli_flag),
+    Rule("xml element", r"<(" + _NAME + r")>([^<\x00]+)</", _xml_element),
+    Rule("secret-named assignment",
+         r"(" + _NAME + r")(\\?[\"']?[ \t]*(?::=|=>|[:=]|%3[dD])[ \t]*)"
+         r"(?:\"((?:[^\"\\\x00\r\n]|\\[^\x00\r\n])*)\"|'([^'\x00\r\n]*)'|\\\"([^\"\x00]*?)\\\""
+         r"|\"([^\"\x00\r\n]+)|(" + _VALUE + r"+))", _assignment),
 )
 
-# One scan that tells whether any pattern above could match: most text has no trigger
-# at all and leaves after this single regex search.
-_ANY_TRIGGER = re.compile(
-    "|".join(re.escape(t) for triggers, _ in _SPAN_PATTERNS for t in triggers or ())
-    + "|(?i:" + "|".join(re.escape(t) for triggers, _ in _KEYED_PATTERNS for t in triggers or ()) + ")"
-)
 
-# JSON keys whose string values are secrets whatever they look like.
-_SECRET_KEY = re.compile(
-    r"(?i)^(?:.*[_-])?(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|"
-    r"access[_-]?key|private[_-]?key|client[_-]?secret|authorization|credentials?|cookie)$"
-)
+# --------------------------------------------------------------------------- the redactor
 
 
-def _keep_label(match: re.Match[str]) -> str:
-    return match.group(1) + REDACTED
+@dataclass(frozen=True)
+class Summary:
+    """A stored summary: ``text`` (at most the limit) and ``length``, the characters of
+    the whole serialised value before the cut (``None`` when there is no value)."""
+
+    text: str | None
+    length: int | None
+
+    @property
+    def cut(self) -> bool:
+        """True when ``text`` is shorter than the value it summarises."""
+        return self.text is not None and self.length is not None and self.length > len(self.text)
 
 
-def redact_text(text: str, detectors: Sequence[Detector] = ()) -> str:
-    """``text`` with every recognised secret replaced by ``[redacted]`` (SPEC 4).
-
-    Span and keyed patterns first, then each detector's values. Pure; never raises.
-    """
-    if len(text) < MIN_DETECTED_LENGTH:
-        return text
-    if _ANY_TRIGGER.search(text) is not None:
-        text = _redact_patterns(text)
-    for detector in detectors:
-        for value in set(detector(text)):
-            value = value.strip()
-            if len(value) >= MIN_DETECTED_LENGTH and REDACTED not in value:
-                text = text.replace(value, REDACTED)
-    return text
-
-
-def _redact_patterns(text: str) -> str:
-    for triggers, pattern in _SPAN_PATTERNS:
-        if triggers is None or any(t in text for t in triggers):
-            text = pattern.sub(REDACTED, text)
-    lowered = text.lower()
-    for triggers, pattern in _KEYED_PATTERNS:
-        if triggers is None or any(t in lowered for t in triggers):
-            text = pattern.sub(_keep_label, text)
-    return text
-
-
-def redact(value: Any, detectors: Sequence[Detector] = ()) -> Any:
-    """Deep copy of a JSON-like ``value`` with secrets redacted in every string, keys too.
-
-    A non-empty string stored under a secret-looking key (``password``, ``api_key``,
-    ``github_token`` ...) is replaced whole. Numbers, booleans and ``None`` pass unchanged.
-    """
+def serialise(value: Any) -> str | None:
+    """Strings as they are, anything else as JSON (UTF-8 characters kept); ``None`` stays."""
+    if value is None:
+        return None
     if isinstance(value, str):
-        return redact_text(value, detectors)
-    if isinstance(value, dict):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def cut(value: Any, limit: int = SUMMARY_LIMIT) -> Summary:
+    """``serialise(value)`` cut to ``limit`` characters, with the length before the cut
+    (SPEC 4, 10). Redact first: this does not."""
+    text = serialise(value)
+    if text is None:
+        return Summary(None, None)
+    return Summary(text[:limit], len(text))
+
+
+class Redactor:
+    """The rules compiled with an engine; every method is pure given the engine and the
+    ``id_key`` of the key digests. Build one per process (compiling costs milliseconds)."""
+
+    def __init__(self, compile: Compile, id_key: bytes = b"", rules: Sequence[Rule] = RULES) -> None:
+        self._compile = compile
+        self._rules = tuple(rules)
+        self._compiled = tuple((compile(rule.pattern.encode()), rule.handle) for rule in self._rules)
+        self._id_key = hashlib.blake2b(id_key, digest_size=32).digest() if id_key else b""
+
+    def with_id_key(self, id_key: bytes) -> Redactor:
+        """The same rules, with ``id_key`` keying the digests of redacted keys."""
+        other = object.__new__(Redactor)
+        other._compile, other._rules, other._compiled = self._compile, self._rules, self._compiled
+        other._id_key = hashlib.blake2b(id_key, digest_size=32).digest() if id_key else b""
+        return other
+
+    # ----------------------------------------------------------------- texts
+
+    def _bytes(self, data: bytes) -> bytes:
+        for compiled, handle in self._compiled:
+            search = compiled.search
+            pieces: list[bytes] = []
+            last = pos = 0
+            size = len(data)
+            while pos <= size:
+                spans = search(data, pos)
+                if spans is None:
+                    break
+                start, end = spans[0]
+                pos = end if end > start else end + 1  # no rule matches "", but never loop
+                new = handle(spans, data)
+                if new is not None:
+                    pieces.append(data[last:start])
+                    pieces.append(new)
+                    last = end
+            if pieces:
+                pieces.append(data[last:])
+                data = b"".join(pieces)
+        return data
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced by ``[redacted]`` (SPEC 4). Linear time."""
+        if not text:
+            return text
+        data = text.encode("utf-8", "surrogatepass")
+        out = self._bytes(data)
+        return text if out is data else out.decode("utf-8", "surrogatepass")
+
+    def many(self, texts: Sequence[str]) -> list[str]:
+        """``[self.text(t) for t in texts]`` in one pass per rule over all of them."""
+        if not texts:
+            return []
+        if any(_SEP in t for t in texts):  # only imports can carry NUL; one at a time
+            return [self.text(t) for t in texts]
+        joined = _SEP.join(texts)
+        out = self.text(joined)
+        if out is joined:
+            return list(texts)
+        parts = out.split(_SEP)
+        if len(parts) != len(texts):  # no rule may cross the separator; never lose a text
+            return [self.text(t) for t in texts]
+        return parts
+
+    def key(self, key: str, limit: int | None = None) -> str:
+        """``key`` (an id or a name) redacted; when redaction changed it, ``~`` and a
+        16-hex keyed digest of the original are appended, so the result stays unique and
+        stable (module doc). ``limit`` bounds the result's length."""
+        return self._key(key, self.text(key), limit)
+
+    def _key(self, original: str, redacted: str, limit: int | None) -> str:
+        if redacted == original:
+            return original
+        digest = hashlib.blake2b(original.encode("utf-8", "surrogatepass"), key=self._id_key,
+                                 digest_size=KEY_DIGEST_HEX // 2).hexdigest()
+        room = None if limit is None else max(0, limit - KEY_DIGEST_HEX - 1)
+        return f"{redacted[:room]}~{digest}"
+
+    # ----------------------------------------------------------------- structures
+
+    def value(self, value: Any) -> Any:
+        """A deep copy of the JSON-like ``value`` with every string and every object key
+        redacted (keys as ``key``); a value under a secret-named key is replaced whole,
+        unless it is a boolean or null. Numbers pass unchanged elsewhere."""
+        return self._document(lambda leaf: _deep(value, leaf))
+
+    def _document(self, walk: Callable[[Leaf], Any]) -> Any:
+        # Walk once collecting every string, redact them all in one pass, walk again
+        # putting the results in place (the walk is deterministic, so the order matches).
+        found: list[str] = []
+        walk(lambda text, limit=None: found.append(text) or text)
+        results = iter(self.many(found))
+
+        def emit(text: str, limit: int | None = None) -> str:
+            redacted = next(results)
+            if limit is None:
+                return redacted
+            return self._key(text, redacted, None if limit == _NO_LIMIT else limit)
+
+        return walk(emit)
+
+    def run_document(self, doc: Mapping[str, Any]) -> dict[str, Any]:
+        """A run document (``schemas/run_document.schema.json``) with every text redacted:
+        query, answer, alert, outcome, messages (content, ids, citations, tool-call ids,
+        extra), steps (ids, names, summaries), report, tool calls (ids, tool names,
+        arguments, output, error, step ids, retrieval evidence), evaluations and the
+        orchestration trace. ``run_id`` and ``session_id`` are the run's own address and
+        stay as sent (the schema restricts ``run_id`` to one URL segment)."""
+        return self._document(lambda leaf: _run_document(doc, leaf))
+
+    def tool_event(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        """A tool-call event (``schemas/tool_event.schema.json``) with its id, tool name,
+        step id, arguments, output, error and retrieval evidence redacted."""
+        return self._document(lambda leaf: _tool_call(event, leaf))
+
+    def finish(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """A finish body (``schemas/run_finish.schema.json``) with its answer redacted."""
+        return self._document(lambda leaf: _fields(body, leaf, texts=("answer",)))
+
+
+# A leaf callback: (text, limit=None) -> text. ``limit`` None: a text; an int: a key of at
+# most that many characters (``_NO_LIMIT``: an object key, unbounded).
+Leaf = Callable[..., str]
+_NO_LIMIT = -1
+ID_LIMIT = 160  # characters of an agent's id (schemas)
+TOOL_NAME_LIMIT = 200
+
+
+def _deep(value: Any, leaf: Leaf) -> Any:
+    if isinstance(value, str):
+        return leaf(value)
+    if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            key_text = str(key)
-            if isinstance(item, str) and item and _SECRET_KEY.match(key_text):
-                out[redact_text(key_text, detectors)] = REDACTED
+            name = key if isinstance(key, str) else str(key)
+            new_key = leaf(name, _NO_LIMIT)
+            if item is not None and not isinstance(item, bool) and is_secret_name(name):
+                out[new_key] = REDACTED
             else:
-                out[redact_text(key_text, detectors)] = redact(item, detectors)
+                out[new_key] = _deep(item, leaf)
         return out
     if isinstance(value, (list, tuple)):
-        return [redact(v, detectors) for v in value]
+        return [_deep(item, leaf) for item in value]
     return value
 
 
-def summarize(
-    value: Any, limit: int = SUMMARY_LIMIT, detectors: Sequence[Detector] = ()
-) -> str | None:
-    """Redact, then serialise (strings as they are, anything else as JSON), then cut to
-    ``limit`` characters (SPEC 4). ``None`` stays ``None``."""
-    if value is None:
-        return None
-    clean = redact(value, detectors)
-    text = clean if isinstance(clean, str) else json.dumps(clean, ensure_ascii=False, default=str)
-    return text[:limit]
+def _key(value: Any, leaf: Leaf, limit: int) -> Any:
+    return leaf(value, limit) if isinstance(value, str) else value
+
+
+def _fields(doc: Mapping[str, Any], leaf: Leaf, *, texts: Iterable[str] = (),
+            keys: Mapping[str, int] | None = None, deep: Iterable[str] = ()) -> dict[str, Any]:
+    """A copy of ``doc`` with ``texts`` fields redacted as text, ``keys`` fields as keys of
+    the given limit, ``deep`` fields as JSON values; other fields as they are."""
+    out = dict(doc)
+    for name in texts:
+        if isinstance(out.get(name), str):
+            out[name] = leaf(out[name])
+    for name, limit in (keys or {}).items():
+        if name in out:
+            out[name] = _key(out[name], leaf, limit)
+    for name in deep:
+        if name in out:
+            out[name] = _deep(out[name], leaf)
+    return out
+
+
+def _list(items: Any, each: Callable[[Any], Any]) -> Any:
+    return [each(item) if isinstance(item, Mapping) else item for item in items] \
+        if isinstance(items, list) else items
+
+
+def _tool_call(call: Mapping[str, Any], leaf: Leaf) -> dict[str, Any]:
+    return _fields(call, leaf, keys={"id": ID_LIMIT, "tool_name": TOOL_NAME_LIMIT, "step_id": ID_LIMIT},
+                   deep=("arguments", "output", "error", "retrieval"))
+
+
+def _message(message: Mapping[str, Any], leaf: Leaf) -> dict[str, Any]:
+    out = _fields(message, leaf, texts=("content",), keys={"id": ID_LIMIT})
+    meta = message.get("metadata")
+    if isinstance(meta, Mapping):
+        new = _fields(meta, leaf, deep=("extra",))
+        if "citations" in meta:
+            new["citations"] = _list(meta["citations"], lambda c: _fields(
+                c, leaf, keys={"id": ID_LIMIT}, texts=("title", "source", "excerpt", "evidence_ref")))
+        if isinstance(meta.get("tool_call_ids"), list):
+            new["tool_call_ids"] = [_key(i, leaf, ID_LIMIT) for i in meta["tool_call_ids"]]
+        out["metadata"] = new
+    return out
+
+
+def _run_document(doc: Mapping[str, Any], leaf: Leaf) -> dict[str, Any]:
+    out = _fields(doc, leaf, texts=("query", "answer", "external_outcome"),
+                  deep=("alert", "external_outcome_detail", "verifier_evaluation",
+                        "aiops_rule_evaluation", "self_evaluation", "orchestration_trace"))
+    out["messages"] = _list(doc.get("messages"), lambda m: _message(m, leaf))
+    out["steps"] = _list(doc.get("steps"), lambda s: _fields(
+        s, leaf, keys={"id": ID_LIMIT}, texts=("name", "status", "summary")))
+    out["tool_calls"] = _list(doc.get("tool_calls"), lambda c: _tool_call(c, leaf))
+    for name in ("messages", "steps", "tool_calls"):
+        if name not in doc:
+            del out[name]
+    report = doc.get("report")
+    if isinstance(report, str):
+        out["report"] = leaf(report)
+    elif isinstance(report, Mapping):
+        out["report"] = _fields(report, leaf, texts=("content",))
+    return out
+
+
+def iter_strings(value: Any) -> Iterator[str]:
+    """Every string of a JSON-like value, object keys included (for tests and checks)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from iter_strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from iter_strings(item)

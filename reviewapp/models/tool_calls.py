@@ -82,5 +82,11 @@ class ToolCall(TimestampMixin, db.Model):
     match_level: Mapped[str | None] = mapped_column(String(4), nullable=True)
     hit_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
     evidence_refs: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType, nullable=True)
+    # Characters before the cut (SPEC 10: "cut at 2,000 of 5,731 characters"): of the
+    # arguments as JSON (stored whole, capped on pages), of the result and of the error
+    # (stored cut to 2,000). NULL for rows stored before these columns existed.
+    arguments_length: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    result_length: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    error_length: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     run: Mapped[Run] = relationship()

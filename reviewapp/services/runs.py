@@ -46,6 +46,7 @@ from ..queries import (
 from . import documents
 from .access import WorkspaceRole, require_role, roles_of
 from .retry import retry_on_conflict
+from .secret_scan import redact_finish, redact_run_document
 from .tool_calls import check_records, upsert_records
 
 
@@ -272,6 +273,7 @@ def upsert_run(
     require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
     check_run_id(run_id)
     documents.check("run_document", doc)
+    doc = redact_run_document(doc)  # SPEC 4: every text, before anything else reads it
     if doc.get("run_id") not in (None, run_id):
         raise ValidationFailed("run_id", "differs from the run_id of the address")
     _check_ids(doc)
@@ -425,6 +427,7 @@ def finish_run(
     require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
     check_run_id(run_id)
     documents.check("run_finish", body)
+    body = redact_finish(body)  # SPEC 4
     status = body["status"]
     finished_at = _ts(body.get("finished_at"), "finished_at")
     # Locked (PostgreSQL): of two racing finishes with different statuses the second

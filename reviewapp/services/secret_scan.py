@@ -1,116 +1,106 @@
-"""The secret-detection library behind redaction: detect-secrets (Yelp), as detectors for
-``domain.redaction`` (SPEC 4).
+"""The one redaction entry point of every ingest path (SPEC 4): ``domain.redaction``'s
+rules run by RE2, a regular-expression engine whose matching time is linear in the input.
 
-Why both a library and our own span patterns (evaluated on detect-secrets 1.5):
+Every service that stores what an agent sent calls one of these before anything else
+(``runs.upsert_run`` / ``finish_run``, ``tool_calls.apply_events``; the importers, the
+demo and the OTLP path reach the store only through those), so the JSON API, the CLI
+import and every later ingest path get the same redaction, and exports and the case
+library hold no secret by construction.
 
-* detect-secrets is a *scanner*: a plugin reports the secret **values** it saw in a line,
-  not their spans, and for several shapes the value is only part of the secret, which
-  would leave the rest visible if we replaced just that: ``PrivateKeyDetector`` reports
-  the words ``BEGIN RSA PRIVATE KEY`` (not the key body), ``StripeDetector`` the first 24
-  characters of a key of any length, ``JwtTokenDetector``'s lazy pattern stops before the
-  signature, ``OpenAIDetector`` knows only legacy ``...T3BlbkFJ...`` keys (not ``sk-proj-``
-  or Anthropic ``sk-ant-``), and there is no Google API key, bearer-token or AWS secret
-  key (outside quoted code) plugin.
-* Its high-entropy plugins are tuned for source code and flag UUIDs and git hashes,
-  which reviewers need to read; they are not used. Nor is the public-IP plugin (an IP is
-  diagnostic evidence, not a secret) or the keyword plugin (its code-oriented patterns
-  add nothing over the keyed patterns in ``domain.redaction``).
-
-So ``domain.redaction`` redacts whole spans first, and the remaining regex plugins of
-detect-secrets (Artifactory, Azure storage, Cloudant, Discord, IBM, Mailchimp, npm,
-PyPI, SendGrid, SoftLayer, Square, Telegram, Twilio, plus its own AWS / GitHub / GitLab /
-Slack / Stripe / JWT / basic-auth / private-key patterns as a second net) run on what is
-left, replacing every value they still find.
+Why RE2 and no other scanner: Python's ``re`` backtracks, so a pattern as plain as
+``authorization:\\s*[:=]`` takes time quadratic in a run of spaces (a 100 KB tool error
+pinned a worker for 30 s). The detect-secrets plugins used here before are ``re``
+patterns too (``://[^{}\\s]+:([^{}\\s]+)@`` is quadratic in a long token), so they were
+dropped and the shapes they knew (Artifactory, Discord, Mailchimp, Square, Telegram,
+Twilio, SoftLayer, GitLab's other prefixes ...) became RE2 rules in ``domain.redaction``.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import Any
 
-from detect_secrets.plugins.artifactory import ArtifactoryDetector
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.plugins.basic_auth import BasicAuthDetector
-from detect_secrets.plugins.cloudant import CloudantDetector
-from detect_secrets.plugins.discord import DiscordBotTokenDetector
-from detect_secrets.plugins.github_token import GitHubTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
-from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
-from detect_secrets.plugins.jwt import JwtTokenDetector
-from detect_secrets.plugins.mailchimp import MailchimpDetector
-from detect_secrets.plugins.npm import NpmDetector
-from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.private_key import PrivateKeyDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.softlayer import SoftlayerDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.stripe import StripeDetector
-from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-from detect_secrets.plugins.twilio import TwilioKeyDetector
+import re2
 
 from ..domain import redaction
-from ..domain.redaction import Detector
+from ..domain.redaction import Redactor, Summary
 
-_PLUGINS: tuple[RegexBasedDetector, ...] = tuple(
-    cls()
-    for cls in (
-        ArtifactoryDetector, AWSKeyDetector, AzureStorageKeyDetector, BasicAuthDetector,
-        CloudantDetector, DiscordBotTokenDetector, GitHubTokenDetector, GitLabTokenDetector,
-        IbmCloudIamDetector, IbmCosHmacDetector, JwtTokenDetector, MailchimpDetector,
-        NpmDetector, OpenAIDetector, PrivateKeyDetector, PypiTokenDetector, SendGridDetector,
-        SlackDetector, SoftlayerDetector, SquareOAuthDetector, StripeDetector,
-        TelegramBotTokenDetector, TwilioKeyDetector,
-    )
-)
+_OPTIONS = re2.Options()
+# RE2 falls back from its DFA to the (still linear, slower) NFA when a DFA outgrows its
+# memory; 32 MiB per rule keeps the DFA for every rule on the adversarial inputs of
+# tests/unit/test_redaction_linear.py.
+_OPTIONS.max_mem = 32 << 20
+_UNANCHORED = re2._re2.RE2.Anchor.UNANCHORED
 
 
-# When to run a plugin. Most plugins look for a secret that is a run of at least 20
-# token characters, so they run only when the text holds such a run (one cheap scan);
-# Artifactory keys can be 11 characters long; the others, whose secret can be short, run
-# when their marker word is present.
-_LONG_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=]{20}")
-_MEDIUM_TOKEN = re.compile(r"A[KP][A-Za-z0-9]{9}")
-_WORD_GATES: dict[type, tuple[str, ...]] = {
-    BasicAuthDetector: ("://",),
-    NpmDetector: ("_authtoken",),
-    PrivateKeyDetector: ("private key", "putty-user-key"),
-    SlackDetector: ("xox", "hooks.slack"),
-}
-_TOKEN_PLUGINS = tuple(p for p in _PLUGINS
-                       if type(p) not in _WORD_GATES and not isinstance(p, ArtifactoryDetector))
-_ARTIFACTORY = tuple(p for p in _PLUGINS if isinstance(p, ArtifactoryDetector))
-_WORD_PLUGINS = tuple((p, _WORD_GATES[type(p)]) for p in _PLUGINS if type(p) in _WORD_GATES)
+class _Pattern:
+    """A pattern compiled by RE2, searched through the binding's ``Match`` itself: the
+    module's ``finditer`` wraps every match in two Python objects, and a text made of
+    nothing but short secrets has one match every six bytes (see benchmarks/redaction.py).
+    ``tests/unit/test_redaction.py`` checks it finds what ``re2.finditer`` finds."""
+
+    __slots__ = ("_match",)
+
+    def __init__(self, pattern: bytes) -> None:
+        regexp = re2._re2.RE2(pattern, _OPTIONS)
+        if not regexp.ok():
+            raise re2.error(regexp.error())
+        self._match = regexp.Match
+
+    def search(self, text: bytes, pos: int) -> list[tuple[int, int]] | None:
+        """Spans of the leftmost match at or after ``pos`` (``domain.redaction.Compiled``)."""
+        spans = self._match(_UNANCHORED, text, pos, len(text))
+        return None if spans[0][0] < 0 else spans
 
 
-def _detect(text: str) -> Iterable[str]:
-    found: list[str] = []
-    if _LONG_TOKEN.search(text) is not None:
-        for plugin in _TOKEN_PLUGINS:
-            found.extend(plugin.analyze_string(text))
-    if _MEDIUM_TOKEN.search(text) is not None:
-        for plugin in _ARTIFACTORY:
-            found.extend(plugin.analyze_string(text))
-    lowered = text.lower()
-    for plugin, words in _WORD_PLUGINS:
-        if any(word in lowered for word in words):
-            found.extend(plugin.analyze_string(text))
-    return found
+_redactor = Redactor(_Pattern)
 
 
-DETECTORS: tuple[Detector, ...] = (_detect,)
+def configure(config: Mapping[str, Any]) -> None:
+    """Key the digests of redacted ids with the app's ``SECRET_KEY`` (``create_app``
+    calls this), so a stored digest cannot confirm a guessed secret offline. Processes
+    that share an instance folder share the key, so the same id maps to the same key in
+    each of them."""
+    global _redactor
+    secret = config.get("SECRET_KEY") or ""
+    _redactor = _redactor.with_id_key(str(secret).encode())
 
 
 def redact(value: Any) -> Any:
-    """``domain.redaction.redact`` with the detect-secrets detectors."""
-    return redaction.redact(value, DETECTORS)
+    """Any JSON-like value with every string and object key redacted (SPEC 4)."""
+    return _redactor.value(value)
+
+
+def redact_text(text: str) -> str:
+    """One text, redacted."""
+    return _redactor.text(text)
+
+
+def redact_key(key: str, limit: int | None = None) -> str:
+    """An id or a name, redacted and kept unique (``Redactor.key``)."""
+    return _redactor.key(key, limit)
+
+
+def redact_run_document(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A run document with every text redacted (``Redactor.run_document``)."""
+    return _redactor.run_document(doc)
+
+
+def redact_tool_event(event: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool-call event with every text redacted (``Redactor.tool_event``)."""
+    return _redactor.tool_event(event)
+
+
+def redact_finish(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A finish body with its answer redacted."""
+    return _redactor.finish(body)
 
 
 def summarize(value: Any, limit: int = redaction.SUMMARY_LIMIT) -> str | None:
-    """``domain.redaction.summarize`` (redact, serialise, cut) with the detectors."""
-    return redaction.summarize(value, limit, DETECTORS)
+    """Redact, serialise, cut to ``limit`` characters (SPEC 4); ``None`` stays ``None``."""
+    return redaction.cut(redact(value), limit).text
+
+
+def summary(value: Any, limit: int = redaction.SUMMARY_LIMIT) -> Summary:
+    """Serialise and cut an already redacted value, keeping its original length."""
+    return redaction.cut(value, limit)

@@ -40,7 +40,7 @@ from ..models.base import utcnow
 from . import documents
 from .access import require_role
 from .retry import retry_on_conflict
-from .secret_scan import redact, summarize
+from .secret_scan import redact_text, redact_tool_event, summary
 
 log = logging.getLogger("reviewapp.tool_calls")
 
@@ -95,20 +95,31 @@ class _Event:
     clean_arguments: Any = None  # redacted
     result_summary: str | None = None  # redacted, serialised, cut
     error_summary: str | None = None  # redacted, serialised, cut
+    lengths: dict[str, int | None] | None = None  # characters before the cut (_lengths)
 
 
 def _redact_event(ev: _Event) -> _Event:
-    # Before any database statement: the write transaction stays short.
+    # The event is redacted already (_parse_event); serialise and cut its texts before
+    # any database statement, so the write transaction stays short.
     if ev.event in STORED_EVENTS:
-        ev.clean_arguments = redact(ev.arguments)
-        ev.result_summary = summarize(ev.output)
-        ev.error_summary = summarize(ev.error)
+        ev.clean_arguments = ev.arguments
+        result, error = summary(ev.output), summary(ev.error)
+        ev.result_summary, ev.error_summary = result.text, error.text
+        ev.lengths = _lengths(ev.arguments, result, error)
         ev.retrieval = _retrieval_values(ev.retrieval)
     return ev
 
 
+def _lengths(arguments: Any, result: Any, error: Any) -> dict[str, int | None]:
+    """The ``*_length`` columns: characters of the arguments as JSON, of the result and
+    of the error before their 2,000-character cut (SPEC 10: pages say "cut at N of M")."""
+    return {"arguments_length": summary(arguments, 0).length, "result_length": result.length,
+            "error_length": error.length}
+
+
 def _parse_event(raw: Any, index: int, prefix: str, now: datetime) -> _Event:
     documents.check("tool_event", raw, prefix)
+    raw = redact_tool_event(raw)  # SPEC 4: before anything else reads it
     try:
         given = parse_timestamp(raw.get("timestamp"), "timestamp")
     except ValueError as exc:
@@ -123,35 +134,53 @@ def _parse_event(raw: Any, index: int, prefix: str, now: datetime) -> _Event:
         raw.get("retrieval")))
 
 
-_ERROR_CLASS = re.compile(r"^\s*([A-Za-z_][\w.]{0,80}(?:Error|Exception|Timeout|Exit))\b")
+# An exception class name (``ValueError``, ``botocore.exceptions.ClientError``,
+# ``TimeoutExpired``): the only part of an error the runtime log may hold (SPEC 4).
+_ERROR_CLASS = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]{0,60}(?:\.[A-Za-z_][A-Za-z0-9_]{0,60}){0,6}"
+    r"(?:Error|Exception|Timeout|TimeoutExpired|Exit|Interrupt|Failure|Fault|Refused)")
+_ERROR_CLASS_AT_START = re.compile(r"\s{0,20}(" + _ERROR_CLASS.pattern + r")\b")
 
 
 def error_class(error: Any) -> str | None:
-    """A value-free label for an error, for the runtime log (SPEC 4): the ``type`` /
-    ``class`` field of an error object, the exception class a text starts with
-    (``ValueError: ...`` -> ``ValueError``), else ``"error"``. ``None`` when no error."""
+    """A value-free label for an error, for the runtime log (SPEC 4): the exception class
+    name of an error object's ``type`` / ``class`` / ``error_class`` field or that a text
+    starts with (``ValueError: ...`` -> ``ValueError``), only when it looks like one and
+    holds nothing redaction would remove; else ``"error"``. ``None`` when no error."""
     if error is None:
         return None
+    label = None
     if isinstance(error, Mapping):
-        for key in ("type", "class", "error_class", "code"):
-            label = error.get(key)
-            if isinstance(label, str) and re.fullmatch(r"[\w.:-]{1,80}", label):
-                return label
+        for key in ("type", "class", "error_class"):
+            value = error.get(key)
+            if isinstance(value, str) and _ERROR_CLASS.fullmatch(value):
+                label = value
+                break
+    elif isinstance(error, str):
+        match = _ERROR_CLASS_AT_START.match(error[:600])
+        label = match.group(1) if match else None
+    if label is None or redact_text(label) != label:
         return "error"
-    if isinstance(error, str):
-        match = _ERROR_CLASS.match(error)
-        return match.group(1) if match else "error"
-    return "error"
+    return label
+
+
+def log_safe(text: str) -> str:
+    """``text`` with control characters (line breaks included) escaped as ``\\xNN``, so
+    no value can start a forged log line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256
+                   else f"\\u{ord(c):04x}" for c in text)
 
 
 def _retrieval_values(retrieval: Mapping[str, Any] | None) -> dict[str, Any]:
     """Retrieval facts {match_level, hit_count, evidence_refs} ({} when absent); shapes
-    are checked by the schema, evidence excerpts are redacted."""
+    are checked by the schema, evidence was redacted with the rest of the event."""
     if not retrieval:
         return {}
     refs = retrieval.get("evidence_refs")
     return {"match_level": retrieval.get("match_level"), "hit_count": retrieval.get("hit_count"),
-            "evidence_refs": redact(refs) if refs is not None else None}
+            "evidence_refs": refs}
 
 
 def _parent_columns(run: Run) -> dict[str, int | None]:
@@ -164,7 +193,7 @@ def _parent_columns(run: Run) -> dict[str, int | None]:
 _TOOL_CALL = ToolCall.__table__
 _MUTABLE = ("tool_name", "status", "arguments", "result_summary", "error_message", "started_at",
             "completed_at", "duration_ms", "compensated", "step_pk", "match_level", "hit_count",
-            "evidence_refs", "updated_at")
+            "evidence_refs", "arguments_length", "result_length", "error_length", "updated_at")
 _RUN = Run.__table__
 # Statements built once: on the hot path, building them per request cost more than
 # running them.
@@ -285,6 +314,8 @@ def _new_row(run: Any, ev: _Event, batch: _Batch, *, status: str, compensated: b
         "arguments": ev.clean_arguments, "result_summary": None, "error_message": None,
         "started_at": ev.timestamp, "completed_at": None, "duration_ms": None,
         "compensated": compensated, "match_level": None, "hit_count": None, "evidence_refs": None,
+        "arguments_length": (ev.lengths or {}).get("arguments_length"),
+        "result_length": None, "error_length": None,
         "created_at": now, "updated_at": now,
     }
     row.update(ev.retrieval)
@@ -303,22 +334,27 @@ def _order_warning(row: Mapping[str, Any], event: str) -> str:
 
 
 def _finalise_row(row: dict[str, Any], ev: _Event) -> None:
+    lengths = ev.lengths or {}
     row["status"] = ev.event
     row["result_summary"] = ev.result_summary
+    row["result_length"] = lengths.get("result_length")
     row["error_message"] = (ev.error_summary or "failed") if ev.event == "failed" else None
+    row["error_length"] = lengths.get("error_length") if ev.error_summary and ev.event == "failed" else None
     row["completed_at"] = ev.timestamp
     row["duration_ms"] = duration_ms(row["started_at"], ev.timestamp)
 
 
 def _log_row(row: Mapping[str, Any], event: str, error: Any) -> None:
-    # Never values: only the tool name, the argument keys, the state and the error class.
+    # Never values (SPEC 4): the tool name and the argument keys (both redacted before
+    # storage, escaped here), the state, the duration and the error class.
     if not log.isEnabledFor(logging.INFO):
         return
     arguments = row["arguments"]
-    keys = sorted(str(k) for k in arguments) if isinstance(arguments, dict) else []
+    keys = sorted(log_safe(str(k)) for k in arguments) if isinstance(arguments, dict) else []
     log.info(
         "tool_call event=%s tool=%s argument_keys=%s status=%s duration_ms=%s error_class=%s",
-        event, row["tool_name"], keys, row["status"], row["duration_ms"], error_class(error),
+        event, log_safe(row["tool_name"]), keys, row["status"], row["duration_ms"],
+        error_class(error),
     )
 
 
@@ -351,6 +387,7 @@ def _apply_event(batch: _Batch, run: Any, ev: _Event) -> tuple[str, str]:
             row["tool_name"] = ev.tool_name
         if row["arguments"] is None and ev.arguments is not None:
             row["arguments"] = ev.clean_arguments
+            row["arguments_length"] = (ev.lengths or {}).get("arguments_length")
         if row["step_pk"] is None:
             row["step_pk"] = batch.step_pk(run, ev.step_id)
         batch.touch(row, row["status"])
@@ -379,6 +416,7 @@ def _apply_event(batch: _Batch, run: Any, ev: _Event) -> tuple[str, str]:
     row.update(ev.retrieval)
     if row["arguments"] is None and ev.arguments is not None:
         row["arguments"] = ev.clean_arguments
+        row["arguments_length"] = (ev.lengths or {}).get("arguments_length")
     batch.touch(row, was)
     _log_row(row, ev.event, ev.error)
     return "updated", ""
@@ -536,13 +574,19 @@ def _upsert_record(session: Session, run: Run, record: Mapping[str, Any], index:
         except ValueError as exc:
             raise ValidationFailed(f"{path}.{key}", str(exc).split(": ", 1)[-1]) from None
     status = record.get("status") or ToolCallStatus.COMPLETED.value
+    # ``record`` was redacted with its run document (runs.upsert_run): serialise and cut.
     output, error = record.get("output"), record.get("error")
+    result, error_text = summary(output), summary(error)
+    lengths = _lengths(record.get("arguments"), result, error_text)
+    if status != "failed" or error_text.text is None:
+        lengths["error_length"] = None
     values: dict[str, Any] = {
         "tool_name": record["tool_name"],
         "status": status,
-        "arguments": redact(record.get("arguments")),
-        "result_summary": summarize(output),
-        "error_message": (summarize(error) or "failed") if status == "failed" else None,
+        "arguments": record.get("arguments"),
+        "result_summary": result.text,
+        "error_message": (error_text.text or "failed") if status == "failed" else None,
+        **lengths,
         "started_at": times["started_at"],
         "completed_at": times["completed_at"] if status != "started" else None,
         "ordinal": index + 1,
