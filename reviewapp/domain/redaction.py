@@ -436,6 +436,21 @@ def cut(value: Any, limit: int = SUMMARY_LIMIT) -> Summary:
     return Summary(text[:limit], len(text))
 
 
+# Candidates one rule may examine in one text (or one document's texts, see ``many``).
+# Each costs a few microseconds in Python, so a body made of nothing but six-byte
+# secrets ("pwd=x ", 1.4 million in 8 MiB) would hold a worker for seconds; past this
+# many, the rest of the text from the next candidate on, and every later text of the
+# document, is replaced whole by ``[redacted]``: nothing leaks, the cost stays bounded
+# (benchmarks/redaction.py), and a text holding that many secrets is no text to review.
+DENSE_LIMIT = 20_000
+
+
+def _dense_tail(data: bytes, start: int) -> bytes:
+    """``[redacted]`` for what is left of the text at ``start`` and for each later text
+    (the NUL separators of ``many`` stay, so every text keeps its place)."""
+    return _SEP.encode().join([_R] * (data.count(_SEP.encode(), start) + 1))
+
+
 class Redactor:
     """The rules compiled with an engine; every method is pure given the engine and the
     ``id_key`` of the key digests. Build one per process (compiling costs milliseconds)."""
@@ -459,13 +474,19 @@ class Redactor:
         for compiled, handle in self._compiled:
             search = compiled.search
             pieces: list[bytes] = []
-            last = pos = 0
+            last = pos = found = 0
             size = len(data)
             while pos <= size:
                 spans = search(data, pos)
                 if spans is None:
                     break
                 start, end = spans[0]
+                found += 1
+                if found > DENSE_LIMIT:
+                    pieces.append(data[last:start])
+                    pieces.append(_dense_tail(data, start))
+                    last = size
+                    break
                 pos = end if end > start else end + 1  # no rule matches "", but never loop
                 new = handle(spans, data)
                 if new is not None:
