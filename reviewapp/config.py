@@ -7,8 +7,10 @@ can be) -> the test mapping passed to ``create_app``.
 
 from __future__ import annotations
 
-from .domain.feedback import DEFAULT_FEEDBACK_REASONS
+from typing import ClassVar
+
 from .domain.aiops import DEFAULT_EVIDENCE_TOOLS
+from .domain.feedback import DEFAULT_FEEDBACK_REASONS
 
 
 class Config:
@@ -17,7 +19,7 @@ class Config:
     SECRET_KEY: str | None = None  # generated into the instance folder on first start
     # None means "SQLite file reviewapp.sqlite in the instance folder".
     DATABASE_URL: str | None = None
-    SQLALCHEMY_ENGINE_OPTIONS: dict = {}
+    SQLALCHEMY_ENGINE_OPTIONS: ClassVar[dict] = {}
     SQLALCHEMY_TRACK_MODIFICATIONS = False
     # SQLite: how long a writer waits for the write lock before answering 503
     # (milliseconds); None means db_setup.BUSY_TIMEOUT_MS (15 s).
@@ -47,15 +49,22 @@ class Config:
     MAX_CONTENT_LENGTH = 8 * 1024 * 1024  # bytes, whole request body
     INGEST_BATCH_MAX_EVENTS = 1000
 
+    # Pages stay fast whatever an agent sent (SPEC 10, web/markdown.py): characters of
+    # Markdown one page renders (adversarial Markdown costs ~26 us a character), the most
+    # characters of one text a page shows, the most characters of a tool call's arguments.
+    MARKDOWN_PAGE_BUDGET_CHARS = 16_000
+    PAGE_TEXT_CAP_CHARS = 200_000
+    TOOL_CALL_PAGE_CAP_CHARS = 65_536
+
     RUNS_PAGE_SIZE = 50
     TRIAGE_PAGE_SIZE = 50
 
     # Tool names that count as "evidence tools" for aiops_rule_evaluation (SPEC 5.3);
     # a workspace may override them in its settings.
-    AIOPS_EVIDENCE_TOOLS = {group: list(names) for group, names in DEFAULT_EVIDENCE_TOOLS.items()}
+    AIOPS_EVIDENCE_TOOLS: ClassVar[dict] = {group: list(names) for group, names in DEFAULT_EVIDENCE_TOOLS.items()}
 
     # Default reason codes; a workspace overrides them in settings["feedback_reasons"].
-    FEEDBACK_REASONS = list(DEFAULT_FEEDBACK_REASONS)
+    FEEDBACK_REASONS: ClassVar[list] = list(DEFAULT_FEEDBACK_REASONS)
 
     # Content-Security-Policy sent with every HTML response.
     CONTENT_SECURITY_POLICY = (

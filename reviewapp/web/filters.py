@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from flask import Flask
+from flask import Flask, current_app
 
-from .markdown import render_markdown
+from .markdown import capped, prose, render_markdown
 
 PREVIEW_CHARS = 600
 
@@ -93,6 +94,54 @@ def path_segment(value: Any) -> str:
     return quote(str(value), safe="-_~").replace(".", "%2E")
 
 
+@dataclass(frozen=True)
+class ShownValue:
+    """A tool call's arguments, result or error as its page shows them (SPEC 10): ``text``
+    (pretty JSON when the value fits the cap), ``shown`` characters of the value's
+    ``total``; ``unknown_total`` for a summary stored at the 2,000-character limit before
+    original lengths were kept (it may have been cut)."""
+
+    text: str
+    shown: int
+    total: int
+    unknown_total: bool = False
+
+    @property
+    def cut(self) -> bool:
+        """True when the page (or the cut at ingest) shows less than the whole value."""
+        return self.shown < self.total
+
+
+SUMMARY_LIMIT = 2000  # characters a result / error summary is cut to at ingest (SPEC 4)
+
+
+def arguments_view(value: Any, length: int | None = None) -> ShownValue | None:
+    """Arguments (stored whole) for the page: pretty JSON when their JSON fits
+    ``TOOL_CALL_PAGE_CAP_CHARS``, else their compact JSON cut there. ``None`` when absent."""
+    if value is None:
+        return None
+    compact = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    total = max(length or 0, len(compact))
+    cap = current_app.config["TOOL_CALL_PAGE_CAP_CHARS"]
+    if len(compact) <= cap:
+        return ShownValue(pretty_json(value), len(compact), total)
+    return ShownValue(compact[:cap], cap, total)
+
+
+def summary_view(text: str | None, length: int | None = None) -> ShownValue | None:
+    """A stored result / error summary (cut to 2,000 characters at ingest) with the length
+    it had before the cut. ``None`` when absent."""
+    if text is None:
+        return None
+    return ShownValue(pretty_json(text), len(text), max(length or 0, len(text)),
+                      unknown_total=length is None and len(text) >= SUMMARY_LIMIT)
+
+
+def thousands(value: int) -> str:
+    """``5731`` -> ``5,731``."""
+    return f"{value:,}"
+
+
 def register(app: Flask) -> None:
     """Add the filters to ``app``'s Jinja environment, and ``show_bidi_controls`` as its
     ``finalize`` hook."""
@@ -104,4 +153,9 @@ def register(app: Flask) -> None:
     app.add_template_filter(preview, "preview")
     app.add_template_filter(path_segment, "path_segment")
     app.add_template_filter(as_datetime, "as_datetime")
+    app.add_template_filter(prose, "prose")
+    app.add_template_filter(capped, "capped")
+    app.add_template_filter(thousands, "thousands")
+    app.jinja_env.globals["arguments_view"] = arguments_view
+    app.jinja_env.globals["summary_view"] = summary_view
     app.jinja_env.globals["PREVIEW_CHARS"] = PREVIEW_CHARS

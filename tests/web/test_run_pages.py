@@ -181,7 +181,7 @@ def test_tool_call_fragment_pretty_prints_and_collapses_long_results(client, mak
     html = fragment.get_data(as_text=True)
     assert "<html" not in html
     assert '&#34;i&#34;: 0' in html or "&quot;i&quot;: 0" in html or '"i": 0' in html
-    assert "Show all" in html and "Error" in html
+    assert "Show the 1,5" in html and "Error" in html  # issue 11: no "Show all" for a stored summary
     page = client.get(f"/runs/{run.id}/tool-calls/call-0")
     assert "<html" in page.get_data(as_text=True)
 
