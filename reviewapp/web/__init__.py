@@ -57,6 +57,9 @@ def init_app(app: Flask) -> None:
     from .filters import register as register_filters
 
     register_filters(app)
+    from . import body_limit
+
+    body_limit.init_app(app)
 
 
 def _refuse_unstorable_values() -> None:
