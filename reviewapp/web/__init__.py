@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -252,9 +252,7 @@ def _security_headers(response: Response) -> Response:
     # Per-caller data never stays in a shared or back-button cache: every API answer
     # (without loading the user: that may need the database, which may be the error), and
     # a logged-in user's pages.
-    if _wants_json():
-        response.headers.setdefault("Cache-Control", "no-store")
-    elif response.mimetype == "text/html" and current_user and current_user.is_authenticated:
+    if _wants_json() or response.mimetype == "text/html" and current_user and current_user.is_authenticated:
         response.headers.setdefault("Cache-Control", "no-store")
     return response
 
@@ -289,14 +287,14 @@ def _local_time(value: datetime | None) -> str:
     """An ISO UTC timestamp for a <time> element; the browser shows it in local time."""
     if value is None:
         return ""
-    return value.astimezone(timezone.utc).isoformat(timespec="seconds")
+    return value.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def _age(value: datetime | None) -> str:
     """A short age like "5 min ago" relative to now (UTC)."""
     if value is None:
         return "—"
-    seconds = (datetime.now(timezone.utc) - value).total_seconds()
+    seconds = (datetime.now(UTC) - value).total_seconds()
     if seconds < 60:
         return "just now"
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
