@@ -37,7 +37,7 @@ from ..models import Case, DiagnosisSession, DiagnosticReport, Run, SourceType, 
 from ..models.base import utcnow
 from ..models.cases import new_case_id
 from ..queries import get_case_for, get_run_for, insert_for, scope_to_actor
-from .params import text_param, workspace_param
+from .params import id_value, text_param, workspace_param
 
 AUTO_CASE_AUTHOR = "system"
 AUTO_CASE_CATEGORY = "GENERAL"
@@ -62,7 +62,7 @@ class CaseFilters:
     q: str | None = None
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "CaseFilters":
+    def from_params(cls, params: Mapping[str, Any]) -> CaseFilters:
         """Parse query-string values. Raises ``ValidationFailed`` naming the field."""
         def text(name: str, limit: int) -> str | None:
             return text_param(params, name, limit)
@@ -372,10 +372,7 @@ def _lead_run(session: Session, actor: Actor, run_pk: int | str | None) -> Run:
     on ``run`` (nothing about any run is revealed); not visible as lead: ``Forbidden``."""
     if run_pk is None or str(run_pk).strip() == "":
         raise ValidationFailed("run", "open a run and choose 'Create a case' (no run given)")
-    try:
-        pk = int(run_pk)
-    except (TypeError, ValueError):
-        raise ValidationFailed("run", "must be a run's number") from None
+    pk = id_value(run_pk, "run", "must be a run's number")
     run = get_run_for(session, actor, pk, Role.LEAD)
     if run is None:
         raise Forbidden()

@@ -5,9 +5,10 @@ Every function raises ``ValidationFailed`` naming the parameter (SPEC 10)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from ..domain.times import MAX_YEAR, MIN_YEAR
 from ..errors import ValidationFailed
 from ..models.base import MAX_ID
 
@@ -24,7 +25,8 @@ def int_param(params: Mapping[str, Any], name: str, low: int, high: int,
               message: str | None = None) -> int | None:
     """A whole number in ``[low, high]``, or ``None`` if blank; ``message`` replaces the
     default refusal text."""
-    raw = str(params.get(name) or "").strip()
+    value_in = params.get(name)
+    raw = str(value_in if value_in is not None else "").strip()
     if not raw:
         return None
     try:
@@ -36,6 +38,13 @@ def int_param(params: Mapping[str, Any], name: str, low: int, high: int,
     return value
 
 
+def id_value(raw: Any, name: str, message: str = "must be an id") -> int | None:
+    """A database row id (1 .. ``MAX_ID``: a larger number would overflow the database's
+    integer, a 500 on SQLite and PostgreSQL alike) from a text or an int, or ``None`` if
+    blank. Raises ``ValidationFailed`` naming ``name`` with ``message``."""
+    return int_param({name: raw}, name, 1, MAX_ID, message)
+
+
 def workspace_param(params: Mapping[str, Any], name: str = "workspace") -> int | None:
     """A workspace id (1 .. ``MAX_ID``: a larger number would overflow the database's
     integer), or ``None`` if blank. Whether the actor may see it is the caller's check."""
@@ -43,14 +52,18 @@ def workspace_param(params: Mapping[str, Any], name: str = "workspace") -> int |
 
 
 def date_param(params: Mapping[str, Any], name: str) -> date | None:
-    """An ISO calendar day (``2026-11-30``), or ``None`` if blank."""
+    """An ISO calendar day (``2026-11-30``) in the years data can have (2000-2100, as
+    ``domain.times``: ``9999-12-31`` + 1 day would overflow), or ``None`` if blank."""
     raw = str(params.get(name) or "").strip()
     if not raw:
         return None
     try:
-        return date.fromisoformat(raw)
+        day = date.fromisoformat(raw)
     except ValueError:
         raise ValidationFailed(name, "must be a date like 2026-11-30") from None
+    if not MIN_YEAR <= day.year <= MAX_YEAR:
+        raise ValidationFailed(name, f"must be a date in the years {MIN_YEAR}-{MAX_YEAR}")
+    return day
 
 
 def date_range_params(params: Mapping[str, Any]) -> tuple[date | None, date | None]:
@@ -74,7 +87,7 @@ def choice_param(params: Mapping[str, Any], name: str, choices: Iterable[str]) -
 
 def day_range(date_from: date | None, date_to: date | None) -> tuple[datetime | None, datetime | None]:
     """UTC ``[start, end)`` datetimes for inclusive calendar days ``date_from..date_to``."""
-    start = datetime.combine(date_from, time.min, tzinfo=timezone.utc) if date_from else None
-    end = (datetime.combine(date_to, time.min, tzinfo=timezone.utc) + timedelta(days=1)
+    start = datetime.combine(date_from, time.min, tzinfo=UTC) if date_from else None
+    end = (datetime.combine(date_to, time.min, tzinfo=UTC) + timedelta(days=1)
            if date_to else None)
     return start, end

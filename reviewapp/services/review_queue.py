@@ -17,6 +17,7 @@ from ..actors import Actor
 from ..errors import Forbidden
 from ..models import Run
 from ..queries import capped_count, get_run_for, keyset_after
+from .params import id_value
 from .runs import (
     COUNT_CAP,
     RunFilters,
@@ -72,13 +73,15 @@ def progress(session: Session, actor: Actor, filters: RunFilters | None = None) 
 
 
 def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
-             after_run_pk: int | None = None) -> QueueState:
+             after_run_pk: int | str | None = None) -> QueueState:
     """The first rateable run in the ``filters`` list order that the actor has not rated.
 
     With ``after_run_pk`` (the run being skipped), the search starts after that run and
     wraps around to the start, never returning that run itself. Raises ``Forbidden``
-    when ``after_run_pk`` is missing or foreign, ``ValidationFailed`` for bad filters.
+    when ``after_run_pk`` is missing or foreign, ``ValidationFailed`` for bad filters and
+    for an ``after_run_pk`` that is not a run id (``after``).
     """
+    after_run_pk = id_value(after_run_pk, "after", "must be a run's number")
     filters = (filters or RunFilters()).validated()
     _, only = single_workspace(session, actor)
     todo = replace(filters, reviewed="not_mine")

@@ -49,7 +49,15 @@ from ..models import (
 )
 from ..models.base import MAX_ID, utcnow
 from ..queries import get_triage_item_for, insert_for, scope_to_actor
-from .params import choice_param, date_range_params, day_range, int_param, text_param, workspace_param
+from .params import (
+    choice_param,
+    date_range_params,
+    day_range,
+    id_value,
+    int_param,
+    text_param,
+    workspace_param,
+)
 
 NOTE_MAX = 4000
 BULK_MAX = 500
@@ -85,7 +93,7 @@ class TriageFilters:
     disagreement: bool = False
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "TriageFilters":
+    def from_params(cls, params: Mapping[str, Any]) -> TriageFilters:
         """Parse query-string values (all text). Raises ``ValidationFailed`` naming the field."""
         assignee = str(params.get("assignee") or "").strip() or None
         if assignee not in (None, "me", "none") and not (
@@ -233,7 +241,7 @@ class TriageRow:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "TriageRow":
+    def from_dict(cls, data: Mapping[str, Any]) -> TriageRow:
         """Inverse of ``to_dict``."""
         values = dict(data)
         for key in ("created_at", "updated_at", "resolved_at"):
@@ -602,10 +610,7 @@ def _assignee_check(session: Session, workspace_id: int, assignee_id: int | None
 def _assignee_id(value: Any) -> int | None:
     if value is None or (isinstance(value, str) and value.strip() in ("", "none")):
         return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ValidationFailed("assignee_id", "must be a user id or empty") from None
+    return id_value(value, "assignee_id", "must be a user id or empty")
 
 
 def _category(value: str | None) -> str | None:
@@ -720,10 +725,11 @@ def _parse_bulk_items(items: Iterable[tuple[Any, Any]]) -> list[tuple[int, int]]
     parsed: list[tuple[int, int]] = []
     seen: dict[int, int] = {}
     for raw_id, raw_version in items:
-        try:
-            item_id, version = int(raw_id), int(raw_version)
-        except (TypeError, ValueError):
-            raise ValidationFailed("items", "each item must be an id and a version") from None
+        item_id = id_value(raw_id, "items", "each item must be an id and a version")
+        version = int_param({"items": raw_version}, "items", 0, MAX_ID,
+                            "each item must be an id and a version")
+        if item_id is None or version is None:
+            raise ValidationFailed("items", "each item must be an id and a version")
         if item_id in seen:
             if seen[item_id] != version:  # which one did the user mean? Say so, apply nothing.
                 raise ValidationFailed(

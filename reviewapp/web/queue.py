@@ -21,7 +21,7 @@ def next_run() -> Response | str:
     """Redirect to the next unrated run of the current list, or say the list is done."""
     form = filter_form()
     form.validate()
-    after = request.args.get("after", type=int)
+    after = request.args.get("after")
     state = review_queue.next_run(db.session, current_actor(),
                                   RunFilters(**form.to_filters()), after_run_pk=after)
     if state.run_pk is None:
