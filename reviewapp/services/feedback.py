@@ -40,8 +40,8 @@ from ..domain.feedback import (
     VERDICTS,
     InvalidFeedback,
     check_choice,
-    has_answer_text,
     clean_text,
+    has_answer_text,
     initials,
     latest_verdict,
     rating_state,
@@ -662,6 +662,10 @@ def _check_external_id(value: Any, field: str, *, required: bool) -> str | None:
     return value
 
 
+def _workspace_slugs(session: Session, workspace_ids: list[int]) -> list[str]:
+    return sorted(session.scalars(select(Workspace.slug).where(Workspace.id.in_(workspace_ids))))
+
+
 def set_run_verdict(
     session: Session, actor: Actor, session_id: str, run_id: str | None, verdict: str
 ) -> VerdictResult:
@@ -685,7 +689,9 @@ def set_run_verdict(
       ``case_id`` None. The run's ``status`` never changes.
 
     Callers: logged-in users with a reviewer role in the run's workspace, or an ingest
-    token of that workspace. A session the actor cannot see: ``Forbidden``.
+    token of that workspace. A session the actor cannot see: ``Forbidden``. A ``run_id``
+    (with ``run_id``) or a ``session_id`` (without) that the actor sees in two workspaces:
+    ``Conflict`` (409) naming them in the message and in ``details["workspaces"]``.
     """
     try:
         verdict = check_choice(verdict, "feedback", VERDICTS)
@@ -704,9 +710,10 @@ def set_run_verdict(
             ).order_by(Run.created_at.desc(), Run.id.desc()).limit(2)
         ).all()
         if len(matches) > 1:  # the same ids in two of the user's workspaces: never guess
+            slugs = _workspace_slugs(session, [m.workspace_id for m in matches])
             raise Conflict(f"runId: '{run_id}' of session '{session_id}' exists in more than one "
-                           "of your workspaces; give the verdict on the run's page",
-                           details={"run_id": run_id, "session_id": session_id})
+                           f"of your workspaces ({', '.join(slugs)}); give the verdict on the run's page",
+                           details={"run_id": run_id, "session_id": session_id, "workspaces": slugs})
         run = matches[0] if matches else None
         if run is None:
             elsewhere = session.scalar(scope_to_actor(
@@ -720,14 +727,20 @@ def set_run_verdict(
         return VerdictResult(True, _recorded("Feedback recorded", run, verdict, case_id),
                              run.run_id, False, case_id)
 
-    diagnosis_session = session.scalars(
+    sessions = session.scalars(
         scope_to_actor(
             select(DiagnosisSession).where(DiagnosisSession.session_id == session_id),
             actor, DiagnosisSession.workspace_id, Role.REVIEWER,
-        ).order_by(DiagnosisSession.created_at.desc(), DiagnosisSession.id.desc()).limit(1)
-    ).first()
-    if diagnosis_session is None:
+        ).order_by(DiagnosisSession.created_at.desc(), DiagnosisSession.id.desc()).limit(2)
+    ).all()
+    if not sessions:
         raise Forbidden()
+    if len(sessions) > 1:  # the same session id in two of the user's workspaces: never guess
+        slugs = _workspace_slugs(session, [s.workspace_id for s in sessions])
+        raise Conflict(f"sessionId: '{session_id}' exists in more than one of your workspaces "
+                       f"({', '.join(slugs)}); send its runId too, or give the verdict on the run's page",
+                       details={"session_id": session_id, "workspaces": slugs})
+    diagnosis_session = sessions[0]
     latest = session.scalars(
         select(Run)
         .where(Run.diagnosis_session_id == diagnosis_session.id)

@@ -124,7 +124,7 @@ def test_trace_wraps_a_legacy_root_and_handles_null(client, session, login, make
 
 def test_trace_missing_and_foreign_runs_get_the_identical_403(
         client, session, login, make, aiops_run):
-    ws, _ = aiops_run
+    _ws, _ = aiops_run
     other = make.workspace()
     login(make.user(other, "admin"))
     foreign = client.get("/api/runs/trace-1/trace")
@@ -171,3 +171,28 @@ def test_a_run_id_in_two_of_my_workspaces_is_409_not_a_guess(client, session, lo
     assert session.query(Run).filter(Run.feedback.isnot(None)).count() == 0
     # Each workspace's own token still sees exactly its run.
     assert client.get("/api/runs/dup-1/trace", headers=_bearer(session, a)).status_code == 200
+
+
+def test_a_session_id_in_two_of_my_workspaces_without_run_id_is_409_naming_them(client, session, login, make):
+    """SPEC 6.2: a sessionId without runId that the user holds in two workspaces is 409,
+    never a silent pick of one of them (as runId and the trace API)."""
+    from reviewapp.models import Membership
+
+    a, b = make.workspace(slug="gamma"), make.workspace(slug="delta")
+    make.run(a, "g-1", session_id="s-shared")
+    make.run(b, "d-1", session_id="s-shared")
+    user = make.user(a)
+    session.add(Membership(user_id=user.id, workspace_id=b.id, role="reviewer"))
+    session.commit()
+    login(user)
+    verdict = client.post("/api/feedback", json={"sessionId": "s-shared", "feedback": "useful"})
+    assert verdict.status_code == 409
+    error = verdict.get_json()["error"]
+    assert error["message"].startswith("sessionId:") and "delta" in error["message"] and "gamma" in error["message"]
+    assert error["details"] == {"session_id": "s-shared", "workspaces": ["delta", "gamma"]}
+    session.rollback()
+    assert session.query(Run).filter(Run.feedback.isnot(None)).count() == 0
+    # A token of one workspace sees only its own session: no ambiguity there.
+    response = client.post("/api/feedback", json={"sessionId": "s-shared", "feedback": "useful"},
+                           headers=_bearer(session, a))
+    assert response.status_code == 200 and response.get_json()["runId"] == "g-1"
