@@ -4,7 +4,10 @@ A spreadsheet (Excel, LibreOffice, Google Sheets) that opens a CSV runs any cell
 text starts with ``=``, ``+``, ``-`` or ``@`` as a formula — ``=HYPERLINK(...)`` or
 ``=cmd|' /C calc'!A0`` in a reviewer's comment would execute on an admin's machine. A
 leading tab or carriage return is stripped by some importers and exposes the next
-character, so they count as dangerous too (OWASP "CSV Injection").
+character, so they count as dangerous too (OWASP "CSV Injection"). Spreadsheets also
+skip leading spaces, tabs and line breaks, read the full-width forms ``＝ ＋ － ＠`` as
+their ASCII twins (Excel with East Asian input), and ignore zero-width characters and a
+byte-order mark in front: a formula character after any run of those is dangerous too.
 
 The fix is the one OWASP recommends: put a single quote in front of such a cell. The
 spreadsheet then shows the text, quote hidden, and never evaluates it. Only *text* is
@@ -20,13 +23,26 @@ from typing import Any
 DANGEROUS_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 """Leading characters that make a spreadsheet evaluate (or re-parse) a cell."""
 
+FORMULA_CHARACTERS: frozenset[str] = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
+"""Characters that start a formula: ``= + - @`` and their full-width forms ``＝ ＋ － ＠``."""
+
+IGNORED_IN_FRONT = " \t\r\n\u200b\u200c\u200d\u2060\ufeff"
+"""What a spreadsheet skips before a formula: spaces, tabs, line breaks, zero-width
+space / non-joiner / joiner, word joiner and the byte-order mark."""
+
 ESCAPE = "'"
-_DANGEROUS_FIRST = frozenset(DANGEROUS_PREFIXES)  # every prefix is one character
+_DANGEROUS_FIRST = frozenset(DANGEROUS_PREFIXES) | FORMULA_CHARACTERS | frozenset(IGNORED_IN_FRONT)
 
 
 def is_dangerous(text: str) -> bool:
-    """True when ``text`` starts with one of ``DANGEROUS_PREFIXES``."""
-    return text.startswith(DANGEROUS_PREFIXES)
+    """True when ``text`` starts with one of ``DANGEROUS_PREFIXES``, or with a formula
+    character (``FORMULA_CHARACTERS``) after characters in ``IGNORED_IN_FRONT``."""
+    if not text or text[0] not in _DANGEROUS_FIRST:
+        return False
+    if text.startswith(DANGEROUS_PREFIXES):
+        return True
+    rest = text.lstrip(IGNORED_IN_FRONT)
+    return bool(rest) and rest[0] in FORMULA_CHARACTERS
 
 
 def neutralise_cell(value: Any) -> Any:
@@ -37,7 +53,7 @@ def neutralise_cell(value: Any) -> Any:
     leading ``'``. Never raises.
     """
     if value.__class__ is str:  # the common case first: exports are mostly text
-        return ESCAPE + value if value and value[0] in _DANGEROUS_FIRST else value
+        return ESCAPE + value if value and value[0] in _DANGEROUS_FIRST and is_dangerous(value) else value
     if value is None:
         return ""
     if isinstance(value, bool):

@@ -252,11 +252,17 @@ def edit_view(session: Session, actor: Actor, case_id: str) -> CaseEditView:
 
 def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     """Validate the editable fields; blank optional text becomes ``None``."""
-    def text(name: str, limit: int, required: bool = False) -> str | None:
+    def text(name: str, limit: int, required: bool = False, verbatim: bool = False) -> str | None:
+        # Free text is stored as typed (leading spaces too: only the CSV export
+        # neutralises a formula, issue 11); codes are trimmed.
         raw = values.get(name)
         if raw is not None and not isinstance(raw, str):
             raise ValidationFailed(name, "must be text")
-        value = (raw or "").strip()
+        value = raw or ""
+        if not value.strip():
+            value = ""
+        elif not verbatim:
+            value = value.strip()
         if required and not value:
             raise ValidationFailed(name, "required")
         if len(value) > limit:
@@ -271,9 +277,9 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
         )
     cleaned = {
         "fault_category": category,
-        "title": text("title", TITLE_MAX, required=True),
-        "root_cause": text("root_cause", TEXT_MAX),
-        "solution": text("solution", TEXT_MAX),
+        "title": text("title", TITLE_MAX, required=True, verbatim=True),
+        "root_cause": text("root_cause", TEXT_MAX, verbatim=True),
+        "solution": text("solution", TEXT_MAX, verbatim=True),
         "error_code": text("error_code", CODE_MAX),
         "service": text("service", CODE_MAX),
     }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, select
@@ -14,7 +14,7 @@ from reviewapp.services import cases, feedback
 from reviewapp.services.cases import CaseFilters, get_or_create_auto_case
 from reviewapp.services.runs import finish_run
 
-T0 = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 def _titles(page):
@@ -113,6 +113,27 @@ def test_edit_with_version_check(session, make):
     assert error.value.details["title"] == "Pool exhaustion"
     session.rollback()
     assert session.get(Case, case.case_id).title == "Pool exhaustion"
+
+
+def test_an_edit_keeps_free_text_as_typed_and_only_the_csv_export_neutralises(session, make):
+    """Issue 11: a solution saved with a leading space is stored with it; the CSV export
+    alone neutralises the formula behind it."""
+    from reviewapp.domain.export_format import csv_chunks
+    from reviewapp.services.exports import export_cases
+
+    ws = make.workspace()
+    admin_user = make.user(ws, Role.ADMIN)
+    case = make.case(ws, title="old")
+    fields = {"title": "  Pool exhaustion", "root_cause": "\n=cause", "solution": " =1+1",
+              "error_code": "  PoolTimeout  ", "service": "api"}
+    cases.edit_case(session, make.actor(admin_user), case.case_id, 1, fields)
+    session.expire_all()
+    stored = session.get(Case, case.case_id)
+    assert (stored.title, stored.root_cause, stored.solution, stored.error_code) == (
+        "  Pool exhaustion", "\n=cause", " =1+1", "PoolTimeout")
+    stream = export_cases(session, make.actor(admin_user))
+    text = "".join(csv_chunks(stream.columns, stream.rows))
+    assert "' =1+1" in text and "'\n=cause" in text
 
 
 @pytest.mark.parametrize("fields, field", [

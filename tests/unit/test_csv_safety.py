@@ -39,7 +39,8 @@ def test_dangerous_cell_is_neutralised_in_the_written_csv(stored, expected):
 
 @pytest.mark.parametrize("safe", [
     "plain text", "a = b", "mid-dash", "user@example.com", "'already quoted", "", "数据库 = 慢",
-    " =leading space is text in every spreadsheet",
+    " leading space then text", "\u200bzero-width then text", "\ufeffBOM then text", "  \n  ",
+    "a ＝ in the middle", "x＋1",
 ])
 def test_safe_text_is_left_alone(safe):
     assert neutralise_cell(safe) == safe
@@ -55,3 +56,19 @@ def test_non_text_values(value, expected):
 def test_text_that_looks_like_a_negative_number_is_still_quoted():
     """Only real numbers stay numbers; "-5" typed by a person is text and gets the quote."""
     assert neutralise_cell("-5") == "'-5"
+
+
+# Issue 11: a formula character after what spreadsheets skip in front, and the
+# full-width forms, are formulas too. (" =..." was listed as safe before: it is not.)
+@pytest.mark.parametrize("stored", [
+    " =1+1", "   +SUM(A1)", "\n=1+1", "\r\n@SUM(1)", " \t -2+3", "\u200b=1+1", "\ufeff=1+1",
+    "\u200c\u200d\u2060=HYPERLINK(\"x\")", "＝1+1", "＋cmd", "－2+3", "＠SUM(1)", " ＝1", "\ufeff＠x",
+])
+def test_formula_after_ignored_characters_or_full_width_is_neutralised(stored):
+    assert neutralise_cell(stored) == "'" + stored
+
+
+@pytest.mark.parametrize("stored", [" =1+1", "＝1+1", "\ufeff@x"])
+def test_neutralised_in_the_written_csv_too(stored):
+    text = "".join(csv_chunks(["comment"], [{"comment": stored}]))
+    assert list(csv.reader(io.StringIO(text, newline=""))) == [["comment"], ["'" + stored]]
