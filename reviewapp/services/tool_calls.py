@@ -350,7 +350,7 @@ def _log_row(row: Mapping[str, Any], event: str, error: Any) -> None:
     if not log.isEnabledFor(logging.INFO):
         return
     arguments = row["arguments"]
-    keys = sorted(log_safe(str(k)) for k in arguments) if isinstance(arguments, dict) else []
+    keys = ",".join(sorted(log_safe(str(k)) for k in arguments)) if isinstance(arguments, dict) else ""
     log.info(
         "tool_call event=%s tool=%s argument_keys=%s status=%s duration_ms=%s error_class=%s",
         event, log_safe(row["tool_name"]), keys, row["status"], row["duration_ms"],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, select
@@ -11,9 +11,9 @@ from sqlalchemy import func, select
 from reviewapp.actors import Actor
 from reviewapp.errors import Forbidden, PayloadTooLarge, ValidationFailed
 from reviewapp.models import Run, ToolCall
-from reviewapp.services.tool_calls import apply_events, error_class
+from reviewapp.services.tool_calls import apply_events, error_class, log_safe
 
-T0 = datetime(2026, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
 SYSTEM = Actor.system_actor()
 
 
@@ -189,11 +189,11 @@ def test_end_before_start_is_applied_with_duration_0_and_a_warning(session, ws, 
     ])
     assert [(r.result, r.warning) for r in results] == [
         ("created", ""),
-        ("updated", "completed at 2026-05-01T12:00:01+00:00 is before the start "
-                    "2026-05-01T12:00:05+00:00: duration recorded as 0 ms"),
+        ("updated", ("completed at 2026-05-01T12:00:01+00:00 is before the start "
+                     "2026-05-01T12:00:05+00:00: duration recorded as 0 ms")),
         ("created", ""),
-        ("updated", "started at 2026-05-01T12:00:05+00:00 is after the end "
-                    "2026-05-01T12:00:01+00:00: duration recorded as 0 ms"),
+        ("updated", ("started at 2026-05-01T12:00:05+00:00 is after the end "
+                     "2026-05-01T12:00:01+00:00: duration recorded as 0 ms")),
         ("created", ""), ("updated", ""),
     ]
     assert results[1].to_dict()["warning"].startswith("completed at")
@@ -300,6 +300,28 @@ def test_runtime_log_holds_no_argument_value_or_output(session, ws, run, caplog)
 ])
 def test_error_class_never_carries_the_message(error, expected):
     assert error_class(error) == expected
+
+
+@pytest.mark.parametrize(("error", "expected"), [
+    ("AKIAQ7F2LM9XZR4TY8WPError: x", "error"),  # shaped like a class, but a key: never logged
+    ({"type": "sk_live_4eC39HqLyjWDarjtT1zdp7dcError"}, "error"),
+    ({"class": "botocore.exceptions.ClientError"}, "botocore.exceptions.ClientError"),
+    ({"code": "E42"}, "error"), ("PermissionError\nforged line", "PermissionError"),
+])
+def test_error_class_is_a_class_name_or_a_fixed_word(error, expected):
+    assert error_class(error) == expected
+
+
+def test_log_values_cannot_forge_a_log_line(session, ws, run, caplog):
+    """SPEC 4: the tool name is redacted and its control characters escaped."""
+    caplog.set_level(logging.INFO, logger="reviewapp.tool_calls")
+    apply(session, ws, ev("c1", "started", tool_name="ls\nINFO forged tool_call token=Tk9Wx7Ec6Rv5",
+                          arguments={"a\rb": 1}))
+    [record] = [r for r in caplog.records if r.name == "reviewapp.tool_calls"]
+    message = record.getMessage()
+    assert "\n" not in message and "\r" not in message and "Tk9Wx7Ec6Rv5" not in message
+    assert "ls\\x0aINFO forged" in message and "a\\x0db" in message
+    assert log_safe("plain") == "plain"
 
 
 def test_events_in_one_batch_get_consecutive_ordinals_after_existing_rows(session, ws, make):
