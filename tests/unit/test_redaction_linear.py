@@ -106,3 +106,13 @@ def test_a_text_of_dense_secrets_leaks_none_of_them():
     stored = redact_text(text)
     assert "Dn0" not in stored
     assert stored.startswith("pwd=[redacted] pwd=[redacted]")
+
+
+def test_past_the_dense_limit_later_texts_of_the_document_are_redacted_whole():
+    """The documented price of the bound (domain.redaction.DENSE_LIMIT): every text keeps
+    its place, none leaks, texts after the dense one are replaced whole."""
+    from reviewapp.services.secret_scan import _redactor
+
+    dense = "".join(f"pwd=Dn{i:06d} " for i in range(30_000))
+    first, second, third = _redactor.many(["before", dense, "after the dense text"])
+    assert first == "before" and "Dn0" not in second and third == "[redacted]"
