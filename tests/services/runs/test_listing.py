@@ -6,7 +6,7 @@ import pytest
 
 from reviewapp.errors import ValidationFailed
 from reviewapp.services import feedback, runs
-from reviewapp.services.runs import RunFilters
+from reviewapp.services.runs import RunFilters, listing
 
 
 def _all_pages(session, actor, filters, limit=2):
@@ -129,7 +129,7 @@ def test_keyset_pages_with_filters(session, world):
 
 
 def test_filtered_count_stops_at_its_own_cap(session, world, monkeypatch):
-    monkeypatch.setattr(runs, "FILTERED_COUNT_CAP", 2)
+    monkeypatch.setattr(listing, "FILTERED_COUNT_CAP", 2)
     page = runs.list_runs(session, world["actor"], filters=RunFilters(kind="chat"))
     assert (page.filtered.value, page.filtered.capped) == (2, True)
     assert (page.total_count.value, page.total_count.capped) == (6, False)

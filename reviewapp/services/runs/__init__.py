@@ -1,0 +1,56 @@
+"""Runs (SPEC 3, 8, 9, 10), split by concern:
+
+- ``ingest``: upsert a run document, finish a run (``_children`` keeps rated parts on a
+  re-ingest);
+- ``listing``: the runs list's filters, sort table, keyset pages and bounded counts;
+- ``detail``: the run page's read model, its timeline and one tool call.
+
+Every public name stays importable from ``reviewapp.services.runs``.
+"""
+
+from __future__ import annotations
+
+from .detail import (
+    CitationView,
+    RunDetail,
+    TargetState,
+    Timeline,
+    TimelineCall,
+    TimelineRow,
+    evaluation_view,
+    get_run,
+    get_run_detail,
+    get_timeline,
+    get_tool_call,
+    workspace_reasons,
+)
+from .ingest import ANSWER_MESSAGE_ID, UpsertResult, check_run_id, finish_run, upsert_run
+from .listing import (
+    COUNT_CAP,
+    FEEDBACK_STATES,
+    FILTERED_COUNT_CAP,
+    MAX_QUERY_TEXT,
+    REVIEWED_STATES,
+    SORTS,
+    VERIFIER_VERDICTS,
+    Count,
+    RunFilters,
+    RunPage,
+    bind_sort_values,
+    filtered_runs,
+    list_runs,
+    rateable_run,
+    single_workspace,
+    sort_keys,
+    sort_values,
+)
+
+__all__ = [
+    "ANSWER_MESSAGE_ID", "COUNT_CAP", "FEEDBACK_STATES", "FILTERED_COUNT_CAP", "MAX_QUERY_TEXT",
+    "REVIEWED_STATES", "SORTS", "VERIFIER_VERDICTS", "CitationView", "Count", "RunDetail",
+    "RunFilters", "RunPage", "TargetState", "Timeline", "TimelineCall", "TimelineRow",
+    "UpsertResult", "bind_sort_values", "check_run_id", "evaluation_view", "filtered_runs",
+    "finish_run", "get_run", "get_run_detail", "get_timeline", "get_tool_call", "list_runs",
+    "rateable_run", "single_workspace", "sort_keys", "sort_values", "upsert_run",
+    "workspace_reasons",
+]

@@ -1,0 +1,310 @@
+"""Runs, the page side: the run page's read model, loaded in a fixed number of queries
+(SPEC 8, STYLE 3), its timeline and one tool call."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ...actors import Actor, Role
+from ...domain.feedback import answer_message_index
+from ...domain.timeline import Bar, CallTiming, Layout
+from ...domain.timeline import layout as timeline_layout
+from ...errors import Forbidden
+from ...models import (
+    Case,
+    DiagnosisSession,
+    DiagnosticReport,
+    DiagnosticStep,
+    Message,
+    MessageRole,
+    Run,
+    RunStatus,
+    ToolCall,
+    Workspace,
+)
+from ...queries import (
+    get_run_for,
+    scope_to_actor,
+)
+from .. import feedback as feedback_service
+from .listing import RunFilters, neighbours
+
+# SPEC 6.1: the reason list when the workspace has none of its own.
+DEFAULT_FEEDBACK_REASONS = ("incorrect", "incomplete", "citation", "unsafe", "other")
+# The timeline reads only these columns; arguments, results and errors (up to 2,000
+# characters each) are read one call at a time, when a reviewer opens it (get_tool_call).
+_TIMELINE_COLUMNS = ("id", "tool_name", "status", "started_at", "completed_at", "duration_ms",
+                     "compensated", "match_level", "hit_count", "step_pk", "updated_at")
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineCall:
+    """The facts of one tool call the timeline shows (no arguments / result / error)."""
+
+    id: str
+    tool_name: str
+    status: str
+    started_at: datetime | None
+    completed_at: datetime | None
+    duration_ms: int | None
+    compensated: bool
+    match_level: str | None
+    hit_count: int | None
+    step_pk: int | None
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class CitationView:
+    """One citation of an assistant message with the gatekeeper's finding (SPEC 5.4).
+
+    ``gate`` is {status verified | unverified, reason, evidence_ref} or ``None`` when the
+    gatekeeper has not looked at it yet.
+    """
+
+    message_id: int
+    citation_id: str
+    title: str
+    source: str
+    excerpt: str
+    evidence_ref: str | None
+    gate: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    """One call on the timeline: its facts, its bar, the label of its step."""
+
+    call: TimelineCall
+    bar: Bar
+    step_label: str | None
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The tool-call timeline of one run. ``live`` while the run is RUNNING (the fragment
+    then polls itself); ``version`` changes whenever a call or the run status changes."""
+
+    run_pk: int
+    status: str
+    live: bool
+    rows: list[TimelineRow]
+    layout: Layout
+    version: str
+
+
+@dataclass(frozen=True)
+class TargetState:
+    """What one thumbs control shows: the target, the actor's own rating (``mine``, a
+    Feedback or ``None``), every reviewer's ``summary`` (TargetSummary or ``None``) and
+    the workspace's reason codes."""
+
+    target_type: str
+    target_id: int
+    subject_key: str
+    run_pk: int
+    mine: Any
+    summary: Any
+    reasons: list[str]
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    """Everything the run page shows, loaded up front: templates trigger no lazy load.
+
+    ``answer_message`` is the final assistant message (the chat answer's thumbs target);
+    ``my_feedback`` maps (target_type, target_id, subject_key) to the actor's own rating;
+    ``summary`` maps the same keys to every reviewer's counts (feedback_summary);
+    ``evaluation`` is ``run.self_evaluation`` with a legacy flat root wrapped (SPEC 5) or
+    ``None`` when not scored yet; ``prev_pk`` / ``next_pk`` are the neighbours in the
+    list ``filters`` describe; ``case_id`` the run's case in the case library, if any.
+    """
+
+    run: Run
+    workspace: Workspace
+    diagnosis_session: DiagnosisSession
+    messages: list[Message]
+    answer_message: Message | None
+    citations: list[CitationView]
+    steps: list[DiagnosticStep]
+    report: DiagnosticReport | None
+    timeline: Timeline
+    evaluation: dict[str, Any] | None
+    my_feedback: dict[tuple[str, int, str], Any]
+    summary: dict[tuple[str, int, str], Any]
+    reasons: list[str]
+    filters: RunFilters
+    prev_pk: int | None
+    next_pk: int | None
+    case_id: str | None = None
+
+    def target(self, target_type: str, target_id: int, subject_key: str = "") -> TargetState:
+        """The thumbs state of one target of this run."""
+        key = (target_type, target_id, subject_key or "")
+        return TargetState(target_type, target_id, subject_key or "", self.run.id,
+                           self.my_feedback.get(key), self.summary.get(key), self.reasons)
+
+
+def workspace_reasons(workspace: Workspace) -> list[str]:
+    """The workspace's feedback reason codes, or the default list (SPEC 6.1)."""
+    return list((workspace.settings or {}).get("feedback_reasons") or DEFAULT_FEEDBACK_REASONS)
+
+
+def _load_run(session: Session, actor: Actor, run_pk: int) -> tuple[Run, DiagnosisSession, Workspace]:
+    stmt = scope_to_actor(
+        select(Run, DiagnosisSession, Workspace)
+        .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
+        .join(Workspace, Workspace.id == Run.workspace_id)
+        .where(Run.id == run_pk),
+        actor, Run.workspace_id, Role.REVIEWER,
+    )
+    row = session.execute(stmt).one_or_none()
+    if row is None:
+        raise Forbidden()
+    return row[0], row[1], row[2]
+
+
+def evaluation_view(raw: Any) -> dict[str, Any] | None:
+    """``self_evaluation`` keyed by source, a legacy flat root wrapped (SPEC 5); ``None``
+    when absent or empty (the page says "not scored yet")."""
+    if not isinstance(raw, Mapping) or not raw:
+        return None
+    if "evidence_score" in raw:
+        return {"rule_evaluation": dict(raw)}
+    if "verdict" in raw or "groundedness_score" in raw:
+        return {"verifier_evaluation": dict(raw)}
+    return {k: v for k, v in raw.items() if isinstance(v, Mapping)} or None
+
+
+def _gate_findings(evaluation: dict[str, Any] | None) -> dict[tuple[str, str], dict[str, Any]]:
+    gate = (evaluation or {}).get("citation_gatekeeper") or {}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for item in gate.get("citations") or []:
+        if isinstance(item, Mapping) and item.get("citation_id") is not None:
+            found[(str(item.get("message_id")), str(item["citation_id"]))] = dict(item)
+    return found
+
+
+def _citations(messages: Sequence[Message], evaluation: dict[str, Any] | None) -> list[CitationView]:
+    findings = _gate_findings(evaluation)
+    views = []
+    for message in messages:
+        if message.role != MessageRole.ASSISTANT.value:
+            continue
+        for raw in message.citations:
+            if not isinstance(raw, Mapping) or raw.get("id") in (None, ""):
+                continue
+            cid = str(raw["id"])
+            gate = findings.get((str(message.id), cid)) or findings.get((str(message.message_id), cid))
+            views.append(CitationView(
+                message_id=message.id, citation_id=cid, title=str(raw.get("title") or cid),
+                source=str(raw.get("source") or raw.get("url") or ""),
+                excerpt=str(raw.get("excerpt") or ""),
+                evidence_ref=raw.get("evidence_ref") if isinstance(raw.get("evidence_ref"), str) else None,
+                gate=gate,
+            ))
+    return views
+
+
+def _timeline(session: Session, run: Run, steps: Sequence[DiagnosticStep]) -> Timeline:
+    # Plain column rows, not ORM objects: a 500-call run hydrates ten times faster.
+    calls = [TimelineCall(*row) for row in session.execute(
+        select(*(getattr(ToolCall, c) for c in _TIMELINE_COLUMNS))
+        .where(ToolCall.run_pk == run.id, ToolCall.workspace_id == run.workspace_id)
+        .order_by(ToolCall.started_at.is_(None), ToolCall.started_at, ToolCall.ordinal, ToolCall.id)
+    )]
+    step_labels = {s.id: f"{s.ordinal}. {s.name}" for s in steps}
+    placed = timeline_layout([CallTiming(c.started_at, c.completed_at) for c in calls],
+                             until=run.finished_at)
+    rows = [TimelineRow(c, bar, step_labels.get(c.step_pk) if c.step_pk else None)
+            for c, bar in zip(calls, placed.bars)]
+    latest = max((c.updated_at for c in calls), default=None)
+    version = f"{run.status}-{len(calls)}-{latest.timestamp() if latest else 0}"
+    return Timeline(run.id, run.status, run.status == RunStatus.RUNNING.value, rows, placed,
+                    version)
+
+
+def get_run_detail(session: Session, actor: Actor, run_pk: int,
+                   filters: RunFilters | None = None) -> RunDetail:
+    """The run page's read model for run ``run_pk`` (SPEC 8).
+
+    Access: the actor must be a member of the run's workspace; a missing run and a
+    foreign one both raise ``Forbidden`` (SPEC 2). ``filters`` (the list the reviewer
+    came from) decide the previous / next links. A fixed number of queries, whatever the
+    number of messages, citations, steps or tool calls. Raises ``ValidationFailed`` for
+    bad filters.
+    """
+    filters = (filters or RunFilters()).validated()
+    run, diagnosis_session, workspace = _load_run(session, actor, run_pk)
+    messages = list(session.scalars(
+        select(Message).where(Message.run_pk == run.id).order_by(Message.ordinal)))
+    steps = list(session.scalars(
+        select(DiagnosticStep).where(DiagnosticStep.run_pk == run.id)
+        .order_by(DiagnosticStep.ordinal)))
+    report = session.scalars(
+        select(DiagnosticReport).where(DiagnosticReport.run_pk == run.id)).one_or_none()
+    case_id = session.scalar(select(Case.case_id).where(
+        Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id))
+    evaluation = evaluation_view(run.self_evaluation)
+    answer_index = answer_message_index([(m.role, m.content) for m in messages])
+    answer_message = messages[answer_index] if answer_index is not None else None
+    if actor.user_id is None:  # ratings belong to people (as list_my_feedback says)
+        raise Forbidden()
+    # The run was access-checked by _load_run above: no second and third check.
+    mine = {(f.target_type, f.target_id, f.subject_key or ""): f
+            for f in feedback_service.my_feedback_of_visible_run(session, actor.user_id, run.id)}
+    summary = feedback_service.summary_of_visible_run(session, run.id)
+    reasons = workspace_reasons(workspace)
+    prev_pk, next_pk = neighbours(session, actor, run, filters, None)
+    return RunDetail(
+        run=run, workspace=workspace, diagnosis_session=diagnosis_session, messages=messages,
+        answer_message=answer_message, citations=_citations(messages, evaluation), steps=steps,
+        report=report, timeline=_timeline(session, run, steps), evaluation=evaluation,
+        my_feedback=mine, summary=summary, reasons=list(reasons), filters=filters,
+        prev_pk=prev_pk, next_pk=next_pk, case_id=case_id,
+    )
+
+
+def get_timeline(session: Session, actor: Actor, run_pk: int) -> Timeline:
+    """The tool-call timeline of run ``run_pk`` alone (the live fragment polls it).
+
+    Raises ``Forbidden`` for a missing or foreign run.
+    """
+    run, _, _ = _load_run(session, actor, run_pk)
+    steps = list(session.scalars(
+        select(DiagnosticStep).where(DiagnosticStep.run_pk == run.id)
+        .order_by(DiagnosticStep.ordinal)))
+    return _timeline(session, run, steps)
+
+
+def get_run(session: Session, actor: Actor, run_pk: int) -> Run:
+    """The run ``run_pk`` if the actor may see it (e.g. to re-render its verdict badge).
+
+    Raises ``Forbidden`` for a missing or foreign run.
+    """
+    run = get_run_for(session, actor, run_pk)
+    if run is None:
+        raise Forbidden()
+    return run
+
+
+def get_tool_call(session: Session, actor: Actor, run_pk: int, call_id: str) -> ToolCall:
+    """One tool call of run ``run_pk`` with its arguments, result and error (the
+    timeline loads these only when a call is opened). Raises ``Forbidden`` for a missing
+    or foreign run or call."""
+    stmt = scope_to_actor(
+        select(ToolCall).join(Run, Run.id == ToolCall.run_pk)
+        .where(ToolCall.run_pk == run_pk, ToolCall.id == call_id,
+               ToolCall.workspace_id == Run.workspace_id),
+        actor, Run.workspace_id, Role.REVIEWER,
+    )
+    call = session.scalars(stmt).one_or_none()
+    if call is None:
+        raise Forbidden()
+    return call

@@ -1,0 +1,352 @@
+"""Runs, the ingest side: upsert a run document, finish a run (SPEC 3, 9, 10)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from ...actors import Actor, Role
+from ...domain.self_evaluation import imported_evaluations
+from ...domain.times import parse_timestamp
+from ...errors import Conflict, Forbidden, ServiceError, ValidationFailed
+from ...models import (
+    DiagnosisSession,
+    DiagnosticStep,
+    Message,
+    Run,
+    RunKind,
+    RunStatus,
+    TargetType,
+    ToolCall,
+)
+from ...models.base import utcnow
+from ...queries import (
+    insert_for,
+)
+from .. import documents
+from ..access import require_role
+from ..cases import promote_useful
+from ..evaluations import apply_imported, refresh_run
+from ..retry import retry_on_conflict
+from ..secret_scan import redact_finish, redact_run_document
+from ..tool_calls import check_records, upsert_records
+from ._children import (
+    ANSWER_MESSAGE_ID,
+    assign_changed,
+    ensure_answer_message,
+    keep_rated_citations,
+    sync_children,
+    sync_report,
+    targets_with_feedback,
+)
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    """What ``upsert_run`` / ``finish_run`` did: ``created`` | ``updated`` | ``unchanged``,
+    plus the run's tool-call counts after it."""
+
+    run: Run
+    result: str
+    tool_calls: int
+    failed_tool_calls: int
+
+
+def _ts(value: Any, path: str) -> datetime | None:
+    try:
+        return parse_timestamp(value, path)
+    except ValueError as exc:
+        raise ValidationFailed(path, str(exc).split(": ", 1)[-1]) from None
+
+
+def _get_or_create_session(
+    session: Session, workspace_id: int, session_id: str, kind: str
+) -> DiagnosisSession:
+    stmt = select(DiagnosisSession).where(
+        DiagnosisSession.workspace_id == workspace_id, DiagnosisSession.session_id == session_id
+    )
+    found = session.scalars(stmt).one_or_none()
+    if found is not None:
+        return found
+    # INSERT .. ON CONFLICT DO NOTHING, then read: two first ingests of one session racing
+    # each other end with one row and no error.
+    session.execute(
+        insert_for(session, DiagnosisSession.__table__)
+        .values(workspace_id=workspace_id, session_id=session_id, kind=kind,
+                created_at=utcnow(), updated_at=utcnow())
+        .on_conflict_do_nothing(index_elements=["workspace_id", "session_id"])
+    )
+    return session.scalars(stmt).one()
+
+
+def _message_values(doc: Mapping[str, Any]) -> dict[str, Any]:
+    return {"role": doc["role"], "content": doc.get("content"), "meta": dict(doc.get("metadata") or {})}
+
+
+def _check_order(started_at: datetime | None, ended_at: datetime | None, path: str) -> None:
+    """An end before its start is refused (a negative duration is never shown, SPEC 4)."""
+    if started_at is not None and ended_at is not None and ended_at < started_at:
+        raise ValidationFailed(path, f"{ended_at.isoformat()} is before the start {started_at.isoformat()}")
+
+
+def _step_values(doc: Mapping[str, Any], index: int) -> dict[str, Any]:
+    started_at = _ts(doc.get("started_at"), f"steps[{index}].started_at")
+    finished_at = _ts(doc.get("finished_at"), f"steps[{index}].finished_at")
+    _check_order(started_at, finished_at, f"steps[{index}].finished_at")
+    return {
+        "name": doc["name"],
+        "status": doc.get("status"),
+        "summary": doc.get("summary"),
+        "started_at": started_at,
+        "finished_at": finished_at,
+    }
+
+
+def _check_ids(doc: Mapping[str, Any]) -> None:
+    for field in ("messages", "steps"):
+        seen: set[str] = set()
+        for index, child in enumerate(doc.get(field) or []):
+            agent_id = child.get("id")
+            if agent_id is None:
+                continue
+            if agent_id in seen:
+                raise ValidationFailed(f"{field}[{index}].id", "duplicate id in this run")
+            seen.add(agent_id)
+
+
+def check_run_id(run_id: Any) -> str:
+    """``run_id`` if it matches the published pattern (``run_document.schema.json``
+    ``$defs.run_id``: ASCII letters, digits and ``._:@-``, 1-160 characters, starting with
+    a letter or digit; no ``/``, so a run id is one URL path segment and
+    ``/api/ingest/runs/<id>/finish`` can never be read as a run named ``<id>/finish``);
+    else ``ValidationFailed("run_id", ...)``."""
+    if not documents.valid_run_id(run_id):
+        raise ValidationFailed("run_id", "must match " + documents.run_id_pattern().pattern
+                               + " (letters, digits and . _ : @ -, at most 160 characters, no /)")
+    return run_id
+
+
+def upsert_run(
+    session: Session, actor: Actor, workspace_id: int, run_id: str, doc: Mapping[str, Any]
+) -> UpsertResult:
+    """Create or update the run ``run_id`` of ``workspace_id`` from a run document; commit once.
+
+    ``doc`` follows ``schemas/run_document.schema.json`` (checked here, for every caller):
+    {run_id?, session_id?, kind?, query?, answer?, status?, started_at?, finished_at?,
+    alert?, external_outcome?, external_outcome_detail?, messages?, steps?, report?,
+    tool_calls?, verifier_evaluation?, aiops_rule_evaluation?, self_evaluation? (legacy
+    root), orchestration_trace?}. ``run_id`` is unique per workspace: the same id in
+    another workspace is another run, never read or touched here (SPEC 2).
+    Re-ingest is an upsert by the agent's ids (SPEC 10) and a whole-document replace:
+    scalar fields take the document's values (an omitted field becomes null / its
+    default, so send the whole document every time), messages / steps present in the document are synced (a child with
+    feedback is never deleted or re-keyed), a report is added or updated (never removed),
+    tool-call records are upserted (never removed), the agent's evaluations replace their
+    own key of ``self_evaluation``. The run is refreshed (counts, scoring) when anything
+    changed. Timestamps without offset are UTC.
+    Refused with ``ValidationFailed`` naming the field: a time outside the years
+    2000-2100; an end before its start (``finished_at`` of the run or of
+    ``steps[i]``, ``tool_calls[i].completed_at``); a score outside 0-100
+    (``verifier_evaluation.groundedness_score``, SPEC 5: 0-1 or 0-100 scale); a number
+    that is not finite anywhere.
+    A finished run (SUCCESS / FAILED) never goes back to RUNNING: such a document
+    (also one that omits ``status``, which defaults to RUNNING) is a ``Conflict`` whose
+    message starts with ``status:`` and whose details carry the current state.
+    Raises ``Forbidden`` (actor may not write into the workspace), ``ValidationFailed``
+    naming the field path, ``Conflict``.
+    """
+    require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
+    check_run_id(run_id)
+    documents.check("run_document", doc)
+    doc = redact_run_document(doc)  # SPEC 4: every text, before anything else reads it
+    if doc.get("run_id") not in (None, run_id):
+        raise ValidationFailed("run_id", "differs from the run_id of the address")
+    _check_ids(doc)
+    check_records(doc.get("tool_calls") or [])
+    started_at = _ts(doc.get("started_at"), "started_at")
+    finished_at = _ts(doc.get("finished_at"), "finished_at")
+    _check_order(started_at, finished_at, "finished_at")
+    prepared = _Prepared(
+        started_at=started_at,
+        finished_at=finished_at,
+        messages=[(m.get("id"), _message_values(m)) for m in doc["messages"]]
+        if "messages" in doc else None,
+        steps=[(s.get("id"), _step_values(s, i)) for i, s in enumerate(doc["steps"])]
+        if "steps" in doc else None,
+    )
+    try:
+        return retry_on_conflict(
+            session, lambda: _upsert(session, workspace_id, run_id, doc, prepared))
+    except ServiceError:
+        session.rollback()  # e.g. a call id of another run, found after the first writes
+        raise
+
+
+@dataclass
+class _Prepared:
+    started_at: datetime | None
+    finished_at: datetime | None
+    messages: list[tuple[str | None, dict[str, Any]]] | None
+    steps: list[tuple[str | None, dict[str, Any]]] | None
+
+
+def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, Any],
+            prepared: _Prepared) -> UpsertResult:
+    kind = doc.get("kind") or RunKind.CHAT.value
+    # Locked first (PostgreSQL FOR NO KEY UPDATE): the writers of a run and its calls
+    # take the run's lock before anything else, in the same order (tool_calls._Batch).
+    run = session.scalars(
+        select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
+        .with_for_update(key_share=True).execution_options(populate_existing=True)
+    ).one_or_none()
+    status = doc.get("status") or RunStatus.RUNNING.value
+    if run is not None and run.status != RunStatus.RUNNING.value and status == RunStatus.RUNNING.value:
+        # A finished run stays finished: a partial document (status defaults to RUNNING)
+        # or a stale agent must not reopen it and wipe its end (SPEC 9).
+        raise Conflict(f"status: run is already {run.status}; a finished run cannot go back to RUNNING",
+                       details=_state(run))
+    ds = _get_or_create_session(session, workspace_id, doc.get("session_id") or run_id, kind)
+    created = run is None
+    fields: dict[str, Any] = {
+        "diagnosis_session_id": ds.id,
+        "kind": kind,
+        "query": doc.get("query") or "",
+        "answer": doc.get("answer"),
+        "status": status,
+        "alert": doc.get("alert"),
+        "orchestration_trace": doc.get("orchestration_trace"),
+        "external_outcome": doc.get("external_outcome"),
+        "external_outcome_detail": doc.get("external_outcome_detail"),
+        "started_at": prepared.started_at,
+        "finished_at": prepared.finished_at,
+    }
+    if created:
+        run = Run(run_id=run_id, workspace_id=workspace_id, **fields)
+        session.add(run)
+        session.flush()
+        changed = True
+    else:
+        parent_before = (run.kind, run.diagnosis_session_id)
+        changed = assign_changed(run, fields)
+        if (run.kind, run.diagnosis_session_id) != parent_before:
+            _reparent_tool_calls(session, run)
+    if prepared.messages is not None:
+        keep_rated_citations(session, run, prepared.messages)
+        keep = targets_with_feedback(session, run.id, TargetType.CHAT_MESSAGE, TargetType.CITATION)
+        # The answer message made from ``run.answer`` is not in the agent's document: it
+        # stays (re-sending the same document changes nothing).
+        keep |= {m.id for m in run.messages if m.message_id == ANSWER_MESSAGE_ID
+                 and (m.meta or {}).get("source") == "run.answer"}
+        changed |= sync_children(
+            session, list(run.messages), prepared.messages, "message_id",
+            lambda key, **v: Message(run_pk=run.id, message_id=key, **v), keep,
+        )
+    if prepared.steps is not None:
+        changed |= sync_children(
+            session, list(run.steps), prepared.steps, "step_id",
+            lambda key, **v: DiagnosticStep(run_pk=run.id, step_id=key, **v),
+            targets_with_feedback(session, run.id, TargetType.DIAGNOSTIC_STEP),
+        )
+    session.expire(run, ["messages", "steps"])
+    if "report" in doc:
+        changed |= sync_report(session, run, doc.get("report"))
+    if doc.get("tool_calls"):
+        results = upsert_records(session, run, doc["tool_calls"])
+        changed |= any(r != "unchanged" for r in results)
+    changed |= ensure_answer_message(session, run)
+    # Evaluations are applied even when nothing else changed: a verifier result may
+    # arrive with a re-sent, otherwise identical document.
+    changed |= apply_imported(session, run, imported_evaluations(doc))
+    if changed:
+        session.flush()
+        refresh_run(session, run)
+        _promote_if_useful(session, run)
+    session.commit()
+    return UpsertResult(
+        run=run,
+        result="created" if created else ("updated" if changed else "unchanged"),
+        tool_calls=run.tool_call_count,
+        failed_tool_calls=run.failed_tool_call_count,
+    )
+
+
+def _state(run: Run) -> dict[str, Any]:
+    """The run's current state for a ``Conflict``'s details."""
+    return {"run_id": run.run_id, "status": run.status,
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None}
+
+
+def _reparent_tool_calls(session: Session, run: Run) -> None:
+    # The one-parent CHECK follows the run's kind and session (SPEC 3).
+    aiops = run.kind == RunKind.AIOPS.value
+    session.execute(
+        update(ToolCall).where(ToolCall.run_pk == run.id).values(
+            chat_session_id=None if aiops else run.diagnosis_session_id,
+            diagnostic_task_id=run.diagnosis_session_id if aiops else None,
+        ).execution_options(synchronize_session="fetch")
+    )
+
+
+def finish_run(
+    session: Session, actor: Actor, workspace_id: int, run_id: str, body: Mapping[str, Any]
+) -> UpsertResult:
+    """Mark the run ``run_id`` of ``workspace_id`` finished; commit once (SPEC 9, 5.1).
+
+    ``body`` follows ``schemas/run_finish.schema.json``: {status: SUCCESS | FAILED,
+    answer?, finished_at?}. ``answer`` replaces the answer when given; ``finished_at``
+    (ISO 8601 / epoch, offset-less = UTC) defaults to now. Then the run is refreshed
+    (counts and scoring, ``evaluations.refresh_run``); a run already judged ``useful``
+    becomes a case now that it is finished with an answer (SPEC 7). Finishing again with the same status
+    is idempotent (``unchanged`` unless values differ); finishing a finished run with the
+    other status is a ``Conflict`` whose details carry the current state. A
+    ``finished_at`` before the run's ``started_at`` or outside the years 2000-2100 is a
+    ``ValidationFailed`` naming ``finished_at``.
+    Raises ``Forbidden`` (no such run in the workspace, or not the actor's: one answer),
+    ``ValidationFailed``, ``Conflict``.
+    """
+    require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
+    check_run_id(run_id)
+    documents.check("run_finish", body)
+    body = redact_finish(body)  # SPEC 4
+    status = body["status"]
+    finished_at = _ts(body.get("finished_at"), "finished_at")
+    # Locked (PostgreSQL): of two racing finishes with different statuses the second
+    # sees the first one's status and gets the Conflict, instead of overwriting it.
+    run = session.scalars(
+        select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
+        .with_for_update(key_share=True).execution_options(populate_existing=True)
+    ).one_or_none()
+    if run is None:
+        raise Forbidden()
+    _check_order(run.started_at, finished_at, "finished_at")
+    if run.status not in (RunStatus.RUNNING.value, status):
+        raise Conflict(f"run is already {run.status}", details=_state(run))
+    values: dict[str, Any] = {"status": status}
+    if body.get("answer") is not None:
+        values["answer"] = body["answer"]
+    if finished_at is not None:
+        values["finished_at"] = finished_at
+    elif run.finished_at is None:
+        values["finished_at"] = utcnow()
+    changed = assign_changed(run, values)
+    if changed:
+        session.flush()
+        ensure_answer_message(session, run)
+        refresh_run(session, run)
+        _promote_if_useful(session, run)
+    session.commit()
+    return UpsertResult(run, "updated" if changed else "unchanged",
+                        run.tool_call_count, run.failed_tool_call_count)
+
+
+
+def _promote_if_useful(session: Session, run: Run) -> None:
+    # A useful verdict given while the run was RUNNING or had no answer made no case
+    # (SPEC 7); the run becomes a case once it is finished with an answer.
+    if run.feedback == "useful":
+        promote_useful(session, run)

@@ -1,0 +1,305 @@
+"""Runs, the list side: filters, sort orders, keyset pagination, bounded counts (SPEC 8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import Select, exists, func, literal, or_, select, union_all
+from sqlalchemy import false as sa_false
+from sqlalchemy.orm import Session
+
+from ...actors import Actor
+from ...domain.pagination import decode_keyset, encode_keyset
+from ...errors import ValidationFailed
+from ...models import (
+    DiagnosticReport,
+    DiagnosticStep,
+    Feedback,
+    Message,
+    MessageRole,
+    Run,
+    RunKind,
+    RunStatus,
+)
+from ...queries import (
+    capped_count,
+    keyset_after,
+    runs_of_workspace_visible_to,
+    runs_visible_to,
+)
+from ..access import WorkspaceRole, roles_of
+
+SORTS: dict[str, str] = {
+    "newest": "Newest first",
+    "oldest": "Oldest first",
+    "score_desc": "Highest evidence score",
+    "score_asc": "Lowest evidence score",
+    "failed_desc": "Most failed tool calls",
+    "calls_desc": "Most tool calls",
+}
+FEEDBACK_STATES = ("useful", "not_useful", "none")
+VERIFIER_VERDICTS = ("PASS", "LOW_CONFID", "REJECT", "none")
+REVIEWED_STATES = ("not_mine", "mine")
+MAX_QUERY_TEXT = 200
+# Counts stop here ("10,000+"): counting costs at most this many index entries.
+COUNT_CAP = 10_000
+# A filtered count reads about cap / selectivity rows, so it stops earlier: with a
+# selective filter a million-run workspace is then counted as fast as a small one.
+FILTERED_COUNT_CAP = 1_000
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    """What the runs list (and the review queue, and a run page's prev / next) shows.
+
+    Every field is optional: ``workspace_id``; ``kind`` chat | aiops; ``status`` RUNNING |
+    SUCCESS | FAILED; ``verdict`` the verifier's PASS | LOW_CONFID | REJECT | none (not
+    scored); ``feedback`` the run's verdict useful | not_useful | none; ``score_min`` /
+    ``score_max`` evidence score bounds, inclusive, 0-100 (unscored runs drop out when a
+    bound is set); ``outcome`` the external outcome (case-insensitive); ``reviewed`` not_mine (no
+    rating of mine on any part of the run) | mine; ``q`` text contained in the query or
+    the answer (case-insensitive); ``sort`` a key of ``SORTS``.
+    """
+
+    workspace_id: int | None = None
+    kind: str | None = None
+    status: str | None = None
+    verdict: str | None = None
+    feedback: str | None = None
+    score_min: int | None = None
+    score_max: int | None = None
+    outcome: str | None = None
+    reviewed: str | None = None
+    q: str | None = None
+    sort: str = "newest"
+
+    def validated(self) -> "RunFilters":
+        """This value when every field is allowed. Raises ``ValidationFailed`` naming the field."""
+        allowed = {
+            "kind": tuple(k.value for k in RunKind),
+            "status": tuple(s.value for s in RunStatus),
+            "verdict": VERIFIER_VERDICTS,
+            "feedback": FEEDBACK_STATES,
+            "reviewed": REVIEWED_STATES,
+        }
+        for name, values in allowed.items():
+            value = getattr(self, name)
+            if value is not None and value not in values:
+                raise ValidationFailed(name, f"must be one of {', '.join(values)}")
+        if self.sort not in SORTS:
+            raise ValidationFailed("sort", f"must be one of {', '.join(SORTS)}")
+        for name in ("score_min", "score_max"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not 0 <= value <= 100):
+                raise ValidationFailed(name, "must be a whole number from 0 to 100")
+        if self.score_min is not None and self.score_max is not None \
+                and self.score_min > self.score_max:
+            raise ValidationFailed("score_max", "must not be below the minimum score")
+        if self.q is not None and len(self.q) > MAX_QUERY_TEXT:
+            raise ValidationFailed("q", f"at most {MAX_QUERY_TEXT} characters")
+        if self.outcome is not None and len(self.outcome) > 32:
+            raise ValidationFailed("outcome", "at most 32 characters")
+        return self
+
+    @property
+    def active(self) -> bool:
+        """True when any filter (not the sort) narrows the list."""
+        return any(getattr(self, f) not in (None, "") for f in (
+            "workspace_id", "kind", "status", "verdict", "feedback", "score_min",
+            "score_max", "outcome", "reviewed", "q"))
+
+
+def sort_keys(sort: str) -> list[tuple[Any, bool]]:
+    """(expression, descending) pairs for ``sort``; the id last, so the order is total."""
+    return {
+        "newest": [(Run.created_at, True), (Run.id, True)],
+        "oldest": [(Run.created_at, False), (Run.id, False)],
+        "score_desc": [(func.coalesce(Run.evidence_score, -1), True), (Run.id, True)],
+        "score_asc": [(func.coalesce(Run.evidence_score, 101), False), (Run.id, False)],
+        "failed_desc": [(Run.failed_tool_call_count, True), (Run.id, True)],
+        "calls_desc": [(Run.tool_call_count, True), (Run.id, True)],
+    }[sort]
+
+
+def sort_values(run: Run, sort: str) -> list[Any]:
+    """``run``'s values for the keys of ``sort_keys(sort)`` (what a cursor stores)."""
+    if sort in ("newest", "oldest"):
+        return [run.created_at.astimezone(timezone.utc).isoformat(), run.id]
+    if sort == "score_desc":
+        return [-1 if run.evidence_score is None else run.evidence_score, run.id]
+    if sort == "score_asc":
+        return [101 if run.evidence_score is None else run.evidence_score, run.id]
+    if sort == "failed_desc":
+        return [run.failed_tool_call_count, run.id]
+    return [run.tool_call_count, run.id]
+
+
+def bind_sort_values(sort: str, values: list[Any]) -> list[Any]:
+    """Cursor values back to bind parameters. Raises ``ValidationFailed`` for bad cursors."""
+    try:
+        if sort in ("newest", "oldest"):
+            at = datetime.fromisoformat(str(values[0]))
+            if at.tzinfo is None:
+                raise ValueError("naive")
+            return [at, int(values[1])]
+        return [int(v) for v in values]  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValidationFailed("cursor", "malformed cursor") from None
+
+
+def _reviewed_by(actor: Actor) -> Any:
+    """EXISTS: the actor rated some part of the run."""
+    if not actor.is_user:
+        return sa_false()
+    return exists().where(Feedback.run_pk == Run.id, Feedback.author_id == actor.user_id)
+
+
+def rateable_run() -> Any:
+    """Condition: the run is finished (not RUNNING) and has a part a reviewer can rate:
+    an assistant message with text (the answer and its citations), a diagnostic step or
+    a diagnostic report (SPEC 6.1 targets). The review queue offers only such runs, so
+    it never stops on a run nobody can rate (SPEC 8)."""
+    text = func.trim(func.coalesce(Message.content, ""))
+    return (Run.status != RunStatus.RUNNING.value) & or_(
+        exists().where(Message.run_pk == Run.id, Message.role == MessageRole.ASSISTANT.value,
+                       text != ""),
+        exists().where(DiagnosticStep.run_pk == Run.id),
+        exists().where(DiagnosticReport.run_pk == Run.id),
+    )
+
+
+def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None) -> Select[Any]:
+    """The visible runs narrowed by ``filters``, unordered. ``only_workspace`` adds an
+    equality on the workspace (an index range instead of a scan) when the actor sees one
+    workspace or picked one; the membership check stays in the query either way."""
+    workspace_id = filters.workspace_id or only_workspace
+    stmt = (runs_of_workspace_visible_to(actor, workspace_id) if workspace_id is not None
+            else runs_visible_to(actor))
+    if filters.kind:
+        stmt = stmt.where(Run.kind == filters.kind)
+    if filters.status:
+        stmt = stmt.where(Run.status == filters.status)
+    if filters.verdict:
+        stmt = stmt.where(Run.verifier_verdict.is_(None) if filters.verdict == "none"
+                          else Run.verifier_verdict == filters.verdict)
+    if filters.feedback:
+        stmt = stmt.where(Run.feedback.is_(None) if filters.feedback == "none"
+                          else Run.feedback == filters.feedback)
+    if filters.score_min is not None:
+        stmt = stmt.where(Run.evidence_score >= filters.score_min)
+    if filters.score_max is not None:
+        stmt = stmt.where(Run.evidence_score <= filters.score_max)
+    if filters.outcome:
+        stmt = stmt.where(func.lower(Run.external_outcome) == filters.outcome.lower())
+    if filters.reviewed == "not_mine":
+        stmt = stmt.where(~_reviewed_by(actor))
+    elif filters.reviewed == "mine":
+        stmt = stmt.where(_reviewed_by(actor))
+    if filters.q and filters.q.strip():
+        text = filters.q.strip()
+        stmt = stmt.where(or_(Run.query.icontains(text, autoescape=True),
+                              Run.answer.icontains(text, autoescape=True)))
+    return stmt
+
+
+def single_workspace(session: Session, actor: Actor) -> tuple[list[WorkspaceRole], int | None]:
+    """The actor's workspaces, and the id of the only one when there is exactly one."""
+    workspaces = roles_of(session, actor)
+    return workspaces, (workspaces[0].workspace_id if len(workspaces) == 1 else None)
+
+
+@dataclass(frozen=True)
+class Count:
+    """A row count that stops at a cap: ``capped`` True means "``value`` or more"."""
+
+    value: int
+    capped: bool
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """A page of runs plus the cursor of the next page (``None`` on the last page).
+
+    ``total`` counts every visible run (up to ``COUNT_CAP``), ``filtered`` those matching
+    the filters (up to ``FILTERED_COUNT_CAP``; see ``queries.capped_count``); ``reviewed_by_me`` holds the
+    ids of the page's runs the actor has rated; ``workspaces`` the actor's workspaces
+    (for the workspace filter).
+    """
+
+    runs: list[Run]
+    next_cursor: str | None
+    total: int
+    filtered: Count = Count(0, False)
+    total_count: Count = Count(0, False)
+    reviewed_by_me: frozenset[int] = frozenset()
+    workspaces: list[WorkspaceRole] = field(default_factory=list)
+    filters: RunFilters = RunFilters()
+
+
+def list_runs(
+    session: Session, actor: Actor, *, limit: int = 50, cursor: str | None = None,
+    filters: RunFilters | None = None, count_cap: int = COUNT_CAP,
+) -> RunPage:
+    """The actor's visible runs matching ``filters``, keyset-paginated in ``filters.sort``
+    order (default newest first, ties broken by id so equal timestamps never skip or
+    repeat a row). ``cursor`` is the opaque value of a previous page's ``next_cursor``.
+
+    Queries: workspaces, total count, filtered count (skipped when no filter is set),
+    the page, the page's "reviewed by me" ids — five at most, whatever the size.
+    Raises ``ValidationFailed`` for a bad filter (naming it) or a malformed cursor.
+    """
+    filters = (filters or RunFilters()).validated()
+    if not 1 <= limit <= 500:
+        raise ValidationFailed("limit", "must be 1-500")
+    workspaces, only = single_workspace(session, actor)
+    keys = sort_keys(filters.sort)
+    stmt = filtered_runs(actor, filters, only)
+    total_count = Count(*capped_count(session, filtered_runs(actor, RunFilters(), only), count_cap))
+    filtered = (Count(*capped_count(session, stmt, min(count_cap, FILTERED_COUNT_CAP)))
+                if filters.active else total_count)
+    if cursor:
+        try:
+            raw = decode_keyset(cursor, filters.sort, len(keys))
+        except ValueError:
+            raise ValidationFailed("cursor", "malformed cursor") from None
+        stmt = stmt.where(keyset_after(keys, bind_sort_values(filters.sort, raw)))
+    stmt = stmt.order_by(*(k.desc() if d else k.asc() for k, d in keys))
+    rows = list(session.scalars(stmt.limit(limit + 1)))
+    next_cursor = None
+    if len(rows) > limit:
+        rows = rows[:limit]
+        next_cursor = encode_keyset(filters.sort, sort_values(rows[-1], filters.sort))
+    reviewed: frozenset[int] = frozenset()
+    if rows and actor.is_user:
+        reviewed = frozenset(session.scalars(
+            select(Feedback.run_pk).where(
+                Feedback.author_id == actor.user_id,
+                Feedback.run_pk.in_([r.id for r in rows]),
+            ).distinct()
+        ))
+    return RunPage(rows, next_cursor, total_count.value, filtered, total_count, reviewed,
+                   workspaces, filters)
+
+
+def neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,
+                only: int | None) -> tuple[int | None, int | None]:
+    """The ids of the runs just before and just after ``run`` in the filtered list order
+    (one query: the two one-row lookups joined with UNION ALL)."""
+    keys = sort_keys(filters.sort)
+    values = bind_sort_values(filters.sort, sort_values(run, filters.sort))
+    base = filtered_runs(actor, filters, only)
+    def one(previous: bool) -> Any:
+        order = [(k.asc() if d else k.desc()) if previous else (k.desc() if d else k.asc())
+                 for k, d in keys]
+        return (base.with_only_columns(Run.id, literal(1 if previous else 2).label("side"),
+                                       maintain_column_froms=True)
+                .where(keyset_after(keys, values, reverse=previous))
+                .order_by(*order).limit(1).subquery())
+    before, after = one(True), one(False)
+    found = dict((side, pk) for pk, side in session.execute(
+        union_all(select(before.c.id, before.c.side), select(after.c.id, after.c.side))))
+    return found.get(1), found.get(2)
+
