@@ -20,6 +20,12 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
     WONT_FIX: (TRIAGED,),
 }
 
+# Why an item was opened: the run's not_useful verdict, or a negative rating of a
+# citation / step / report when the workspace asks (SPEC 3, 6.2).
+OPENED_NOT_USEFUL = "not_useful"
+OPENED_NEGATIVE_TARGET = "negative_target"
+OPENED_REASONS: tuple[str, ...] = (OPENED_NOT_USEFUL, OPENED_NEGATIVE_TARGET)
+
 STATE_LABELS: dict[str, str] = {
     NEW: "New", TRIAGED: "Triaged", RESOLVED: "Resolved", WONT_FIX: "Won't fix",
 }

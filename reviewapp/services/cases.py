@@ -14,10 +14,8 @@ edit it: the curated facts of a run live in one place, and ``get_or_create_auto_
 returns it instead of adding an AUTO duplicate. The insert uses ``ON CONFLICT DO
 NOTHING``, so two leads creating the same case at once end with one case and one 409.
 
-``promote_useful`` / ``get_or_create_auto_case`` (at the end) are building blocks of the
-verdict use case in ``services/feedback.py`` (and of finishing a run that is already
-``useful``): they neither check access (its caller already resolved the run
-through the actor's scope) nor commits (the caller's transaction does).
+AUTO cases are made by the verdict (``services/feedback/verdict.py``: ``promote_useful``,
+``get_or_create_auto_case``).
 """
 
 from __future__ import annotations
@@ -33,15 +31,12 @@ from ..actors import Actor, Role
 from ..domain import suggest as suggest_rules
 from ..domain.pagination import decode_text_cursor, encode_cursor
 from ..errors import Conflict, Forbidden, ValidationFailed
-from ..models import Case, DiagnosisSession, DiagnosticReport, Run, SourceType, ToolCall, Workspace
+from ..models import Case, DiagnosticReport, Run, SourceType, ToolCall, Workspace
 from ..models.base import utcnow
 from ..models.cases import new_case_id
 from ..queries import get_case_for, get_run_for, insert_for, scope_to_actor
 from .params import id_value, text_param, workspace_param
 
-AUTO_CASE_AUTHOR = "system"
-AUTO_CASE_CATEGORY = "GENERAL"
-TITLE_MAX_CHARS = 100
 TITLE_MAX = 200
 CODE_MAX = 120
 TEXT_MAX = 20_000
@@ -422,89 +417,3 @@ def create_manual_case(session: Session, actor: Actor, run_pk: int | str,
     return session.scalars(
         select(Case).where(Case.case_id == case_id).options(selectinload(Case.run))
     ).one()
-
-
-# --------------------------------------------------------------------------- verdict hook
-
-
-def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | DiagnosisSession) -> Case:
-    """The case of a useful run, created on first use (SPEC 7). No access check, no commit.
-
-    ``diagnosis_id`` is the run's ``run_id``, or the ``session_id`` of a legacy session
-    (which has no runs). A new case gets ``source_type`` AUTO, ``fault_category`` GENERAL,
-    ``title`` = the first 100 characters of the query, ``root_cause`` = ``solution`` = the
-    answer and ``created_by`` "system". An existing case for the same (workspace,
-    diagnosis_id), automatic or manual, is returned unchanged: curated edits survive
-    further ``useful`` verdicts.
-
-    Idempotent under concurrent submits: the row is written with ``INSERT … ON CONFLICT
-    DO NOTHING`` on the unique (workspace_id, diagnosis_id), then read back, so racing
-    callers end with the same case and none of them sees an error.
-    """
-    if isinstance(run_or_legacy_session, Run):
-        run_pk: int | None = run_or_legacy_session.id
-        diagnosis_id = run_or_legacy_session.run_id
-    else:
-        run_pk = None
-        diagnosis_id = run_or_legacy_session.session_id
-    workspace_id = run_or_legacy_session.workspace_id
-    query = run_or_legacy_session.query or ""
-    answer = run_or_legacy_session.answer
-
-    session.flush()
-    now = utcnow()
-    session.execute(
-        insert_for(session, Case.__table__)
-        .values(
-            case_id=new_case_id(),
-            workspace_id=workspace_id,
-            diagnosis_id=diagnosis_id,
-            run_pk=run_pk,
-            source_type=SourceType.AUTO.value,
-            fault_category=AUTO_CASE_CATEGORY,
-            title=query[:TITLE_MAX_CHARS],
-            root_cause=answer,
-            solution=answer,
-            created_by=AUTO_CASE_AUTHOR,
-            version=1,
-            created_at=now,
-            updated_at=now,
-        )
-        .on_conflict_do_nothing(index_elements=["workspace_id", "diagnosis_id"])
-    )
-    return session.scalars(
-        select(Case).where(Case.workspace_id == workspace_id, Case.diagnosis_id == diagnosis_id)
-    ).one()
-
-
-def promotion_blocker(target: Run | DiagnosisSession) -> str | None:
-    """Why a ``useful`` run (or legacy session) cannot become a case yet, or ``None``.
-
-    A case is the run's query and answer (SPEC 7), so only a finished run with an
-    answer is promoted: a RUNNING run or one whose answer is empty would make an empty
-    case in the library. Reasons: "the run is still RUNNING", "the run has no answer",
-    or both together.
-    """
-    running = target.status == "RUNNING"
-    no_answer = not (target.answer or "").strip()
-    if running and no_answer:
-        return "the run is still RUNNING and has no answer yet"
-    if running:
-        return "the run is still RUNNING"
-    if no_answer:
-        return "the run has no answer"
-    return None
-
-
-def promote_useful(session: Session, target: Run | DiagnosisSession) -> Case | None:
-    """The case of a ``useful`` run or legacy session (SPEC 6.2, 7): created when
-    ``promotion_blocker`` finds nothing in the way (``get_or_create_auto_case``),
-    otherwise the run's existing case if it has one (e.g. a MANUAL one), else ``None``
-    (the verdict is kept; the run is promoted once it finishes with an answer). No
-    access check, no commit."""
-    if promotion_blocker(target) is None:
-        return get_or_create_auto_case(session, target)
-    if isinstance(target, Run):
-        return _existing_case(session, target)
-    return session.scalars(select(Case).where(
-        Case.workspace_id == target.workspace_id, Case.diagnosis_id == target.session_id)).one_or_none()

@@ -7,10 +7,8 @@ carries the ``version`` the caller's page showed: the UPDATE matches on it, so a
 sent from an out-of-date page raises ``Conflict`` with the item's current state in
 ``details`` — never a silent overwrite. A triage item never touches its run's ``status``.
 
-``open_item_for_run`` and ``close_item_on_useful`` (at the end) are building blocks of
-the verdict use case in ``services/feedback.py``: no access check (the caller resolved the
-run through the actor's scope) and no commit (the caller's transaction does). Neither
-ever touches the run's ``status`` (S000, S001 10.3).
+Items are opened and auto-resolved by the verdict (``services/feedback/verdict.py``),
+which never touches the run's ``status`` either (S000, S001 10.3).
 """
 
 from __future__ import annotations
@@ -34,6 +32,7 @@ from ..domain.suggest import (
     suggest_triage_category,
     valid_category,
 )
+from ..domain.triage_flow import OPENED_REASONS
 from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import (
     Case,
@@ -43,12 +42,11 @@ from ..models import (
     Run,
     RunKind,
     TriageItem,
-    TriageState,
     User,
     Workspace,
 )
 from ..models.base import MAX_ID, utcnow
-from ..queries import get_triage_item_for, insert_for, scope_to_actor
+from ..queries import get_triage_item_for, scope_to_actor
 from .params import (
     choice_param,
     date_range_params,
@@ -62,10 +60,6 @@ from .params import (
 NOTE_MAX = 4000
 BULK_MAX = 500
 ASSIGNEE_ROLES = Role.LEAD.at_least()
-OPENED_NOT_USEFUL = "not_useful"
-OPENED_NEGATIVE_TARGET = "negative_target"
-OPENED_REASONS = (OPENED_NOT_USEFUL, OPENED_NEGATIVE_TARGET)
-AUTO_RESOLVED_NOTE = "Resolved automatically: the run's verdict became useful."
 
 
 # --------------------------------------------------------------------------- filters
@@ -810,88 +804,3 @@ def bulk_move(session: Session, actor: Actor, items: Iterable[tuple[Any, Any]],
     if state not in triage_flow.STATES:
         raise ValidationFailed("state", f"must be one of {', '.join(triage_flow.STATES)}")
     return _bulk(session, actor, items, lambda item: _state_changes(item, state))
-
-
-# --------------------------------------------------------------------------- verdict hooks
-
-
-def open_item_for_run(session: Session, run: Run, opened_reason: str = OPENED_NOT_USEFUL) -> TriageItem:
-    """The run's triage item, opened if there is none. Idempotent; no commit.
-
-    ``opened_reason``: ``"not_useful"`` (the run's verdict) or ``"negative_target"`` (a
-    negative rating of a citation / step / report, when the workspace setting
-    ``triage_negative_targets`` is on).
-
-    What happens to an existing item:
-    - ``new`` / ``triaged``: kept as it is (a lead may be working on it); a ``not_useful``
-      verdict upgrades the reason of an item opened for a negative target rating.
-    - ``resolved``: reopened (state ``new``, ``resolved_at`` cleared), assignee, category
-      and note kept. A run judged not useful again after its case was resolved, or after
-      a useful verdict closed it automatically, belongs in front of a lead again.
-    - ``wont_fix``: kept. A lead decided not to act on this run; more not-useful
-      verdicts are not new information about that decision.
-
-    Concurrent first openings end as one item without error (``INSERT … ON CONFLICT DO
-    NOTHING`` on the unique ``run_pk``, then a locked read).
-    """
-    session.flush()
-    now = utcnow()
-    session.execute(
-        insert_for(session, TriageItem.__table__)
-        .values(
-            workspace_id=run.workspace_id,
-            run_pk=run.id,
-            state=TriageState.NEW.value,
-            opened_reason=opened_reason,
-            version=1,
-            created_at=now,
-            updated_at=now,
-        )
-        .on_conflict_do_nothing(index_elements=["run_pk"])
-    )
-    item = session.scalars(
-        select(TriageItem).where(TriageItem.run_pk == run.id).with_for_update()
-    ).one()
-    changed = False
-    if item.state == TriageState.RESOLVED.value:
-        item.state = TriageState.NEW.value
-        item.resolved_at = None
-        item.opened_reason = opened_reason
-        changed = True
-    elif (
-        item.state in (TriageState.NEW.value, TriageState.TRIAGED.value)
-        and opened_reason == OPENED_NOT_USEFUL
-        and item.opened_reason != OPENED_NOT_USEFUL
-    ):
-        item.opened_reason = OPENED_NOT_USEFUL
-        changed = True
-    if changed:
-        item.version += 1
-    return item
-
-
-def close_item_on_useful(session: Session, run: Run) -> TriageItem | None:
-    """Resolve the run's triage item because its verdict became ``useful``; no commit.
-
-    Only an item opened for a ``not_useful`` verdict and still open (``new`` /
-    ``triaged``) is resolved, with ``resolved_at`` = now and a note saying why (appended
-    to an existing note, once: a verdict flipping back and forth does not repeat it). Items opened for a negative citation / step / report rating
-    stay open: a useful answer does not fix a bad citation. Returns the item, or ``None``
-    when the run has none.
-    """
-    item = session.scalars(
-        select(TriageItem).where(TriageItem.run_pk == run.id).with_for_update()
-    ).one_or_none()
-    if item is None:
-        return None
-    if item.opened_reason == OPENED_NOT_USEFUL and item.state in (
-        TriageState.NEW.value, TriageState.TRIAGED.value
-    ):
-        item.state = TriageState.RESOLVED.value
-        item.resolved_at = utcnow()
-        if not item.note:
-            item.note = AUTO_RESOLVED_NOTE
-        elif AUTO_RESOLVED_NOTE not in item.note:  # once, however often the verdict flips
-            item.note = f"{item.note}\n{AUTO_RESOLVED_NOTE}"
-        item.version += 1
-    return item

@@ -18,7 +18,7 @@ from reviewapp.models import Case, Feedback, FeedbackEvent, Run, TriageItem
 from reviewapp.services import admin
 
 from ..factories import DEFAULT_PASSWORD
-from ..services.test_feedback import MISSING_ID, TARGET_TYPES, answer_message, target_in
+from ..services.feedback.helpers import MISSING_ID, TARGET_TYPES, answer_message, target_in
 
 FORBIDDEN_BODY = {"error": {"code": "AUTH_FORBIDDEN",
                             "message": "The target does not exist or you do not have access to it."}}

@@ -7,12 +7,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import func, select
 
-from reviewapp.actors import Actor, Role
+from reviewapp.actors import Role
 from reviewapp.errors import Conflict, Forbidden, ValidationFailed
-from reviewapp.models import Case, DiagnosisSession
-from reviewapp.services import cases, feedback
-from reviewapp.services.cases import CaseFilters, get_or_create_auto_case
-from reviewapp.services.runs import finish_run
+from reviewapp.models import Case
+from reviewapp.services import cases
+from reviewapp.services.cases import CaseFilters
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -227,60 +226,6 @@ def test_manual_case_for_a_foreign_or_missing_run_is_forbidden(session, make):
             cases.create_manual_case(session, make.actor(lead), run_pk, {"title": "x"})
 
 
-# --- the automatic case of a useful run (the feedback services' hook)
-
-
-def test_auto_case_maps_the_run_fields(session, make):
-    ws = make.workspace()
-    query = "为什么支付服务超时？" * 15  # 150 characters
-    run = make.run(ws, query=query, answer="连接池耗尽 🔥")
-    case = get_or_create_auto_case(session, run)
-    session.commit()
-    assert case.diagnosis_id == run.run_id and case.run_pk == run.id
-    assert case.workspace_id == ws.id
-    assert case.title == query[:100] and len(case.title) == 100
-    assert case.root_cause == case.solution == "连接池耗尽 🔥"
-    assert (case.source_type, case.fault_category, case.created_by) == ("AUTO", "GENERAL", "system")
-    assert len(case.case_id) == 36 and case.version == 1
-
-
-def test_auto_case_is_reused_and_edits_survive(session, make):
-    run = make.run(make.workspace())
-    first = get_or_create_auto_case(session, run)
-    first.fault_category = "DATABASE"
-    first.source_type = "MANUAL"
-    session.commit()
-    again = get_or_create_auto_case(session, run)
-    session.commit()
-    assert again.case_id == first.case_id
-    assert (again.fault_category, again.source_type) == ("DATABASE", "MANUAL")
-    assert session.scalar(select(func.count()).select_from(Case)) == 1
-
-
-def test_same_run_id_in_two_workspaces_gets_two_cases(session, make):
-    a = make.run(make.workspace(), run_id="shared-id")
-    b = make.run(make.workspace(), run_id="shared-id")
-    assert get_or_create_auto_case(session, a).case_id != get_or_create_auto_case(session, b).case_id
-
-
-def test_legacy_session_maps_to_its_session_id(session, make):
-    ws = make.workspace()
-    legacy = DiagnosisSession(session_id="old-42", workspace_id=ws.id, kind="aiops",
-                              query="disk full", answer="rotate logs", status="SUCCESS")
-    session.add(legacy)
-    session.commit()
-    case = get_or_create_auto_case(session, legacy)
-    session.commit()
-    assert (case.diagnosis_id, case.run_pk, case.title, case.root_cause) == (
-        "old-42", None, "disk full", "rotate logs")
-
-
-def test_run_without_answer_gets_an_empty_case_body(session, make):
-    run = make.run(make.workspace(), query="", answer=None)
-    case = get_or_create_auto_case(session, run)
-    assert (case.title, case.root_cause, case.solution) == ("", None, None)
-
-
 @pytest.mark.parametrize(("run_pk", "message"), [("", "no run given"), (None, "no run given"),
                                                  ("abc", "must be a run's number")])
 def test_a_manual_case_without_a_usable_run_number_names_the_run_field(session, make, run_pk, message):
@@ -289,32 +234,6 @@ def test_a_manual_case_without_a_usable_run_number_names_the_run_field(session, 
     with pytest.raises(ValidationFailed) as refused:
         cases.create_manual_case(session, lead, run_pk, {"title": "t"})
     assert refused.value.field == "run" and message in refused.value.message
-
-
-@pytest.mark.parametrize(("status", "answer", "reason"), [
-    ("RUNNING", "partial", "the run is still RUNNING"),
-    ("SUCCESS", None, "the run has no answer"),
-    ("FAILED", "  ", "the run has no answer"),
-    ("RUNNING", None, "the run is still RUNNING and has no answer yet"),
-])
-def test_only_finished_runs_with_an_answer_are_promoted(session, make, status, answer, reason):
-    """SPEC 7: a case holds the run's answer, so a run still running or without an answer
-    is not promoted (no empty case); once finished with an answer it is."""
-    run = make.run(make.workspace(), status=status, answer=answer)
-    assert cases.promotion_blocker(run) == reason
-    assert cases.promote_useful(session, run) is None
-    assert session.scalar(select(func.count()).select_from(Case)) == 0
-
-
-def test_useful_run_becomes_a_case_when_it_finishes_with_an_answer(session, make):
-    ws = make.workspace()
-    run = make.run(ws, "r-live", session_id="S", status="RUNNING", answer=None)
-    result = feedback.set_run_verdict(session, Actor.system_actor(), "S", "r-live", "useful")
-    assert (result.case_id, session.scalar(select(func.count()).select_from(Case))) == (None, 0)
-    finish_run(session, Actor.system_actor(), ws.id, "r-live", {"status": "SUCCESS", "answer": "rotate logs"})
-    case = session.scalars(select(Case)).one()
-    assert (case.diagnosis_id, case.root_cause, case.source_type) == ("r-live", "rotate logs", "AUTO")
-    assert cases.promotion_blocker(run) is None
 
 
 def test_submitting_the_same_manual_case_twice_returns_the_first(session, make):

@@ -30,8 +30,8 @@ from ...queries import (
 )
 from .. import documents
 from ..access import require_role
-from ..cases import promote_useful
 from ..evaluations import apply_imported, refresh_run
+from ..feedback.verdict import promote_on_finish
 from ..retry import retry_on_conflict
 from ..secret_scan import redact_finish, redact_run_document
 from ..tool_calls import check_records, upsert_records
@@ -265,7 +265,7 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     if changed:
         session.flush()
         refresh_run(session, run)
-        _promote_if_useful(session, run)
+        promote_on_finish(session, run)
     session.commit()
     return UpsertResult(
         run=run,
@@ -338,15 +338,7 @@ def finish_run(
         session.flush()
         ensure_answer_message(session, run)
         refresh_run(session, run)
-        _promote_if_useful(session, run)
+        promote_on_finish(session, run)
     session.commit()
     return UpsertResult(run, "updated" if changed else "unchanged",
                         run.tool_call_count, run.failed_tool_call_count)
-
-
-
-def _promote_if_useful(session: Session, run: Run) -> None:
-    # A useful verdict given while the run was RUNNING or had no answer made no case
-    # (SPEC 7); the run becomes a case once it is finished with an answer.
-    if run.feedback == "useful":
-        promote_useful(session, run)

@@ -1,61 +1,17 @@
-"""Target feedback, its history and the run verdict at the service layer (SPEC 6, 7)."""
+"""Ratings of a run's parts and their history at the service layer (SPEC 6.1)."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from sqlalchemy import event, func, select
+from sqlalchemy import event, select
 
 from reviewapp.actors import Actor
-from reviewapp.db_setup import write_intent
 from reviewapp.errors import Forbidden, ValidationFailed
 from reviewapp.extensions import db
-from reviewapp.models import Case, DiagnosisSession, Feedback, FeedbackEvent, Run, TriageItem
-from reviewapp.services import feedback, runs
+from reviewapp.models import Case, Feedback, FeedbackEvent
+from reviewapp.services import feedback
 
-TARGET_TYPES = ["chat_message", "citation", "diagnostic_step", "diagnostic_report"]
-MISSING_ID = 987_654
-
-
-def answer_message(run: Run):
-    return [m for m in run.messages if m.role == "assistant"][-1]
-
-
-def target_in(make, ws, target_type: str):
-    """A run of ``ws`` and (target_id, subject_id) of one target of ``target_type``."""
-    if target_type in ("chat_message", "citation"):
-        run = make.run(ws)
-        return run, answer_message(run).id, "c1" if target_type == "citation" else None
-    run = make.aiops_run(ws)
-    if target_type == "diagnostic_step":
-        return run, run.steps[0].id, None
-    return run, run.report.id, None
-
-
-def count(session, model, *where) -> int:
-    return session.scalar(select(func.count()).select_from(model).where(*where))
-
-
-def fresh(session, obj):
-    session.expire_all()
-    return session.get(type(obj), obj.id)
-
-
-@pytest.fixture
-def ws(make):
-    return make.workspace()
-
-
-@pytest.fixture
-def reviewer(make, ws):
-    return make.user(ws)
-
-
-@pytest.fixture
-def actor(make, reviewer):
-    return make.actor(reviewer)
-
+from .helpers import MISSING_ID, TARGET_TYPES, answer_message, count, fresh, in_threads, target_in
 
 # --- owner check -------------------------------------------------------------------------
 
@@ -277,32 +233,6 @@ def test_lists_show_only_my_rows_and_only_visible_runs(session, make, ws, actor)
             call()
 
 
-def _in_threads(app, n: int, work) -> list:
-    """Run ``work(i)`` in ``n`` threads started together, each with its own app context,
-    session and SQLite write intent. Returns results (exceptions included)."""
-    barrier = threading.Barrier(n)
-    results: list = [None] * n
-
-    def target(i: int) -> None:
-        with app.app_context():
-            try:
-                barrier.wait(timeout=30)
-                with write_intent():
-                    results[i] = work(i)
-            except Exception as exc:  # noqa: BLE001 - reported by the assertion below
-                results[i] = exc
-            finally:
-                db.session.remove()
-
-    threads = [threading.Thread(target=target, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in threads)
-    return results
-
-
 def test_twenty_concurrent_first_submits_make_one_row(app, session, make, ws, actor):
     """SPEC 6.1: racing first submits end as one row and no error."""
     run, target_id, _ = target_in(make, ws, "chat_message")
@@ -312,7 +242,7 @@ def test_twenty_concurrent_first_submits_make_one_row(app, session, make, ws, ac
         return feedback.upsert_feedback(db.session, actor, "chat_message", target_id, None,
                                         "positive").id
 
-    results = _in_threads(app, 20, submit)
+    results = in_threads(app, 20, submit)
     assert [r for r in results if isinstance(r, Exception)] == []
     assert len(set(results)) == 1
     assert count(session, Feedback) == 1
@@ -424,240 +354,3 @@ def test_summary_counts_names_and_disagreement_without_n_plus_one(session, make,
     c1 = summary[("citation", message_id, "c1")]
     assert (c1.positive, c1.negative, c1.positive_reviewers, c1.disagree) == (
         2, 0, ("ada.lovelace", "bob"), False)
-
-
-# --- answer-level ratings drive the verdict ---------------------------------------------------
-
-
-def test_status_is_never_touched(session, make, ws, actor):
-    run = make.run(ws, status="FAILED")
-    message_id = answer_message(run).id
-    calls = [
-        lambda: feedback.upsert_feedback(session, actor, "chat_message", message_id, None, "positive"),
-        lambda: feedback.upsert_feedback(session, actor, "chat_message", message_id, None, "negative"),
-        lambda: feedback.upsert_feedback(session, actor, "citation", message_id, "c1", "negative"),
-        lambda: feedback.set_run_verdict(session, actor, run.session.session_id, run.run_id, "useful"),
-        lambda: feedback.set_run_verdict(session, actor, run.session.session_id, None, "not_useful"),
-        lambda: feedback.delete_feedback(
-            session, actor, feedback.list_my_feedback(session, actor, run.id)[0].id),
-    ]
-    for call in calls:
-        call()
-        assert fresh(session, run).status == "FAILED"
-
-
-def test_positive_answer_rating_makes_the_run_useful_and_a_case(session, make, ws, actor):
-    run = make.run(ws, query="Why is checkout slow?", answer="The cache was cold.")
-    feedback.upsert_feedback(session, actor, "chat_message", answer_message(run).id, None, "positive")
-    run = fresh(session, run)
-    assert run.feedback == "useful"
-    case = session.scalars(select(Case)).one()
-    assert (case.diagnosis_id, case.run_pk, case.title, case.root_cause, case.solution) == (
-        run.run_id, run.id, "Why is checkout slow?", "The cache was cold.", "The cache was cold.")
-    assert count(session, TriageItem) == 0
-
-
-def test_negative_answer_rating_opens_a_triage_item(session, make, ws, actor):
-    run = make.aiops_run(ws)
-    feedback.upsert_feedback(session, actor, "diagnostic_report", run.report.id, None, "negative",
-                             "incomplete")
-    assert fresh(session, run).feedback == "not_useful"
-    item = session.scalars(select(TriageItem)).one()
-    assert (item.run_pk, item.state, item.opened_reason) == (run.id, "new", "not_useful")
-    assert count(session, Case) == 0
-
-
-@pytest.mark.parametrize("target_type", ["citation", "diagnostic_step"])
-def test_part_ratings_do_not_set_the_verdict(session, make, ws, actor, target_type):
-    run, target_id, subject = target_in(make, ws, target_type)
-    feedback.upsert_feedback(session, actor, target_type, target_id, subject, "negative")
-    assert fresh(session, run).feedback is None
-    assert count(session, TriageItem) == 0
-
-
-def test_earlier_assistant_message_is_not_the_answer(session, make, ws, actor):
-    run = make.run(ws, messages=[
-        {"id": "u1", "role": "user", "content": "q"},
-        {"id": "a1", "role": "assistant", "content": "let me look"},
-        {"id": "t1", "role": "tool", "content": "{}"},
-        {"id": "a2", "role": "assistant", "content": "the answer"},
-    ])
-    first, final = [m for m in run.messages if m.role == "assistant"]
-    feedback.upsert_feedback(session, actor, "chat_message", first.id, None, "negative")
-    assert fresh(session, run).feedback is None
-    feedback.upsert_feedback(session, actor, "chat_message", final.id, None, "negative")
-    assert fresh(session, run).feedback == "not_useful"
-
-
-def test_answer_is_the_last_assistant_message_with_text_not_a_later_tool_call_only_one(
-        session, make, ws, actor):
-    """tau-bench runs end with an assistant message that only carries tool calls; the
-    answer thumbs (the run page's last assistant message with text) must set the verdict."""
-    run = make.run(ws, messages=[
-        {"id": "u1", "role": "user", "content": "q"},
-        {"id": "a1", "role": "assistant", "content": "the answer"},
-        {"id": "a2", "role": "assistant", "content": "  ",
-         "metadata": {"tool_call_ids": ["call-1"]}},
-    ])
-    with_text, tool_only = [m for m in run.messages if m.role == "assistant"]
-    feedback.upsert_feedback(session, actor, "chat_message", tool_only.id, None, "positive")
-    assert fresh(session, run).feedback is None
-    feedback.upsert_feedback(session, actor, "chat_message", with_text.id, None, "positive")
-    assert fresh(session, run).feedback == "useful"
-    detail_answer = runs.get_run_detail(session, actor, run.id).answer_message
-    assert detail_answer.id == with_text.id
-
-
-def test_report_of_a_chat_run_is_not_the_answer(session, make, ws, actor):
-    run = make.run(ws, report={"content": "extra"})
-    feedback.upsert_feedback(session, actor, "diagnostic_report", run.report.id, None, "negative")
-    assert fresh(session, run).feedback is None
-
-
-def test_verdict_follows_the_latest_answer_rating_and_delete_rederives_it(session, make, ws, actor):
-    run = make.run(ws)
-    message_id = answer_message(run).id
-    colleague = make.actor(make.user(ws))
-    mine = feedback.upsert_feedback(session, actor, "chat_message", message_id, None, "positive")
-    mine_id = mine.id
-    assert fresh(session, run).feedback == "useful"
-    theirs = feedback.upsert_feedback(session, colleague, "chat_message", message_id, None, "negative")
-    theirs_id = theirs.id
-    assert fresh(session, run).feedback == "not_useful"
-    item = session.scalars(select(TriageItem)).one()
-    assert item.state == "new"
-    summary = feedback.feedback_summary(session, actor, run.id)[("chat_message", message_id, "")]
-    assert summary.disagree
-
-    feedback.delete_feedback(session, colleague, theirs_id)
-    assert fresh(session, run).feedback == "useful"  # my positive is the latest left
-    item = fresh(session, item)
-    assert item.state == "resolved" and "verdict became useful" in item.note
-
-    feedback.delete_feedback(session, actor, mine_id)
-    assert fresh(session, run).feedback is None  # none left
-    assert count(session, Case) == 1  # the case is a curated record and stays
-
-
-def test_changing_my_answer_rating_flips_the_verdict(session, make, ws, actor):
-    run = make.run(ws)
-    message_id = answer_message(run).id
-    feedback.upsert_feedback(session, actor, "chat_message", message_id, None, "negative")
-    feedback.upsert_feedback(session, actor, "chat_message", message_id, None, "positive")
-    assert fresh(session, run).feedback == "useful"
-    item = session.scalars(select(TriageItem)).one()
-    assert item.state == "resolved"
-
-
-def test_negative_part_rating_opens_triage_when_the_workspace_asks(session, make):
-    ws = make.workspace(triage_negative_targets=True)
-    actor = make.actor(make.user(ws))
-    run, step_id, _ = target_in(make, ws, "diagnostic_step")
-    feedback.upsert_feedback(session, actor, "diagnostic_step", step_id, None, "negative")
-    item = session.scalars(select(TriageItem)).one()
-    assert (item.run_pk, item.opened_reason, item.state) == (run.id, "negative_target", "new")
-    assert fresh(session, run).feedback is None
-
-
-# --- the run verdict (POST /api/feedback) ------------------------------------------------------
-
-
-def test_useful_twice_gives_the_same_case(session, make, ws, actor):
-    run = make.run(ws)
-    a = feedback.set_run_verdict(session, actor, run.session.session_id, run.run_id, "useful")
-    b = feedback.set_run_verdict(session, actor, run.session.session_id, run.run_id, "useful")
-    assert a.case_id is not None and a.case_id == b.case_id
-    assert (a.success, a.run_id, a.fallback_to_latest_run) == (True, run.run_id, False)
-    assert count(session, Case) == 1
-
-
-def test_concurrent_useful_gives_one_case(app, session, make, ws, actor):
-    run = make.run(ws)
-    session_id, run_id = run.session.session_id, run.run_id
-    session.close()
-    results = _in_threads(app, 8, lambda i: feedback.set_run_verdict(
-        db.session, actor, session_id, run_id, "useful").case_id)
-    assert [r for r in results if isinstance(r, Exception)] == []
-    assert len(set(results)) == 1 and results[0] is not None
-    assert count(session, Case) == 1
-
-
-def test_not_useful_opens_triage_and_answers_no_case(session, make, ws, actor):
-    run = make.run(ws)
-    result = feedback.set_run_verdict(session, actor, run.session.session_id, run.run_id, "not_useful")
-    assert result.case_id is None
-    assert fresh(session, run).feedback == "not_useful"
-    assert session.scalars(select(TriageItem.run_pk)).all() == [run.id]
-
-
-def test_run_of_another_session_is_refused_without_writing(session, make, ws, actor):
-    run = make.run(ws, session_id="session-a")
-    other = make.run(ws, session_id="session-b")
-    with pytest.raises(ValidationFailed) as error:
-        feedback.set_run_verdict(session, actor, "session-b", run.run_id, "useful")
-    assert error.value.field == "runId"
-    assert fresh(session, run).feedback is None and fresh(session, other).feedback is None
-    assert count(session, Case) == 0 and count(session, TriageItem) == 0
-
-
-def test_unknown_or_foreign_run_is_forbidden(session, make, ws, actor):
-    foreign = make.run(make.workspace(), session_id="s-foreign")
-    with pytest.raises(Forbidden):
-        feedback.set_run_verdict(session, actor, "s-foreign", foreign.run_id, "useful")
-    with pytest.raises(Forbidden):
-        feedback.set_run_verdict(session, actor, "s-foreign", None, "useful")
-    with pytest.raises(Forbidden):
-        feedback.set_run_verdict(session, actor, "nope", "nope", "useful")
-    assert fresh(session, foreign).feedback is None
-
-
-def test_without_run_id_the_latest_run_is_used(session, make, ws, actor):
-    older = make.run(ws, session_id="conversation")
-    newer = make.run(ws, session_id="conversation")
-    result = feedback.set_run_verdict(session, actor, "conversation", None, "not_useful")
-    assert (result.run_id, result.fallback_to_latest_run) == (newer.run_id, True)
-    assert fresh(session, newer).feedback == "not_useful"
-    assert fresh(session, older).feedback is None
-
-
-def test_legacy_session_gets_the_verdict_itself(session, make, ws, actor):
-    legacy = DiagnosisSession(session_id="legacy-1", workspace_id=ws.id, kind="chat",
-                              query="Old question " + "x" * 120, answer="Old answer",
-                              status="SUCCESS")
-    session.add(legacy)
-    session.commit()
-    result = feedback.set_run_verdict(session, actor, "legacy-1", None, "useful")
-    assert (result.run_id, result.fallback_to_latest_run) == (None, False)
-    assert fresh(session, legacy).feedback == "useful"
-    case = session.get(Case, result.case_id)
-    assert (case.diagnosis_id, case.run_pk, case.title, case.solution) == (
-        "legacy-1", None, ("Old question " + "x" * 120)[:100], "Old answer")
-    down = feedback.set_run_verdict(session, actor, "legacy-1", None, "not_useful")
-    assert down.case_id is None and fresh(session, legacy).feedback == "not_useful"
-
-
-def test_session_without_runs_that_is_not_legacy_is_refused(session, make, ws, actor):
-    session.add(DiagnosisSession(session_id="empty", workspace_id=ws.id, kind="chat"))
-    session.commit()
-    with pytest.raises(ValidationFailed) as error:
-        feedback.set_run_verdict(session, actor, "empty", None, "useful")
-    assert error.value.field == "sessionId"
-
-
-@pytest.mark.parametrize("verdict", ["meh", "", None, "USEFUL", 1])
-def test_other_verdicts_are_refused(session, make, ws, actor, verdict):
-    run = make.run(ws)
-    with pytest.raises(ValidationFailed) as error:
-        feedback.set_run_verdict(session, actor, run.session.session_id, run.run_id, verdict)
-    assert error.value.field == "feedback"
-    assert fresh(session, run).feedback is None
-
-
-def test_ingest_token_may_set_the_verdict_in_its_workspace_only(session, make, ws):
-    run = make.run(ws)
-    token = Actor.for_token(1, ws.id)
-    assert feedback.set_run_verdict(session, token, run.session.session_id, run.run_id,
-                                    "useful").success
-    foreign = make.run(make.workspace())
-    with pytest.raises(Forbidden):
-        feedback.set_run_verdict(session, token, foreign.session.session_id, foreign.run_id, "useful")

@@ -1,0 +1,192 @@
+"""Package-private: what feedback checks before any write — the input rules (no
+database) and the owner check of a target through its run, in the same query as the
+membership (SPEC 2, 6.1)."""
+
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from sqlalchemy import Integer, Select, bindparam, select
+from sqlalchemy.orm import Session
+
+from ...actors import Actor, Role
+from ...domain.feedback import (
+    COMMENT_MAX,
+    CORRECTION_MAX,
+    RATINGS,
+    REASON_MAX,
+    SUBJECT_MAX,
+    TARGET_TYPES,
+    InvalidFeedback,
+    check_choice,
+    clean_text,
+    has_answer_text,
+)
+from ...errors import Forbidden, ValidationFailed
+from ...models import (
+    DiagnosticReport,
+    DiagnosticStep,
+    Message,
+    MessageRole,
+    Run,
+    RunKind,
+    TargetType,
+    Workspace,
+)
+from ...models.base import MAX_ID
+from ...queries import scope_to_actor, scope_to_member
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved, access-checked feedback target."""
+
+    run_pk: int
+    workspace_id: int
+    settings: dict[str, Any]
+    subject_key: str
+    is_answer: bool
+
+
+# --- validation ------------------------------------------------------------------------
+
+
+def validated(
+    target_type: Any, target_id: Any, subject_id: Any, rating: Any = None, *,
+    reason: Any = None, comment: Any = None, correction: Any = None, check_rating: bool = True,
+    citation_needs_subject: bool = True,
+) -> tuple[str, int, str | None, dict[str, Any]]:
+    """Check everything that needs no database (SPEC 6.1 "validation first")."""
+    try:
+        target_type = check_choice(target_type, "target_type", TARGET_TYPES)
+        values: dict[str, Any] = {}
+        if check_rating:
+            values["rating"] = check_choice(rating, "rating", RATINGS)
+            values["reason"] = clean_text(reason, "reason", REASON_MAX, strip=True)
+            values["comment"] = clean_text(comment, "comment", COMMENT_MAX)
+            values["correction"] = clean_text(correction, "correction", CORRECTION_MAX)
+        subject = clean_text(subject_id, "subject_id", SUBJECT_MAX, strip=True)
+    except InvalidFeedback as exc:
+        raise ValidationFailed(exc.field, exc.message) from None
+    if isinstance(target_id, bool) or not isinstance(target_id, int):
+        raise ValidationFailed("target_id", "must be an integer")
+    if target_id > MAX_ID:  # no row can have it, and the database integer would overflow
+        raise ValidationFailed("target_id", f"out of range (at most {MAX_ID})")
+    if target_type == TargetType.CITATION.value and subject is None and citation_needs_subject:
+        raise ValidationFailed("subject_id", "a citation rating needs the citation id")
+    if target_type != TargetType.CITATION.value and subject is not None:
+        raise ValidationFailed("subject_id", "only citation ratings have a subject")
+    return target_type, target_id, subject, values
+
+
+def author_of(actor: Actor) -> int:
+    """Feedback belongs to a person: ingest tokens and the system cannot rate."""
+    if actor.user_id is None:
+        raise Forbidden()
+    return actor.user_id
+
+
+# --- owner check -----------------------------------------------------------------------
+
+
+@cache
+def _target_statement(target_type: str) -> Select[Any]:
+    """The owner-check query of one target type, built once with bound parameters
+    ``:target_id`` and ``:actor_user_id`` (membership, same query: SPEC 2)."""
+    columns = (Run.id, Run.workspace_id, Run.kind, Workspace.settings)
+    target_id = bindparam("target_id", type_=Integer)
+    if target_type in (TargetType.CHAT_MESSAGE.value, TargetType.CITATION.value):
+        extra: tuple[Any, ...] = (Message.run_pk, Message.ordinal, Message.content)
+        if target_type == TargetType.CITATION.value:
+            extra += (Message.meta.label("meta"),)
+        stmt = (
+            select(*columns, *extra)
+            .select_from(Run)
+            .join(Message, Message.run_pk == Run.id)
+            .where(Message.id == target_id, Message.role == MessageRole.ASSISTANT.value)
+        )
+    else:
+        part = DiagnosticStep if target_type == TargetType.DIAGNOSTIC_STEP.value else DiagnosticReport
+        stmt = select(*columns).select_from(Run).join(part, part.run_pk == Run.id).where(
+            part.id == target_id
+        )
+    stmt = stmt.join(Workspace, Workspace.id == Run.workspace_id)
+    return scope_to_member(stmt, Run.workspace_id, Role.REVIEWER)
+
+
+def _has_report(session: Session, run_pk: int) -> bool:
+    return session.scalar(select(DiagnosticReport.id).where(DiagnosticReport.run_pk == run_pk)) is not None
+
+
+def _is_answer_message(session: Session, row: Any) -> bool:
+    """Whether the resolved message is its run's answer: it has text and no later
+    assistant message has (``has_answer_text``, the run page's own definition)."""
+    if not has_answer_text(row.content):
+        return False
+    later = session.scalars(
+        select(Message.content).where(
+            Message.run_pk == row.run_pk,
+            Message.role == MessageRole.ASSISTANT.value,
+            Message.ordinal > row.ordinal,
+        )
+    )
+    return not any(has_answer_text(content) for content in later)
+
+
+def resolve_target(
+    session: Session, author_id: int, target_type: str, target_id: int, subject: str | None
+) -> Target:
+    """The target's run, workspace settings and answer-level flag, in one query scoped to
+    the user's workspaces (SPEC 2). Missing, foreign, a non-assistant message, or a
+    citation id absent from the message's ``metadata.citations``: ``Forbidden``."""
+    if not 1 <= target_id <= MAX_ID:
+        raise Forbidden()
+    # On the session's connection: a plain row read, no ORM result processing.
+    row = session.connection().execute(
+        _target_statement(target_type), {"target_id": target_id, "actor_user_id": author_id}
+    ).one_or_none()
+    if row is None:
+        raise Forbidden()
+
+    if target_type == TargetType.CITATION.value:
+        citations = (row.meta or {}).get("citations") if isinstance(row.meta, dict) else None
+        ids = {
+            str(c.get("id")) for c in citations or [] if isinstance(c, dict) and c.get("id") is not None
+        }
+        if subject not in ids:
+            raise Forbidden()
+        is_answer = False
+    elif target_type == TargetType.CHAT_MESSAGE.value:
+        # A chat run's answer message; an AIOps run's only when it has no report (its
+        # conclusion then exists only as the answer text, SPEC 6.2).
+        is_answer = (row.kind == RunKind.CHAT.value or not _has_report(session, row.run_pk)) \
+            and _is_answer_message(session, row)
+    elif target_type == TargetType.DIAGNOSTIC_REPORT.value:
+        is_answer = row.kind == RunKind.AIOPS.value
+    else:
+        is_answer = False
+    return Target(
+        run_pk=row.id,
+        workspace_id=row.workspace_id,
+        settings=row.settings or {},
+        subject_key=subject or "",
+        is_answer=is_answer,
+    )
+
+
+def visible_run(session: Session, actor: Actor, run_pk: Any) -> tuple[int, int]:
+    """(run id, workspace id) of a run the actor may see, else ``Forbidden``."""
+    if isinstance(run_pk, bool) or not isinstance(run_pk, int) or not 1 <= run_pk <= MAX_ID:
+        raise Forbidden()
+    stmt = scope_to_actor(
+        select(Run.id, Run.workspace_id).where(Run.id == run_pk), actor, Run.workspace_id,
+        Role.REVIEWER,
+    )
+    row = session.execute(stmt).one_or_none()
+    if row is None:
+        raise Forbidden()
+    return row.id, row.workspace_id
+

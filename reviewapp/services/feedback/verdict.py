@@ -1,0 +1,467 @@
+"""Everything a verdict changes (SPEC 3, 6.2, 7): the run's ``feedback``, its case, its
+triage item and the automatic notes — one file for the whole rule.
+
+Two entry points write a verdict, through one code path (``apply_verdict``):
+
+- ``upsert_feedback`` / ``delete_feedback`` on an **answer-level** target — the final
+  assistant message of a chat run, or the diagnostic report of an AIOps run (subject
+  "") — set the run's ``feedback`` to the verdict of the latest answer-level rating
+  (positive -> useful, negative -> not_useful), and a delete re-derives it from the
+  answer-level ratings that remain (none left -> null);
+- ``set_run_verdict`` is ``POST /api/feedback`` (SPEC 6.2).
+
+``useful`` gets or creates the run's case and resolves a triage item that a not_useful
+verdict had opened; ``not_useful`` opens (or reopens) the run's triage item. The run's
+``status`` is never touched.
+
+A negative rating of another part opens the run's triage item when the workspace asks
+(``triage_negative_targets``). Finishing a run that is already ``useful`` promotes it
+(``promote_on_finish``).
+
+The building blocks (``promote_useful``, ``open_item_for_run``, ``close_item_on_useful``)
+check no access (the caller resolved the run through the actor's scope) and do not
+commit (the caller's transaction does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, false, select
+from sqlalchemy.orm import Session
+
+from ...actors import Actor, Role
+from ...domain.feedback import (
+    VERDICTS,
+    InvalidFeedback,
+    check_choice,
+    latest_verdict,
+    verdict_for_rating,
+)
+from ...domain.triage_flow import OPENED_NEGATIVE_TARGET, OPENED_NOT_USEFUL
+from ...errors import Conflict, Forbidden, ValidationFailed
+from ...models import (
+    Case,
+    DiagnosisSession,
+    DiagnosticReport,
+    Feedback,
+    Message,
+    MessageRole,
+    Run,
+    RunKind,
+    SourceType,
+    TargetType,
+    TriageItem,
+    TriageState,
+    Workspace,
+)
+from ...models.base import utcnow
+from ...models.cases import new_case_id
+from ...queries import insert_for, scope_to_actor
+
+AUTO_CASE_AUTHOR = "system"
+AUTO_CASE_CATEGORY = "GENERAL"
+TITLE_MAX_CHARS = 100
+AUTO_RESOLVED_NOTE = "Resolved automatically: the run's verdict became useful."
+
+
+@dataclass(frozen=True)
+class VerdictResult:
+    """The answer of ``POST /api/feedback`` (SPEC 6.2), in snake case.
+
+    ``run_id``: the run that got the verdict (``None`` for a legacy session);
+    ``fallback_to_latest_run``: no ``runId`` was sent and the session's latest run was
+    used; ``case_id``: the case of a ``useful`` verdict, ``None`` for ``not_useful``.
+    """
+
+    success: bool
+    message: str
+    run_id: str | None
+    fallback_to_latest_run: bool
+    case_id: str | None
+
+
+# --- the verdict -----------------------------------------------------------------------
+
+
+def apply_verdict(session: Session, run: Run, verdict: str) -> str | None:
+    """Set ``run.feedback`` and its consequences; returns the case id of a useful run
+    (``None`` while the run cannot be promoted: RUNNING or no answer, SPEC 7).
+    The one code path of both the verdict API and answer-level ratings (SPEC 6.2)."""
+    run.feedback = verdict
+    if verdict == "useful":
+        case = promote_useful(session, run)
+        close_item_on_useful(session, run)
+        return case.case_id if case is not None else None
+    open_item_for_run(session, run)
+    return None
+
+
+def _recorded(message: str, target: Run | DiagnosisSession, verdict: str, case_id: str | None) -> str:
+    """The answer's message; a useful verdict that made no case says why."""
+    if verdict != "useful" or case_id is not None:
+        return message + "."
+    return f"{message}; no case: {promotion_blocker(target) or 'not promoted'}."
+
+
+def _answer_condition(session: Session, run: Run) -> Any:
+    """SQL condition selecting the run's answer-level feedback rows."""
+    if run.kind == RunKind.CHAT.value:
+        final_message = session.scalar(
+            select(Message.id)
+            .where(Message.run_pk == run.id, Message.role == MessageRole.ASSISTANT.value)
+            .order_by(Message.ordinal.desc())
+            .limit(1)
+        )
+        if final_message is None:
+            return false()
+        return and_(
+            Feedback.target_type == TargetType.CHAT_MESSAGE.value,
+            Feedback.target_id == final_message,
+            Feedback.subject_key == "",
+        )
+    report = session.scalar(select(DiagnosticReport.id).where(DiagnosticReport.run_pk == run.id))
+    if report is None:
+        return false()
+    return and_(
+        Feedback.target_type == TargetType.DIAGNOSTIC_REPORT.value,
+        Feedback.target_id == report,
+        Feedback.subject_key == "",
+    )
+
+
+def rederive_verdict(session: Session, run: Run) -> None:
+    """After a delete: the verdict of the latest remaining answer-level rating, or null.
+
+    Consequences (case, triage) follow only when the verdict actually changes, so
+    deleting a duplicate rating never reopens an item a lead has resolved. A verdict that
+    becomes null leaves an existing case and triage item as they are: both are curated
+    records, and a withdrawn rating says nothing about the run's quality.
+    """
+    session.flush()
+    rows = session.execute(
+        select(Feedback.updated_at, Feedback.id, Feedback.rating).where(
+            Feedback.run_pk == run.id, _answer_condition(session, run)
+        )
+    ).all()
+    verdict = latest_verdict(rows)
+    if verdict == run.feedback:
+        return
+    if verdict is None:
+        run.feedback = None
+    else:
+        apply_verdict(session, run, verdict)
+
+
+def follow_rating(session: Session, run_pk: int, rating: str, *, is_answer: bool,
+                  changed: bool, settings: dict[str, Any]) -> None:
+    """What a saved rating of run ``run_pk`` changes beyond itself; no commit (SPEC 6.2).
+
+    An answer-level rating sets the run's verdict (positive -> useful + case, negative ->
+    not_useful + triage item) when the rating ``changed`` or the verdict differs; a
+    negative rating of another part opens a triage item when the workspace's
+    ``triage_negative_targets`` setting is on. The run's ``status`` never changes.
+    """
+    if is_answer:
+        run = session.get(Run, run_pk)
+        assert run is not None  # resolved in this transaction; runs are not deleted here
+        verdict = verdict_for_rating(rating)
+        if changed or run.feedback != verdict:
+            apply_verdict(session, run, verdict)
+    elif rating == "negative" and settings.get("triage_negative_targets") is True:
+        run = session.get(Run, run_pk)
+        assert run is not None
+        open_item_for_run(session, run, OPENED_NEGATIVE_TARGET)
+
+
+def promote_on_finish(session: Session, run: Run) -> None:
+    """A useful verdict given while the run was RUNNING or had no answer made no case
+    (SPEC 7); the run becomes a case once it is finished with an answer. No commit."""
+    if run.feedback == "useful":
+        promote_useful(session, run)
+
+
+# --- the run verdict API ---------------------------------------------------------------
+
+
+def _check_external_id(value: Any, field: str, *, required: bool) -> str | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > 160:
+        raise ValidationFailed(field, "must be a string of 1-160 characters")
+    return value
+
+
+def _workspace_slugs(session: Session, workspace_ids: list[int]) -> list[str]:
+    return sorted(session.scalars(select(Workspace.slug).where(Workspace.id.in_(workspace_ids))))
+
+
+def set_run_verdict(
+    session: Session, actor: Actor, session_id: str, run_id: str | None, verdict: str
+) -> VerdictResult:
+    """``POST /api/feedback``: set a run's verdict; commit (SPEC 6.2, S001 7).
+
+    - ``verdict`` other than useful / not_useful: ``ValidationFailed`` (400, field
+      ``feedback``), nothing written.
+    - With ``run_id``: the run must belong to the session ``session_id``. A run that is
+      missing or foreign: ``Forbidden``; a visible run of another session:
+      ``ValidationFailed`` (field ``runId``). No write in either case.
+    - Without ``run_id``: the session's latest run (by created_at, then id) and
+      ``fallback_to_latest_run`` True. A session without runs that is a legacy session:
+      the session's own ``feedback`` is set (``fallback_to_latest_run`` False; a useful
+      verdict gets the case with ``diagnosis_id`` = session_id; a legacy session has no
+      run, hence no triage item). A session without runs that is not legacy:
+      ``ValidationFailed`` (field ``sessionId``).
+    - ``useful``: ``run.feedback`` = useful, the case is created or reused, its id
+      returned — only for a finished run with an answer (SPEC 7, ``cases.promote_useful``):
+      a RUNNING run or one without answer keeps the verdict, gets no case (``case_id``
+      None, the message says why) and is promoted when it finishes with an answer. ``not_useful``: ``run.feedback`` = not_useful, a triage item is opened,
+      ``case_id`` None. The run's ``status`` never changes.
+
+    Callers: logged-in users with a reviewer role in the run's workspace, or an ingest
+    token of that workspace. A session the actor cannot see: ``Forbidden``. A ``run_id``
+    (with ``run_id``) or a ``session_id`` (without) that the actor sees in two workspaces:
+    ``Conflict`` (409) naming them in the message and in ``details["workspaces"]``.
+    """
+    try:
+        verdict = check_choice(verdict, "feedback", VERDICTS)
+    except InvalidFeedback as exc:
+        raise ValidationFailed(exc.field, exc.message) from None
+    session_id = _check_external_id(session_id, "sessionId", required=True)
+    run_id = _check_external_id(run_id, "runId", required=False)
+
+    if run_id is not None:
+        matches = session.scalars(
+            scope_to_actor(
+                select(Run)
+                .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
+                .where(Run.run_id == run_id, DiagnosisSession.session_id == session_id),
+                actor, Run.workspace_id, Role.REVIEWER,
+            ).order_by(Run.created_at.desc(), Run.id.desc()).limit(2)
+        ).all()
+        if len(matches) > 1:  # the same ids in two of the user's workspaces: never guess
+            slugs = _workspace_slugs(session, [m.workspace_id for m in matches])
+            raise Conflict(f"runId: '{run_id}' of session '{session_id}' exists in more than one "
+                           f"of your workspaces ({', '.join(slugs)}); give the verdict on the run's page",
+                           details={"run_id": run_id, "session_id": session_id, "workspaces": slugs})
+        run = matches[0] if matches else None
+        if run is None:
+            elsewhere = session.scalar(scope_to_actor(
+                select(Run.id).where(Run.run_id == run_id), actor, Run.workspace_id, Role.REVIEWER
+            ).limit(1))
+            if elsewhere is not None:
+                raise ValidationFailed("runId", "the run does not belong to sessionId")
+            raise Forbidden()
+        case_id = apply_verdict(session, run, verdict)
+        session.commit()
+        return VerdictResult(True, _recorded("Feedback recorded", run, verdict, case_id),
+                             run.run_id, False, case_id)
+
+    sessions = session.scalars(
+        scope_to_actor(
+            select(DiagnosisSession).where(DiagnosisSession.session_id == session_id),
+            actor, DiagnosisSession.workspace_id, Role.REVIEWER,
+        ).order_by(DiagnosisSession.created_at.desc(), DiagnosisSession.id.desc()).limit(2)
+    ).all()
+    if not sessions:
+        raise Forbidden()
+    if len(sessions) > 1:  # the same session id in two of the user's workspaces: never guess
+        slugs = _workspace_slugs(session, [s.workspace_id for s in sessions])
+        raise Conflict(f"sessionId: '{session_id}' exists in more than one of your workspaces "
+                       f"({', '.join(slugs)}); send its runId too, or give the verdict on the run's page",
+                       details={"session_id": session_id, "workspaces": slugs})
+    diagnosis_session = sessions[0]
+    latest = session.scalars(
+        select(Run)
+        .where(Run.diagnosis_session_id == diagnosis_session.id)
+        .order_by(Run.created_at.desc(), Run.id.desc())
+        .limit(1)
+    ).first()
+    if latest is not None:
+        case_id = apply_verdict(session, latest, verdict)
+        session.commit()
+        return VerdictResult(
+            True, _recorded("Feedback recorded on the latest run of the session", latest, verdict, case_id),
+            latest.run_id, True, case_id,
+        )
+    if not diagnosis_session.is_legacy:
+        raise ValidationFailed("sessionId", "the session has no runs to give feedback on")
+    diagnosis_session.feedback = verdict
+    case = promote_useful(session, diagnosis_session) if verdict == "useful" else None
+    case_id = case.case_id if case is not None else None
+    session.commit()
+    return VerdictResult(
+        True, _recorded("Feedback recorded on the legacy session", diagnosis_session, verdict, case_id),
+        None, False, case_id)
+
+
+
+# --------------------------------------------------------------------------- the case
+
+
+def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | DiagnosisSession) -> Case:
+    """The case of a useful run, created on first use (SPEC 7). No access check, no commit.
+
+    ``diagnosis_id`` is the run's ``run_id``, or the ``session_id`` of a legacy session
+    (which has no runs). A new case gets ``source_type`` AUTO, ``fault_category`` GENERAL,
+    ``title`` = the first 100 characters of the query, ``root_cause`` = ``solution`` = the
+    answer and ``created_by`` "system". An existing case for the same (workspace,
+    diagnosis_id), automatic or manual, is returned unchanged: curated edits survive
+    further ``useful`` verdicts.
+
+    Idempotent under concurrent submits: the row is written with ``INSERT … ON CONFLICT
+    DO NOTHING`` on the unique (workspace_id, diagnosis_id), then read back, so racing
+    callers end with the same case and none of them sees an error.
+    """
+    if isinstance(run_or_legacy_session, Run):
+        run_pk: int | None = run_or_legacy_session.id
+        diagnosis_id = run_or_legacy_session.run_id
+    else:
+        run_pk = None
+        diagnosis_id = run_or_legacy_session.session_id
+    workspace_id = run_or_legacy_session.workspace_id
+    query = run_or_legacy_session.query or ""
+    answer = run_or_legacy_session.answer
+
+    session.flush()
+    now = utcnow()
+    session.execute(
+        insert_for(session, Case.__table__)
+        .values(
+            case_id=new_case_id(),
+            workspace_id=workspace_id,
+            diagnosis_id=diagnosis_id,
+            run_pk=run_pk,
+            source_type=SourceType.AUTO.value,
+            fault_category=AUTO_CASE_CATEGORY,
+            title=query[:TITLE_MAX_CHARS],
+            root_cause=answer,
+            solution=answer,
+            created_by=AUTO_CASE_AUTHOR,
+            version=1,
+            created_at=now,
+            updated_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["workspace_id", "diagnosis_id"])
+    )
+    return session.scalars(
+        select(Case).where(Case.workspace_id == workspace_id, Case.diagnosis_id == diagnosis_id)
+    ).one()
+
+
+def promotion_blocker(target: Run | DiagnosisSession) -> str | None:
+    """Why a ``useful`` run (or legacy session) cannot become a case yet, or ``None``.
+
+    A case is the run's query and answer (SPEC 7), so only a finished run with an
+    answer is promoted: a RUNNING run or one whose answer is empty would make an empty
+    case in the library. Reasons: "the run is still RUNNING", "the run has no answer",
+    or both together.
+    """
+    running = target.status == "RUNNING"
+    no_answer = not (target.answer or "").strip()
+    if running and no_answer:
+        return "the run is still RUNNING and has no answer yet"
+    if running:
+        return "the run is still RUNNING"
+    if no_answer:
+        return "the run has no answer"
+    return None
+
+
+def promote_useful(session: Session, target: Run | DiagnosisSession) -> Case | None:
+    """The case of a ``useful`` run or legacy session (SPEC 6.2, 7): created when
+    ``promotion_blocker`` finds nothing in the way (``get_or_create_auto_case``),
+    otherwise the run's existing case if it has one (e.g. a MANUAL one), else ``None``
+    (the verdict is kept; the run is promoted once it finishes with an answer). No
+    access check, no commit."""
+    if promotion_blocker(target) is None:
+        return get_or_create_auto_case(session, target)
+    diagnosis_id = target.run_id if isinstance(target, Run) else target.session_id
+    return session.scalars(select(Case).where(
+        Case.workspace_id == target.workspace_id, Case.diagnosis_id == diagnosis_id)).one_or_none()
+
+
+# --------------------------------------------------------------------------- the triage item
+
+
+def open_item_for_run(session: Session, run: Run, opened_reason: str = OPENED_NOT_USEFUL) -> TriageItem:
+    """The run's triage item, opened if there is none. Idempotent; no commit.
+
+    ``opened_reason``: ``"not_useful"`` (the run's verdict) or ``"negative_target"`` (a
+    negative rating of a citation / step / report, when the workspace setting
+    ``triage_negative_targets`` is on).
+
+    What happens to an existing item:
+    - ``new`` / ``triaged``: kept as it is (a lead may be working on it); a ``not_useful``
+      verdict upgrades the reason of an item opened for a negative target rating.
+    - ``resolved``: reopened (state ``new``, ``resolved_at`` cleared), assignee, category
+      and note kept. A run judged not useful again after its case was resolved, or after
+      a useful verdict closed it automatically, belongs in front of a lead again.
+    - ``wont_fix``: kept. A lead decided not to act on this run; more not-useful
+      verdicts are not new information about that decision.
+
+    Concurrent first openings end as one item without error (``INSERT … ON CONFLICT DO
+    NOTHING`` on the unique ``run_pk``, then a locked read).
+    """
+    session.flush()
+    now = utcnow()
+    session.execute(
+        insert_for(session, TriageItem.__table__)
+        .values(
+            workspace_id=run.workspace_id,
+            run_pk=run.id,
+            state=TriageState.NEW.value,
+            opened_reason=opened_reason,
+            version=1,
+            created_at=now,
+            updated_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["run_pk"])
+    )
+    item = session.scalars(
+        select(TriageItem).where(TriageItem.run_pk == run.id).with_for_update()
+    ).one()
+    changed = False
+    if item.state == TriageState.RESOLVED.value:
+        item.state = TriageState.NEW.value
+        item.resolved_at = None
+        item.opened_reason = opened_reason
+        changed = True
+    elif (
+        item.state in (TriageState.NEW.value, TriageState.TRIAGED.value)
+        and opened_reason == OPENED_NOT_USEFUL
+        and item.opened_reason != OPENED_NOT_USEFUL
+    ):
+        item.opened_reason = OPENED_NOT_USEFUL
+        changed = True
+    if changed:
+        item.version += 1
+    return item
+
+
+def close_item_on_useful(session: Session, run: Run) -> TriageItem | None:
+    """Resolve the run's triage item because its verdict became ``useful``; no commit.
+
+    Only an item opened for a ``not_useful`` verdict and still open (``new`` /
+    ``triaged``) is resolved, with ``resolved_at`` = now and a note saying why (appended
+    to an existing note, once: a verdict flipping back and forth does not repeat it). Items opened for a negative citation / step / report rating
+    stay open: a useful answer does not fix a bad citation. Returns the item, or ``None``
+    when the run has none.
+    """
+    item = session.scalars(
+        select(TriageItem).where(TriageItem.run_pk == run.id).with_for_update()
+    ).one_or_none()
+    if item is None:
+        return None
+    if item.opened_reason == OPENED_NOT_USEFUL and item.state in (
+        TriageState.NEW.value, TriageState.TRIAGED.value
+    ):
+        item.state = TriageState.RESOLVED.value
+        item.resolved_at = utcnow()
+        if not item.note:
+            item.note = AUTO_RESOLVED_NOTE
+        elif AUTO_RESOLVED_NOTE not in item.note:  # once, however often the verdict flips
+            item.note = f"{item.note}\n{AUTO_RESOLVED_NOTE}"
+        item.version += 1
+    return item
