@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime, timezone
 
 import pytest
 
@@ -10,6 +10,7 @@ from reviewapp.errors import ValidationFailed
 from reviewapp.services.cases import CaseFilters
 from reviewapp.services.dashboard import DashboardFilters
 from reviewapp.services.exports import FeedbackFilters
+from reviewapp.services.params import day_range
 from reviewapp.services.triage import TriageFilters
 
 FILTERS = [CaseFilters, DashboardFilters, FeedbackFilters, TriageFilters]
@@ -39,3 +40,9 @@ def test_date_ranges_are_read_and_ordered_alike(filters):
         with pytest.raises(ValidationFailed) as refused:
             filters.from_params(params)
         assert refused.value.field == field
+
+
+def test_day_range_is_inclusive_utc_days():
+    start, end = day_range(date(2026, 11, 1), date(2026, 11, 2))
+    assert start == datetime(2026, 11, 1, tzinfo=timezone.utc)
+    assert end == datetime(2026, 11, 3, tzinfo=timezone.utc)

@@ -1,0 +1,154 @@
+"""One triage item's page: its row, every rating of its run, its history (SPEC 8)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from ...actors import Actor
+from ...domain.suggest import (
+    TRIAGE_CATEGORIES,
+    RunFacts,
+    Suggestion,
+    suggest_triage_category,
+)
+from ...errors import Forbidden
+from ...models import (
+    Case,
+    Feedback,
+    FeedbackEvent,
+    Run,
+    User,
+)
+from ...queries import get_triage_item_for
+from ._rows import TriageRow, rows_by_id
+
+
+@dataclass(frozen=True)
+class RatingView:
+    """One reviewer's current rating of one part of the run."""
+
+    id: int
+    reviewer: str
+    target_type: str
+    target_label: str
+    subject_key: str
+    rating: str
+    reason: str | None
+    comment: str | None
+    correction: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One feedback create / update / delete, oldest first; ``before`` / ``after`` are
+    the rating fields ({rating, reason, comment, correction}) or ``None``."""
+
+    at: datetime
+    actor: str
+    action: str
+    target_label: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class TriageDetail:
+    """Everything the item page shows: the queue row, the run (messages, steps, report
+    loaded), every reviewer's ratings, the feedback history, the proposed triage
+    category, the known categories, and the run's case if there is one."""
+
+    row: TriageRow
+    run: Run
+    ratings: list[RatingView]
+    history: list[HistoryEntry]
+    suggestion: Suggestion
+    categories: tuple[str, ...]
+    case: Case | None
+
+
+def _target_labels(run: Run) -> dict[tuple[str, int, str], str]:
+    labels: dict[tuple[str, int, str], str] = {}
+    for message in run.messages:
+        labels[("chat_message", message.id, "")] = f"answer (message {message.ordinal})"
+        for citation in message.citations:
+            cid = str(citation.get("id", ""))
+            title = citation.get("title") or cid
+            labels[("citation", message.id, cid)] = f"citation {cid}: {title}"
+    for step in run.steps:
+        labels[("diagnostic_step", step.id, "")] = f"step {step.ordinal}: {step.name}"
+    if run.report is not None:
+        labels[("diagnostic_report", run.report.id, "")] = "report"
+    return labels
+
+
+def _label(labels: Mapping[tuple[str, int, str], str], target_type: str, target_id: int,
+           subject_key: str) -> str:
+    found = labels.get((target_type, target_id, subject_key or ""))
+    if found:
+        return found
+    suffix = f" {subject_key}" if subject_key else ""
+    return f"{target_type.replace('_', ' ')} #{target_id}{suffix} (no longer in the run)"
+
+
+def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
+    """The item page's data (SPEC 8): the run, every reviewer's ratings with reasons,
+    comments and corrections, and the feedback history. Raises ``Forbidden``."""
+    item = get_triage_item_for(session, actor, item_id)
+    if item is None:
+        raise Forbidden()
+    row = rows_by_id(session, [item.id])[item.id]
+    run = session.scalars(
+        select(Run).where(Run.id == item.run_pk).options(
+            selectinload(Run.messages), selectinload(Run.steps), selectinload(Run.report)
+        )
+    ).one()
+    labels = _target_labels(run)
+    ratings = [
+        RatingView(
+            id=f.id, reviewer=username, target_type=f.target_type,
+            target_label=_label(labels, f.target_type, f.target_id, f.subject_key),
+            subject_key=f.subject_key, rating=f.rating, reason=f.reason, comment=f.comment,
+            correction=f.correction, created_at=f.created_at, updated_at=f.updated_at,
+        )
+        for f, username in session.execute(
+            select(Feedback, User.username).join(User, User.id == Feedback.author_id)
+            .where(Feedback.run_pk == run.id)
+            .order_by(Feedback.target_type, Feedback.target_id, Feedback.subject_key,
+                      User.username)
+        )
+    ]
+    history = [
+        HistoryEntry(
+            at=e.created_at, actor=username or "(deleted user)", action=e.action,
+            target_label=_label(labels, e.target_type, e.target_id, e.subject_key),
+            before=e.before, after=e.after,
+        )
+        for e, username in session.execute(
+            select(FeedbackEvent, User.username)
+            .outerjoin(User, User.id == FeedbackEvent.actor_id)
+            .where(FeedbackEvent.run_pk == run.id)
+            .order_by(FeedbackEvent.created_at, FeedbackEvent.id)
+        )
+    ]
+    factors = [f.get("name", "") for f in
+               ((run.self_evaluation or {}).get("rule_evaluation") or {}).get("factors") or []
+               if isinstance(f, Mapping)]
+    facts = RunFacts(
+        status=run.status, tool_call_count=run.tool_call_count,
+        failed_tool_call_count=run.failed_tool_call_count, evidence_factors=factors,
+        verifier_verdict=run.verifier_verdict,
+        reasons=[r.reason for r in ratings if r.rating == "negative" and r.reason],
+    )
+    case = session.scalars(
+        select(Case).where(Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id)
+    ).one_or_none()
+    return TriageDetail(row, run, ratings, history, suggest_triage_category(facts),
+                        TRIAGE_CATEGORIES, case)
