@@ -41,8 +41,9 @@ chromium:
 	    || echo "notice: could not install the CJK / emoji fonts (screenshots only)"; \
 	fi
 
-## test: venv, install with test extras, every test on SQLite, then again on PostgreSQL
+## test: venv, install with test extras, the lint gate (ruff check), every test on SQLite, then again on PostgreSQL
 test: $(VENV)/.installed-test chromium
+	$(BIN)/ruff check .
 	$(BIN)/pytest -p no:cacheprovider -n 2
 	@if [ -z "$$REVIEWAPP_TEST_POSTGRES_URL" ]; then \
 	  if [ "$$CI" = "true" ]; then echo "CI=true but REVIEWAPP_TEST_POSTGRES_URL is not set: the PostgreSQL leg is required"; exit 1; fi; \

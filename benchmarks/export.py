@@ -31,7 +31,7 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,15 +58,23 @@ def build_database(path: Path, n_cases: int, feedback_per_case: int = 3) -> dict
 
     from reviewapp import create_app
     from reviewapp.extensions import db
-    from reviewapp.models import (Case, DiagnosisSession, Feedback, Membership, Message, Run,
-                                  User, Workspace)
+    from reviewapp.models import (
+        Case,
+        DiagnosisSession,
+        Feedback,
+        Membership,
+        Message,
+        Run,
+        User,
+        Workspace,
+    )
     from reviewapp.services.admin import hash_password
 
     if path.exists():
         path.unlink()
     app = create_app({"DATABASE_URL": f"sqlite:///{path}", "SECRET_KEY": "bench"})
     rng = random.Random(42)
-    base = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    base = datetime(2026, 1, 1, tzinfo=UTC)
     with app.app_context():
         db.create_all()
         s = db.session
@@ -170,7 +178,7 @@ class PeakSampler:
             self.peak = max(self.peak, _rss())
             time.sleep(0.005)
 
-    def __enter__(self) -> "PeakSampler":
+    def __enter__(self) -> PeakSampler:
         self._thread.start()
         return self
 

@@ -39,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from datetime import UTC
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,7 @@ CREATE TABLE IF NOT EXISTS ref_feedback (
 
 def reference_app() -> Any:
     """A bare Flask app: one INSERT … ON CONFLICT per ``PUT /feedback``."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from flask import Flask, jsonify, request
 
@@ -103,7 +104,7 @@ def reference_app() -> Any:
     def upsert() -> Any:
         body = request.get_json()
         conn = connection()
-        now = datetime.now(timezone.utc).isoformat()
+        now = datetime.now(UTC).isoformat()
         params = (1, body["targetType"], body["targetId"], body.get("subjectId") or "",
                   body["rating"], body.get("reason"), body.get("comment"), body.get("correction"),
                   now, now)

@@ -25,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +44,12 @@ def _app(db_path: Path, **extra: Any):
 
 
 def _calls(n: int, prefix: str) -> list[dict[str, Any]]:
-    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
     return [{
         "id": f"{prefix}-{i}", "tool_name": f"tool_{i % 9}",
         "status": "failed" if i % 11 == 0 else "completed",
         "arguments": {"query": f"lookup {i}", "limit": 20},
-        "output": ("result line %d " % i) * 200, "error": "Error: timeout" if i % 11 == 0 else None,
+        "output": (f"result line {i} ") * 200, "error": "Error: timeout" if i % 11 == 0 else None,
         "started_at": (start + timedelta(seconds=i)).isoformat(),
         "completed_at": (start + timedelta(seconds=i, milliseconds=700)).isoformat(),
         "retrieval": {"match_level": "L1", "hit_count": 2, "evidence_refs": []} if i % 5 == 0 else None,

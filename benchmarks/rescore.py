@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,7 +44,7 @@ from reviewapp.models import (  # noqa: E402
 
 TOOLS = ["query_logs", "query_metrics", "get_user_details", "list_pods", "describe_node",
          "change_log", "trace_search", "http_probe"]
-BASE = datetime(2026, 11, 1, tzinfo=timezone.utc)
+BASE = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def _tool_calls(rnd: random.Random, run_pk: int, workspace_id: int, parent: dict,

@@ -42,15 +42,15 @@ class Actor:
     label: str = ""
 
     @classmethod
-    def for_user(cls, user_id: int, label: str = "") -> "Actor":
+    def for_user(cls, user_id: int, label: str = "") -> Actor:
         return cls(user_id=user_id, label=label)
 
     @classmethod
-    def for_token(cls, token_id: int, workspace_id: int, label: str = "") -> "Actor":
+    def for_token(cls, token_id: int, workspace_id: int, label: str = "") -> Actor:
         return cls(token_id=token_id, token_workspace_id=workspace_id, label=label)
 
     @classmethod
-    def system_actor(cls, label: str = "system") -> "Actor":
+    def system_actor(cls, label: str = "system") -> Actor:
         """The CLI / importer / demo actor: all workspaces, admin rights."""
         return cls(system=True, label=label)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import NoReturn
 
 import click
@@ -393,7 +393,7 @@ def runs_rescore(slug: str | None, since: datetime | None, batch_size: int) -> N
             with write_intent():
                 summary = evaluations.rescore_runs(
                     db.session, Actor.system_actor(), workspace_id=workspace_id,
-                    since=since.replace(tzinfo=timezone.utc) if since else None,
+                    since=since.replace(tzinfo=UTC) if since else None,
                     batch_size=batch_size, progress=progress)
         except ServiceError as exc:
             _fail(exc)

@@ -17,8 +17,8 @@ from sqlalchemy.engine import make_url
 from reviewapp import create_app
 from reviewapp.extensions import db
 
-from .factories import Factories
 from .databases import private_postgres
+from .factories import Factories
 
 PG_URL = os.environ.get("REVIEWAPP_TEST_DB_URL")
 

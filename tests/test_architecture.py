@@ -1,11 +1,15 @@
-"""Layering (STYLE 3): services, domain and queries import nothing from the web side."""
+"""Layering (STYLE 3): services, domain and queries import nothing from the web side;
+views write only through services; services import at module top."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
+
+from reviewapp.extensions import db
 
 PACKAGE = Path(__file__).resolve().parent.parent / "reviewapp"
 FORBIDDEN = ("flask", "flask_login", "flask_wtf", "werkzeug", "reviewapp.web", "reviewapp.api")
@@ -13,11 +17,22 @@ PURE_FORBIDDEN = FORBIDDEN + ("sqlalchemy", "reviewapp.models", "reviewapp.servi
                               "reviewapp.extensions")
 
 
-def _imports(path: Path) -> set[str]:
+def _type_checking_only(tree: ast.Module) -> set[ast.AST]:
+    """The import nodes under ``if TYPE_CHECKING:`` (annotations, never run)."""
+    return {inner for node in ast.walk(tree)
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+            and node.test.id == "TYPE_CHECKING"
+            for stmt in node.body for inner in ast.walk(stmt)}
+
+
+def _imports(path: Path, root: Path = PACKAGE.parent, *, runtime_only: bool = False) -> set[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     names: set[str] = set()
-    package_parts = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    package_parts = path.relative_to(root).with_suffix("").parts[:-1]
+    skipped = _type_checking_only(tree) if runtime_only else set()
     for node in ast.walk(tree):
+        if node in skipped:
+            continue
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -31,12 +46,25 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def _violations(files: list[Path], forbidden: tuple[str, ...]) -> list[str]:
+def _violations(files: list[Path], forbidden: tuple[str, ...],
+                root: Path = PACKAGE.parent) -> list[str]:
     found = []
     for path in files:
-        for name in _imports(path):
+        for name in _imports(path, root):
             if any(name == f or name.startswith(f + ".") for f in forbidden):
-                found.append(f"{path.relative_to(PACKAGE.parent)} imports {name}")
+                found.append(f"{path.relative_to(root)} imports {name}")
+    return found
+
+
+def _local_imports(path: Path, root: Path = PACKAGE.parent) -> list[str]:
+    """``file:line`` of every import inside a function or method body."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in ast.walk(node):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    found.append(f"{path.relative_to(root)}:{inner.lineno}")
     return found
 
 
@@ -65,13 +93,48 @@ def test_views_do_not_touch_the_session_directly(layer):
     assert offenders == []
 
 
-def test_the_checker_sees_a_violation(tmp_path):
-    """The import walker itself works: a forbidden import is reported."""
-    sample = PACKAGE / "services" / "_probe_for_test.py"
-    sample.write_text("from flask import request\n")
-    try:
-        assert _violations([sample], FORBIDDEN) == [
-            "reviewapp/services/_probe_for_test.py imports flask"
-        ]
-    finally:
-        sample.unlink()
+def test_services_import_at_module_top():
+    """A function-local import hides a dependency (and a cycle, if one appears): services
+    import at the top, where the layering test reads them."""
+    offenders = [hit for path in sorted((PACKAGE / "services").rglob("*.py"))
+                 for hit in _local_imports(path)]
+    assert offenders == []
+
+
+def _mapped_classes_imported(path: Path) -> list[str]:
+    """The SQLAlchemy model classes a web / api module imports (constants and enums of
+    ``reviewapp.models`` are fine: they are vocabulary, not a way to write rows)."""
+    found = []
+    for name in sorted(_imports(path, runtime_only=True)):
+        if not name.startswith("reviewapp.models"):
+            continue
+        module_name, _, attr = name.rpartition(".")
+        try:
+            obj = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError, ValueError):
+            continue
+        if isinstance(obj, type) and issubclass(obj, db.Model):
+            found.append(f"{path.relative_to(PACKAGE.parent)} imports {name}")
+    return found
+
+
+@pytest.mark.parametrize("layer", ["web", "api"])
+def test_views_import_no_model_classes(layer):
+    """Views and API handlers write through services only (STYLE 3): no model class."""
+    offenders = [hit for path in sorted((PACKAGE / layer).rglob("*.py"))
+                 for hit in _mapped_classes_imported(path)]
+    assert offenders == []
+
+
+def test_the_checkers_see_violations(tmp_path):
+    """The walkers themselves work, on a copy of the layout outside the package (a test
+    never writes into ``reviewapp/``: parallel workers import from it)."""
+    sample = tmp_path / "reviewapp" / "services" / "_probe_for_test.py"
+    sample.parent.mkdir(parents=True)
+    sample.write_text("from flask import request\n\n\ndef f():\n    from . import runs\n")
+    assert _violations([sample], FORBIDDEN, root=tmp_path) == [
+        "reviewapp/services/_probe_for_test.py imports flask"
+    ]
+    assert _local_imports(sample, root=tmp_path) == ["reviewapp/services/_probe_for_test.py:5"]
+    view = PACKAGE / "services" / "feedback" / "verdict.py"  # imports model classes
+    assert _mapped_classes_imported(view) != []

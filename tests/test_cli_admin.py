@@ -12,7 +12,7 @@ def _roles(session, user) -> dict[str, str]:
     session.expire_all()
     rows = session.execute(select(Membership.workspace_id, Membership.role).where(
         Membership.user_id == user.id)).all()
-    return {workspace_id: role for workspace_id, role in rows}
+    return dict(rows)
 
 
 def test_grant_adds_changes_and_removes_a_membership(runner, make, session):

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from reviewapp.extensions import db
 from reviewapp.models import (
-    DiagnosisSession, DiagnosticReport, DiagnosticStep, Message, Run, ToolCall, Workspace,
+    DiagnosisSession,
+    DiagnosticReport,
+    DiagnosticStep,
+    Message,
+    Run,
+    ToolCall,
+    Workspace,
 )
 from reviewapp.services.demo import DEMO_EVENTS, DEMO_RUNS
 

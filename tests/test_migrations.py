@@ -3,7 +3,6 @@ schema (no drift), on the database under test (SQLite, or PostgreSQL in the seco
 
 from __future__ import annotations
 
-
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -133,7 +133,7 @@ _RUN_PAGE = [
 
 
 def _calls(n: int) -> list[dict[str, Any]]:
-    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
     return [{
         "id": f"call-{i}", "tool_name": f"tool_{i % 7}",
         "status": "failed" if i % 11 == 0 else "completed",

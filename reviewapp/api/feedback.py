@@ -10,18 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Response, jsonify, request
 
 from ..errors import ValidationFailed
 from ..extensions import db
-from ..models import Feedback
 from ..models.base import MAX_ID
 from ..services import feedback as feedback_service
 from . import bp
 from .auth import any_actor, session_actor
 from .schemas import read_object
+
+if TYPE_CHECKING:  # annotations only: handlers write through the feedback service
+    from ..models import Feedback
 
 # Service field names -> the names this API's clients send.
 _API_FIELDS = {"target_type": "targetType", "target_id": "targetId", "subject_id": "subjectId"}

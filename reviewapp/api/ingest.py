@@ -59,7 +59,7 @@ def post_tool_events() -> Response:
     answers = [r.to_dict() for r in results]
     if not batch and results[0].result == "rejected":
         raise Conflict(f"event rejected: {results[0].message}", details=answers[0])
-    counts = {key: 0 for key in ("created", "updated", "unchanged", "rejected", "ignored")}
+    counts = dict.fromkeys(("created", "updated", "unchanged", "rejected", "ignored"), 0)
     for r in results:
         counts[r.result] += 1
     return jsonify({"results": answers, "counts": counts})

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import base64
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def encode_cursor(at: datetime, row_id: int | str) -> str:
     """Encode the sort key of the last row of a page."""
-    raw = f"{at.astimezone(timezone.utc).isoformat()}|{row_id}"
+    raw = f"{at.astimezone(UTC).isoformat()}|{row_id}"
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 

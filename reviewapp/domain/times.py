@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 # The years an agent's clock can sensibly report (SPEC 10): anything outside is a unit
 # mix-up (seconds read as ms, a zero epoch) or garbage, and would draw a timeline decades
@@ -32,7 +32,7 @@ def _parse(value: object, field: str) -> datetime | None:
     if isinstance(value, (int, float)):
         seconds = value / 1000.0 if value > 10_000_000_000 else float(value)
         try:
-            return datetime.fromtimestamp(seconds, tz=timezone.utc)
+            return datetime.fromtimestamp(seconds, tz=UTC)
         except (OverflowError, OSError, ValueError):
             raise ValueError(f"{field}: timestamp out of range") from None
     if isinstance(value, datetime):
@@ -48,8 +48,8 @@ def _parse(value: object, field: str) -> datetime | None:
     else:
         raise ValueError(f"{field}: expected an ISO 8601 timestamp")
     if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
 
 
 def duration_ms(started_at: datetime | None, completed_at: datetime | None) -> int | None:

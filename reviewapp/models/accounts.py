@@ -26,7 +26,7 @@ class Workspace(TimestampMixin, db.Model):
     name: Mapped[str] = mapped_column(String(200))
     settings: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
 
-    memberships: Mapped[list["Membership"]] = relationship(back_populates="workspace")
+    memberships: Mapped[list[Membership]] = relationship(back_populates="workspace")
 
 
 class User(UserMixin, TimestampMixin, db.Model):
@@ -41,7 +41,7 @@ class User(UserMixin, TimestampMixin, db.Model):
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     session_token: Mapped[str] = mapped_column(String(64))
 
-    memberships: Mapped[list["Membership"]] = relationship(back_populates="user")
+    memberships: Mapped[list[Membership]] = relationship(back_populates="user")
 
     @property
     def is_active(self) -> bool:  # Flask-Login

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import JSON, DateTime, func
@@ -11,7 +11,6 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-
 # The largest value of an Integer primary key (int4 on PostgreSQL): a larger id cannot
 # name a row, and sending it to the database would overflow (PostgreSQL, SQLite).
 MAX_ID = 2**31 - 1
@@ -19,7 +18,7 @@ MAX_ID = 2**31 - 1
 
 def utcnow() -> datetime:
     """The current time, timezone-aware, in UTC."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class UTCDateTime(TypeDecorator):
@@ -36,15 +35,15 @@ class UTCDateTime(TypeDecorator):
         if value is None:
             return None
         if value.tzinfo is None:
-            return value.replace(tzinfo=timezone.utc)
-        return value.astimezone(timezone.utc)
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
-            return value.replace(tzinfo=timezone.utc)
-        return value.astimezone(timezone.utc)
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
 
 
 # JSON everywhere, JSONB on PostgreSQL (indexable, key-level atomic updates). Python None

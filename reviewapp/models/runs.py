@@ -67,7 +67,7 @@ class DiagnosisSession(TimestampMixin, db.Model):
     self_evaluation: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
     feedback: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
-    runs: Mapped[list["Run"]] = relationship(back_populates="session")
+    runs: Mapped[list[Run]] = relationship(back_populates="session")
 
     @property
     def is_legacy(self) -> bool:
@@ -122,13 +122,13 @@ class Run(TimestampMixin, db.Model):
     failed_tool_call_count: Mapped[int] = mapped_column(Integer, default=0)
 
     session: Mapped[DiagnosisSession] = relationship(back_populates="runs")
-    messages: Mapped[list["Message"]] = relationship(
+    messages: Mapped[list[Message]] = relationship(
         back_populates="run", order_by="Message.ordinal", cascade="all, delete-orphan"
     )
-    steps: Mapped[list["DiagnosticStep"]] = relationship(
+    steps: Mapped[list[DiagnosticStep]] = relationship(
         back_populates="run", order_by="DiagnosticStep.ordinal", cascade="all, delete-orphan"
     )
-    report: Mapped["DiagnosticReport | None"] = relationship(
+    report: Mapped[DiagnosticReport | None] = relationship(
         back_populates="run", cascade="all, delete-orphan", uselist=False
     )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import case, func, literal, select
@@ -42,7 +42,7 @@ class DashboardFilters:
     date_to: date | None = None
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "DashboardFilters":
+    def from_params(cls, params: Mapping[str, Any]) -> DashboardFilters:
         """Parse query-string values (``services.params``). Raises ``ValidationFailed``
         naming the field."""
         return cls(workspace_param(params), *date_range_params(params))
@@ -103,7 +103,7 @@ def build(session: Session, actor: Actor, filters: DashboardFilters | None = Non
     """The dashboard for ``filters``; ``now`` (UTC) anchors the backlog ages (tests pass it).
     Raises ``Forbidden`` when the actor leads no workspace or names one they do not lead."""
     filters = filters or DashboardFilters()
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     workspaces = [(i, n) for i, n in session.execute(
         scope_to_actor(select(Workspace.id, Workspace.name), actor, Workspace.id, Role.LEAD)
         .order_by(Workspace.name))]
@@ -145,7 +145,7 @@ def build(session: Session, actor: Actor, filters: DashboardFilters | None = Non
         select(func.count()).select_from(Run).where(*run_conds, Run.evidence_score.is_(None))
     ) or 0)
 
-    verdict_counts = {v: 0 for v in VERDICTS}
+    verdict_counts = dict.fromkeys(VERDICTS, 0)
     verdict_col = func.coalesce(Run.verifier_verdict, "none")
     for verdict, n in session.execute(
         select(verdict_col, func.count()).where(*run_conds).group_by(verdict_col)
@@ -200,7 +200,7 @@ def _backlog(session: Session, ws_ids: list[int], now: datetime
         if days is not None:
             whens.append((TriageItem.created_at > now - timedelta(days=days), literal(index)))
     age = case(*whens, else_=literal(len(AGE_BUCKETS) - 1)).label("age")
-    grid = {i: {s: 0 for s in triage_flow.OPEN_STATES} for i in range(len(AGE_BUCKETS))}
+    grid = {i: dict.fromkeys(triage_flow.OPEN_STATES, 0) for i in range(len(AGE_BUCKETS))}
     for state, index, n in session.execute(
         select(TriageItem.state, age, func.count())
         .where(TriageItem.workspace_id.in_(ws_ids),
@@ -208,7 +208,7 @@ def _backlog(session: Session, ws_ids: list[int], now: datetime
         .group_by(TriageItem.state, age)
     ):
         grid[int(index)][state] = int(n)
-    states = {s: 0 for s in triage_flow.STATES}
+    states = dict.fromkeys(triage_flow.STATES, 0)
     for state, n in session.execute(
         select(TriageItem.state, func.count())
         .where(TriageItem.workspace_id.in_(ws_ids)).group_by(TriageItem.state)

@@ -10,7 +10,7 @@ through the same ingest services as the API, so loading twice changes nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -21,7 +21,7 @@ from ..models import DiagnosisSession, Workspace
 from . import runs, tool_calls
 
 DEMO_SLUG = "demo"
-BASE = datetime(2026, 11, 27, 8, 0, tzinfo=timezone.utc)
+BASE = datetime(2026, 11, 27, 8, 0, tzinfo=UTC)
 
 
 def _t(minutes: float) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from ..errors import ValidationFailed
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(name: str) -> dict[str, Any]:
     """The published JSON Schema ``name`` (``run_document`` | ``tool_event``)."""
     return json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
@@ -45,7 +45,7 @@ def _inline_refs(node: Any, defs: Mapping[str, Any]) -> Any:
     return node
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(name: str) -> Draft202012Validator:
     published = schema(name)
     return Draft202012Validator(_inline_refs(published, published.get("$defs", {})))
@@ -115,7 +115,7 @@ def _id(value: Any, limit: int = 160) -> bool:
     return isinstance(value, str) and 0 < len(value) <= limit and not value.isspace()
 
 
-@lru_cache(maxsize=None)
+@cache
 def run_id_pattern() -> re.Pattern[str]:
     """The published run id pattern (``run_document.schema.json`` ``$defs.run_id``)."""
     return re.compile(schema("run_document")["$defs"]["run_id"]["pattern"])

@@ -31,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from sqlalchemy import Text, bindparam, cast, func, select, update
@@ -194,7 +194,7 @@ _COMPUTE: dict[str, Callable[[_RunInputs, Any], dict[str, Any] | None]] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _owned_in_order(status: str, kind: str) -> tuple[str, ...]:
     return tuple(sorted(app_owned_keys(status, kind)))
 

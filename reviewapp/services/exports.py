@@ -39,8 +39,8 @@ from ..models import (
     Workspace,
 )
 from ..queries import iso_utc, scope_to_actor
-from .params import choice_param, date_range_params, day_range, text_param, workspace_param
 from .cases import CaseFilters, case_conditions
+from .params import choice_param, date_range_params, day_range, text_param, workspace_param
 
 BATCH_SIZE = 2000
 KINDS = ("cases", "feedback", "evalset")
@@ -174,7 +174,7 @@ class FeedbackFilters:
     kind: str | None = None
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "FeedbackFilters":
+    def from_params(cls, params: Mapping[str, Any]) -> FeedbackFilters:
         """Parse query-string / CLI values (``services.params``). Raises
         ``ValidationFailed`` naming the field."""
         workspace_id = workspace_param(params)

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..errors import Forbidden
-from ..models import Feedback, Workspace
+from ..models import DiagnosticReport, DiagnosticStep, Feedback, Message, Run, TargetType, Workspace
 from ..queries import scope_to_actor
 from . import feedback as feedback_service
 from .runs import TargetState, workspace_reasons
@@ -66,8 +66,6 @@ def target_state(session: Session, actor: Actor, target_type: str, target_id: in
                  subject_id: str | None) -> TargetState:
     """The current state of one thumbs control (to re-render it next to a validation
     error). Raises ``Forbidden`` when the actor cannot see the target's run."""
-    from ..models import DiagnosticReport, DiagnosticStep, Message, Run, TargetType
-
     model = {
         TargetType.CHAT_MESSAGE.value: Message, TargetType.CITATION.value: Message,
         TargetType.DIAGNOSTIC_STEP.value: DiagnosticStep,

@@ -39,6 +39,7 @@ from ..models import DiagnosticStep, Run, RunKind, RunStatus, ToolCall, ToolCall
 from ..models.base import utcnow
 from . import documents
 from .access import require_role
+from .evaluations import refresh_run
 from .retry import retry_on_conflict
 from .secret_scan import redact_text, redact_tool_event, summary
 
@@ -271,7 +272,8 @@ class _Batch:
         if not step_id:
             return None
         if run.id not in self._steps:
-            self._steps[run.id] = {
+            # A Result has keys(): dict(result) would read it as a mapping, hence the loop.
+            self._steps[run.id] = {  # noqa: C416
                 step: pk for step, pk in self.session.execute(
                     select(DiagnosticStep.step_id, DiagnosticStep.id).where(
                         DiagnosticStep.run_pk == run.id, DiagnosticStep.step_id.is_not(None)))
@@ -477,8 +479,6 @@ def _invalid_result(index: int, raw: Any, error: ValidationFailed) -> EventResul
 
 
 def _apply_all(session: Session, workspace_id: int, events: list[_Event]) -> list[EventResult]:
-    from .evaluations import refresh_run
-
     stored = [ev for ev in events if ev.event in STORED_EVENTS]
     batch = _Batch(session, workspace_id, stored) if stored else None
     results: list[EventResult] = []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from flask import Blueprint, Response, render_template, request, stream_with_context
 from flask_login import login_required
@@ -34,7 +34,7 @@ def download(kind: str, fmt: str) -> Response:
     stream = exports.open_export(db.session, current_actor(), kind, request.args, fmt)
     chunks = export_format.chunks(fmt, stream.columns, stream.rows,
                                   bom=request.args.get("bom") in ("1", "true", "on"))
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     response = Response(_utf8(stream_with_context(chunks)),
                         mimetype=_MIMETYPES[fmt])
     response.headers["Content-Disposition"] = f'attachment; filename="{kind}-{stamp}.{fmt}"'

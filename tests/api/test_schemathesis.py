@@ -45,7 +45,6 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
-
 from sqlalchemy import select
 
 from reviewapp.actors import Actor

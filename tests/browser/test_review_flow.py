@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
-import time
 
 import pytest
 from playwright.sync_api import expect
 
 from reviewapp.actors import Actor
-from reviewapp.extensions import db
 from reviewapp.models import Feedback, Run
-import json
-
 from reviewapp.services import demo, importers, runs, tool_calls
 
 from ..shared_data import tau_bench_file

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import requests
-
-from ..databases import private_postgres
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import Engine
+
+from ..databases import private_postgres
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from .servers import (
     truncate_all,
 )
 
-T0 = datetime(2026, 3, 2, 9, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 2, 9, 0, 0, tzinfo=UTC)
 TAU_RUNS, TAU_TOOL_CALLS = 200, 1164
 
 

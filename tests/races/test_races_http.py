@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -41,13 +41,14 @@ from reviewapp.models import (
     TriageItem,
     Workspace,
 )
-from reviewapp.services import admin, feedback as feedback_service
+from reviewapp.services import admin
+from reviewapp.services import feedback as feedback_service
 
 from ..factories import DEFAULT_PASSWORD, Factories
 from .servers import SECRET, client, fire, login, private_database, start_servers
 
 REPS = int(os.environ.get("REVIEWAPP_RACE_REPS", "12"))
-T0 = datetime(2026, 3, 1, 8, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 8, 0, 0, tzinfo=UTC)
 _seq = itertools.count(1)
 
 

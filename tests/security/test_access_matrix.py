@@ -31,7 +31,16 @@ from sqlalchemy import select
 
 from reviewapp.actors import Actor, Role
 from reviewapp.domain import triage_flow
-from reviewapp.models import Case, DiagnosisSession, Feedback, Membership, Run, ToolCall, TriageItem, User
+from reviewapp.models import (
+    Case,
+    DiagnosisSession,
+    Feedback,
+    Membership,
+    Run,
+    ToolCall,
+    TriageItem,
+    User,
+)
 from reviewapp.services import admin
 
 from ..factories import DEFAULT_PASSWORD

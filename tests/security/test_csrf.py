@@ -67,7 +67,7 @@ def snapshot() -> dict[str, list[tuple]]:
     out = {}
     for table in db.metadata.sorted_tables:
         rows = db.session.execute(select(table)).all()
-        out[table.name] = sorted((tuple(map(repr, row)) for row in rows))
+        out[table.name] = sorted(tuple(map(repr, row)) for row in rows)
     db.session.rollback()
     return out
 
@@ -224,7 +224,7 @@ def test_every_state_changing_route_refuses_missing_and_foreign_tokens(csrf_app,
         mine = page_token(client, "/login" if key == "auth.login POST" else "/")
         assert mine != foreign
         attempts = {
-            "form without token": dict(),
+            "form without token": {},
             "form with another session's token": dict(field=foreign),
             "htmx without header": dict(htmx=True),
             "htmx with another session's header": dict(htmx=True, header=foreign),
@@ -252,7 +252,7 @@ def test_every_state_changing_route_accepts_the_right_token(csrf_app, site):
     request does its work (the database changes)."""
     failures = []
     for key in sorted(BUILDERS):
-        variants = [dict(htmx=True)] if key.startswith("api.") else [dict(), dict(htmx=True)]
+        variants = [dict(htmx=True)] if key.startswith("api.") else [{}, dict(htmx=True)]
         for options in variants:
             client = _client_for(csrf_app, site, key)
             mine = page_token(client, "/login" if key == "auth.login POST" else "/")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -11,7 +11,7 @@ from reviewapp.errors import Forbidden, ValidationFailed
 from reviewapp.services import dashboard
 from reviewapp.services.dashboard import DashboardFilters
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 def _call(i, status="completed", tool="query_logs"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -16,7 +16,7 @@ from reviewapp.services import exports
 from reviewapp.services.cases import CaseFilters
 from reviewapp.services.exports import FeedbackFilters
 
-T0 = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 MIXED_TEXTS = [
     "数据库连接池耗尽 — 订单服务",
@@ -29,7 +29,7 @@ MIXED_TEXTS = [
 
 def _iso(at: datetime) -> str:
     """The export's timestamp text: ISO 8601, UTC, always six fraction digits."""
-    return at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f") + "+00:00"
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f") + "+00:00"
 
 
 def _csv(stream):

@@ -15,6 +15,7 @@ from reviewapp.models import Message, Run, ToolCall
 from reviewapp.services import importers
 
 from ..shared_data import shared_data_dir, tau_bench_file
+
 SYSTEM = Actor.system_actor()
 
 

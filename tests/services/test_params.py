@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 
@@ -44,5 +44,5 @@ def test_date_ranges_are_read_and_ordered_alike(filters):
 
 def test_day_range_is_inclusive_utc_days():
     start, end = day_range(date(2026, 11, 1), date(2026, 11, 2))
-    assert start == datetime(2026, 11, 1, tzinfo=timezone.utc)
-    assert end == datetime(2026, 11, 3, tzinfo=timezone.utc)
+    assert start == datetime(2026, 11, 1, tzinfo=UTC)
+    assert end == datetime(2026, 11, 3, tzinfo=UTC)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -69,8 +69,8 @@ def test_reasons_default_and_workspace_override():
 
 
 def test_verdict_follows_the_latest_rating():
-    t1 = datetime(2026, 1, 1, 10, 0, tzinfo=timezone.utc)
-    t2 = datetime(2026, 1, 1, 11, 0, tzinfo=timezone.utc)
+    t1 = datetime(2026, 1, 1, 10, 0, tzinfo=UTC)
+    t2 = datetime(2026, 1, 1, 11, 0, tzinfo=UTC)
     assert verdict_for_rating("positive") == "useful"
     assert verdict_for_rating("negative") == "not_useful"
     assert latest_verdict([]) is None

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from reviewapp.domain.suggest import RunFacts, RunText, suggest, suggest_error_code, \
-    suggest_fault_category, suggest_service, suggest_triage_category, valid_category
+from reviewapp.domain.suggest import (
+    RunFacts,
+    RunText,
+    suggest,
+    suggest_error_code,
+    suggest_fault_category,
+    suggest_service,
+    suggest_triage_category,
+    valid_category,
+)
 
 
 def test_service_from_alert_payload_key_beats_text():

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from reviewapp.domain.pagination import decode_keyset, encode_keyset
 from reviewapp.domain.timeline import AXIS_WIDTH, MIN_BAR, CallTiming, axis_ticks, format_ms, layout
 
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 def at(seconds: float) -> datetime:

@@ -7,9 +7,7 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest

@@ -93,7 +93,7 @@ def test_queue_page_lists_and_filters(client, login, site, make):
     login(site.users[Role.LEAD])
     html = client.get("/triage/").get_data(as_text=True)
     assert f'id="triage-row-{site.item.id}"' in html and f'id="triage-row-{other.id}"' in html
-    assert 'value="%d:1"' % site.item.id in html  # the bulk checkbox carries the version
+    assert f'value="{site.item.id}:1"' in html  # the bulk checkbox carries the version
     fragment = client.get("/triage/?kind=aiops", headers=HTMX)
     body = fragment.get_data(as_text=True)
     assert body.lstrip().startswith('<section id="triage-table"')

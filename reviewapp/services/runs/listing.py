@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Select, exists, func, literal, or_, select, union_all
@@ -75,7 +75,7 @@ class RunFilters:
     q: str | None = None
     sort: str = "newest"
 
-    def validated(self) -> "RunFilters":
+    def validated(self) -> RunFilters:
         """This value when every field is allowed. Raises ``ValidationFailed`` naming the field."""
         allowed = {
             "kind": tuple(k.value for k in RunKind),
@@ -127,7 +127,7 @@ def sort_keys(sort: str) -> list[tuple[Any, bool]]:
 def sort_values(run: Run, sort: str) -> list[Any]:
     """``run``'s values for the keys of ``sort_keys(sort)`` (what a cursor stores)."""
     if sort in ("newest", "oldest"):
-        return [run.created_at.astimezone(timezone.utc).isoformat(), run.id]
+        return [run.created_at.astimezone(UTC).isoformat(), run.id]
     if sort == "score_desc":
         return [-1 if run.evidence_score is None else run.evidence_score, run.id]
     if sort == "score_asc":
@@ -299,7 +299,7 @@ def neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,
                 .where(keyset_after(keys, values, reverse=previous))
                 .order_by(*order).limit(1).subquery())
     before, after = one(True), one(False)
-    found = dict((side, pk) for pk, side in session.execute(
-        union_all(select(before.c.id, before.c.side), select(after.c.id, after.c.side))))
+    found = {side: pk for pk, side in session.execute(
+        union_all(select(before.c.id, before.c.side), select(after.c.id, after.c.side)))}
     return found.get(1), found.get(2)
 

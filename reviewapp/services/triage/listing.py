@@ -180,7 +180,7 @@ def list_items(
         actor, TriageItem.workspace_id, Role.LEAD,
     )
     state_free = base.where(*_conditions(filters, actor, with_state=False))
-    counts = {state: 0 for state in triage_flow.STATES}
+    counts = dict.fromkeys(triage_flow.STATES, 0)
     for state, count in session.execute(
         select(TriageItem.state, func.count())
         .where(TriageItem.id.in_(state_free.scalar_subquery()))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -185,7 +185,7 @@ def test_review_queue_refuses_to_skip_a_foreign_run(session, make):
 def test_detail_handles_a_run_without_messages_or_calls(session, make):
     ws = make.workspace()
     run = make.run(ws, kind="aiops", messages=[], answer=None, status="FAILED",
-                   finished_at=datetime(2026, 1, 1, tzinfo=timezone.utc).isoformat())
+                   finished_at=datetime(2026, 1, 1, tzinfo=UTC).isoformat())
     detail = runs.get_run_detail(session, make.actor(make.user(ws)), run.id)
     assert detail.answer_message is None and detail.citations == [] and detail.timeline.rows == []
     # A FAILED run is scored at once: execution_failed, evidence score 0 (SPEC 5.1).

@@ -3,7 +3,7 @@ feedback kept (SPEC 10), tenancy of run ids, finishing a run."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import func, select
@@ -50,7 +50,7 @@ def test_upsert_creates_then_reingest_is_unchanged(session, ws):
     first = upsert_run(session, SYSTEM, ws.id, "r1", doc())
     assert (first.result, first.tool_calls, first.failed_tool_calls) == ("created", 2, 1)
     run = first.run
-    assert run.started_at == datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)  # naive = UTC
+    assert run.started_at == datetime(2026, 5, 1, 12, 0, tzinfo=UTC)  # naive = UTC
     assert run.self_evaluation["verifier_evaluation"]["verdict"] == "PASS" and run.verifier_verdict == "PASS"
     t1 = session.get(ToolCall, (ws.id, "t1"))
     assert (t1.duration_ms, t1.step_pk is not None, t1.diagnostic_task_id, t1.chat_session_id) == (
@@ -181,7 +181,7 @@ def test_finish_sets_status_answer_and_time(session, ws):
     result = finish_run(session, SYSTEM, ws.id, "r1",
                         {"status": "FAILED", "answer": "gave up", "finished_at": "2026-05-01T13:00:00"})
     assert (result.result, result.run.status, result.run.answer, result.run.finished_at) == (
-        "updated", "FAILED", "gave up", datetime(2026, 5, 1, 13, tzinfo=timezone.utc))
+        "updated", "FAILED", "gave up", datetime(2026, 5, 1, 13, tzinfo=UTC))
     again = finish_run(session, SYSTEM, ws.id, "r1", {"status": "FAILED"})
     assert again.result == "unchanged"
     with pytest.raises(Conflict) as err:
@@ -191,7 +191,7 @@ def test_finish_sets_status_answer_and_time(session, ws):
 
 def test_finish_defaults_to_now_and_refuses_bad_bodies(session, ws):
     upsert_run(session, SYSTEM, ws.id, "r1", doc(status="RUNNING", finished_at=None))
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     run = finish_run(session, SYSTEM, ws.id, "r1", {"status": "SUCCESS"}).run
     assert run.finished_at >= before.replace(microsecond=0)
     for body, field in (({"status": "DONE"}, "status"), ({"status": "SUCCESS", "answr": "x"}, "answr"),
@@ -260,7 +260,7 @@ def test_finish_before_the_start_is_400_naming_finished_at(session, ws):
         finish_run(session, SYSTEM, ws.id, "r1", {"status": "SUCCESS", "finished_at": 4133980800})  # 2101-01-01
     assert err.value.field == "finished_at"
     done = finish_run(session, SYSTEM, ws.id, "r1", {"status": "SUCCESS", "finished_at": "2026-05-01T12:00:00Z"})
-    assert done.run.finished_at == datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)  # zero length is fine
+    assert done.run.finished_at == datetime(2026, 5, 1, 12, 0, tzinfo=UTC)  # zero length is fine
 
 
 @pytest.mark.parametrize("partial", [{"query": "Why 502?"}, {"query": "Why 502?", "status": "RUNNING"}])

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from reviewapp.actors import Role
 
-T0 = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
