@@ -28,12 +28,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from sqlalchemy import insert  # noqa: E402
+from sqlalchemy import insert
 
-from reviewapp import create_app  # noqa: E402
-from reviewapp.domain.evidence import ToolCallFact, score_evidence  # noqa: E402
-from reviewapp.extensions import db  # noqa: E402
-from reviewapp.models import (  # noqa: E402
+from reviewapp import create_app
+from reviewapp.domain.evidence import ToolCallFact, score_evidence
+from reviewapp.extensions import db
+from reviewapp.models import (
     DiagnosisSession,
     DiagnosticReport,
     Message,

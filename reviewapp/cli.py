@@ -12,6 +12,7 @@ from flask.cli import AppGroup
 from sqlalchemy import func, select
 
 from .actors import Actor, Role
+from .domain.target_types import TARGET_TYPES
 from .errors import ServiceError
 from .extensions import db
 
@@ -292,8 +293,7 @@ def export_cases(workspace: str | None, fmt: str, bom: bool, out: str, q: str | 
 @click.option("--date-from", default=None, help="First UTC day (YYYY-MM-DD) a rating was made.")
 @click.option("--date-to", default=None, help="Last UTC day (inclusive).")
 @click.option("--rating", type=click.Choice(["positive", "negative"]), default=None)
-@click.option("--target-type", type=click.Choice(
-    ["chat_message", "citation", "diagnostic_step", "diagnostic_report"]), default=None)
+@click.option("--target-type", type=click.Choice(TARGET_TYPES.codes()), default=None)
 @click.option("--reason", default=None)
 @click.option("--kind", type=click.Choice(["chat", "aiops"]), default=None)
 def export_feedback(workspace: str | None, fmt: str, bom: bool, out: str, date_from: str | None,

@@ -8,13 +8,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-TARGET_TYPES: tuple[str, ...] = ("chat_message", "citation", "diagnostic_step", "diagnostic_report")
+from .reasons import DEFAULT_REASONS, workspace_reasons
+from .target_types import TARGET_TYPES as TARGET_TYPE_REGISTRY
+from .verdicts import VERDICTS as VERDICT_REGISTRY
+from .verdicts import verdict_for_rating
+
+# The codes of the registries (domain/target_types.py, verdicts.py, reasons.py), for
+# validation with ``check_choice``.
+TARGET_TYPES: tuple[str, ...] = TARGET_TYPE_REGISTRY.codes()
 RATINGS: tuple[str, ...] = ("positive", "negative")
-VERDICTS: tuple[str, ...] = ("useful", "not_useful")
+VERDICTS: tuple[str, ...] = VERDICT_REGISTRY.codes()
 
 # The reason codes a workspace offers unless its settings say otherwise (SPEC 6.1).
 # ``Config.FEEDBACK_REASONS`` refers to this tuple; services cannot read Flask config.
-DEFAULT_FEEDBACK_REASONS: tuple[str, ...] = ("incorrect", "incomplete", "citation", "unsafe", "other")
+DEFAULT_FEEDBACK_REASONS: tuple[str, ...] = DEFAULT_REASONS.codes()
 
 # Maximum lengths in characters (Unicode code points, as Python's ``len`` and
 # PostgreSQL's ``varchar(n)`` count them: one CJK ideograph or one emoji code point is 1).
@@ -88,20 +95,9 @@ def check_choice(value: Any, field: str, allowed: Sequence[str]) -> str:
 
 
 def reasons_from_settings(settings: Mapping[str, Any] | None) -> tuple[str, ...]:
-    """The workspace's reason codes: ``settings["feedback_reasons"]`` when it is a non-empty
-    list of strings, else ``DEFAULT_FEEDBACK_REASONS``."""
-    configured = (settings or {}).get("feedback_reasons")
-    if isinstance(configured, (list, tuple)) and configured and all(
-        isinstance(code, str) for code in configured
-    ):
-        return tuple(configured)
-    return DEFAULT_FEEDBACK_REASONS
-
-
-def verdict_for_rating(rating: str) -> str:
-    """The run verdict an answer-level rating stands for: positive -> useful,
-    negative -> not_useful (SPEC 6.2)."""
-    return "useful" if rating == "positive" else "not_useful"
+    """The workspace's reason codes (``reasons.workspace_reasons``): its
+    ``settings["feedback_reasons"]`` when usable, else ``DEFAULT_FEEDBACK_REASONS``."""
+    return workspace_reasons(settings).codes()
 
 
 def latest_verdict(ratings: Iterable[tuple[Any, int, str]]) -> str | None:

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .verdicts import VERIFIER_VERDICTS as VERIFIER_VERDICT_REGISTRY
+
 RULE_KEY = "rule_evaluation"
 VERIFIER_KEY = "verifier_evaluation"
 AIOPS_KEY = "aiops_rule_evaluation"
@@ -34,7 +36,7 @@ SOURCE_KEYS = (RULE_KEY, VERIFIER_KEY, AIOPS_KEY, GATEKEEPER_KEY)
 IMPORTABLE_KEYS = (RULE_KEY, VERIFIER_KEY, AIOPS_KEY)
 RULE_FIELDS = frozenset({"evidence_score", "source", "factors", "llm_opinion"})
 VERIFIER_MARKERS = ("verdict", "groundedness_score")
-VERIFIER_VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
+VERIFIER_VERDICTS = VERIFIER_VERDICT_REGISTRY.codes()
 
 
 FINISHED_STATUSES = frozenset({"SUCCESS", "FAILED"})

@@ -58,3 +58,15 @@ def duration_ms(started_at: datetime | None, completed_at: datetime | None) -> i
     if started_at is None or completed_at is None:
         return None
     return max(0, round((completed_at - started_at).total_seconds() * 1000))
+
+
+def format_duration(ms: int | None) -> str:
+    """A duration for people: "—" when unknown, "850 ms" under a second, "12.3 s" under a
+    minute, else "4 min 5 s" (whole minutes and seconds, cut, not rounded)."""
+    if ms is None:
+        return "—"
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms // 60000} min {(ms % 60000) // 1000} s"

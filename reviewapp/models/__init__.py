@@ -1,5 +1,8 @@
 """Every model, imported so Alembic autogenerate and ``create_all`` see them all."""
 
+from typing import Any
+
+from ..domain.target_types import TARGET_TYPES
 from .accounts import IngestToken, Membership, User, Workspace
 from .cases import Case, SourceType
 from .feedback import Feedback, FeedbackEvent, Rating, TargetType
@@ -17,9 +20,17 @@ from .runs import (
 from .tool_calls import MatchLevel, ToolCall, ToolCallStatus
 from .triage import TriageItem, TriageState
 
+
+def target_model(target_type: str) -> Any:
+    """The model class whose rows ``target_type`` rates: the registry row's ``model``
+    (domain/target_types.py). Raises ``UnknownValue`` for a type the registry lacks."""
+    return globals()[TARGET_TYPES.get(target_type).model]
+
+
 __all__ = [
     "Case", "DiagnosisSession", "DiagnosticReport", "DiagnosticStep", "Feedback",
     "FeedbackEvent", "IngestToken", "MatchLevel", "Membership", "Message", "MessageRole",
     "Rating", "Run", "RunKind", "RunStatus", "SourceType", "TargetType", "ToolCall",
     "ToolCallStatus", "TriageItem", "TriageState", "User", "Verdict", "Workspace",
+    "target_model",
 ]

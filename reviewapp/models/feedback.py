@@ -8,18 +8,16 @@ from typing import Any
 from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from ..domain.target_types import TARGET_TYPES
 from ..extensions import db
 from .accounts import User
 from .base import JSONType, TimestampMixin, enum_values
 
-
-class TargetType(str, enum.Enum):
-    """What a feedback row rates (SPEC 6.1)."""
-
-    CHAT_MESSAGE = "chat_message"
-    CITATION = "citation"
-    DIAGNOSTIC_STEP = "diagnostic_step"
-    DIAGNOSTIC_REPORT = "diagnostic_report"
+# What a feedback row rates (SPEC 6.1): one member per row of the registry
+# (domain/target_types.py), e.g. ``TargetType.CHAT_MESSAGE.value == "chat_message"``.
+TargetType = enum.Enum(  # type: ignore[misc]
+    "TargetType", [(row.code.upper(), row.code) for row in TARGET_TYPES], type=str,
+    module=__name__)
 
 
 class Rating(str, enum.Enum):
@@ -38,7 +36,7 @@ class Feedback(TimestampMixin, db.Model):
     __tablename__ = "user_feedback"
     __table_args__ = (
         UniqueConstraint("author_id", "target_type", "target_id", "subject_key"),
-        CheckConstraint(f"target_type IN {enum_values(TargetType)!r}", name="target_type"),
+        CheckConstraint(f"target_type IN {TARGET_TYPES.sql_in()}", name="target_type"),
         CheckConstraint(f"rating IN {enum_values(Rating)!r}", name="rating"),
         Index("ix_user_feedback_target", "target_type", "target_id", "subject_key"),
         Index("ix_user_feedback_run", "run_pk"),

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from ..domain.verdicts import VERDICTS
 from ..extensions import db
 from .base import JSONType, TimestampMixin, UTCDateTime, enum_values
 
@@ -28,11 +29,10 @@ class RunStatus(str, enum.Enum):
     FAILED = "FAILED"
 
 
-class Verdict(str, enum.Enum):
-    """A run's current verdict (``run.feedback``, SPEC 6.2)."""
-
-    USEFUL = "useful"
-    NOT_USEFUL = "not_useful"
+# A run's current verdict (``run.feedback``, SPEC 6.2): one member per row of the
+# registry (domain/verdicts.py).
+Verdict = enum.Enum(  # type: ignore[misc]
+    "Verdict", [(row.code.upper(), row.code) for row in VERDICTS], type=str, module=__name__)
 
 
 class MessageRole(str, enum.Enum):
@@ -91,7 +91,7 @@ class Run(TimestampMixin, db.Model):
         UniqueConstraint("workspace_id", "run_id"),
         CheckConstraint(f"kind IN {enum_values(RunKind)!r}", name="kind"),
         CheckConstraint(f"status IN {enum_values(RunStatus)!r}", name="status"),
-        CheckConstraint(f"feedback IS NULL OR feedback IN {enum_values(Verdict)!r}", name="feedback"),
+        CheckConstraint(f"feedback IS NULL OR feedback IN {VERDICTS.sql_in()}", name="feedback"),
         Index("ix_diagnosis_run_workspace_created", "workspace_id", "created_at", "id"),
         Index("ix_diagnosis_run_workspace_feedback", "workspace_id", "feedback"),
         Index("ix_diagnosis_run_workspace_status", "workspace_id", "status"),

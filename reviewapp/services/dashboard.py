@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..domain import triage_flow
+from ..domain.verdicts import VERIFIER_VERDICTS
 from ..errors import Forbidden
 from ..models import Run, ToolCall, TriageItem, Workspace
 from ..queries import scope_to_actor, utc_day
@@ -30,7 +31,7 @@ SCORE_BUCKETS = tuple(f"{low}–{low + 9}" if low < 90 else "90–100" for low i
 AGE_BUCKETS: tuple[tuple[str, int | None], ...] = (
     ("under 1 day", 1), ("1–7 days", 7), ("7–30 days", 30), ("over 30 days", None),
 )
-VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
+VERDICTS = VERIFIER_VERDICTS.codes()
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
+from ..domain.target_types import TARGET_TYPES
 from ..errors import Forbidden
-from ..models import DiagnosticReport, DiagnosticStep, Feedback, Message, Run, TargetType, Workspace
+from ..models import Feedback, Run, Workspace, target_model
 from ..queries import scope_to_actor
 from . import feedback as feedback_service
-from .runs import TargetState, workspace_reasons
+from .runs import TargetState, reason_choices, workspace_reasons
 
 
 def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, target_type: str,
@@ -27,7 +28,9 @@ def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, targe
     summary = feedback_service.feedback_summary(session, actor, run_pk).get(key)
     workspace = session.get(Workspace, workspace_id)
     reasons = workspace_reasons(workspace) if workspace is not None else []
-    return TargetState(target_type, target_id, subject_key, run_pk, mine, summary, reasons)
+    choices = reason_choices(workspace) if workspace is not None else ()
+    return TargetState(target_type, target_id, subject_key, run_pk, mine, summary, reasons,
+                       choices)
 
 
 def rate_target(session: Session, actor: Actor, target_type: str, target_id: int,
@@ -66,18 +69,15 @@ def target_state(session: Session, actor: Actor, target_type: str, target_id: in
                  subject_id: str | None) -> TargetState:
     """The current state of one thumbs control (to re-render it next to a validation
     error). Raises ``Forbidden`` when the actor cannot see the target's run."""
-    model = {
-        TargetType.CHAT_MESSAGE.value: Message, TargetType.CITATION.value: Message,
-        TargetType.DIAGNOSTIC_STEP.value: DiagnosticStep,
-        TargetType.DIAGNOSTIC_REPORT.value: DiagnosticReport,
-    }.get(target_type)
-    if model is None:
-        raise Forbidden()
+    if target_type not in TARGET_TYPES:
+        raise Forbidden()  # a tampered form: no control of this page has that type
+    spec = TARGET_TYPES.get(target_type)
+    model = target_model(target_type)
     row = session.execute(scope_to_actor(
-        select(Run.id, Run.workspace_id).join(model, model.run_pk == Run.id)
+        select(Run.id, Run.workspace_id).join(model, getattr(model, spec.parent) == Run.id)
         .where(model.id == target_id),
         actor, Run.workspace_id, Role.REVIEWER)).one_or_none()
     if row is None:
         raise Forbidden()
-    subject = (subject_id or "") if target_type == TargetType.CITATION.value else ""
+    subject = (subject_id or "") if spec.subject is not None else ""
     return _state(session, actor, row[0], row[1], target_type, target_id, subject)

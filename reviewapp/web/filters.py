@@ -1,4 +1,5 @@
-"""Template filters of the review pages: Markdown, pretty JSON, DOM ids, initials."""
+"""Template filters of the review pages (Markdown, pretty JSON, DOM ids, initials) and the
+vocabulary registries as template globals."""
 
 from __future__ import annotations
 
@@ -6,10 +7,14 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from flask import Flask, current_app
 
+from ..domain.target_types import TARGET_TYPES
+from ..domain.times import duration_ms, format_duration
+from ..domain.verdicts import VERDICTS, VERIFIER_VERDICTS
 from .markdown import capped, prose, render_markdown
 
 PREVIEW_CHARS = 600
@@ -142,6 +147,31 @@ def thousands(value: int) -> str:
     return f"{value:,}"
 
 
+def local_time(value: datetime | None) -> str:
+    """An ISO UTC timestamp for a <time> element; the browser shows it in local time."""
+    if value is None:
+        return ""
+    return value.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def age(value: datetime | None) -> str:
+    """A short age like "5 min ago" relative to now (UTC)."""
+    if value is None:
+        return "—"
+    seconds = (datetime.now(UTC) - value).total_seconds()
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return "just now"
+
+
+def duration_between(started_at: datetime | None, ended_at: datetime | None) -> str:
+    """``format_duration`` of the time from ``started_at`` to ``ended_at`` ("—" unknown)."""
+    return format_duration(duration_ms(started_at, ended_at))
+
+
 def register(app: Flask) -> None:
     """Add the filters to ``app``'s Jinja environment, and ``show_bidi_controls`` as its
     ``finalize`` hook."""
@@ -158,4 +188,11 @@ def register(app: Flask) -> None:
     app.add_template_filter(thousands, "thousands")
     app.jinja_env.globals["arguments_view"] = arguments_view
     app.jinja_env.globals["summary_view"] = summary_view
+    app.add_template_filter(local_time, "local_time")
+    app.add_template_filter(age, "age")
+    app.add_template_filter(format_duration, "duration")
+    app.add_template_filter(duration_between, "duration_between")
     app.jinja_env.globals["PREVIEW_CHARS"] = PREVIEW_CHARS
+    # The vocabularies' registries: templates take codes and labels from them.
+    app.jinja_env.globals.update(TARGET_TYPES=TARGET_TYPES, VERDICTS=VERDICTS,
+                                 VERIFIER_VERDICTS=VERIFIER_VERDICTS)

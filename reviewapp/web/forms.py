@@ -6,6 +6,7 @@ from typing import Any
 
 from flask_wtf import FlaskForm
 from wtforms import (
+    Field,
     HiddenField,
     IntegerField,
     PasswordField,
@@ -15,6 +16,8 @@ from wtforms import (
 )
 from wtforms.validators import AnyOf, DataRequired, Length, NumberRange, Optional, Regexp
 from wtforms.widgets import HiddenInput
+
+from ..domain.verdicts import VERDICTS, VERIFIER_VERDICTS
 
 
 class LoginForm(FlaskForm):
@@ -43,9 +46,8 @@ class CaseForm(FlaskForm):
 # changing SelectField choice formats.
 KIND_CHOICES = (("chat", "Chat"), ("aiops", "AIOps"))
 STATUS_CHOICES = (("RUNNING", "Running"), ("SUCCESS", "Success"), ("FAILED", "Failed"))
-VERDICT_CHOICES = (("PASS", "PASS"), ("LOW_CONFID", "LOW_CONFID"), ("REJECT", "REJECT"),
-                   ("none", "Not verified"))
-FEEDBACK_CHOICES = (("useful", "Useful"), ("not_useful", "Not useful"), ("none", "No verdict"))
+VERDICT_CHOICES = (*VERIFIER_VERDICTS.choices(), ("none", "Not verified"))
+FEEDBACK_CHOICES = (*VERDICTS.choices(), ("none", "No verdict"))
 REVIEWED_CHOICES = (("not_mine", "Not yet by me"), ("mine", "Reviewed by me"))
 
 
@@ -112,6 +114,35 @@ class FeedbackForm(FlaskForm):
     comment = TextAreaField("Comment", validators=[Optional(), Length(max=2000)])
     correction = TextAreaField("Suggested correction", validators=[Optional(), Length(max=4000)])
     next = HiddenField(validators=[Optional(), Length(max=2000)])
+
+
+class _ValuesField(Field):
+    """Every value sent under the field's name, as a list (a column of checkboxes)."""
+
+    def process_formdata(self, valuelist: list[Any]) -> None:
+        self.data = list(valuelist)
+
+
+class TriageActionForm(FlaskForm):
+    """One triage item action (assign, categorise, note, move): the ``version`` the page
+    showed and the changed field; the triage service validates each (SPEC 8, 10)."""
+
+    version = HiddenField()
+    assignee_id = StringField("Assignee")
+    fault_category = StringField("Fault category")
+    note = TextAreaField("Note")
+    state = StringField("State")
+    next = HiddenField()
+
+
+class TriageBulkForm(FlaskForm):
+    """A bulk action on the selected items (``"<id>:<version>"`` each): assign or move."""
+
+    items = _ValuesField()
+    action = StringField("Action")
+    assignee_id = StringField("Assignee")
+    state = StringField("State")
+    next = HiddenField()
 
 
 def show_service_error(form: FlaskForm, error: Any) -> bool:

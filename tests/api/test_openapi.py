@@ -210,3 +210,44 @@ def test_documented_run_id_pattern_is_the_services_rule(candidate):
         service_ok = False
     assert doc_ok == service_ok
     assert service_ok == (candidate in {"run-1", "tau-airline-t3-r0", "a.b:c@d", "x" * 160})
+
+
+def _enums(node: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], list[Any]]]:
+    """Every ``enum`` in ``node`` with the keys leading to it (a parameter object adds its
+    ``name``)."""
+    found = []
+    if isinstance(node, dict):
+        if isinstance(node.get("enum"), list):
+            found.append((path, node["enum"]))
+        if isinstance(node.get("name"), str) and isinstance(node.get("schema"), dict):
+            found += _enums(node["schema"], (*path, node["name"]))
+        for key, value in node.items():
+            if key != "schema" or "name" not in node:
+                found += _enums(value, (*path, str(key)))
+    elif isinstance(node, list):
+        for item in node:
+            found += _enums(item, path)
+    return found
+
+
+def test_vocabulary_enums_are_the_registries():
+    """The OpenAPI enums of target types, verdicts, verifier verdicts and ratings list
+    exactly the codes of their registries (domain/target_types.py, verdicts.py), in order:
+    a code added to a registry must be published, and the document cannot drift."""
+    from reviewapp.domain.feedback import RATINGS
+    from reviewapp.domain.target_types import TARGET_TYPES
+    from reviewapp.domain.verdicts import VERDICTS, VERIFIER_VERDICTS
+
+    vocabularies = {
+        "target type": (lambda p: p[-1] in ("targetType", "target_type"), TARGET_TYPES.codes()),
+        "verdict": (lambda p: p[-1] == "feedback" or (p[-1] == "verdict" and "feedback" in p),
+                    VERDICTS.codes()),
+        "verifier verdict": (lambda p: p[-1] == "verdict" and any(
+            "verifier_evaluation" in k for k in p), VERIFIER_VERDICTS.codes()),
+        "rating": (lambda p: p[-1] == "rating", RATINGS),
+    }
+    enums = _enums(load_spec())
+    for name, (where, codes) in vocabularies.items():
+        lists = [[v for v in values if v is not None] for path, values in enums if path and where(path)]
+        assert lists, f"no {name} enum found in the document"
+        assert all(values == list(codes) for values in lists), (name, lists, codes)

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Integer, Select, bindparam, select
 from sqlalchemy.orm import Session
 
+from ... import models
 from ...actors import Actor, Role
 from ...domain.feedback import (
     COMMENT_MAX,
@@ -25,10 +26,11 @@ from ...domain.feedback import (
     clean_text,
     has_answer_text,
 )
+from ...domain.target_types import TARGET_TYPES as TARGET_TYPE_REGISTRY
+from ...domain.target_types import subject_types
 from ...errors import Forbidden, ValidationFailed
 from ...models import (
     DiagnosticReport,
-    DiagnosticStep,
     Message,
     MessageRole,
     Run,
@@ -75,10 +77,12 @@ def validated(
         raise ValidationFailed("target_id", "must be an integer")
     if target_id > MAX_ID:  # no row can have it, and the database integer would overflow
         raise ValidationFailed("target_id", f"out of range (at most {MAX_ID})")
-    if target_type == TargetType.CITATION.value and subject is None and citation_needs_subject:
-        raise ValidationFailed("subject_id", "a citation rating needs the citation id")
-    if target_type != TargetType.CITATION.value and subject is not None:
-        raise ValidationFailed("subject_id", "only citation ratings have a subject")
+    row = TARGET_TYPE_REGISTRY.get(target_type)
+    if row.subject is not None and subject is None and citation_needs_subject:
+        raise ValidationFailed("subject_id", f"a {row.code} rating needs the {row.subject}")
+    if row.subject is None and subject is not None:
+        raise ValidationFailed("subject_id",
+                               f"only {' / '.join(subject_types())} ratings have a subject")
     return target_type, target_id, subject, values
 
 
@@ -94,25 +98,22 @@ def author_of(actor: Actor) -> int:
 
 @cache
 def _target_statement(target_type: str) -> Select[Any]:
-    """The owner-check query of one target type, built once with bound parameters
-    ``:target_id`` and ``:actor_user_id`` (membership, same query: SPEC 2)."""
-    columns = (Run.id, Run.workspace_id, Run.kind, Workspace.settings)
+    """The owner-check query of one target type, built once from its registry row with
+    bound parameters ``:target_id`` and ``:actor_user_id`` (membership, same query: SPEC 2):
+    the target's row joined to its run through the row's ``parent`` column, narrowed to
+    the row's ``role``, plus the columns the type's own check reads (``_CHECKS``)."""
+    row = TARGET_TYPE_REGISTRY.get(target_type)
+    model = models.target_model(target_type)
     target_id = bindparam("target_id", type_=Integer)
-    if target_type in (TargetType.CHAT_MESSAGE.value, TargetType.CITATION.value):
-        extra: tuple[Any, ...] = (Message.run_pk, Message.ordinal, Message.content)
-        if target_type == TargetType.CITATION.value:
-            extra += (Message.meta.label("meta"),)
-        stmt = (
-            select(*columns, *extra)
-            .select_from(Run)
-            .join(Message, Message.run_pk == Run.id)
-            .where(Message.id == target_id, Message.role == MessageRole.ASSISTANT.value)
-        )
-    else:
-        part = DiagnosticStep if target_type == TargetType.DIAGNOSTIC_STEP.value else DiagnosticReport
-        stmt = select(*columns).select_from(Run).join(part, part.run_pk == Run.id).where(
-            part.id == target_id
-        )
+    columns = (Run.id, Run.workspace_id, Run.kind, Workspace.settings)
+    stmt = (
+        select(*columns, *_CHECKS.get(target_type, _NO_CHECK).columns())
+        .select_from(Run)
+        .join(model, getattr(model, row.parent) == Run.id)
+        .where(model.id == target_id)
+    )
+    if row.role is not None:
+        stmt = stmt.where(model.role == row.role)
     stmt = stmt.join(Workspace, Workspace.id == Run.workspace_id)
     return scope_to_member(stmt, Run.workspace_id, Role.REVIEWER)
 
@@ -151,23 +152,7 @@ def resolve_target(
     if row is None:
         raise Forbidden()
 
-    if target_type == TargetType.CITATION.value:
-        citations = (row.meta or {}).get("citations") if isinstance(row.meta, dict) else None
-        ids = {
-            str(c.get("id")) for c in citations or [] if isinstance(c, dict) and c.get("id") is not None
-        }
-        if subject not in ids:
-            raise Forbidden()
-        is_answer = False
-    elif target_type == TargetType.CHAT_MESSAGE.value:
-        # A chat run's answer message; an AIOps run's only when it has no report (its
-        # conclusion then exists only as the answer text, SPEC 6.2).
-        is_answer = (row.kind == RunKind.CHAT.value or not _has_report(session, row.run_pk)) \
-            and _is_answer_message(session, row)
-    elif target_type == TargetType.DIAGNOSTIC_REPORT.value:
-        is_answer = row.kind == RunKind.AIOPS.value
-    else:
-        is_answer = False
+    is_answer = _CHECKS.get(target_type, _NO_CHECK).check(session, row, subject)
     return Target(
         run_pk=row.id,
         workspace_id=row.workspace_id,
@@ -176,6 +161,58 @@ def resolve_target(
         is_answer=is_answer,
     )
 
+
+# --- each target type's own check -------------------------------------------------------
+
+
+class _Check:
+    """What one target type checks beyond the owner check, on the resolved row: extra
+    ``columns()`` the statement reads, and ``check`` -> whether the target is the run's
+    answer (its rating sets the verdict, SPEC 6.2), or ``Forbidden``."""
+
+    def columns(self) -> tuple[Any, ...]:
+        return ()
+
+    def check(self, session: Session, row: Any, subject: str | None) -> bool:
+        return False
+
+
+class _AnswerMessage(_Check):
+    def columns(self) -> tuple[Any, ...]:
+        return (Message.run_pk, Message.ordinal, Message.content)
+
+    def check(self, session: Session, row: Any, subject: str | None) -> bool:
+        # A chat run's answer message; an AIOps run's only when it has no report (its
+        # conclusion then exists only as the answer text, SPEC 6.2).
+        return (row.kind == RunKind.CHAT.value or not _has_report(session, row.run_pk)) \
+            and _is_answer_message(session, row)
+
+
+class _Citation(_Check):
+    def columns(self) -> tuple[Any, ...]:
+        return (Message.run_pk, Message.ordinal, Message.content, Message.meta.label("meta"))
+
+    def check(self, session: Session, row: Any, subject: str | None) -> bool:
+        citations = (row.meta or {}).get("citations") if isinstance(row.meta, dict) else None
+        ids = {
+            str(c.get("id")) for c in citations or [] if isinstance(c, dict) and c.get("id") is not None
+        }
+        if subject not in ids:
+            raise Forbidden()
+        return False
+
+
+class _Report(_Check):
+    def check(self, session: Session, row: Any, subject: str | None) -> bool:
+        return row.kind == RunKind.AIOPS.value
+
+
+_NO_CHECK = _Check()
+_CHECKS: dict[str, _Check] = {
+    TargetType.CHAT_MESSAGE.value: _AnswerMessage(),
+    TargetType.CITATION.value: _Citation(),
+    TargetType.DIAGNOSTIC_REPORT.value: _Report(),
+}
 
 def visible_run(session: Session, actor: Actor, run_pk: Any) -> tuple[int, int]:
     """(run id, workspace id) of a run the actor may see, else ``Forbidden``."""

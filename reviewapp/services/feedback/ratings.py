@@ -24,6 +24,7 @@ from ...domain.feedback import (
     rating_state,
     reasons_from_settings,
 )
+from ...domain.reasons import workspace_reasons
 from ...errors import Forbidden, ValidationFailed
 from ...models import (
     Feedback,
@@ -87,6 +88,20 @@ _ROW_COLUMNS = ("workspace_id", "run_pk", "rating", "reason", "comment", "correc
                 "created_at", "updated_at")
 _EVENT_INSERT = FeedbackEvent.__table__.insert()
 _UPSERTS: dict[str, tuple[Any, Any]] = {}
+
+
+def _check_reason(reason: str | None, rating: str, settings: dict[str, Any]) -> None:
+    """The reason must be one of the workspace's (``reasons.workspace_reasons``) and may
+    accompany the rating (its ``polarity``, SPEC 6.1). Raises ``ValidationFailed``."""
+    if reason is None:
+        return
+    reasons = workspace_reasons(settings)
+    if reason not in reasons:
+        raise ValidationFailed("reason", f"must be one of {', '.join(reasons.codes())}")
+    if not reasons.get(reason).allows(rating):
+        allowed = [row.code for row in reasons if row.allows(rating)]
+        raise ValidationFailed("reason", f"'{reason}' does not go with a {rating} rating"
+                               + (f"; one of {', '.join(allowed)} does" if allowed else ""))
 
 
 def _upserts(session: Session) -> tuple[Any, Any]:
@@ -201,9 +216,7 @@ def upsert_feedback(
         # Checked again under the lock: a re-ingest that committed meanwhile may have
         # removed the target (SPEC 10 keeps only children that already carry feedback).
         target = resolve_target(session, author_id, target_type, target_id, subject)
-    allowed = reasons_from_settings(target.settings)
-    if values["reason"] is not None and values["reason"] not in allowed:
-        raise ValidationFailed("reason", f"must be one of {', '.join(allowed)}")
+    _check_reason(values["reason"], values["rating"], target.settings)
 
     row, before = _write_row(session, author_id, target, target_type, target_id, values)
     after = rating_state(values)

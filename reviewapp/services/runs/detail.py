@@ -13,6 +13,8 @@ from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
 from ...domain.feedback import answer_message_index
+from ...domain.reasons import workspace_reasons as reason_registry
+from ...domain.target_types import TARGET_TYPES
 from ...domain.timeline import Bar, CallTiming, Layout
 from ...domain.timeline import layout as timeline_layout
 from ...errors import Forbidden
@@ -24,6 +26,7 @@ from ...models import (
     Message,
     MessageRole,
     Run,
+    RunKind,
     RunStatus,
     ToolCall,
     Workspace,
@@ -35,8 +38,6 @@ from ...queries import (
 from .. import feedback as feedback_service
 from .listing import RunFilters, neighbours
 
-# SPEC 6.1: the reason list when the workspace has none of its own.
-DEFAULT_FEEDBACK_REASONS = ("incorrect", "incomplete", "citation", "unsafe", "other")
 # The timeline reads only these columns; arguments, results and errors (up to 2,000
 # characters each) are read one call at a time, when a reviewer opens it (get_tool_call).
 _TIMELINE_COLUMNS = ("id", "tool_name", "status", "started_at", "completed_at", "duration_ms",
@@ -102,8 +103,9 @@ class Timeline:
 @dataclass(frozen=True)
 class TargetState:
     """What one thumbs control shows: the target, the actor's own rating (``mine``, a
-    Feedback or ``None``), every reviewer's ``summary`` (TargetSummary or ``None``) and
-    the workspace's reason codes."""
+    Feedback or ``None``), every reviewer's ``summary`` (TargetSummary or ``None``), the
+    workspace's reason codes and the (code, label) pairs a negative rating may carry
+    (``reason_choices``, SPEC 6.1)."""
 
     target_type: str
     target_id: int
@@ -112,6 +114,12 @@ class TargetState:
     mine: Any
     summary: Any
     reasons: list[str]
+    reason_choices: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        """How the control names its target ("the answer"); the registry's label."""
+        return TARGET_TYPES.label(self.target_type)
 
 
 @dataclass(frozen=True)
@@ -144,16 +152,39 @@ class RunDetail:
     next_pk: int | None
     case_id: str | None = None
 
+    @property
+    def answer_rateable(self) -> bool:
+        """Whether the answer's thumbs show and set the run's verdict (SPEC 6.2): there is
+        an answer message, and the run is a chat run or an AIOps run without a report
+        (whose conclusion then exists only as the answer text; with a report, the
+        report's rating is the verdict)."""
+        return self.answer_message is not None and (
+            self.run.kind == RunKind.CHAT.value or self.report is None)
+
+    @property
+    def answer_noun(self) -> str:
+        """What the page calls the run's answer: "conclusion" for AIOps, else "answer"."""
+        return "conclusion" if self.run.kind == RunKind.AIOPS.value else "answer"
+
     def target(self, target_type: str, target_id: int, subject_key: str = "") -> TargetState:
         """The thumbs state of one target of this run."""
         key = (target_type, target_id, subject_key or "")
         return TargetState(target_type, target_id, subject_key or "", self.run.id,
-                           self.my_feedback.get(key), self.summary.get(key), self.reasons)
+                           self.my_feedback.get(key), self.summary.get(key), self.reasons,
+                           reason_choices(self.workspace))
 
 
 def workspace_reasons(workspace: Workspace) -> list[str]:
-    """The workspace's feedback reason codes, or the default list (SPEC 6.1)."""
-    return list((workspace.settings or {}).get("feedback_reasons") or DEFAULT_FEEDBACK_REASONS)
+    """The workspace's feedback reason codes (``domain.reasons.workspace_reasons``: its
+    own list, or the default one; SPEC 6.1)."""
+    return list(reason_registry(workspace.settings).codes())
+
+
+def reason_choices(workspace: Workspace) -> tuple[tuple[str, str], ...]:
+    """(code, label) of the workspace's reasons a negative rating may carry (the thumbs'
+    reason select), in the workspace's order."""
+    return tuple((row.code, row.label) for row in reason_registry(workspace.settings)
+                 if row.allows("negative"))
 
 
 def _load_run(session: Session, actor: Actor, run_pk: int) -> tuple[Run, DiagnosisSession, Workspace]:

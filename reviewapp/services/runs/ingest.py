@@ -235,6 +235,7 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
         changed = assign_changed(run, fields)
         if (run.kind, run.diagnosis_session_id) != parent_before:
             _reparent_tool_calls(session, run)
+
     if prepared.messages is not None:
         keep_rated_citations(session, run, prepared.messages)
         keep = targets_with_feedback(session, run.id, TargetType.CHAT_MESSAGE, TargetType.CITATION)

@@ -12,6 +12,8 @@ from sqlalchemy.orm import Session
 
 from ...actors import Actor
 from ...domain.pagination import decode_keyset, encode_keyset
+from ...domain.verdicts import VERDICTS as VERDICT_REGISTRY
+from ...domain.verdicts import VERIFIER_VERDICTS as VERIFIER_VERDICT_REGISTRY
 from ...errors import ValidationFailed
 from ...models import (
     DiagnosticReport,
@@ -39,8 +41,9 @@ SORTS: dict[str, str] = {
     "failed_desc": "Most failed tool calls",
     "calls_desc": "Most tool calls",
 }
-FEEDBACK_STATES = ("useful", "not_useful", "none")
-VERIFIER_VERDICTS = ("PASS", "LOW_CONFID", "REJECT", "none")
+# The registries' codes plus "none" (no verdict yet / not verified).
+FEEDBACK_STATES = (*VERDICT_REGISTRY.codes(), "none")
+VERIFIER_VERDICTS = (*VERIFIER_VERDICT_REGISTRY.codes(), "none")
 REVIEWED_STATES = ("not_mine", "mine")
 MAX_QUERY_TEXT = 200
 # Counts stop here ("10,000+"): counting costs at most this many index entries.

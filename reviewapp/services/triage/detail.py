@@ -23,6 +23,7 @@ from ...models import (
     Feedback,
     FeedbackEvent,
     Run,
+    TargetType,
     User,
 )
 from ...queries import get_triage_item_for
@@ -77,15 +78,15 @@ class TriageDetail:
 def _target_labels(run: Run) -> dict[tuple[str, int, str], str]:
     labels: dict[tuple[str, int, str], str] = {}
     for message in run.messages:
-        labels[("chat_message", message.id, "")] = f"answer (message {message.ordinal})"
+        labels[(TargetType.CHAT_MESSAGE.value, message.id, "")] = f"answer (message {message.ordinal})"
         for citation in message.citations:
             cid = str(citation.get("id", ""))
             title = citation.get("title") or cid
-            labels[("citation", message.id, cid)] = f"citation {cid}: {title}"
+            labels[(TargetType.CITATION.value, message.id, cid)] = f"citation {cid}: {title}"
     for step in run.steps:
-        labels[("diagnostic_step", step.id, "")] = f"step {step.ordinal}: {step.name}"
+        labels[(TargetType.DIAGNOSTIC_STEP.value, step.id, "")] = f"step {step.ordinal}: {step.name}"
     if run.report is not None:
-        labels[("diagnostic_report", run.report.id, "")] = "report"
+        labels[(TargetType.DIAGNOSTIC_REPORT.value, run.report.id, "")] = "report"
     return labels
 
 

@@ -166,6 +166,19 @@ def test_unknown_reason_is_refused(session, make, ws, actor):
     assert count(session, Feedback) == 0
 
 
+@pytest.mark.parametrize("reason", ["incorrect", "incomplete", "citation", "unsafe"])
+def test_a_negative_only_reason_is_refused_with_a_positive_rating(session, make, ws, actor, reason):
+    """SPEC 6.1 reasons say what is wrong: the default ones go with a negative rating only
+    (domain/reasons.py polarity); ``other`` goes with either."""
+    _, target_id, _ = target_in(make, ws, "chat_message")
+    with pytest.raises(ValidationFailed) as error:
+        feedback.upsert_feedback(session, actor, "chat_message", target_id, None, "positive", reason)
+    assert error.value.field == "reason" and "positive" in error.value.reason
+    assert count(session, Feedback) == 0
+    row = feedback.upsert_feedback(session, actor, "chat_message", target_id, None, "positive", "other")
+    assert (row.rating, row.reason) == ("positive", "other")
+
+
 def test_workspace_reason_list_replaces_the_default(session, make):
     ws = make.workspace(feedback_reasons=["hallucination", "stale"])
     actor = make.actor(make.user(ws))

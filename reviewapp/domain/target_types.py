@@ -1,0 +1,59 @@
+"""The feedback target types (SPEC 6.1): what a reviewer can rate, one row each.
+
+Every other place derives from ``TARGET_TYPES``: the ``user_feedback.target_type``
+CHECK constraint and the ``TargetType`` enum (models/feedback.py), validation
+(domain/feedback.py), the owner check through the target's run
+(services/feedback/_targets.py), the thumbs' labels and the export filter's choices,
+the CLI's ``--target-type`` choices and the OpenAPI enums (a test compares).
+
+Adding a target type is one row here plus its own code: where its rows come from on the
+run page, and (when it is answer-level) how it sets the verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .vocabulary import Registry
+
+
+@dataclass(frozen=True)
+class TargetTypeRow:
+    """One target type.
+
+    ``code``: stored in ``user_feedback.target_type``; ``label``: how a control names one
+    target ("Rate the answer"); ``noun``: the type in lists and filters; ``model``: the
+    name of the model class in ``reviewapp.models`` whose id is the ``target_id``;
+    ``parent``: that model's column holding the run's id (how the owner check reaches
+    the run and its workspace); ``role``: only rows with this ``role`` are targets (None:
+    every row); ``subject``: what ``subject_id`` names, required (None: the type has
+    no subject);
+    ``answer_level``: a rating of it can be the run's answer rating (it sets the verdict,
+    SPEC 6.2).
+    """
+
+    code: str
+    label: str
+    noun: str
+    model: str
+    parent: str = "run_pk"
+    role: str | None = None
+    subject: str | None = None
+    answer_level: bool = False
+
+
+TARGET_TYPES: Registry[TargetTypeRow] = Registry("target_type", (
+    TargetTypeRow("chat_message", "the answer", "Answer", "Message", role="assistant",
+                  answer_level=True),
+    # The subject is one of the message's ``metadata.citations`` ids.
+    TargetTypeRow("citation", "this citation", "Citation", "Message", role="assistant",
+                  subject="citation id"),
+    TargetTypeRow("diagnostic_step", "this step", "Step", "DiagnosticStep"),
+    TargetTypeRow("diagnostic_report", "the report", "Report", "DiagnosticReport",
+                  answer_level=True),
+))
+
+
+def subject_types() -> tuple[str, ...]:
+    """The codes of the types whose ratings carry a subject."""
+    return tuple(row.code for row in TARGET_TYPES if row.subject is not None)

@@ -1,0 +1,79 @@
+"""The vocabulary registries (domain/vocabulary.py and its tables): unknown values raise,
+the default reasons carry their polarity, a workspace's list derives from the default,
+and the models' CHECK constraints and enums are built from the registries."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewapp.domain.reasons import DEFAULT_REASONS, workspace_reasons
+from reviewapp.domain.target_types import TARGET_TYPES, subject_types
+from reviewapp.domain.verdicts import VERDICTS, VERIFIER_VERDICTS, verdict_for_rating
+from reviewapp.domain.vocabulary import Registry, UnknownValue
+from reviewapp.models import Feedback, Run, TargetType, target_model
+from reviewapp.models import Message as MessageModel
+
+
+@pytest.mark.parametrize("registry", [TARGET_TYPES, VERDICTS, VERIFIER_VERDICTS, DEFAULT_REASONS])
+@pytest.mark.parametrize("value", ["tool_call", "", None, 3, "USEFUL"])
+def test_an_unknown_value_raises_naming_the_allowed_codes(registry, value):
+    with pytest.raises(UnknownValue) as error:
+        registry.get(value)
+    assert error.value.allowed == registry.codes()
+    assert ", ".join(registry.codes()) in str(error.value)
+    assert value not in registry
+
+
+def test_a_code_listed_twice_is_refused_at_import():
+    with pytest.raises(ValueError, match="listed twice"):
+        Registry("x", [VERDICTS.get("useful"), VERDICTS.get("useful")])
+
+
+def test_the_tables_hold_the_spec_codes():
+    """SPEC 6.1 / 6.2 / 5: the codes as stored, in the order everything lists them."""
+    assert TARGET_TYPES.codes() == ("chat_message", "citation", "diagnostic_step", "diagnostic_report")
+    assert VERDICTS.codes() == ("useful", "not_useful")
+    assert VERIFIER_VERDICTS.codes() == ("PASS", "LOW_CONFID", "REJECT")
+    assert DEFAULT_REASONS.codes() == ("incorrect", "incomplete", "citation", "unsafe", "other")
+    assert subject_types() == ("citation",)
+    assert [TARGET_TYPES.label(c) for c in TARGET_TYPES.codes()] == [
+        "the answer", "this citation", "this step", "the report"]
+
+
+def test_default_reasons_carry_their_polarity():
+    negative_only = {r.code for r in DEFAULT_REASONS if r.polarity == ("negative",)}
+    assert negative_only == {"incorrect", "incomplete", "citation", "unsafe"}
+    other = DEFAULT_REASONS.get("other")
+    assert other.allows("positive") and other.allows("negative")
+    assert not DEFAULT_REASONS.get("unsafe").allows("positive")
+
+
+def test_a_workspace_list_derives_from_the_default():
+    assert workspace_reasons(None) is DEFAULT_REASONS
+    assert workspace_reasons({"feedback_reasons": []}) is DEFAULT_REASONS
+    assert workspace_reasons({"feedback_reasons": ["unsafe", 7]}) is DEFAULT_REASONS
+    own = workspace_reasons({"feedback_reasons": [
+        "unsafe", "slow_answer", {"code": "tone", "label": "Wrong tone", "polarity": "negative"},
+        "slow_answer"]})
+    assert own.codes() == ("unsafe", "slow_answer", "tone")
+    assert own.get("unsafe") == DEFAULT_REASONS.get("unsafe")  # a default code keeps its row
+    assert (own.label("slow_answer"), own.get("slow_answer").polarity) == (
+        "Slow answer", ("positive", "negative"))
+    assert (own.label("tone"), own.get("tone").allows("positive")) == ("Wrong tone", False)
+
+
+def test_verdict_for_rating_refuses_what_no_verdict_stands_for():
+    assert [verdict_for_rating(r) for r in ("positive", "negative")] == ["useful", "not_useful"]
+    with pytest.raises(UnknownValue):
+        verdict_for_rating("meh")
+
+
+def test_models_derive_their_constraints_and_enums_from_the_registries():
+    checks = {str(c.sqltext) for t in (Feedback.__table__, Run.__table__)
+              for c in t.constraints if hasattr(c, "sqltext")}
+    assert "target_type IN ('chat_message', 'citation', 'diagnostic_step', 'diagnostic_report')" in checks
+    assert "feedback IS NULL OR feedback IN ('useful', 'not_useful')" in checks
+    assert [m.value for m in TargetType] == list(TARGET_TYPES.codes())
+    assert target_model("citation") is MessageModel
+    with pytest.raises(UnknownValue):
+        target_model("tool_call")
