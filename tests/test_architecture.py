@@ -138,3 +138,14 @@ def test_the_checkers_see_violations(tmp_path):
     assert _local_imports(sample, root=tmp_path) == ["reviewapp/services/_probe_for_test.py:5"]
     view = PACKAGE / "services" / "feedback" / "verdict.py"  # imports model classes
     assert _mapped_classes_imported(view) != []
+
+
+def test_template_lines_fit_a_screen():
+    """Templates stay readable side by side with their view (issue 12): no line over 160
+    characters; long tags wrap between attributes, long Jinja lines inside the tag."""
+    templates = PACKAGE.parent / "templates"
+    long_lines = [f"{path.relative_to(templates)}:{number}"
+                  for path in sorted(templates.rglob("*.html"))
+                  for number, line in enumerate(path.read_text().splitlines(), start=1)
+                  if len(line) > 160]
+    assert long_lines == []

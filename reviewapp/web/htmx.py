@@ -15,6 +15,18 @@ def is_htmx() -> bool:
     )
 
 
+def current_url() -> str | None:
+    """The address of the page an htmx request was sent from (``HX-Current-URL``)."""
+    return request.headers.get("HX-Current-URL")
+
+
+def fragment(template: str, status: int = 200, **context: Any) -> Response:
+    """Render a fragment template (htmx swaps it in); ``Vary: HX-Request``."""
+    response = make_response(render_template(template, **context), status)
+    response.vary.add("HX-Request")
+    return response
+
+
 def page_or_fragment(page_template: str, fragment_template: str, status: int = 200,
                      **context: Any) -> Response:
     """Render ``fragment_template`` for htmx, ``page_template`` otherwise; always
@@ -37,4 +49,24 @@ def hx_trigger(response: Response, *events: str) -> Response:
     """Add an ``HX-Trigger`` header so other fragments can refresh themselves."""
     if events:
         response.headers["HX-Trigger"] = ", ".join(events)
+    return response
+
+
+def retarget(response: Response, target: str, swap: str) -> Response:
+    """Swap ``response`` into ``target`` with ``swap`` instead of the request's own
+    target (``HX-Retarget`` / ``HX-Reswap``), e.g. an error into the message region."""
+    response.headers["HX-Retarget"] = target
+    response.headers["HX-Reswap"] = swap
+    return response
+
+
+def redirect_window(response: Response, url: str) -> Response:
+    """Load ``url`` in the whole window instead of swapping a fragment (``HX-Redirect``)."""
+    response.headers["HX-Redirect"] = url
+    return response
+
+
+def refresh_page(response: Response) -> Response:
+    """Reload the whole page (``HX-Refresh``)."""
+    response.headers["HX-Refresh"] = "true"
     return response

@@ -12,7 +12,7 @@ from ..extensions import db
 from ..services import runs as runs_service
 from .auth import current_actor
 from .forms import RunFilterForm, show_service_error
-from .htmx import is_htmx, page_or_fragment
+from .htmx import is_htmx, page_or_fragment, refresh_page
 
 bp = Blueprint("runs", __name__)
 
@@ -91,9 +91,7 @@ def timeline(run_pk: int) -> Response:
     watched live has ended, so the final answer and evaluation appear."""
     timeline = runs_service.get_timeline(db.session, current_actor(), run_pk)
     if request.args.get("live") == "1" and not timeline.live and is_htmx():
-        response = make_response("", 200)
-        response.headers["HX-Refresh"] = "true"
-        return response
+        return refresh_page(make_response("", 200))
     if request.args.get("v") == timeline.version:
         return make_response("", 204)
     return page_or_fragment("runs/_timeline.html", "runs/_timeline.html", timeline=timeline,

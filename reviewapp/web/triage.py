@@ -15,10 +15,13 @@ from ..errors import Conflict, ValidationFailed
 from ..extensions import db
 from ..services import triage
 from .auth import current_actor
-from .htmx import is_htmx, page_or_fragment
+from .forms import TriageActionForm, TriageBulkForm
+from .htmx import fragment, hx_trigger, is_htmx, page_or_fragment
 from .responses import conflict_page, see_other
 
 bp = Blueprint("triage", __name__, url_prefix="/triage")
+# The state tabs recount when a change says so.
+CHANGED_EVENT = "triage-changed"
 
 
 @bp.get("/")
@@ -41,44 +44,43 @@ def detail(item_id: int) -> str:
                            detail=triage.get_item(db.session, current_actor(), item_id))
 
 
-def _invalid_page(item_id: int, error: ValidationFailed) -> Response:
+def _invalid_page(item_id: int, form: TriageActionForm, error: ValidationFailed) -> Response:
     """The item page again (400) with the refused field's message next to it and what
     the user typed still in the field, so nothing typed is lost."""
     db.session.rollback()
     return make_response(render_template(
         "triage/detail.html", detail=triage.get_item(db.session, current_actor(), item_id),
         field_errors={error.field: error.reason},
-        submitted=request.form,
+        submitted={name: value or "" for name, value in form.data.items()},
     ), 400)
 
 
-def _row_response(row: triage.TriageRow, message: str, status: int = 200,
+def _row_response(row: triage.TriageRow, next_url: str | None, message: str, status: int = 200,
                   notice_kind: str = "success") -> Response:
-    response = make_response(render_template(
-        "triage/_row.html", row=row, next_url=request.form.get("next") or url_for("triage.index"),
+    response = fragment(
+        "triage/_row.html", status, row=row, next_url=next_url or url_for("triage.index"),
         notice=message, notice_kind=notice_kind,
-    ), status)
-    response.vary.add("HX-Request")
-    response.headers["HX-Trigger"] = "triage-changed"  # the state tabs recount
-    return response
+    )
+    return hx_trigger(response, CHANGED_EVENT)
 
 
-def _action(item_id: int, message: str, call) -> Response:  # noqa: ANN001 - a service call
+def _action(item_id: int, message: str, form: TriageActionForm,
+            call) -> Response:  # noqa: ANN001 - a service call
     """Run one item action; answer with the row (htmx), 303 (plain) or 409 (stale)."""
-    next_url = request.form.get("next") or url_for("triage.detail", item_id=item_id)
+    next_url = form.next.data or url_for("triage.detail", item_id=item_id)
     try:
         row = call()
     except ValidationFailed as invalid:
         if is_htmx():
             raise
-        return _invalid_page(item_id, invalid)
+        return _invalid_page(item_id, form, invalid)
     except Conflict as stale:
         if is_htmx() and isinstance(stale.details, dict):
-            return _row_response(triage.TriageRow.from_dict(stale.details), stale.message,
-                                 409, "error")
+            return _row_response(triage.TriageRow.from_dict(stale.details), form.next.data,
+                                 stale.message, 409, "error")
         return conflict_page(stale, next_url, title="Triage item changed")
     if is_htmx():
-        return _row_response(row, message)
+        return _row_response(row, form.next.data, message)
     return see_other(message, next_url)
 
 
@@ -86,58 +88,55 @@ def _action(item_id: int, message: str, call) -> Response:  # noqa: ANN001 - a s
 @login_required
 def assign(item_id: int) -> Response:
     """Assign to a lead or admin of the item's workspace (empty: unassign)."""
-    form = request.form
-    return _action(item_id, "Assignment saved.", lambda: triage.assign(
-        db.session, current_actor(), item_id, form.get("version"), form.get("assignee_id")))
+    form = TriageActionForm()
+    return _action(item_id, "Assignment saved.", form, lambda: triage.assign(
+        db.session, current_actor(), item_id, form.version.data, form.assignee_id.data))
 
 
 @bp.post("/<int:item_id>/category")
 @login_required
 def category(item_id: int) -> Response:
     """Set or clear the fault category."""
-    form = request.form
-    return _action(item_id, "Fault category saved.", lambda: triage.set_fault_category(
-        db.session, current_actor(), item_id, form.get("version"), form.get("fault_category")))
+    form = TriageActionForm()
+    return _action(item_id, "Fault category saved.", form, lambda: triage.set_fault_category(
+        db.session, current_actor(), item_id, form.version.data, form.fault_category.data))
 
 
 @bp.post("/<int:item_id>/note")
 @login_required
 def note(item_id: int) -> Response:
     """Replace the note."""
-    form = request.form
-    return _action(item_id, "Note saved.", lambda: triage.set_note(
-        db.session, current_actor(), item_id, form.get("version"), form.get("note")))
+    form = TriageActionForm()
+    return _action(item_id, "Note saved.", form, lambda: triage.set_note(
+        db.session, current_actor(), item_id, form.version.data, form.note.data))
 
 
 @bp.post("/<int:item_id>/state")
 @login_required
 def state(item_id: int) -> Response:
     """Move to another state (triaged, resolved, won't fix, reopen)."""
-    form = request.form
-    return _action(item_id, "State changed.", lambda: triage.move(
-        db.session, current_actor(), item_id, form.get("version"), form.get("state", "")))
+    form = TriageActionForm()
+    return _action(item_id, "State changed.", form, lambda: triage.move(
+        db.session, current_actor(), item_id, form.version.data, form.state.data or ""))
 
 
 @bp.post("/bulk")
 @login_required
 def bulk() -> Response:
     """Assign or move the selected items; one result per item."""
-    form = request.form
-    items = triage.parse_item_tokens(form.getlist("items"))
-    if form.get("action") == "assign":
-        outcomes = triage.bulk_assign(db.session, current_actor(), items, form.get("assignee_id"))
+    form = TriageBulkForm()
+    items = triage.parse_item_tokens(form.items.data or [])
+    if form.action.data == "assign":
+        outcomes = triage.bulk_assign(db.session, current_actor(), items, form.assignee_id.data)
     else:
-        outcomes = triage.bulk_move(db.session, current_actor(), items, form.get("state", ""))
+        outcomes = triage.bulk_move(db.session, current_actor(), items, form.state.data or "")
     applied = sum(1 for o in outcomes if o.status == "applied")
     summary = f"{applied} of {len(outcomes)} item(s) changed."
+    next_url = form.next.data or url_for("triage.index")
     if not is_htmx():
         problems = [f"#{o.item_id}: {o.message}" for o in outcomes if o.status != "applied"]
-        return see_other(" ".join([summary, *problems]), form.get("next") or url_for("triage.index"),
+        return see_other(" ".join([summary, *problems]), next_url,
                          "success" if not problems else "error")
-    response = make_response(render_template(
-        "triage/_bulk_result.html", outcomes=outcomes, summary=summary,
-        next_url=form.get("next") or url_for("triage.index"),
-    ))
-    response.vary.add("HX-Request")
-    response.headers["HX-Trigger"] = "triage-changed"  # the state tabs recount
-    return response
+    response = fragment("triage/_bulk_result.html", outcomes=outcomes, summary=summary,
+                        next_url=next_url)
+    return hx_trigger(response, CHANGED_EVENT)

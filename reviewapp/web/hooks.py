@@ -1,0 +1,106 @@
+"""Per-request hooks of the app: refuse values no column can store, declare the SQLite
+write intent of a state-changing request, security headers on every response, and the
+navigation's lazy template context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, Response, current_app, g, request
+from flask_login import current_user
+from werkzeug.local import LocalProxy
+
+from ..db_setup import reset_write_intent, set_write_intent
+from ..errors import ValidationFailed
+from ..extensions import db
+from ..models.base import MAX_ID
+from ..services.access import highest_role
+from .auth import current_actor
+from .errors import SAFE_METHODS, wants_json
+from .nav import nav_items
+
+
+def register(app: Flask) -> None:
+    """Install the request hooks and the template context processor on ``app``."""
+    app.before_request(_refuse_unstorable_values)
+    app.before_request(_declare_write_intent)
+    app.teardown_request(_clear_write_intent)
+    app.after_request(_security_headers)
+    app.context_processor(_template_context)
+
+
+def _refuse_unstorable_values() -> None:
+    """400 naming the field, before any view runs, for request values no column can take
+    (SPEC 9, 10): an integer path id above ``MAX_ID`` (it would overflow the database's
+    integer, a 500 on SQLite and PostgreSQL alike) and a NUL character in a path
+    segment, query argument or form field (PostgreSQL text cannot hold it). JSON bodies
+    get the same checks in ``api.schemas.read_json``."""
+    for name, value in (request.view_args or {}).items():
+        if isinstance(value, int) and value > MAX_ID:
+            raise ValidationFailed(name, f"out of range (at most {MAX_ID})")
+        if isinstance(value, str) and "\x00" in value:
+            raise ValidationFailed(name, "contains a NUL character, which cannot be stored")
+    sources = [request.args] if request.method == "GET" or request.is_json else [request.args, request.form]
+    for source in sources:
+        for name, value in source.items(multi=True):
+            if "\x00" in name or "\x00" in value:
+                raise ValidationFailed(name.replace("\x00", "")[:80] or "query",
+                                       "contains a NUL character, which cannot be stored")
+
+
+def _declare_write_intent() -> None:
+    # A state-changing request takes the SQLite write lock at its first statement.
+    if request.method not in SAFE_METHODS:
+        g.write_intent_token = set_write_intent(True)
+
+
+def _clear_write_intent(error: BaseException | None) -> None:
+    if g.pop("storage_error_anonymous", False):
+        g.pop("_login_user", None)
+    token = g.pop("write_intent_token", None)
+    if token is not None:
+        try:
+            reset_write_intent(token)
+        except ValueError:  # created in another context (streamed responses)
+            pass
+
+
+def _security_headers(response: Response) -> Response:
+    """Every response: ``nosniff``, no framing (``X-Frame-Options`` and CSP
+    ``frame-ancestors``), ``Referrer-Policy``. HTML gets the page CSP
+    (``CONTENT_SECURITY_POLICY``); anything else (JSON, CSV, static files) a CSP that
+    allows nothing, so a response opened as a document can run nothing."""
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("X-Frame-Options", "DENY")
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+    if response.mimetype == "text/html":
+        response.headers.setdefault(
+            "Content-Security-Policy", current_app.config["CONTENT_SECURITY_POLICY"]
+        )
+    else:
+        response.headers.setdefault(
+            "Content-Security-Policy", current_app.config["CONTENT_SECURITY_POLICY_NON_HTML"]
+        )
+    # Per-caller data never stays in a shared or back-button cache: every API answer
+    # (without loading the user: that may need the database, which may be the error), and
+    # a logged-in user's pages.
+    if wants_json() or response.mimetype == "text/html" and current_user and current_user.is_authenticated:
+        response.headers.setdefault("Cache-Control", "no-store")
+    return response
+
+
+def _nav_role() -> str | None:
+    """The logged-in user's highest role (its value), read once per request."""
+    if "nav_role" not in g:
+        role = None
+        if current_user and current_user.is_authenticated:
+            role = highest_role(db.session, current_actor())
+        g.nav_role = role.value if role else None
+    return g.nav_role
+
+
+def _template_context() -> dict[str, Any]:
+    # Lazy: the role query runs only when a template uses the navigation (full pages),
+    # never for the htmx fragments that do not, and at most once per request.
+    return {"nav_role": LocalProxy(_nav_role),
+            "nav_items": LocalProxy(lambda: nav_items(_nav_role()))}
