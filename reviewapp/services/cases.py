@@ -22,19 +22,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
+from operator import attrgetter, itemgetter
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from ..actors import Actor, Role
 from ..domain import suggest as suggest_rules
-from ..domain.pagination import decode_text_cursor, encode_cursor
 from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import Case, DiagnosticReport, Run, SourceType, ToolCall, Workspace
 from ..models.base import utcnow
 from ..models.cases import new_case_id
 from ..queries import get_case_for, get_run_for, insert_for, scope_to_actor
+from . import keyset
+from .keyset import SortKey, SortOrder
 from .params import id_value, text_param, workspace_param
 
 TITLE_MAX = 200
@@ -140,6 +143,13 @@ def _workspaces(session: Session, actor: Actor, role: Role) -> list[tuple[int, s
     return [(ws_id, name) for ws_id, name in session.execute(stmt.order_by(Workspace.name))]
 
 
+# The case list's one order: newest case first, the case id breaking ties.
+CASE_ORDER = SortOrder("newest", "Newest first", (
+    SortKey(Case.created_at, True, attrgetter("created_at"), datetime),
+    SortKey(Case.case_id, True, attrgetter("case_id"), str),
+))
+
+
 def list_cases(
     session: Session, actor: Actor, filters: CaseFilters | None = None, *,
     limit: int = 50, cursor: str | None = None,
@@ -161,21 +171,8 @@ def list_cases(
         .outerjoin(Run, Run.id == Case.run_pk),
         actor, Case.workspace_id, Role.REVIEWER,
     ).where(*conds)
-    if cursor:
-        try:
-            at, last_id = decode_text_cursor(cursor)
-        except ValueError:
-            raise ValidationFailed("cursor", "malformed cursor") from None
-        stmt = stmt.where(or_(Case.created_at < at,
-                              and_(Case.created_at == at, Case.case_id < last_id)))
-    records = session.execute(
-        stmt.order_by(Case.created_at.desc(), Case.case_id.desc()).limit(limit + 1)
-    ).all()
-    next_cursor = None
-    if len(records) > limit:
-        records = records[:limit]
-        last = records[-1][0]
-        next_cursor = encode_cursor(last.created_at, last.case_id)
+    records, next_cursor = keyset.page(session, stmt, CASE_ORDER, cursor, limit,
+                                       last=itemgetter(0))
     can_edit = bool(_workspaces(session, actor, Role.LEAD))
     return CasePage([CaseRow(c, run_id, ws) for c, run_id, ws in records], next_cursor,
                     int(total), workspaces, filters, can_edit)

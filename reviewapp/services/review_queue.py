@@ -16,18 +16,10 @@ from sqlalchemy.orm import Session
 from ..actors import Actor
 from ..errors import Forbidden
 from ..models import Run
-from ..queries import capped_count, get_run_for, keyset_after
+from ..queries import capped_count, get_run_for
 from .params import id_value
-from .runs import (
-    COUNT_CAP,
-    RunFilters,
-    bind_sort_values,
-    filtered_runs,
-    rateable_run,
-    single_workspace,
-    sort_keys,
-    sort_values,
-)
+from .runs import COUNT_CAP, RunFilters, filtered_runs, rateable_run, single_workspace
+from .runs.listing import SORT_TABLE
 
 
 @dataclass(frozen=True)
@@ -85,8 +77,8 @@ def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
     filters = (filters or RunFilters()).validated()
     _, only = single_workspace(session, actor)
     todo = replace(filters, reviewed="not_mine")
-    keys = sort_keys(filters.sort)
-    order = [k.desc() if d else k.asc() for k, d in keys]
+    sort = SORT_TABLE[filters.sort]
+    order = sort.order_by()
     base = (filtered_runs(actor, todo, only).where(rateable_run())
             .with_only_columns(Run.id, maintain_column_froms=True))
     found = None
@@ -94,8 +86,7 @@ def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
         after = get_run_for(session, actor, after_run_pk)
         if after is None:
             raise Forbidden()
-        values = bind_sort_values(filters.sort, sort_values(after, filters.sort))
-        found = session.scalar(base.where(keyset_after(keys, values)).order_by(*order).limit(1))
+        found = session.scalar(base.where(sort.after(after)).order_by(*order).limit(1))
         if found is None:
             found = session.scalar(base.where(Run.id != after.id).order_by(*order).limit(1))
     else:

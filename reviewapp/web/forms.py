@@ -76,31 +76,19 @@ class RunFilterForm(FlaskForm):
                           render_kw={"placeholder": "e.g. pass, fail"})
     sort = StringField("Sort", validators=[Optional()])
 
+    FILTER_FIELDS = ("q", "workspace", "kind", "status", "verdict", "feedback", "reviewed",
+                     "score_min", "score_max", "outcome", "sort")
     selects = (
         ("kind", KIND_CHOICES), ("status", STATUS_CHOICES), ("verdict", VERDICT_CHOICES),
         ("feedback", FEEDBACK_CHOICES), ("reviewed", REVIEWED_CHOICES),
     )
 
-    def to_filters(self) -> dict[str, Any]:
-        """The filters as keyword arguments for ``services.runs.RunFilters`` (fields that
-        failed validation are left out: the service would refuse them)."""
-        def ok(field: Any) -> Any:
-            return None if field.errors else (field.data or None)
-
-        workspace = ok(self.workspace)
-        return {
-            "workspace_id": int(workspace) if workspace else None,
-            "kind": ok(self.kind),
-            "status": ok(self.status),
-            "verdict": ok(self.verdict),
-            "feedback": ok(self.feedback),
-            "reviewed": ok(self.reviewed),
-            "score_min": None if self.score_min.errors else self.score_min.data,
-            "score_max": None if self.score_max.errors else self.score_max.data,
-            "outcome": (ok(self.outcome) or "").strip() or None,
-            "q": (ok(self.q) or "").strip() or None,
-            "sort": self.sort.data or "newest",
-        }
+    def to_params(self) -> dict[str, str]:
+        """The filters that passed the form's checks, as query-string text for
+        ``RunFilters.from_params`` (the failed ones are left out: the form shows them)."""
+        return {field.name: str(field.data) for field in self
+                if field.name in self.FILTER_FIELDS and not field.errors
+                and field.data not in (None, "")}
 
 
 class FeedbackForm(FlaskForm):

@@ -23,7 +23,7 @@ def next_run() -> Response | str:
     form.validate()
     after = request.args.get("after")
     state = review_queue.next_run(db.session, current_actor(),
-                                  RunFilters(**form.to_filters()), after_run_pk=after)
+                                  RunFilters.from_params(form.to_params()), after_run_pk=after)
     if state.run_pk is None:
         return render_template("queue/next.html", state=state, list_args=list_args())
     return redirect(url_for("runs.detail", run_pk=state.run_pk, queue="1", **list_args()), 303)
@@ -35,6 +35,6 @@ def progress() -> Response:
     """The progress fragment (refreshed after each rating)."""
     form = filter_form()
     form.validate()
-    progress = review_queue.progress(db.session, current_actor(), RunFilters(**form.to_filters()))
+    progress = review_queue.progress(db.session, current_actor(), RunFilters.from_params(form.to_params()))
     return page_or_fragment("queue/_progress.html", "queue/_progress.html", progress=progress,
                             list_args=list_args())

@@ -58,7 +58,7 @@ def index() -> Response:
             page = runs_service.list_runs(
                 db.session, current_actor(), limit=current_app.config["RUNS_PAGE_SIZE"],
                 cursor=request.args.get("cursor") or None,
-                filters=runs_service.RunFilters(**form.to_filters()),
+                filters=runs_service.RunFilters.from_params(form.to_params()),
             )
         except ValidationFailed as error:  # a rule of the service (e.g. min above max)
             if not show_service_error(form, error):
@@ -78,7 +78,7 @@ def detail(run_pk: int) -> str:
     form = filter_form()
     form.validate()
     detail = runs_service.get_run_detail(
-        db.session, current_actor(), run_pk, runs_service.RunFilters(**form.to_filters()))
+        db.session, current_actor(), run_pk, runs_service.RunFilters.from_params(form.to_params()))
     return render_template("runs/detail.html", d=detail, list_args=list_args(),
                            queue_mode=request.args.get("queue") == "1")
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import Select, exists, func, literal, or_, select, union_all
@@ -11,7 +13,6 @@ from sqlalchemy import false as sa_false
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
-from ...domain.pagination import decode_keyset, encode_keyset
 from ...domain.verdicts import VERDICTS as VERDICT_REGISTRY
 from ...domain.verdicts import VERIFIER_VERDICTS as VERIFIER_VERDICT_REGISTRY
 from ...errors import ValidationFailed
@@ -27,20 +28,41 @@ from ...models import (
 )
 from ...queries import (
     capped_count,
-    keyset_after,
     runs_of_workspace_visible_to,
     runs_visible_to,
 )
+from .. import keyset
 from ..access import WorkspaceRole, roles_of
+from ..keyset import SortKey, SortOrder
+from ..params import choice_param, int_param, text_param, workspace_param
 
-SORTS: dict[str, str] = {
-    "newest": "Newest first",
-    "oldest": "Oldest first",
-    "score_desc": "Highest evidence score",
-    "score_asc": "Lowest evidence score",
-    "failed_desc": "Most failed tool calls",
-    "calls_desc": "Most tool calls",
-}
+_ID_DESC = SortKey(Run.id, True, attrgetter("id"))
+_ID_ASC = SortKey(Run.id, False, attrgetter("id"))
+
+
+def _score_or(missing: int) -> Callable[[Run], int]:
+    return lambda run: missing if run.evidence_score is None else run.evidence_score
+
+
+# The runs list's orders, one row each (a new order is one row): the keys, the id last so
+# the order is total; unscored runs sort last either way (coalesce to -1 / 101).
+SORT_TABLE: dict[str, SortOrder] = {order.name: order for order in (
+    SortOrder("newest", "Newest first", (
+        SortKey(Run.created_at, True, attrgetter("created_at"), datetime), _ID_DESC)),
+    SortOrder("oldest", "Oldest first", (
+        SortKey(Run.created_at, False, attrgetter("created_at"), datetime), _ID_ASC)),
+    SortOrder("score_desc", "Highest evidence score", (
+        SortKey(func.coalesce(Run.evidence_score, -1), True, _score_or(-1)), _ID_DESC)),
+    SortOrder("score_asc", "Lowest evidence score", (
+        SortKey(func.coalesce(Run.evidence_score, 101), False, _score_or(101)), _ID_ASC)),
+    SortOrder("failed_desc", "Most failed tool calls", (
+        SortKey(Run.failed_tool_call_count, True, attrgetter("failed_tool_call_count")),
+        _ID_DESC)),
+    SortOrder("calls_desc", "Most tool calls", (
+        SortKey(Run.tool_call_count, True, attrgetter("tool_call_count")), _ID_DESC)),
+)}
+# name -> label, for the sort select.
+SORTS: dict[str, str] = {name: order.label for name, order in SORT_TABLE.items()}
 # The registries' codes plus "none" (no verdict yet / not verified).
 FEEDBACK_STATES = (*VERDICT_REGISTRY.codes(), "none")
 VERIFIER_VERDICTS = (*VERIFIER_VERDICT_REGISTRY.codes(), "none")
@@ -77,6 +99,36 @@ class RunFilters:
     reviewed: str | None = None
     q: str | None = None
     sort: str = "newest"
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> RunFilters:
+        """Parse query-string values (all text), with the parsers every list page uses
+        (``services.params``). Raises ``ValidationFailed`` naming the field."""
+        return cls(
+            workspace_id=workspace_param(params),
+            kind=choice_param(params, "kind", (k.value for k in RunKind)),
+            status=choice_param(params, "status", (s.value for s in RunStatus)),
+            verdict=choice_param(params, "verdict", VERIFIER_VERDICTS),
+            feedback=choice_param(params, "feedback", FEEDBACK_STATES),
+            score_min=int_param(params, "score_min", 0, 100),
+            score_max=int_param(params, "score_max", 0, 100),
+            outcome=text_param(params, "outcome", 32),
+            reviewed=choice_param(params, "reviewed", REVIEWED_STATES),
+            q=text_param(params, "q", MAX_QUERY_TEXT),
+            sort=choice_param(params, "sort", SORTS) or "newest",
+        ).validated()
+
+    def as_params(self, **overrides: Any) -> dict[str, str]:
+        """The filters as query-string values (empty ones and the default sort left out),
+        for links and forms; ``from_params`` reads them back."""
+        values: dict[str, Any] = {
+            "workspace": self.workspace_id, "kind": self.kind, "status": self.status,
+            "verdict": self.verdict, "feedback": self.feedback, "score_min": self.score_min,
+            "score_max": self.score_max, "outcome": self.outcome, "reviewed": self.reviewed,
+            "q": self.q, "sort": None if self.sort == "newest" else self.sort,
+        }
+        values.update(overrides)
+        return {k: str(v) for k, v in values.items() if v not in (None, "")}
 
     def validated(self) -> RunFilters:
         """This value when every field is allowed. Raises ``ValidationFailed`` naming the field."""
@@ -116,41 +168,18 @@ class RunFilters:
 
 
 def sort_keys(sort: str) -> list[tuple[Any, bool]]:
-    """(expression, descending) pairs for ``sort``; the id last, so the order is total."""
-    return {
-        "newest": [(Run.created_at, True), (Run.id, True)],
-        "oldest": [(Run.created_at, False), (Run.id, False)],
-        "score_desc": [(func.coalesce(Run.evidence_score, -1), True), (Run.id, True)],
-        "score_asc": [(func.coalesce(Run.evidence_score, 101), False), (Run.id, False)],
-        "failed_desc": [(Run.failed_tool_call_count, True), (Run.id, True)],
-        "calls_desc": [(Run.tool_call_count, True), (Run.id, True)],
-    }[sort]
+    """(expression, descending) pairs of the order ``sort`` (``SORT_TABLE``)."""
+    return SORT_TABLE[sort].pairs()
 
 
 def sort_values(run: Run, sort: str) -> list[Any]:
-    """``run``'s values for the keys of ``sort_keys(sort)`` (what a cursor stores)."""
-    if sort in ("newest", "oldest"):
-        return [run.created_at.astimezone(UTC).isoformat(), run.id]
-    if sort == "score_desc":
-        return [-1 if run.evidence_score is None else run.evidence_score, run.id]
-    if sort == "score_asc":
-        return [101 if run.evidence_score is None else run.evidence_score, run.id]
-    if sort == "failed_desc":
-        return [run.failed_tool_call_count, run.id]
-    return [run.tool_call_count, run.id]
+    """``run``'s values for the keys of ``sort`` (what a cursor stores)."""
+    return SORT_TABLE[sort].values(run)
 
 
 def bind_sort_values(sort: str, values: list[Any]) -> list[Any]:
     """Cursor values back to bind parameters. Raises ``ValidationFailed`` for bad cursors."""
-    try:
-        if sort in ("newest", "oldest"):
-            at = datetime.fromisoformat(str(values[0]))
-            if at.tzinfo is None:
-                raise ValueError("naive")
-            return [at, int(values[1])]
-        return [int(v) for v in values]  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValidationFailed("cursor", "malformed cursor") from None
+    return SORT_TABLE[sort].bind(values)
 
 
 def _reviewed_by(actor: Actor) -> Any:
@@ -258,23 +287,12 @@ def list_runs(
     if not 1 <= limit <= 500:
         raise ValidationFailed("limit", "must be 1-500")
     workspaces, only = single_workspace(session, actor)
-    keys = sort_keys(filters.sort)
     stmt = filtered_runs(actor, filters, only)
     total_count = Count(*capped_count(session, filtered_runs(actor, RunFilters(), only), count_cap))
     filtered = (Count(*capped_count(session, stmt, min(count_cap, FILTERED_COUNT_CAP)))
                 if filters.active else total_count)
-    if cursor:
-        try:
-            raw = decode_keyset(cursor, filters.sort, len(keys))
-        except ValueError:
-            raise ValidationFailed("cursor", "malformed cursor") from None
-        stmt = stmt.where(keyset_after(keys, bind_sort_values(filters.sort, raw)))
-    stmt = stmt.order_by(*(k.desc() if d else k.asc() for k, d in keys))
-    rows = list(session.scalars(stmt.limit(limit + 1)))
-    next_cursor = None
-    if len(rows) > limit:
-        rows = rows[:limit]
-        next_cursor = encode_keyset(filters.sort, sort_values(rows[-1], filters.sort))
+    rows, next_cursor = keyset.page(session, stmt, SORT_TABLE[filters.sort], cursor, limit,
+                                    scalars=True)
     reviewed: frozenset[int] = frozenset()
     if rows and actor.is_user:
         reviewed = frozenset(session.scalars(
@@ -291,16 +309,15 @@ def neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,
                 only: int | None) -> tuple[int | None, int | None]:
     """The ids of the runs just before and just after ``run`` in the filtered list order
     (one query: the two one-row lookups joined with UNION ALL)."""
-    keys = sort_keys(filters.sort)
-    values = bind_sort_values(filters.sort, sort_values(run, filters.sort))
+    order = SORT_TABLE[filters.sort]
     base = filtered_runs(actor, filters, only)
+
     def one(previous: bool) -> Any:
-        order = [(k.asc() if d else k.desc()) if previous else (k.desc() if d else k.asc())
-                 for k, d in keys]
         return (base.with_only_columns(Run.id, literal(1 if previous else 2).label("side"),
                                        maintain_column_froms=True)
-                .where(keyset_after(keys, values, reverse=previous))
-                .order_by(*order).limit(1).subquery())
+                .where(order.after(run, reverse=previous))
+                .order_by(*order.order_by(reverse=previous)).limit(1).subquery())
+
     before, after = one(True), one(False)
     found = {side: pk for pk, side in session.execute(
         union_all(select(before.c.id, before.c.side), select(after.c.id, after.c.side)))}

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
+from operator import attrgetter, itemgetter
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
 from ...domain import triage_flow
-from ...domain.pagination import decode_cursor, encode_cursor
 from ...domain.triage_flow import OPENED_REASONS
 from ...errors import Forbidden, ValidationFailed
 from ...models import (
@@ -23,6 +23,8 @@ from ...models import (
 )
 from ...models.base import MAX_ID
 from ...queries import scope_to_actor
+from .. import keyset
+from ..keyset import SortKey, SortOrder
 from ..params import (
     choice_param,
     date_range_params,
@@ -146,6 +148,13 @@ def _conditions(filters: TriageFilters, actor: Actor, with_state: bool = True) -
     return conds
 
 
+# The queue's one order: newest item first, the id breaking ties.
+QUEUE_ORDER = SortOrder("newest", "Newest first", (
+    SortKey(TriageItem.created_at, True, attrgetter("created_at"), datetime),
+    SortKey(TriageItem.id, True, attrgetter("id")),
+))
+
+
 @dataclass(frozen=True)
 class TriagePage:
     """A page of the queue: ``rows``, the next page's cursor (``None`` on the last page),
@@ -190,23 +199,8 @@ def list_items(
     stmt = scope_to_actor(row_select(), actor, TriageItem.workspace_id, Role.LEAD).where(
         *_conditions(filters, actor)
     )
-    if cursor:
-        try:
-            at, last_id = decode_cursor(cursor)
-        except ValueError:
-            raise ValidationFailed("cursor", "malformed cursor") from None
-        stmt = stmt.where(or_(
-            TriageItem.created_at < at,
-            and_(TriageItem.created_at == at, TriageItem.id < last_id),
-        ))
-    records = session.execute(
-        stmt.order_by(TriageItem.created_at.desc(), TriageItem.id.desc()).limit(limit + 1)
-    ).all()
-    next_cursor = None
-    if len(records) > limit:
-        records = records[:limit]
-        last = records[-1][0]
-        next_cursor = encode_cursor(last.created_at, last.id)
+    records, next_cursor = keyset.page(session, stmt, QUEUE_ORDER, cursor, limit,
+                                       last=itemgetter(0))
     if filters.state == "open":
         total = counts["new"] + counts["triaged"]
     elif filters.state:

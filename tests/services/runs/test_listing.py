@@ -170,3 +170,24 @@ def test_a_cursor_from_another_sort_is_refused(session, world):
     with pytest.raises(ValidationFailed) as caught:
         runs.list_runs(session, world["actor"], limit=2, cursor=page.next_cursor)
     assert caught.value.field == "cursor"
+
+
+def test_filters_travel_as_query_text_and_back():
+    """The list recipe of every page (issue 12): from_params parses query-string text with
+    the shared parsers, as_params writes it back; a round trip changes nothing."""
+    filters = RunFilters(workspace_id=3, kind="aiops", status="FAILED", verdict="none",
+                         feedback="not_useful", score_min=0, score_max=40, outcome="fail",
+                         reviewed="not_mine", q="disk full", sort="score_asc")
+    params = filters.as_params()
+    assert params == {"workspace": "3", "kind": "aiops", "status": "FAILED", "verdict": "none",
+                      "feedback": "not_useful", "score_min": "0", "score_max": "40",
+                      "outcome": "fail", "reviewed": "not_mine", "q": "disk full",
+                      "sort": "score_asc"}
+    assert RunFilters.from_params(params) == filters
+    assert RunFilters.from_params({}) == RunFilters() and RunFilters().as_params() == {}
+    with pytest.raises(ValidationFailed) as error:
+        RunFilters.from_params({"score_min": "50", "score_max": "10"})
+    assert error.value.field == "score_max"
+    with pytest.raises(ValidationFailed) as error:
+        RunFilters.from_params({"sort": "cheapest"})
+    assert error.value.field == "sort"
