@@ -36,8 +36,7 @@ def _api_field_names() -> Iterator[None]:
         yield
     except ValidationFailed as exc:
         if exc.field in _API_FIELDS:
-            message = exc.message.split(": ", 1)[1] if ": " in exc.message else exc.message
-            raise ValidationFailed(_API_FIELDS[exc.field], message) from None
+            raise ValidationFailed(_API_FIELDS[exc.field], exc.reason) from None
         raise
 
 

@@ -66,11 +66,11 @@ def rate() -> Response:
             raise
         db.session.rollback()
         if not is_htmx():
-            return _not_saved(form, {error.field: error.message.split(": ", 1)[-1]})
+            return _not_saved(form, {error.field: error.reason})
         state = review.target_state(db.session, actor, form.target_type.data,
                                     form.target_id.data, form.subject_id.data)
         return _render(state, form, status=422,
-                       errors={error.field: error.message.split(": ", 1)[-1]})
+                       errors={error.field: error.reason})
     if not is_htmx():
         flash("Your rating is saved.", "success")
         return redirect(_back(form, state.run_pk), 303)
