@@ -324,16 +324,27 @@ def export_evalset(workspace: str | None, fmt: str, bom: bool, out: str) -> None
 @click.option("--format", "fmt", default="auto", show_default=True,
               type=click.Choice(["auto", "native", "openai-messages", "tau-bench", "claude-code", "codex"]),
               help="Source format; auto looks at the first record.")
-def import_runs(paths: tuple[str, ...], slug: str, fmt: str) -> None:
+@click.option("--terminal-tool", "terminal_tools", multiple=True,
+              help="A pseudo-tool whose call is the run's final answer, not a tool call (any case; "
+                   "repeatable; default: finish, final_answer, submit; '-' for none).")
+@click.option("--report", "report", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write every warning and error to this file as JSON lines.")
+def import_runs(paths: tuple[str, ...], slug: str, fmt: str, terminal_tools: tuple[str, ...],
+                report: str | None) -> None:
     """Import agent runs from PATH... (JSON array, JSON lines or one object). Idempotent:
-    importing the same files again changes nothing."""
+    importing the same files again changes nothing. Exit status 1 when a record could
+    not be imported or a file's tool-like records gave no tool call."""
+    import json
     import sys
     from pathlib import Path
 
     from .db_setup import write_intent
+    from .domain.tool_failure import FAILURE_RULES
     from .services import importers
 
     workspace_id = _workspace_id(slug)
+    options = importers.Options.make(
+        None if not terminal_tools else [t for t in terminal_tools if t != "-"])
     try:  # before the progress bar: an unsupported file is one line and nothing written
         importers.check_files(paths, fmt)
     except importers.RecordError as exc:
@@ -350,24 +361,43 @@ def import_runs(paths: tuple[str, ...], slug: str, fmt: str) -> None:
 
         try:
             summary = importers.import_files(db.session, Actor.system_actor(), workspace_id, paths,
-                                             fmt=fmt, progress=progress, problem=problems.append)
+                                             fmt=fmt, progress=progress, problem=problems.append,
+                                             options=options)
         except importers.RecordError as exc:
             raise click.ClickException(str(exc)) from None
         except ServiceError as exc:
             _fail(exc)
+    if report:
+        with open(report, "w", encoding="utf-8") as out:
+            for line in summary.problems:
+                out.write(json.dumps({"level": "error", "kind": "record_refused", "message": line},
+                                     ensure_ascii=False) + "\n")
+            for warning in summary.warnings:
+                out.write(json.dumps({"level": "warning", "kind": warning.kind, "message": str(warning)},
+                                     ensure_ascii=False) + "\n")
     for line in summary.problems:
         click.echo(f"error: {line}", err=True)
     for line in summary.warnings[:20]:
         click.echo(f"warning: {line}", err=True)
     if len(summary.warnings) > 20:
-        click.echo(f"warning: ... and {len(summary.warnings) - 20} more", err=True)
+        click.echo(f"warning: ... and {len(summary.warnings) - 20} more"
+                   + ("" if report else " (--report FILE writes them all)"), err=True)
+    for name in summary.no_tool_calls:
+        click.echo(f"error: {name}: its records have tool-call fields but no tool call could be made "
+                   "of them (wrong format or a lossy conversion?)", err=True)
+    by_rule = ", ".join(f"{rule.code} {summary.failures_by_rule[rule.code]}" for rule in FAILURE_RULES
+                        if summary.failures_by_rule[rule.code])
+    by_kind = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.warnings_by_kind.items()))
     click.echo(
         f"runs: {summary.created} created, {summary.updated} updated, {summary.unchanged} unchanged, "
         f"{summary.failed} failed; tool calls: {summary.tool_calls} "
-        f"({summary.failed_tool_calls} failed); warnings: {len(summary.warnings)}"
+        f"({summary.failed_tool_calls} failed){'; failures by rule: ' + by_rule if by_rule else ''}; "
+        f"warnings: {len(summary.warnings)}{' (' + by_kind + ')' if by_kind else ''}"
     )
-    if summary.failed:
+    if not summary.ok:
         raise SystemExit(1)
+
+
 @runs_cli.command("rescore")
 @click.option("--workspace", "slug", default=None, help="Only runs of this workspace (slug).")
 @click.option("--since", type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),

@@ -1,0 +1,176 @@
+"""When is a tool result a failure? The one place that says so, for every import format
+(issue 14, SPEC 4, SPEC 11). Pure: stdlib only, linear time in the result's size.
+
+A tool result is failed when, checked in this order (the first rule that fires names the
+failure):
+
+- ``flag``: the message or block that carries the result says so: ``error: true`` (or a
+  non-empty error text), ``is_error: true``, ``isError: true``, ``success: false`` or
+  ``status`` ``"error"`` / ``"failed"`` / ``"failure"`` (any case);
+- ``exit_code``: a shell-like result reports a non-zero exit code: an explicit
+  ``exit_code`` given by the format, a JSON result whose ``exit_code`` / ``exitCode`` /
+  ``returncode`` / ``return_code`` (also under ``metadata``) is a non-zero integer, or a
+  header line among the text's first lines before its output
+  (``Process exited with code 1``, ``Exit code: 1``, ``exit status 1``); an exit code
+  quoted later in the output (``kubectl describe``'s ``Exit Code: 1``) is not the tool's;
+- ``error_prefix``: the text starts with ``Error:`` (tau-bench's convention);
+- ``traceback``: the text starts with a Python traceback
+  (``Traceback (most recent call last):``);
+- ``json_error``: the text (or structured result) is a JSON object with a non-empty
+  ``error`` field;
+- ``mcp_is_error``: the text (or structured result) is an MCP tool result with
+  ``isError: true``.
+
+``failure_rule`` returns the rule's code, or ``None`` for a result that did not fail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .vocabulary import Registry
+
+
+@dataclass(frozen=True)
+class FailureRule:
+    """``code`` as counted in import summaries; ``label`` says what the rule looks at."""
+
+    code: str
+    label: str
+
+
+FAILURE_RULES: Registry[FailureRule] = Registry("failure_rule", (
+    FailureRule("flag", "the message says so (error / is_error / isError / success / status)"),
+    FailureRule("exit_code", "a non-zero exit code"),
+    FailureRule("error_prefix", "text starting with Error:"),
+    FailureRule("traceback", "text starting with a Python traceback"),
+    FailureRule("json_error", "JSON result with a non-empty error field"),
+    FailureRule("mcp_is_error", "MCP result with isError: true"),
+))
+
+FAILED_STATUSES = frozenset({"error", "failed", "failure"})
+EXIT_CODE_KEYS = ("exit_code", "exitCode", "returncode", "return_code")
+# Header lines of shell-like results that carry the process's exit code (lower case).
+EXIT_CODE_HEADERS = ("process exited with code", "exit code:", "exit code", "exit status:",
+                     "exit status", "exited with code")
+# How many leading lines of a text may hold the exit-code header, and how long the
+# examined prefix is: the header comes before the output, never inside it.
+HEADER_LINES = 6
+HEADER_CHARS = 600
+# A text longer than this is not parsed as JSON (a tool result stored whole can be large;
+# the error / isError field of a real error result sits in a small object).
+MAX_JSON_CHARS = 1_000_000
+TRACEBACK = "Traceback (most recent call last):"
+
+
+def flag_failure(message: Mapping[str, Any] | None) -> bool:
+    """True when the envelope ``message`` (a tool message, a content block, an event's
+    data) flags its result as failed (rule ``flag``)."""
+    if not isinstance(message, Mapping):
+        return False
+    error = message.get("error")
+    if error is True or (isinstance(error, str) and error.strip()):
+        return True
+    if message.get("is_error") is True or message.get("isError") is True:
+        return True
+    if message.get("success") is False:
+        return True
+    status = message.get("status")
+    return isinstance(status, str) and status.strip().lower() in FAILED_STATUSES
+
+
+def _non_zero(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value != 0
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value) != 0
+    return False
+
+
+def header_exit_code(text: str) -> int | None:
+    """The exit code a shell-like result states in a header line among its first
+    ``HEADER_LINES`` lines (``Process exited with code 1``, ``Exit code: 2``), else
+    ``None``. Only the first ``HEADER_CHARS`` characters are read, and reading stops at an
+    ``Output:`` line: what follows is the program's output, not the tool's report."""
+    for line in text[:HEADER_CHARS].splitlines()[:HEADER_LINES]:
+        lowered = line.strip().lower()
+        if lowered.startswith("output:"):
+            return None
+        for header in EXIT_CODE_HEADERS:
+            if lowered.startswith(header):
+                rest = lowered[len(header):].strip().lstrip(":=").strip()
+                digits = rest.split()[0] if rest else ""
+                if digits.lstrip("-").isdigit():
+                    return int(digits)
+    return None
+
+
+def _json_object(result: Any) -> Mapping[str, Any] | None:
+    if isinstance(result, Mapping):
+        return result
+    if not isinstance(result, str) or len(result) > MAX_JSON_CHARS:
+        return None
+    stripped = result.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return None
+    return value if isinstance(value, Mapping) else None
+
+
+def _json_exit_code(obj: Mapping[str, Any]) -> bool:
+    for holder in (obj, obj.get("metadata")):
+        if isinstance(holder, Mapping) and any(_non_zero(holder.get(k)) for k in EXIT_CODE_KEYS):
+            return True
+    return False
+
+
+def _non_empty(value: Any) -> bool:
+    if value is None or value is False:
+        return False
+    if isinstance(value, (str, list, dict, tuple)):
+        return bool(value.strip() if isinstance(value, str) else value)
+    return True
+
+
+def failure_rule(result: Any, message: Mapping[str, Any] | None = None, *,
+                 exit_code: Any = None) -> str | None:
+    """The code of the first failure rule (``FAILURE_RULES``) that ``result`` meets, or
+    ``None`` when the call did not fail.
+
+    ``result``: the tool's result as the format gives it: text, or a structured value
+    (a JSON object is examined as such; a list or other value only by the flag and the
+    exit code). ``message``: the envelope that carries it (tool message, content block,
+    event data) for the ``flag`` rule. ``exit_code``: an exit code the format reports
+    beside the result (int or digit string), if any. Never raises.
+    """
+    if flag_failure(message):
+        return "flag"
+    if _non_zero(exit_code):
+        return "exit_code"
+    obj = _json_object(result)
+    if isinstance(result, str):
+        if obj is None:
+            code = header_exit_code(result)
+            if code:
+                return "exit_code"
+        stripped = result.lstrip()
+        if stripped.startswith("Error:"):
+            return "error_prefix"
+        if stripped.startswith(TRACEBACK):
+            return "traceback"
+    if obj is not None:
+        if _json_exit_code(obj):
+            return "exit_code"
+        if _non_empty(obj.get("error")):
+            return "json_error"
+        if obj.get("isError") is True:
+            return "mcp_is_error"
+    return None

@@ -1,0 +1,108 @@
+"""Importing files into a workspace through ``runs.upsert_run`` (SPEC 11), with the
+summary: runs, calls, failures per failure rule, warnings per kind, files whose records
+held tool-like fields but gave no tool call."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy.orm import Session
+
+from ...actors import Actor, Role
+from ...errors import ServiceError
+from .. import runs
+from ..access import require_role
+from ._common import DEFAULT_OPTIONS, Options, Warn
+from .reading import check_files, read_records
+
+
+@dataclass
+class ImportSummary:
+    """What an import did. ``problems`` are per-record errors ("file: record i: reason");
+    ``warnings`` carry their ``kind``; ``failures_by_rule`` counts the failed calls each
+    failure rule found in the files read (``domain/tool_failure.FAILURE_RULES``);
+    ``no_tool_calls`` names the files whose records have tool-like fields but from which
+    no tool call could be made (a conversion that lost them)."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    tool_calls: int = 0
+    failed_tool_calls: int = 0
+    warnings: list[Warn] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    failures_by_rule: Counter[str] = field(default_factory=Counter)
+    no_tool_calls: list[str] = field(default_factory=list)
+
+    @property
+    def runs(self) -> int:
+        """Runs imported (created + updated + unchanged)."""
+        return self.created + self.updated + self.unchanged
+
+    @property
+    def warnings_by_kind(self) -> Counter[str]:
+        """How many warnings of each kind."""
+        return Counter(getattr(w, "kind", "other") for w in self.warnings)
+
+    @property
+    def ok(self) -> bool:
+        """False when a record failed or a file lost its tool calls (exit status 1)."""
+        return not self.failed and not self.no_tool_calls
+
+
+def import_files(
+    session: Session, actor: Actor, workspace_id: int, paths: Iterable[Path | str], *,
+    fmt: str = "auto", progress: Callable[[int], None] = lambda done: None,
+    problem: Callable[[str], None] = lambda text: None, options: Options = DEFAULT_OPTIONS,
+) -> ImportSummary:
+    """Import runs from files into ``workspace_id`` through ``runs.upsert_run`` (SPEC 11).
+
+    One transaction per run: a record that cannot be imported is reported (``problem``
+    callback and ``ImportSummary.problems``, "file: record i (run id): reason") and the
+    rest go on. Re-importing the same files is idempotent (same counts, all
+    ``unchanged``). ``progress`` receives the bytes read so far across all files.
+    ``options``: the terminal pseudo-tools. With ``fmt="auto"`` every file's format is
+    detected before anything is written: a file of no supported format refuses the whole
+    import.
+    Raises ``Forbidden`` (actor may not import into the workspace), ``RecordError``
+    (a file of no supported format, naming it and the formats supported), ``OSError``.
+    """
+    require_role(session, actor, workspace_id, Role.ADMIN)
+    formats = check_files(paths, fmt)
+    summary = ImportSummary()
+    offset = 0
+    for path, path_fmt in formats:
+        size = path.stat().st_size
+        base = offset
+        tool_like = calls_made = 0
+        for parsed in read_records(path, path_fmt, lambda done, base=base: progress(base + done), options):
+            where = f"{path.name}: record {parsed.index}" + (f" ({parsed.run_id})" if parsed.run_id else "")
+            summary.warnings.extend(w.prefixed(where) for w in parsed.warnings)
+            tool_like += parsed.tool_like
+            if parsed.doc is None:
+                summary.failed += 1
+                summary.problems.append(f"{where}: {parsed.error}")
+                problem(summary.problems[-1])
+                continue
+            calls_made += len(parsed.doc.get("tool_calls") or [])
+            try:
+                outcome = runs.upsert_run(session, actor, workspace_id, parsed.run_id, parsed.doc)
+            except ServiceError as exc:
+                session.rollback()
+                summary.failed += 1
+                summary.problems.append(f"{where}: {exc.message}")
+                problem(summary.problems[-1])
+                continue
+            setattr(summary, outcome.result, getattr(summary, outcome.result) + 1)
+            summary.tool_calls += outcome.tool_calls
+            summary.failed_tool_calls += outcome.failed_tool_calls
+            summary.failures_by_rule.update(parsed.failures)
+        if tool_like and not calls_made:
+            summary.no_tool_calls.append(path.name)
+        offset = base + size
+        progress(offset)
+    return summary

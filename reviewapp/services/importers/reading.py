@@ -1,0 +1,239 @@
+"""Reading files: layout (JSON array, JSON lines, one object), format detection from the
+first record, streaming records one at a time, and ``read_records``, which turns each
+record (or a whole-file event log) into a ``Parsed``. Pure: no database."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import ijson
+
+from .. import documents
+from ._common import DEFAULT_OPTIONS, Adapted, Options, RecordError, Warn, slug
+from .chat import adapt_native, adapt_openai_record, adapt_tau_bench
+from .harnesses import adapt_claude_code, adapt_codex
+
+FORMATS = ("auto", "native", "openai-messages", "tau-bench", "claude-code", "codex")
+# Formats in which the whole file is one run (an event log), not a list of runs.
+WHOLE_FILE_ADAPTERS: dict[str, Callable[[list[Any], str, Options], Adapted]] = {
+    "claude-code": adapt_claude_code,
+    "codex": adapt_codex,
+}
+WHOLE_FILE_FORMATS = tuple(WHOLE_FILE_ADAPTERS)
+
+
+@dataclass
+class Parsed:
+    """One source record: its position (0-based record index, or line for JSON lines),
+    the run document made from it (``None`` when it failed), warnings, the error, the
+    failed calls per failure rule, and whether it held tool-like fields."""
+
+    index: int
+    run_id: str | None = None
+    doc: dict[str, Any] | None = None
+    warnings: list[Warn] = field(default_factory=list)
+    error: str | None = None
+    failures: Counter[str] = field(default_factory=Counter)
+    tool_like: bool = False
+
+
+@dataclass
+class _Source:
+    path: Path
+    layout: str  # "array" | "lines" | "object"
+
+
+def _first_char(handle: IO[bytes]) -> str:
+    while True:
+        chunk = handle.read(1)
+        if not chunk:
+            return ""
+        if not chunk.isspace():
+            return chunk.decode("latin-1")
+
+
+def _layout(path: Path) -> str:
+    with path.open("rb") as handle:
+        first = _first_char(handle)
+        if first == "[":
+            return "array"
+        if path.suffix.lower() in (".jsonl", ".ndjson"):
+            return "lines"
+        handle.seek(0)
+        line = handle.readline()
+    try:
+        json.loads(line)
+    except ValueError:
+        return "object"  # a pretty-printed single object
+    return "lines"
+
+
+def _first_record(source: _Source) -> Any:
+    with source.path.open("rb") as handle:
+        if source.layout == "array":
+            return next(iter(ijson.items(handle, "item", use_float=True)), None)
+        if source.layout == "object":
+            return json.load(handle)
+        for raw in handle:
+            if raw.strip():
+                try:
+                    return json.loads(raw)
+                except ValueError:
+                    return None
+    return None
+
+
+_NATIVE_KEYS = frozenset(documents.schema("run_document")["properties"])
+
+
+def _chat_messages(messages: Any) -> bool:
+    """True for a non-empty list of chat-completions messages (objects with a ``role``);
+    an OpenCode export's ``[{info, parts}]`` is not one."""
+    return (isinstance(messages, list) and bool(messages)
+            and all(isinstance(m, Mapping) and isinstance(m.get("role"), str) for m in messages))
+
+
+def unsupported(path: Path) -> RecordError:
+    """The error for a file of no supported format: names the file and the formats."""
+    return RecordError(f"{path.name}: unsupported format; supported: "
+                       f"{', '.join(f for f in FORMATS if f != 'auto')} (pass --format to force one)")
+
+
+def detect_format(path: Path) -> str:
+    """The format of ``path`` judged from its first record. Raises ``RecordError`` naming
+    the file and the supported formats when none fits (e.g. an OpenCode session
+    export, whose ``messages`` are ``{info, parts}`` objects, not chat messages)."""
+    if path.is_dir():
+        raise RecordError(f"{path.name}: is a folder; pass its files (e.g. {path.name}/*.jsonl)")
+    with path.open("rb") as handle:
+        head = handle.read(4096)
+    if not head.strip():
+        raise RecordError(f"{path.name}: the file is empty")
+    source = _Source(path, _layout(path))
+    try:
+        record = _first_record(source)
+    except (ValueError, ijson.JSONError) as exc:
+        raise RecordError(f"{path.name}: not valid JSON ({exc})") from None
+    if record is None and source.layout == "lines":
+        raise RecordError(f"{path.name}: not valid JSON lines (the first record does not parse)")
+    if isinstance(record, list) and _chat_messages(record):
+        return "openai-messages"
+    if isinstance(record, Mapping):
+        if "traj" in record and "task_id" in record:
+            return "tau-bench"
+        if record.get("type") == "session_meta" and "payload" in record:
+            return "codex"
+        if "sessionId" in record and "type" in record:
+            return "claude-code"
+        if (record.get("type") == "system" and record.get("subtype") == "init"
+                and isinstance(record.get("session_id"), str)):
+            return "claude-code"  # stream-json stdout
+        if "run_id" in record and set(record) <= _NATIVE_KEYS:
+            return "native"
+        if _chat_messages(record.get("messages")):
+            return "openai-messages"
+    raise unsupported(path)
+
+
+def _raw_records(source: _Source, progress: Callable[[int], None]) -> Iterator[tuple[int, Any, str | None]]:
+    """(index, record, error) one at a time; bytes read are reported to ``progress``."""
+    with source.path.open("rb") as handle:
+        if source.layout == "object":
+            record = json.load(handle)
+            progress(handle.tell())
+            yield 0, record, None
+            return
+        if source.layout == "array":
+            index = -1
+            try:
+                for index, record in enumerate(ijson.items(handle, "item", use_float=True)):
+                    progress(handle.tell())
+                    yield index, record, None
+            except ijson.JSONError as exc:
+                yield index + 1, None, f"malformed JSON after record {index}: {exc}; rest of file skipped"
+            progress(handle.tell())
+            return
+        done = 0
+        for line, raw in enumerate(handle):
+            done += len(raw)
+            progress(done)
+            if not raw.strip():
+                continue
+            try:
+                yield line, json.loads(raw), None
+            except ValueError as exc:
+                yield line, None, f"not JSON ({str(exc)[:80]})"
+
+
+def read_records(path: Path, fmt: str, progress: Callable[[int], None] = lambda done: None,
+                 options: Options = DEFAULT_OPTIONS) -> Iterator[Parsed]:
+    """The run documents of one file, one at a time (pure: no database). ``fmt`` is one
+    of ``FORMATS``; ``auto`` detects it. Each ``Parsed`` carries a document or an error:
+    a record the format cannot read (also under a forced format) is an error with its
+    reason, and so is a record that yields no query, no answer and no tool call (never
+    stored as an empty run). Raises ``RecordError`` (unknown format), ``OSError``."""
+    if fmt not in FORMATS:
+        raise RecordError(f"unknown format {fmt!r}")
+    if fmt == "auto":
+        fmt = detect_format(path)
+    source = _Source(path, _layout(path))
+    stem = slug(path.stem)
+    if fmt in WHOLE_FILE_ADAPTERS:
+        events, skipped = [], []
+        for line, record, error in _raw_records(source, progress):
+            if error is None:
+                events.append(record)
+            else:
+                skipped.append(line)
+        adapter = WHOLE_FILE_ADAPTERS[fmt]
+        extra = [Warn("not_json", f"{len(skipped)} line(s) were not JSON and were skipped "
+                                  f"(line {', '.join(str(n) for n in skipped[:5])})")] if skipped else []
+        yield _parse(0, lambda: adapter(events, stem, options), extra)
+        return
+    for index, record, error in _raw_records(source, progress):
+        if error is not None:
+            yield Parsed(index, error=error)
+            continue
+        if fmt == "native":
+            yield _parse(index, lambda record=record: adapt_native(record), native=True)
+        elif fmt == "tau-bench":
+            yield _parse(index, lambda record=record: adapt_tau_bench(record, stem, options))
+        else:
+            yield _parse(index, lambda record=record, index=index: adapt_openai_record(record, index, stem,
+                                                                                        options))
+
+
+def _empty(doc: Mapping[str, Any]) -> bool:
+    return not (doc.get("query") or doc.get("answer") or doc.get("tool_calls"))
+
+
+def _parse(index: int, adapt: Callable[[], Adapted], extra_warnings: Iterable[Warn] = (), *,
+           native: bool = False) -> Parsed:
+    """``adapt()`` as a ``Parsed``. A foreign record that yields nothing (no query, answer,
+    tool call or outcome) is an error; a native document is the schema's to judge."""
+    try:
+        adapted = adapt()
+    except RecordError as exc:
+        return Parsed(index, error=str(exc))
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        # A record of an unexpected shape: report it and go on with the next one.
+        return Parsed(index, error=f"cannot read record ({type(exc).__name__}: {str(exc)[:120]})")
+    if not native and _empty(adapted.doc) and not adapted.doc.get("external_outcome"):
+        return Parsed(index, adapted.run_id, error="the record yields no query, no answer and no tool call; "
+                      "not stored (is it of this format?)", tool_like=adapted.tool_like)
+    return Parsed(index, adapted.run_id, adapted.doc, [*extra_warnings, *adapted.warnings],
+                  failures=adapted.failures, tool_like=adapted.tool_like)
+
+
+def check_files(paths: Iterable[Path | str], fmt: str = "auto") -> list[tuple[Path, str]]:
+    """Each file with its format (``fmt``, or the detected one for ``auto``); pure, reads
+    only each file's first record. Raises ``RecordError`` for an unknown ``fmt`` or a
+    file of no supported format (naming the file and the formats supported)."""
+    if fmt not in FORMATS:
+        raise RecordError(f"unknown format {fmt!r}")
+    return [(Path(p), detect_format(Path(p)) if fmt == "auto" else fmt) for p in paths]

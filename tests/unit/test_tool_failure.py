@@ -1,0 +1,99 @@
+"""The failure rules of tool results (domain/tool_failure.py): each rule fires on its
+convention, and nothing else is a failure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reviewapp.domain.tool_failure import FAILURE_RULES, failure_rule, header_exit_code
+
+
+@pytest.mark.parametrize("message", [
+    {"role": "tool", "error": True}, {"is_error": True}, {"isError": True}, {"status": "error"},
+    {"status": "FAILED"}, {"success": False}, {"error": "timeout after 30 s"},
+])
+def test_flag_rule_reads_the_envelope(message):
+    assert failure_rule("fine output", message) == "flag"
+
+
+@pytest.mark.parametrize("message", [
+    {"role": "tool", "error": False}, {"is_error": False}, {"status": "success"}, {"status": "completed"},
+    {"success": True}, {"error": ""}, {"error": None}, None,
+])
+def test_flag_rule_ignores_non_failure_envelopes(message):
+    assert failure_rule("fine output", message) is None
+
+
+@pytest.mark.parametrize("text", [
+    "Chunk ID: 3b5a22\nWall time: 2.7 seconds\nProcess exited with code 1\nOutput:\n",
+    "Exit code: 2\nWall time: 0.1 seconds\nOutput:\nbash: syntax error",
+    "Exit code 127\ncommand not found", "exit status 3",
+])
+def test_exit_code_rule_reads_the_header(text):
+    assert failure_rule(text) == "exit_code"
+
+
+@pytest.mark.parametrize("text", [
+    "Chunk ID: 1\nProcess exited with code 0\nOutput:\nok",
+    # a container's exit code quoted in the program's output is not the tool's
+    "Output:\nName: geo\n  Last State: Terminated\n    Exit Code: 1\n",
+    "Name: geo\nNamespace: x\nStatus: Running\nIP: 1\nNode: n\nLabels: a\nExit Code: 1",
+])
+def test_exit_code_rule_ignores_zero_and_quoted_codes(text):
+    assert failure_rule(text) is None
+
+
+def test_exit_code_given_beside_the_result_or_in_json():
+    assert failure_rule("anything", exit_code=2) == "exit_code"
+    assert failure_rule("anything", exit_code="0") is None
+    assert failure_rule(json.dumps({"output": "x", "metadata": {"exit_code": 1}})) == "exit_code"
+    assert failure_rule(json.dumps({"output": "x", "exitCode": 0})) is None
+    assert failure_rule({"returncode": 1, "stdout": ""}) == "exit_code"
+
+
+def test_error_prefix_rule():
+    assert failure_rule("Error: flight HAT030 not available") == "error_prefix"
+    assert failure_rule("  Error: leading space") == "error_prefix"
+    assert failure_rule("No Error: here") is None
+    assert failure_rule("error: lower case is output, not the convention") is None
+
+
+def test_traceback_rule():
+    text = 'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: no'
+    assert failure_rule(text) == "traceback"
+    assert failure_rule("the log says: Traceback (most recent call last):") is None
+
+
+@pytest.mark.parametrize("result", [
+    json.dumps({"error": "not found"}), json.dumps({"error": {"code": 404}}), {"error": "x"},
+    json.dumps({"error": True, "data": None}),
+])
+def test_json_error_rule(result):
+    assert failure_rule(result) == "json_error"
+
+
+@pytest.mark.parametrize("result", [
+    json.dumps({"error": None, "data": 1}), json.dumps({"error": ""}), json.dumps({"errors": []}),
+    json.dumps({"error": []}), json.dumps([{"error": "in a list"}]), "{not json", json.dumps({"ok": 1}),
+])
+def test_json_error_rule_needs_a_non_empty_error_field(result):
+    assert failure_rule(result) is None
+
+
+def test_mcp_is_error_rule():
+    assert failure_rule(json.dumps({"content": [{"type": "text", "text": "boom"}], "isError": True})) == "mcp_is_error"
+    assert failure_rule({"content": [], "isError": False}) is None
+
+
+def test_every_rule_is_registered_and_first_rule_wins():
+    assert [r.code for r in FAILURE_RULES] == ["flag", "exit_code", "error_prefix", "traceback",
+                                                "json_error", "mcp_is_error"]
+    assert failure_rule("Error: x", {"is_error": True}) == "flag"
+
+
+def test_header_exit_code_stops_at_the_output():
+    assert header_exit_code("Process exited with code 7\nOutput:\n") == 7
+    assert header_exit_code("Output:\nProcess exited with code 7") is None
+    assert header_exit_code("x" * 10_000) is None
