@@ -48,6 +48,12 @@ class DashboardFilters:
         naming the field."""
         return cls(workspace_param(params), *date_range_params(params))
 
+    def as_params(self) -> dict[str, str]:
+        """The query-string form (blank values left out), for links to the other pages."""
+        params = {"workspace": self.workspace_id, "date_from": self.date_from,
+                  "date_to": self.date_to}
+        return {k: str(v) for k, v in params.items() if v is not None}
+
 
 @dataclass(frozen=True)
 class DayUsefulness:

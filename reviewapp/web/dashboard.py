@@ -1,16 +1,24 @@
-"""The dashboard (lead and admin): charts as server-rendered SVG, each with its numbers."""
+"""The dashboard (lead and admin): charts as server-rendered SVG, each with its numbers;
+reviewer agreement and the alignment of the automatic evaluation with people (issue 16),
+each with a CSV / JSONL download."""
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template, request
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Blueprint, Response, abort, render_template, request
 from flask_login import login_required
 
-from ..domain import charts
+from ..domain import charts, export_format
 from ..extensions import db
-from ..services import dashboard
+from ..services import agreement, dashboard
 from .auth import current_actor
 
 bp = Blueprint("dashboard", __name__, url_prefix="/dashboard")
+
+_MIMETYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 
 
 @bp.get("/")
@@ -20,3 +28,40 @@ def index() -> str:
     data = dashboard.build(db.session, current_actor(),
                            dashboard.DashboardFilters.from_params(request.args))
     return render_template("dashboard/index.html", data=data, charts=charts)
+
+
+@bp.get("/agreement")
+@login_required
+def agreement_page() -> str:
+    """Reviewer agreement: α over all, κ per pair, agreement with the majority."""
+    report = agreement.build(db.session, current_actor(),
+                             agreement.AgreementFilters.from_params(request.args))
+    return render_template("dashboard/agreement.html", report=report, charts=charts)
+
+
+@bp.get("/agreement.<fmt>")
+@login_required
+def agreement_export(fmt: str) -> Response:
+    """The agreement figures as CSV or JSONL (``agreement.EXPORT_COLUMNS``)."""
+    if fmt not in export_format.FORMATS:
+        abort(404)
+    report = agreement.build(db.session, current_actor(),
+                             agreement.AgreementFilters.from_params(request.args))
+    return _download("agreement", fmt, agreement.EXPORT_COLUMNS, agreement.export_rows(report))
+
+
+def _download(name: str, fmt: str, columns: Sequence[str],
+              rows: Iterable[Mapping[str, Any]]) -> Response:
+    """A small, already computed table as an attachment (CSV cells formula-neutralised)."""
+    chunks = export_format.chunks(fmt, columns, rows,
+                                  bom=request.args.get("bom") in ("1", "true", "on"))
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    response = Response(_utf8(chunks), mimetype=_MIMETYPES[fmt])
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}-{stamp}.{fmt}"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _utf8(chunks: Iterator[str]) -> Iterator[bytes]:
+    for chunk in chunks:
+        yield chunk.encode("utf-8")

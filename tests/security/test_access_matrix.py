@@ -193,6 +193,10 @@ BUILDERS: dict[str, Builder] = {
     "cases.new POST": lambda w, c: (Req("POST", f"/cases/new?run={_case_run(w, c)}", {"title": "New"}),
                                     Req("POST", f"/cases/new?run={MISSING}", {"title": "New"})),
     "dashboard.index GET": _get(lambda w, m: f"/dashboard/?workspace={m or w.ws_a.id}"),
+    "dashboard.agreement_page GET": _get(
+        lambda w, m: f"/dashboard/agreement?workspace={m or w.ws_a.id}"),
+    "dashboard.agreement_export GET": _get(
+        lambda w, m: f"/dashboard/agreement.csv?workspace={m or w.ws_a.id}"),
     "exports.index GET": _get(lambda w, m: "/exports/", None),
     "exports.download GET": _get(lambda w, m: f"/exports/feedback.csv?workspace={m or w.ws_a.id}"),
     "feedback.rate POST": lambda w, c: tuple(
@@ -287,6 +291,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "cases.new GET": html(LEAD_A, ALL_HIDDEN),
     "cases.new POST": html(LEAD_POST_A, ALL_HIDDEN),
     "dashboard.index GET": html(LEAD_A, (DENIED, HIDDEN, HIDDEN)),
+    "dashboard.agreement_page GET": html(LEAD_A, (DENIED, HIDDEN, HIDDEN)),
+    "dashboard.agreement_export GET": html(LEAD_A, (DENIED, HIDDEN, HIDDEN)),
     "exports.index GET": html((DENIED, DENIED, OK), (DENIED, DENIED, OK)),
     "exports.download GET": html((DENIED, DENIED, OK), (DENIED, DENIED, HIDDEN)),
     "feedback.rate POST": html((SEE_OTHER,) * 3, ALL_HIDDEN),

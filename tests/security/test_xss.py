@@ -53,6 +53,7 @@ def _pages(t: xc.Target) -> list[tuple[str, dict]]:
 LIST_PAGES = [
     ("/", {}), ("/", HX), ("/?q=zq", HX), ("/queue/progress", HX), ("/triage/", {}),
     ("/triage/", HX), ("/cases/", {}), ("/cases/", HX), ("/dashboard/", {}), ("/exports/", {}),
+    ("/dashboard/agreement", {}),
 ]
 
 
@@ -140,6 +141,7 @@ REFLECTED = [
     "/cases/?source_type={p}&workspace={p}",
     "/exports/?q={p}&service={p}&error_code={p}&fault_category={p}&workspace={p}",
     "/dashboard/?date_from={p}&workspace={p}",
+    "/dashboard/agreement?date_to={p}&min_shared={p}",
     "/nowhere/{p}",
 ]
 HTMX_TOO = {REFLECTED[0], REFLECTED[4], REFLECTED[6]}  # list pages answering htmx with a fragment

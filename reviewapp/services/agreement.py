@@ -1,0 +1,179 @@
+"""Reviewer agreement (issue 16 "Agreement"): how far the reviewers of a workspace agree
+on run answers, over a date range.
+
+An *item* is one run's answer-level target (SPEC 6.1 / 6.2, ``answer_level`` rows of
+``domain/target_types.py``): a chat run's answer message (its last assistant message with
+text, subject ""), an AIOps run's report — or its answer message when it has no report,
+as the feedback service decides (``services/feedback/_targets.py``). Each reviewer's
+current rating of it (``user_feedback``, positive / negative) is one rating; ratings of
+citations, steps and earlier messages are not answer ratings and do not count.
+
+The figures (``domain/agreement.summarise``): Cohen's κ per pair of reviewers with at
+least ``min_shared`` shared items, Krippendorff's α (nominal) over all reviewers with
+missing ratings, each reviewer's agreement with the majority of the item's other
+reviewers, and how many items each rests on.
+
+Access as the dashboard: the workspaces where the actor is lead or admin, optionally one
+of them; a run's day is its ``started_at`` or, without one, the day it was stored (UTC),
+the dashboard's rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from sqlalchemy import and_, exists, func, not_, or_, select
+from sqlalchemy.orm import Session, aliased
+
+from ..actors import Actor, Role
+from ..domain.agreement import AgreementSummary, summarise
+from ..errors import Forbidden
+from ..models import (
+    DiagnosticReport,
+    Feedback,
+    Message,
+    MessageRole,
+    Run,
+    RunKind,
+    TargetType,
+    User,
+    Workspace,
+)
+from ..queries import scope_to_actor
+from .params import date_range_params, day_range, int_param, workspace_param
+
+DEFAULT_MIN_SHARED = 5
+MAX_MIN_SHARED = 10_000
+EXPORT_COLUMNS = ("figure", "reviewer", "other_reviewer", "items", "agreed", "value")
+
+
+@dataclass(frozen=True)
+class AgreementFilters:
+    """``workspace_id`` (``None``: every workspace the actor leads), inclusive UTC days,
+    and ``min_shared``: the fewest shared items for a pair's κ (1 .. 10,000)."""
+
+    workspace_id: int | None = None
+    date_from: date | None = None
+    date_to: date | None = None
+    min_shared: int = DEFAULT_MIN_SHARED
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> AgreementFilters:
+        """Parse query-string values. Raises ``ValidationFailed`` naming the field
+        (``workspace``, ``date_from``, ``date_to``, ``min_shared``)."""
+        min_shared = int_param(params, "min_shared", 1, MAX_MIN_SHARED)
+        return cls(workspace_param(params), *date_range_params(params),
+                   min_shared=DEFAULT_MIN_SHARED if min_shared is None else min_shared)
+
+    def as_params(self) -> dict[str, str]:
+        """The query-string form (blank values left out), for links and exports."""
+        params = {"workspace": self.workspace_id, "date_from": self.date_from,
+                  "date_to": self.date_to,
+                  "min_shared": None if self.min_shared == DEFAULT_MIN_SHARED else self.min_shared}
+        return {k: str(v) for k, v in params.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    """The page: the filters, the (id, name) workspaces the actor leads, the figures."""
+
+    filters: AgreementFilters
+    workspaces: list[tuple[int, str]]
+    summary: AgreementSummary
+
+
+def lead_workspaces(session: Session, actor: Actor, workspace_id: int | None
+                    ) -> tuple[list[tuple[int, str]], list[int]]:
+    """((id, name) of every workspace the actor leads, ids in scope). Raises ``Forbidden``
+    when the actor leads none or ``workspace_id`` is not one of them (the dashboard's
+    rule: a foreign workspace and a missing one answer alike)."""
+    workspaces = [(i, n) for i, n in session.execute(
+        scope_to_actor(select(Workspace.id, Workspace.name), actor, Workspace.id, Role.LEAD)
+        .order_by(Workspace.name))]
+    allowed = {i for i, _ in workspaces}
+    if not allowed or (workspace_id is not None and workspace_id not in allowed):
+        raise Forbidden()
+    return workspaces, [workspace_id] if workspace_id is not None else sorted(allowed)
+
+
+def run_time_conditions(ws_ids: list[int], date_from: date | None, date_to: date | None
+                        ) -> list[Any]:
+    """SQL conditions: the run is in ``ws_ids`` and its day (``started_at``, else
+    ``created_at``; UTC) lies in the inclusive range."""
+    run_time = func.coalesce(Run.started_at, Run.created_at)
+    conds: list[Any] = [Run.workspace_id.in_(ws_ids)]
+    start, end = day_range(date_from, date_to)
+    if start is not None:
+        conds.append(run_time >= start)
+    if end is not None:
+        conds.append(run_time < end)
+    return conds
+
+
+def answer_rating_condition() -> Any:
+    """SQL condition on ``Feedback`` joined to its ``Run``: the row rates the run's
+    answer-level target (module docstring). Text counts as an answer when it is not
+    blank after ``trim`` (the runs list's rule, ``runs.rateable_run``)."""
+    later = aliased(Message)
+    has_text = func.trim(func.coalesce(Message.content, "")) != ""
+    later_text = func.trim(func.coalesce(later.content, "")) != ""
+    assistant = MessageRole.ASSISTANT.value
+    answer_message = exists().where(
+        Message.id == Feedback.target_id, Message.run_pk == Run.id,
+        Message.role == assistant, has_text,
+        not_(exists().where(later.run_pk == Message.run_pk, later.role == assistant,
+                            later.ordinal > Message.ordinal, later_text)),
+    )
+    has_report = exists().where(DiagnosticReport.run_pk == Run.id)
+    return and_(Feedback.subject_key == "", or_(
+        and_(Feedback.target_type == TargetType.CHAT_MESSAGE.value, answer_message,
+             or_(Run.kind == RunKind.CHAT.value, not_(has_report))),
+        and_(Feedback.target_type == TargetType.DIAGNOSTIC_REPORT.value,
+             Run.kind == RunKind.AIOPS.value),
+    ))
+
+
+def answer_ratings(session: Session, ws_ids: list[int], date_from: date | None = None,
+                   date_to: date | None = None) -> dict[int, dict[str, str]]:
+    """``{run id: {username: "positive" | "negative"}}``: the current answer-level
+    ratings of the runs of ``ws_ids`` in the date range. No access check: the caller
+    resolved ``ws_ids`` through the actor (``lead_workspaces``)."""
+    rows = session.execute(
+        select(Feedback.run_pk, User.username, Feedback.rating)
+        .join(Run, Run.id == Feedback.run_pk)
+        .join(User, User.id == Feedback.author_id)
+        .where(*run_time_conditions(ws_ids, date_from, date_to), answer_rating_condition())
+    )
+    ratings: dict[int, dict[str, str]] = {}
+    for run_pk, username, rating in rows:
+        ratings.setdefault(run_pk, {})[username] = rating
+    return ratings
+
+
+def build(session: Session, actor: Actor, filters: AgreementFilters | None = None
+          ) -> AgreementReport:
+    """The agreement figures for ``filters``. Raises ``Forbidden`` when the actor leads
+    no workspace or names one they do not lead."""
+    filters = filters or AgreementFilters()
+    workspaces, ws_ids = lead_workspaces(session, actor, filters.workspace_id)
+    ratings = answer_ratings(session, ws_ids, filters.date_from, filters.date_to)
+    return AgreementReport(filters, workspaces, summarise(ratings, filters.min_shared))
+
+
+def export_rows(report: AgreementReport) -> Iterator[dict[str, Any]]:
+    """The figures as rows of ``EXPORT_COLUMNS`` (CSV / JSONL): one ``alpha`` row (items =
+    items rated by two or more), one ``kappa`` row per pair of reviewers (value empty
+    below the minimum of shared items or when undefined), one ``majority`` row per
+    reviewer (items = items where the others had a majority). Values are fractions."""
+    s = report.summary
+    yield {"figure": "alpha", "reviewer": None, "other_reviewer": None,
+           "items": s.multi_rated, "agreed": None, "value": s.alpha}
+    for p in s.pairs:
+        yield {"figure": "kappa", "reviewer": p.first, "other_reviewer": p.second,
+               "items": p.shared, "agreed": p.agreed, "value": p.kappa}
+    for r in s.reviewers:
+        yield {"figure": "majority", "reviewer": r.reviewer, "other_reviewer": None,
+               "items": r.with_majority, "agreed": r.agreed, "value": r.rate}

@@ -1,0 +1,62 @@
+"""The reviewer-agreement page and its downloads (issue 16): what a lead sees and gets."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from reviewapp.actors import Role
+
+
+@pytest.fixture
+def site(make):
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lead-one")
+    ann, bob = make.user(ws, username="ann"), make.user(ws, username="bob")
+    # ann / bob: 4 shared items, (+,+) (+,-) (-,-) (+,+): kappa 0.5 (hand-computed in
+    # tests/unit/test_agreement.py), alpha over the 4 items: n+ = 5, n- = 3, D_o = 2/8,
+    # D_e = 2*5*3/(8*7) = 30/56 -> alpha = 1 - (2/8)/(30/56) = 1 - 56/120 = 0.5333.
+    for a, b in (("positive", "positive"), ("positive", "negative"),
+                 ("negative", "negative"), ("positive", "positive")):
+        run = make.run(ws)
+        make.feedback_row(run, ann, rating=a)
+        make.feedback_row(run, bob, rating=b)
+    return type("Site", (), dict(ws=ws, lead=lead, ann=ann))
+
+
+def test_lead_sees_the_figures(client, login, site):
+    login(site.lead)
+    page = client.get("/dashboard/agreement?min_shared=4").get_data(as_text=True)
+    assert "Reviewer agreement" in page
+    assert "0.533" in page  # alpha
+    assert "0.50" in page  # kappa of ann and bob
+    assert "(too few)" not in page
+    assert "too few" in client.get("/dashboard/agreement?min_shared=5").get_data(as_text=True)
+    assert "/dashboard/agreement" in client.get("/dashboard/").get_data(as_text=True)
+
+
+def test_reviewer_is_refused_and_bad_filter_is_400(client, login, site):
+    login(site.ann)
+    assert client.get("/dashboard/agreement").status_code == 403
+    assert client.get("/dashboard/agreement.csv").status_code == 403
+    client.post("/logout")
+    login(site.lead)
+    response = client.get("/dashboard/agreement?min_shared=0")
+    assert response.status_code == 400 and "min_shared" in response.get_data(as_text=True)
+    assert client.get("/dashboard/agreement.xlsx").status_code == 404
+
+
+def test_downloads(client, login, site):
+    login(site.lead)
+    response = client.get("/dashboard/agreement.csv?min_shared=4")
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    assert "attachment" in response.headers["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    assert [r["figure"] for r in rows] == ["alpha", "kappa", "majority", "majority"]
+    assert float(rows[0]["value"]) == pytest.approx(1 - 56 / 120)
+    assert (rows[1]["reviewer"], rows[1]["other_reviewer"], rows[1]["items"]) == ("ann", "bob", "4")
+    lines = client.get("/dashboard/agreement.jsonl?min_shared=4").get_data(as_text=True).splitlines()
+    assert json.loads(lines[1])["value"] == pytest.approx(0.5)
