@@ -49,3 +49,21 @@ def test_upgrade_on_empty_database_matches_models(empty_database_url, tmp_path):
         db.engine.dispose()
     assert diff == []
     assert present == tables
+
+
+def test_sqlite_rebuilds_keep_feedback_ids_unreused(tmp_path):
+    """A migration that rebuilds ``user_feedback`` on SQLite (batch mode) keeps
+    AUTOINCREMENT: the history refers to deleted rows by id, so ids are never reused
+    (models/feedback.py). ``compare_metadata`` does not see this option."""
+    url = f"sqlite:///{tmp_path / 'autoinc.sqlite'}"
+    app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": url})
+    with app.app_context():
+        upgrade(directory=str(REPO_ROOT / "migrations"))
+        db.engine.dispose()
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        sql = conn.exec_driver_sql(
+            "SELECT sql FROM sqlite_master WHERE name = 'user_feedback'").scalar_one()
+    engine.dispose()
+    assert "AUTOINCREMENT" in sql
+    assert "'tool_call', 'conversation_turn'" in sql

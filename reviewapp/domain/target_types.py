@@ -29,7 +29,10 @@ class TargetTypeRow:
     every row); ``subject``: what ``subject_id`` names, required (None: the type has
     no subject);
     ``answer_level``: a rating of it can be the run's answer rating (it sets the verdict,
-    SPEC 6.2).
+    SPEC 6.2); ``key``: the model's column that ``target_id`` matches (its integer id,
+    or for a row keyed by a string, the integer column that narrows it, e.g. its run);
+    ``subject_column``: when set, the model's column the subject matches in the owner
+    check's own query (the subject then completes the row's key).
     """
 
     code: str
@@ -40,6 +43,8 @@ class TargetTypeRow:
     role: str | None = None
     subject: str | None = None
     answer_level: bool = False
+    key: str = "id"
+    subject_column: str | None = None
 
 
 TARGET_TYPES: Registry[TargetTypeRow] = Registry("target_type", (
@@ -51,6 +56,16 @@ TARGET_TYPES: Registry[TargetTypeRow] = Registry("target_type", (
     TargetTypeRow("diagnostic_step", "this step", "Step", "DiagnosticStep"),
     TargetTypeRow("diagnostic_report", "the report", "Report", "DiagnosticReport",
                   answer_level=True),
+    # A row of the tool-call audit (SPEC 4). Its key is a string (the agent's call id,
+    # unique per workspace) while ``target_id`` is an integer: the target is the call's
+    # run (``target_id`` = the run's id) and the subject is the call id, which the owner
+    # check matches in the same query. Exports and the eval set thus carry the agent's
+    # own call id, and a re-ingest (which never re-keys a call) cannot orphan a rating.
+    TargetTypeRow("tool_call", "this tool call", "Tool call", "ToolCall", key="run_pk",
+                  subject="tool call id", subject_column="id"),
+    # An assistant message that is not the run's answer: a turn of a multi-turn chat
+    # (the answer itself is ``chat_message``).
+    TargetTypeRow("conversation_turn", "this turn", "Turn", "Message", role="assistant"),
 ))
 
 

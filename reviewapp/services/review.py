@@ -73,11 +73,13 @@ def target_state(session: Session, actor: Actor, target_type: str, target_id: in
         raise Forbidden()  # a tampered form: no control of this page has that type
     spec = TARGET_TYPES.get(target_type)
     model = target_model(target_type)
-    row = session.execute(scope_to_actor(
-        select(Run.id, Run.workspace_id).join(model, getattr(model, spec.parent) == Run.id)
-        .where(model.id == target_id),
-        actor, Run.workspace_id, Role.REVIEWER)).one_or_none()
+    subject = (subject_id or "") if spec.subject is not None else ""
+    stmt = (select(Run.id, Run.workspace_id).join(model, getattr(model, spec.parent) == Run.id)
+            .where(getattr(model, spec.key) == target_id))
+    if spec.subject_column is not None:  # the subject completes the key (a tool call)
+        stmt = stmt.where(getattr(model, spec.subject_column) == subject).limit(1)
+    row = session.execute(scope_to_actor(stmt, actor, Run.workspace_id, Role.REVIEWER)
+                          ).one_or_none()
     if row is None:
         raise Forbidden()
-    subject = (subject_id or "") if spec.subject is not None else ""
     return _state(session, actor, row[0], row[1], target_type, target_id, subject)

@@ -44,6 +44,7 @@ from reviewapp.models import (
 from reviewapp.services import admin
 
 from ..factories import DEFAULT_PASSWORD
+from ..services.feedback.helpers import CALL_ID, chat_run_with_turns, turn_of
 
 MISSING = 987654321
 MISSING_CASE = "00000000-0000-4000-8000-000000000000"
@@ -511,3 +512,43 @@ def _bulk_reads_like_missing(callers: Callers, caller: str, req: Req, missing: R
     if pages[0] != pages[1]:
         return f"bulk outcome differs for A's item and a missing one: {pages}"
     return None
+
+
+def test_access_matrix_of_the_tool_call_and_turn_targets(app_factory, make, session, monkeypatch):
+    """Issue 19: rating a tool call or a conversation turn through the thumbs form and
+    the JSON API, by every caller, reads as the route's row of ``EXPECTED`` says; B's
+    answer for A's target is byte for byte the answer for a missing one."""
+    app = app_factory()
+    from itsdangerous import timed
+
+    frozen = int(time.time())
+    monkeypatch.setattr(timed.TimestampSigner, "get_timestamp", lambda self: frozen)
+    world = _build_world(make, session)
+    run = chat_run_with_turns(make, world.ws_a)
+    turn_id = turn_of(run).id
+    targets = {"tool_call": ((run.id, CALL_ID), (MISSING, CALL_ID)),
+               "conversation_turn": ((turn_id, None), (MISSING, None))}
+    callers = Callers(app, world)
+    failures = []
+    for target_type, pair in targets.items():
+        form = [Req("POST", "/feedback", {"target_type": target_type, "target_id": tid,
+                                          "subject_id": sid or "", "rating": "negative",
+                                          "next": "/"}) for tid, sid in pair]
+        api = [Req("PUT", "/api/feedback/targets",
+                   json={"targetType": target_type, "targetId": tid, "subjectId": sid,
+                         "rating": "negative"}) for tid, sid in pair]
+        for key, (req, missing) in (("feedback.rate POST", form),
+                                    ("api.upsert_target_feedback PUT", api)):
+            for caller in CALLERS:
+                expected = EXPECTED[key][caller]
+                response = callers.send(caller, req)
+                missing_response = (callers.send(caller, missing)
+                                    if expected in (HIDDEN, DENIED) else None)
+                problem = _check(f"{key} {caller}", expected, response, missing_response, world)
+                if problem:
+                    failures.append(f"{target_type} {key} as {caller}: {problem}")
+    assert not failures, "\n".join(failures)
+    session.rollback()
+    rated = session.execute(select(Feedback.target_type, Feedback.author_id)
+                            .where(Feedback.run_pk == run.id)).all()
+    assert sorted(rated) == sorted((t, world.users[c].id) for t in targets for c in MEMBERS_A)

@@ -27,10 +27,11 @@ from sqlalchemy import select
 from reviewapp.actors import Actor, Role
 from reviewapp.domain import triage_flow
 from reviewapp.extensions import db
-from reviewapp.models import Case, TriageItem
+from reviewapp.models import Case, Feedback, TriageItem
 from reviewapp.services import admin
 
 from ..factories import DEFAULT_PASSWORD
+from ..services.feedback.helpers import CALL_ID, chat_run_with_turns, turn_of
 
 SAFE = {"GET", "HEAD", "OPTIONS"}
 # The /api routes that accept the login session (the rest need an ingest token).
@@ -294,3 +295,36 @@ def test_ingest_routes_refuse_a_login_session_even_with_its_token(csrf_app, site
     assert response.status_code == 401
     assert response.get_json()["error"]["code"] == "AUTH_UNAUTHENTICATED"
     assert snapshot() == before
+
+
+@pytest.mark.parametrize("route", ["feedback.rate POST", "api.upsert_target_feedback PUT"])
+@pytest.mark.parametrize("target_type", ["tool_call", "conversation_turn"])
+def test_rating_a_tool_call_or_a_turn_needs_the_token(csrf_app, site, route, target_type):
+    """Issue 19: the two targets rated through the same routes obey the same CSRF rule:
+    refused without the token or with another session's (nothing changes), accepted with
+    the page's own."""
+    run = chat_run_with_turns(site.make, site.ws)
+    target_id, subject = (run.id, CALL_ID) if target_type == "tool_call" else (turn_of(run).id, "")
+    if route.startswith("api."):
+        req: Request = ("PUT", "/api/feedback/targets", {
+            "targetType": target_type, "targetId": target_id, "subjectId": subject or None,
+            "rating": "negative", "comment": "said updated; the call failed"})
+    else:
+        req = ("POST", "/feedback", {
+            "target_type": target_type, "target_id": target_id, "subject_id": subject,
+            "rating": "negative", "comment": "said updated; the call failed", "next": "/"})
+    client = _logged_in(csrf_app, site.admin)
+    foreign = page_token(_logged_in(csrf_app, site.attacker))
+    for options in ({}, dict(field=foreign), dict(htmx=True), dict(htmx=True, header=foreign)):
+        before = snapshot()
+        response = _send(client, route, req, **options)
+        assert _refused(route, response) is None, options
+        assert snapshot() == before
+    mine = page_token(client)
+    options = dict(htmx=True, header=mine) if route.startswith("api.") else dict(field=mine)
+    response = _send(client, route, req, **options)
+    assert response.status_code in (200, 303), response.get_data(as_text=True)[:300]
+    db.session.rollback()
+    row = db.session.scalars(select(Feedback).where(Feedback.author_id == site.admin.id)).one()
+    assert (row.target_type, row.target_id, row.subject_key, row.comment) == (
+        target_type, target_id, subject, "said updated; the call failed")

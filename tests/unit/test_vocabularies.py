@@ -12,10 +12,11 @@ from reviewapp.domain.verdicts import VERDICTS, VERIFIER_VERDICTS, verdict_for_r
 from reviewapp.domain.vocabulary import Registry, UnknownValue
 from reviewapp.models import Feedback, Run, TargetType, target_model
 from reviewapp.models import Message as MessageModel
+from reviewapp.models import ToolCall as ToolCallModel
 
 
 @pytest.mark.parametrize("registry", [TARGET_TYPES, VERDICTS, VERIFIER_VERDICTS, DEFAULT_REASONS])
-@pytest.mark.parametrize("value", ["tool_call", "", None, 3, "USEFUL"])
+@pytest.mark.parametrize("value", ["tool_span", "", None, 3, "USEFUL"])
 def test_an_unknown_value_raises_naming_the_allowed_codes(registry, value):
     with pytest.raises(UnknownValue) as error:
         registry.get(value)
@@ -31,13 +32,14 @@ def test_a_code_listed_twice_is_refused_at_import():
 
 def test_the_tables_hold_the_spec_codes():
     """SPEC 6.1 / 6.2 / 5: the codes as stored, in the order everything lists them."""
-    assert TARGET_TYPES.codes() == ("chat_message", "citation", "diagnostic_step", "diagnostic_report")
+    assert TARGET_TYPES.codes() == ("chat_message", "citation", "diagnostic_step", "diagnostic_report",
+                                    "tool_call", "conversation_turn")
     assert VERDICTS.codes() == ("useful", "not_useful")
     assert VERIFIER_VERDICTS.codes() == ("PASS", "LOW_CONFID", "REJECT")
     assert DEFAULT_REASONS.codes() == ("incorrect", "incomplete", "citation", "unsafe", "other")
-    assert subject_types() == ("citation",)
+    assert subject_types() == ("citation", "tool_call")
     assert [TARGET_TYPES.label(c) for c in TARGET_TYPES.codes()] == [
-        "the answer", "this citation", "this step", "the report"]
+        "the answer", "this citation", "this step", "the report", "this tool call", "this turn"]
 
 
 def test_default_reasons_carry_their_polarity():
@@ -71,9 +73,12 @@ def test_verdict_for_rating_refuses_what_no_verdict_stands_for():
 def test_models_derive_their_constraints_and_enums_from_the_registries():
     checks = {str(c.sqltext) for t in (Feedback.__table__, Run.__table__)
               for c in t.constraints if hasattr(c, "sqltext")}
-    assert "target_type IN ('chat_message', 'citation', 'diagnostic_step', 'diagnostic_report')" in checks
+    assert ("target_type IN ('chat_message', 'citation', 'diagnostic_step', 'diagnostic_report', "
+            "'tool_call', 'conversation_turn')") in checks
     assert "feedback IS NULL OR feedback IN ('useful', 'not_useful')" in checks
     assert [m.value for m in TargetType] == list(TARGET_TYPES.codes())
     assert target_model("citation") is MessageModel
+    assert target_model("conversation_turn") is MessageModel
+    assert target_model("tool_call") is ToolCallModel
     with pytest.raises(UnknownValue):
-        target_model("tool_call")
+        target_model("tool_span")

@@ -59,9 +59,12 @@ class Target:
 def validated(
     target_type: Any, target_id: Any, subject_id: Any, rating: Any = None, *,
     reason: Any = None, comment: Any = None, correction: Any = None, check_rating: bool = True,
-    citation_needs_subject: bool = True,
+    needs_subject: bool = True,
 ) -> tuple[str, int, str | None, dict[str, Any]]:
-    """Check everything that needs no database (SPEC 6.1 "validation first")."""
+    """Check everything that needs no database (SPEC 6.1 "validation first"):
+    (target_type, target_id, subject or None, the cleaned rating fields). A type with a
+    subject (citation, tool_call) needs it unless ``needs_subject`` is false (a list of
+    every subject of one target id). Raises ``ValidationFailed`` naming the field."""
     try:
         target_type = check_choice(target_type, "target_type", TARGET_TYPES)
         values: dict[str, Any] = {}
@@ -78,7 +81,7 @@ def validated(
     if target_id > MAX_ID:  # no row can have it, and the database integer would overflow
         raise ValidationFailed("target_id", f"out of range (at most {MAX_ID})")
     row = TARGET_TYPE_REGISTRY.get(target_type)
-    if row.subject is not None and subject is None and citation_needs_subject:
+    if row.subject is not None and subject is None and needs_subject:
         raise ValidationFailed("subject_id", f"a {row.code} rating needs the {row.subject}")
     if row.subject is None and subject is not None:
         raise ValidationFailed("subject_id",
@@ -110,8 +113,14 @@ def _target_statement(target_type: str) -> Select[Any]:
         select(*columns, *_CHECKS.get(target_type, _NO_CHECK).columns())
         .select_from(Run)
         .join(model, getattr(model, row.parent) == Run.id)
-        .where(model.id == target_id)
+        .where(getattr(model, row.key) == target_id)
     )
+    if row.subject_column is not None:
+        # The subject completes the key (a tool call: its run and its call id), in the
+        # same query; the row must also be of the run's own workspace.
+        stmt = stmt.where(getattr(model, row.subject_column) == bindparam("subject"))
+        if hasattr(model, "workspace_id"):
+            stmt = stmt.where(model.workspace_id == Run.workspace_id)
     if row.role is not None:
         stmt = stmt.where(model.role == row.role)
     stmt = stmt.join(Workspace, Workspace.id == Run.workspace_id)
@@ -141,14 +150,18 @@ def resolve_target(
     session: Session, author_id: int, target_type: str, target_id: int, subject: str | None
 ) -> Target:
     """The target's run, workspace settings and answer-level flag, in one query scoped to
-    the user's workspaces (SPEC 2). Missing, foreign, a non-assistant message, or a
-    citation id absent from the message's ``metadata.citations``: ``Forbidden``."""
+    the user's workspaces (SPEC 2). Missing, foreign, a non-assistant message, a
+    citation id absent from the message's ``metadata.citations``, a tool call id not of
+    run ``target_id``, the answer rated as a conversation turn: ``Forbidden``."""
     if not 1 <= target_id <= MAX_ID:
         raise Forbidden()
+    params: dict[str, Any] = {"target_id": target_id, "actor_user_id": author_id}
+    if TARGET_TYPE_REGISTRY.get(target_type).subject_column is not None:
+        if subject is None:
+            raise Forbidden()
+        params["subject"] = subject
     # On the session's connection: a plain row read, no ORM result processing.
-    row = session.connection().execute(
-        _target_statement(target_type), {"target_id": target_id, "actor_user_id": author_id}
-    ).one_or_none()
+    row = session.connection().execute(_target_statement(target_type), params).one_or_none()
     if row is None:
         raise Forbidden()
 
@@ -202,6 +215,19 @@ class _Citation(_Check):
         return False
 
 
+class _Turn(_Check):
+    """A conversation turn: an assistant message that is not the run's answer (the
+    answer is rated as ``chat_message``, whose rating sets the verdict)."""
+
+    def columns(self) -> tuple[Any, ...]:
+        return (Message.run_pk, Message.ordinal, Message.content)
+
+    def check(self, session: Session, row: Any, subject: str | None) -> bool:
+        if _is_answer_message(session, row):
+            raise Forbidden()
+        return False
+
+
 class _Report(_Check):
     def check(self, session: Session, row: Any, subject: str | None) -> bool:
         return row.kind == RunKind.AIOPS.value
@@ -212,6 +238,7 @@ _CHECKS: dict[str, _Check] = {
     TargetType.CHAT_MESSAGE.value: _AnswerMessage(),
     TargetType.CITATION.value: _Citation(),
     TargetType.DIAGNOSTIC_REPORT.value: _Report(),
+    TargetType.CONVERSATION_TURN.value: _Turn(),
 }
 
 def visible_run(session: Session, actor: Actor, run_pk: Any) -> tuple[int, int]:

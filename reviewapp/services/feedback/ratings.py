@@ -180,9 +180,11 @@ def upsert_feedback(
 ) -> Feedback:
     """Create or replace the actor's rating of one target; commit (SPEC 6.1, 6.2).
 
-    ``target_type``: chat_message | citation | diagnostic_step | diagnostic_report;
-    ``target_id``: the message / step / report id (a citation's target is its assistant
-    message); ``subject_id``: the citation id for citations, else None. ``rating``:
+    ``target_type``: chat_message | citation | diagnostic_step | diagnostic_report |
+    tool_call | conversation_turn; ``target_id``: the message / step / report id (a
+    citation's target is its assistant message, a conversation turn's an assistant message
+    that is not the answer), for a tool call its run's id; ``subject_id``: the citation
+    id for citations, the agent's call id for tool calls, else None. ``rating``:
     positive | negative. Texts: subject <= 160, reason <= 80, comment <= 2,000,
     correction <= 4,000 characters; whitespace-only -> None.
 
@@ -203,8 +205,9 @@ def upsert_feedback(
     created_at, updated_at ...; relationships such as ``author`` are not loaded).
 
     Raises ``ValidationFailed`` (400, naming the field), ``Forbidden`` (403: missing,
-    foreign, a non-assistant message, a citation id not in the message's metadata, or an
-    actor that is not a user).
+    foreign, a non-assistant message, a citation id not in the message's metadata, a call
+    id that is not of the run, the answer rated as a conversation turn, or an actor that
+    is not a user).
     """
     target_type, target_id, subject, values = validated(
         target_type, target_id, subject_id, rating,
@@ -299,17 +302,21 @@ def list_my_feedback_for_target(
     """The actor's own ratings of one target (SPEC 6.1 "list").
 
     ``subject_id`` None returns every row of (target_type, target_id) — for a citation
-    target, the ratings of all citations of that message; a citation id returns at most
-    that one. Same validation and owner check as ``upsert_feedback`` except that a
-    citation may omit its subject. Raises ``ValidationFailed``, ``Forbidden``.
+    target, the ratings of all citations of that message; for a tool_call target (whose
+    ``target_id`` is the run), the ratings of all the run's tool calls; a subject returns
+    at most that one. Same validation and owner check as ``upsert_feedback`` except that
+    the subject may be omitted. Raises ``ValidationFailed``, ``Forbidden``.
     """
     target_type, target_id, subject, _ = validated(
-        target_type, target_id, subject_id, check_rating=False, citation_needs_subject=False
+        target_type, target_id, subject_id, check_rating=False, needs_subject=False
     )
     author_id = author_of(actor)
     if subject is None and target_type == TargetType.CITATION.value:
         # Any citation of the message: check the message itself.
         resolve_target(session, author_id, TargetType.CHAT_MESSAGE.value, target_id, None)
+    elif subject is None and target_type == TargetType.TOOL_CALL.value:
+        # Any tool call of the run: check the run itself.
+        visible_run(session, actor, target_id)
     else:
         resolve_target(session, author_id, target_type, target_id, subject)
     stmt = select(Feedback).where(

@@ -238,7 +238,8 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
 
     if prepared.messages is not None:
         keep_rated_citations(session, run, prepared.messages)
-        keep = targets_with_feedback(session, run.id, TargetType.CHAT_MESSAGE, TargetType.CITATION)
+        keep = targets_with_feedback(session, run.id, TargetType.CHAT_MESSAGE, TargetType.CITATION,
+                                     TargetType.CONVERSATION_TURN)
         # The answer message made from ``run.answer`` is not in the agent's document: it
         # stays (re-sending the same document changes nothing).
         keep |= {m.id for m in run.messages if m.message_id == ANSWER_MESSAGE_ID

@@ -24,6 +24,7 @@ from ...models import (
     FeedbackEvent,
     Run,
     TargetType,
+    ToolCall,
     User,
 )
 from ...queries import get_triage_item_for
@@ -75,10 +76,14 @@ class TriageDetail:
     case: Case | None
 
 
-def _target_labels(run: Run) -> dict[tuple[str, int, str], str]:
+def _target_labels(run: Run, tool_names: Mapping[str, str]) -> dict[tuple[str, int, str], str]:
+    """How the item page names each rateable part of ``run``, by (target_type,
+    target_id, subject_key); ``tool_names`` maps the run's call ids to tool names."""
     labels: dict[tuple[str, int, str], str] = {}
     for message in run.messages:
         labels[(TargetType.CHAT_MESSAGE.value, message.id, "")] = f"answer (message {message.ordinal})"
+        labels[(TargetType.CONVERSATION_TURN.value, message.id, "")] = \
+            f"conversation turn (message {message.ordinal})"
         for citation in message.citations:
             cid = str(citation.get("id", ""))
             title = citation.get("title") or cid
@@ -87,6 +92,8 @@ def _target_labels(run: Run) -> dict[tuple[str, int, str], str]:
         labels[(TargetType.DIAGNOSTIC_STEP.value, step.id, "")] = f"step {step.ordinal}: {step.name}"
     if run.report is not None:
         labels[(TargetType.DIAGNOSTIC_REPORT.value, run.report.id, "")] = "report"
+    for call_id, tool_name in tool_names.items():
+        labels[(TargetType.TOOL_CALL.value, run.id, call_id)] = f"tool call {tool_name} ({call_id})"
     return labels
 
 
@@ -111,7 +118,10 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
             selectinload(Run.messages), selectinload(Run.steps), selectinload(Run.report)
         )
     ).one()
-    labels = _target_labels(run)
+    tool_names = dict(session.execute(
+        select(ToolCall.id, ToolCall.tool_name)
+        .where(ToolCall.run_pk == run.id, ToolCall.workspace_id == run.workspace_id)).all())
+    labels = _target_labels(run, tool_names)
     ratings = [
         RatingView(
             id=f.id, reviewer=username, target_type=f.target_type,
