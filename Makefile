@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export FLASK_APP := app.py
 
-.PHONY: run test install bench chromium clean
+.PHONY: run test install bench mutate chromium clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,11 @@ test: $(VENV)/.installed-test chromium
 ## bench: the benchmarks under benchmarks/ (not part of CI)
 bench: $(VENV)/.installed-test
 	@for b in benchmarks/*.py; do echo "=== $$b"; $(BIN)/python $$b || exit 1; done
+
+## mutate: mutation testing of the pure rules (tools/mutate.py; not part of CI). One module: make mutate MODULES=gatekeeper
+MODULES ?=
+mutate: $(VENV)/.installed-test
+	nice -n 15 $(BIN)/python tools/mutate.py $(MODULES)
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache
