@@ -419,6 +419,7 @@ class Job:
     module: str
     path: str
     index: int | None  # None: the module as written
+    source: str  # the module as read when its mutants were numbered
     tests: list[str]
     stop_first: bool = True
     noconftest: bool = False  # unit tests that need no fixture of tests/conftest.py
@@ -434,8 +435,7 @@ def _child(job: Job) -> int:
     for name in [n for n in sys.modules if n == job.module or n.startswith(job.module + ".")]:
         del sys.modules[name]
     if job.index is not None:
-        source = Path(job.path).read_text()
-        code = compile(mutated_tree(source, job.index), job.path, "exec")
+        code = compile(mutated_tree(job.source, job.index), job.path, "exec")
         sys.meta_path.insert(0, _MutantFinder(job.module, _MutantLoader(code, job.path)))
     lines: set[int] = set()
     if job.trace_out:
@@ -515,9 +515,11 @@ def _run_forked(job: Job, timeout: float) -> tuple[int | None, float]:
 def _run_subprocess(job: Job, timeout: float) -> tuple[int | None, float]:
     start = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--child", json.dumps(job.__dict__)], cwd=ROOT,
+        [sys.executable, __file__, "--child"], cwd=ROOT, stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
+        proc.stdin.write(json.dumps(job.__dict__).encode())
+        proc.stdin.close()
         return proc.wait(timeout), time.monotonic() - start
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -619,7 +621,7 @@ def mutate_module(path: Path, tests: list[str], equivalents: list[Equivalent], *
         # Without tests/conftest.py (it builds the app and a database) when the tests
         # pass without it: most pure-rule tests do, and then a mutant costs 10x less.
         for noconftest in (True, False):
-            job = Job(module, str(path), None, tests, noconftest=noconftest,
+            job = Job(module, str(path), None, source, tests, noconftest=noconftest,
                       modules_out=str(modules_out))
             status, seconds = run(job, 600.0)
             if status == 0:
@@ -633,7 +635,7 @@ def mutate_module(path: Path, tests: list[str], equivalents: list[Equivalent], *
             _preload(modules_out, module.split(".")[0])
             status, seconds = run(job, 600.0)
             result.baseline_seconds = seconds
-        run(Job(module, str(path), None, tests, stop_first=False, noconftest=noconftest,
+        run(Job(module, str(path), None, source, tests, stop_first=False, noconftest=noconftest,
                 trace_out=str(trace_out)), 600.0)
         covered = set(json.loads(trace_out.read_text())) if trace_out.exists() else set()
     limit = timeout or max(10.0, 4 * result.baseline_seconds)
@@ -647,7 +649,7 @@ def mutate_module(path: Path, tests: list[str], equivalents: list[Equivalent], *
         if not covered.intersection(range(m.lineno, m.end_lineno + 1)):
             m.outcome = NOT_COVERED
             continue
-        status, m.seconds = run(Job(module, str(path), m.index, tests,
+        status, m.seconds = run(Job(module, str(path), m.index, source, tests,
                                     noconftest=noconftest), limit)
         if status is None:
             m.outcome = TIMEOUT
@@ -737,10 +739,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the outcomes here")
     parser.add_argument("--min", type=float, default=0.0, help="exit 1 below this score")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every mutant")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        return _child(Job(**json.loads(args.child)))
+        return _child(Job(**json.loads(sys.stdin.read())))
     os.chdir(ROOT)
     equivalents = load_equivalents(args.equivalents)
     results = []
