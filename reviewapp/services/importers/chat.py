@@ -74,7 +74,7 @@ def chat_messages_doc(messages: Any, builder: Builder) -> dict[str, Any]:
         requested = list(message.get("tool_calls") or [])
         if isinstance(message.get("function_call"), Mapping):
             requested.append({"id": None, "function": message["function_call"]})
-        call_ids = []
+        call_ids, final = [], None
         for position, tool_call in enumerate(requested):
             function = tool_call.get("function") if isinstance(tool_call, Mapping) else None
             if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
@@ -84,12 +84,17 @@ def chat_messages_doc(messages: Any, builder: Builder) -> dict[str, Any]:
             arguments = builder.arguments(function.get("arguments"), f"{where}.tool_calls[{position}]")
             call = builder.start(source, function["name"], arguments)
             if call is None:
+                final = function["name"]
                 continue
             pending.setdefault(source or function["name"], []).append(call)
             call_ids.append(call["id"])
         if call_ids:
             entry["metadata"] = {"tool_call_ids": call_ids}
         out_messages.append(entry)
+        if final is not None and builder.final_answer is not None:
+            # The answer the terminal call carries, as the message reviewers rate.
+            out_messages.append({"id": f"m{index}-answer", "role": "assistant", "content": builder.final_answer,
+                                 "metadata": {"extra": {"final_answer_tool": final[:200]}}})
     builder.unfinished()
     doc: dict[str, Any] = {"kind": "chat", "messages": out_messages, "tool_calls": builder.calls,
                            "query": first_text(out_messages, "user") or "",
