@@ -26,8 +26,9 @@ By default each test process is forked from this one after the third-party modul
 tests use are imported (pytest, Flask, SQLAlchemy, RE2 ...; never ``reviewapp``), which
 makes a mutant cost its tests instead of a full interpreter start; ``--no-fork`` starts a
 new interpreter per mutant instead. A first (unmutated) run must pass; a second records the
-lines the tests execute, and a mutant on a line they never execute is reported as
-*survived, not covered* without running.
+lines each test executes: a mutant runs only the tests that execute its line (all of them
+for a line run at import, such as a module-level table), and a mutant on a line no test
+executes is reported as *survived, not covered* without running.
 
 Usage (from the repository root; ``make mutate`` runs every module)::
 
@@ -437,20 +438,32 @@ def _child(job: Job) -> int:
     if job.index is not None:
         code = compile(mutated_tree(job.source, job.index), job.path, "exec")
         sys.meta_path.insert(0, _MutantFinder(job.module, _MutantLoader(code, job.path)))
-    lines: set[int] = set()
+    # line -> the tests that ran it ("" while no test runs: import and collection)
+    lines: dict[int, set[str]] = {}
+    current = [""]
+    plugins = []
     if job.trace_out:
         target = job.path
 
+        class Track:
+            @pytest.hookimpl(wrapper=True)
+            def pytest_runtest_protocol(self, item, nextitem):  # noqa: ANN001, ANN202
+                current[0] = f"{item.path}::{item.nodeid.split('::', 1)[1]}"
+                try:
+                    return (yield)
+                finally:
+                    current[0] = ""
+
         def local(frame, event, arg):  # noqa: ANN001, ANN202
-            lines.add(frame.f_lineno)
+            lines.setdefault(frame.f_lineno, set()).add(current[0])
             return local
 
         def tracer(frame, event, arg):  # noqa: ANN001, ANN202
             if frame.f_code.co_filename == target:
-                lines.add(frame.f_lineno)
-                return local
+                return local(frame, event, arg)
             return None
 
+        plugins.append(Track())
         sys.settrace(tracer)
         import threading
         threading.settrace(tracer)
@@ -459,10 +472,10 @@ def _child(job: Job) -> int:
         args.remove("-x")
     if job.noconftest:
         args.append("--noconftest")
-    status = int(pytest.main(args))
+    status = int(pytest.main(args, plugins=plugins))
     sys.settrace(None)
     if job.trace_out:
-        Path(job.trace_out).write_text(json.dumps(sorted(lines)))
+        Path(job.trace_out).write_text(json.dumps({n: sorted(t) for n, t in lines.items()}))
     if job.modules_out:
         def ours(module: object) -> bool:  # the project's files (its venv is not)
             path = str(getattr(module, "__file__", "") or "")
@@ -637,7 +650,8 @@ def mutate_module(path: Path, tests: list[str], equivalents: list[Equivalent], *
             result.baseline_seconds = seconds
         run(Job(module, str(path), None, source, tests, stop_first=False, noconftest=noconftest,
                 trace_out=str(trace_out)), 600.0)
-        covered = set(json.loads(trace_out.read_text())) if trace_out.exists() else set()
+        covered: dict[int, list[str]] = {int(n): t for n, t in json.loads(
+            trace_out.read_text()).items()} if trace_out.exists() else {}
     limit = timeout or max(10.0, 4 * result.baseline_seconds)
     for m in result.mutants:
         if any(e.matches(module, m) for e in equivalents):
@@ -646,11 +660,17 @@ def mutate_module(path: Path, tests: list[str], equivalents: list[Equivalent], *
                     e.used = True
             m.outcome = EQUIVALENT
             continue
-        if not covered.intersection(range(m.lineno, m.end_lineno + 1)):
+        # Only the tests that run the changed line (all of them for a line run at import).
+        selected = {t for n in range(m.lineno, m.end_lineno + 1) for t in covered.get(n, ())}
+        if not selected:
             m.outcome = NOT_COVERED
             continue
-        status, m.seconds = run(Job(module, str(path), m.index, source, tests,
+        run_tests = tests if "" in selected else sorted(selected)
+        status, m.seconds = run(Job(module, str(path), m.index, source, run_tests,
                                     noconftest=noconftest), limit)
+        if status in (4, 5) and run_tests is not tests:  # a test id pytest cannot select
+            status, m.seconds = run(Job(module, str(path), m.index, source, tests,
+                                        noconftest=noconftest), limit)
         if status is None:
             m.outcome = TIMEOUT
         elif status == 0 or status == 97:

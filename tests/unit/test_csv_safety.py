@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import UTC, datetime
+from decimal import Decimal
 
 import pytest
 
-from reviewapp.domain.csv_safety import DANGEROUS_PREFIXES, neutralise_cell
+from reviewapp.domain.csv_safety import (
+    DANGEROUS_PREFIXES,
+    is_dangerous,
+    neutralise_cell,
+    neutralise_row,
+)
 from reviewapp.domain.export_format import csv_chunks
 
 # (cell as stored, cell as a spreadsheet must receive it): one row per dangerous prefix.
@@ -72,3 +79,32 @@ def test_formula_after_ignored_characters_or_full_width_is_neutralised(stored):
 def test_neutralised_in_the_written_csv_too(stored):
     text = "".join(csv_chunks(["comment"], [{"comment": stored}]))
     assert list(csv.reader(io.StringIO(text, newline=""))) == [["comment"], ["'" + stored]]
+
+
+def test_is_dangerous_on_its_own():
+    assert [is_dangerous(t) for t in ["", "abc", "=1", " =1", " abc", "＋1", "\t"]] == [
+        False, False, True, True, False, True, True]
+
+
+@pytest.mark.parametrize("safe", ["X=1", "XX", "Xmas = 25", "Total: =5"])
+def test_a_letter_in_front_makes_any_formula_character_harmless(safe):
+    assert neutralise_cell(safe) == safe
+
+
+class _Text(str):
+    """A str subclass (an enum member, markupsafe's Markup ...) takes the general path."""
+
+
+@pytest.mark.parametrize("value, expected", [
+    (Decimal("-5"), "'-5"), (Decimal("2.50"), "2.50"),
+    (datetime(2026, 12, 1, 16, 5, tzinfo=UTC), "2026-12-01 16:05:00+00:00"),
+    (_Text("=SUM(A1)"), "'=SUM(A1)"), (_Text(" @x"), "' @x"), (_Text("plain"), "plain"),
+    (_Text(""), ""), (["=1"], "['=1']"),
+])
+def test_values_of_other_types_are_turned_into_text_and_neutralised(value, expected):
+    assert neutralise_cell(value) == expected
+
+
+def test_neutralise_row_neutralises_every_cell_in_order():
+    assert neutralise_row(["=1", None, 7, "ok", True, _Text("-x")]) == [
+        "'=1", "", 7, "ok", "true", "'-x"]

@@ -8,10 +8,20 @@ import pytest
 
 from reviewapp.config import Config
 from reviewapp.domain.feedback import (
+    COMMENT_MAX,
+    CORRECTION_MAX,
     DEFAULT_FEEDBACK_REASONS,
+    RATING_FIELDS,
+    RATINGS,
+    REASON_MAX,
+    SUBJECT_MAX,
+    TARGET_TYPES,
+    VERDICTS,
     InvalidFeedback,
+    answer_message_index,
     check_choice,
     clean_text,
+    has_answer_text,
     initials,
     latest_verdict,
     rating_state,
@@ -91,3 +101,82 @@ def test_rating_state_keeps_only_the_rating_fields():
 ])
 def test_initials(name, expected):
     assert initials(name) == expected
+
+
+def test_the_lengths_are_the_specs():
+    # SPEC 6.1: subject <= 160, reason <= 80, comment <= 2,000, correction <= 4,000.
+    assert (SUBJECT_MAX, REASON_MAX, COMMENT_MAX, CORRECTION_MAX) == (160, 80, 2000, 4000)
+
+
+def test_clean_text_accepts_exactly_the_limit_and_says_how_far_over():
+    assert clean_text("x" * 2000, "comment", 2000) == "x" * 2000
+    with pytest.raises(InvalidFeedback) as error:
+        clean_text("x" * 2001, "comment", 2000)
+    assert str(error.value) == "comment: at most 2000 characters (got 2001)"
+    # the limit applies to the stripped code, not to its padding
+    assert clean_text("  " + "r" * 80 + "  ", "reason", 80, strip=True) == "r" * 80
+
+
+@pytest.mark.parametrize("ch, ok", [
+    ("\ud7ff", True), ("\ud800", False), ("\udbff", False), ("\udc00", False), ("\udfff", False),
+    ("\ue000", True), ("\U0001f600", True),
+])
+def test_clean_text_surrogate_range_is_exactly_d800_to_dfff(ch, ok):
+    if ok:
+        assert clean_text("a" + ch, "comment", 10) == "a" + ch
+    else:
+        with pytest.raises(InvalidFeedback) as error:
+            clean_text("a" + ch, "comment", 10)
+        assert str(error.value) == (
+            "comment: contains a lone surrogate; text must be valid Unicode")
+
+
+def test_clean_text_messages_name_the_field():
+    with pytest.raises(InvalidFeedback) as error:
+        clean_text(5, "subject_id", 10)
+    assert (error.value.field, error.value.message) == ("subject_id", "must be a string")
+    with pytest.raises(InvalidFeedback) as error:
+        clean_text("a\x00", "comment", 10)
+    assert str(error.value) == "comment: must not contain NUL characters"
+    with pytest.raises(InvalidFeedback) as error:
+        check_choice(None, "rating", ("positive", "negative"))
+    assert str(error.value) == "rating: must be one of positive, negative"
+
+
+def test_latest_verdict_tie_break_does_not_depend_on_order():
+    t1 = datetime(2026, 1, 1, 10, 0, tzinfo=UTC)
+    assert latest_verdict([(t1, 9, "negative"), (t1, 7, "positive")]) == "not_useful"
+    assert latest_verdict([(t1, 7, "positive"), (t1, 9, "negative")]) == "not_useful"
+    assert latest_verdict(iter([(t1, 3, "positive")])) == "useful"
+
+
+@pytest.mark.parametrize("messages, index", [
+    ([], None),
+    ([("assistant", "the answer"), ("user", "thanks")], 0),
+    ([("user", "q"), ("assistant", "a1"), ("assistant", "a2")], 2),
+    ([("user", "q"), ("assistant", "a1"), ("assistant", "  \n"), ("assistant", None)], 1),
+    ([("user", "q"), ("tool", "result"), ("system", "s")], None),
+])
+def test_answer_message_is_the_last_assistant_message_with_text(messages, index):
+    assert answer_message_index(messages) == index
+
+
+def test_has_answer_text():
+    assert [has_answer_text(t) for t in [None, "", " \t", "\u3000", "ok", " x "]] == [
+        False, False, False, False, True, True]
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("Xavier", "XA"), ("ada lovelace", "AL"), ("@ops", "OP"), ("a.b.c", "AB"), ("..", "?"),
+    ("mary-jane@example.com", "MJ"),
+])
+def test_initials_more_shapes(name, expected):
+    assert initials(name) == expected
+
+
+def test_vocabularies_for_validation():
+    assert TARGET_TYPES[:4] == ("chat_message", "citation", "diagnostic_step",
+                                "diagnostic_report")
+    assert RATINGS == ("positive", "negative")
+    assert VERDICTS == ("useful", "not_useful")
+    assert RATING_FIELDS == ("rating", "reason", "comment", "correction")

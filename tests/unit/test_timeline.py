@@ -7,7 +7,16 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from reviewapp.domain.pagination import decode_keyset, encode_keyset
-from reviewapp.domain.timeline import AXIS_WIDTH, MIN_BAR, CallTiming, axis_ticks, format_ms, layout
+from reviewapp.domain.timeline import (
+    AXIS_WIDTH,
+    MIN_BAR,
+    Bar,
+    CallTiming,
+    Layout,
+    axis_ticks,
+    format_ms,
+    layout,
+)
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -92,3 +101,50 @@ def test_keyset_cursor_round_trips_and_refuses_another_sort():
 ])
 def test_axis_ticks_never_repeat_a_label(span, ticks):
     assert axis_ticks(span) == ticks
+
+
+# The axis runs 0..1000 and a bar is at least 4 wide (module docstring; the template's
+# viewBox): written out below rather than read from the module.
+
+def test_completed_calls_are_not_open_ended_and_carry_their_offset():
+    placed = layout([CallTiming(at(0), at(2)), CallTiming(at(5), at(10))])
+    assert placed.bars == [Bar(0, 200, True, False, 0), Bar(500, 500, True, False, 5000)]
+    assert (placed.start, placed.has_axis) == (T0, True)
+
+
+def test_a_single_zero_length_call():
+    placed = layout([CallTiming(at(3), at(3))])
+    # A span of 0 counts as 1 ms, so the axis has a scale; the bar is widened to 4.
+    assert placed == Layout(True, at(3), 1, ["0 ms", "", "", "1 ms", ""],
+                            [Bar(0, 4, True, False, 0)])
+
+
+def test_a_call_at_the_very_end_of_the_axis_keeps_a_visible_bar_inside_it():
+    placed = layout([CallTiming(at(0), at(10)), CallTiming(at(10), at(10)),
+                     CallTiming(at(10), None)])
+    assert placed.bars[1:] == [Bar(996, 4, True, False, 10_000), Bar(996, 4, True, True, 10_000)]
+
+
+def test_the_run_end_only_extends_the_axis_never_shortens_it():
+    placed = layout([CallTiming(at(0), at(4))], until=at(1))
+    assert placed.span_ms == 4000 and placed.bars[0].width == 1000
+
+
+def test_positions_are_rounded_to_two_decimals():
+    placed = layout([CallTiming(at(0), at(3)), CallTiming(at(1), at(2))])
+    assert placed.bars[1] == Bar(333.33, 333.33, True, False, 1000)
+
+
+def test_untimed_calls_get_no_bar_and_no_axis():
+    assert layout([CallTiming(None, at(1))]) == Layout(
+        False, None, 0, [], [Bar(0, 0, False, False, None)])
+    assert layout([]) == Layout(False, None, 0, [], [])
+
+
+@pytest.mark.parametrize("ms, text", [
+    (-5, "0 ms"), (0.4, "0 ms"), (999.4, "999 ms"), (9_949, "9.9 s"), (9_999, "10.0 s"),
+    (10_000, "10 s"), (59_999, "60 s"), (60_000, "1 min 0 s"), (3_599_999, "59 min 59 s"),
+    (3_600_000, "1 h 0 min"), (7_199_999, "1 h 59 min"),
+])
+def test_format_ms_at_each_unit_boundary(ms, text):
+    assert format_ms(ms) == text

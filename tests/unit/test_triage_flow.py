@@ -23,3 +23,30 @@ def test_reopen_is_labelled_reopen():
     assert flow.action_label("resolved", "triaged") == "Reopen"
     assert flow.action_label("wont_fix", "triaged") == "Reopen"
     assert flow.action_label("new", "triaged") == "Mark triaged"
+
+
+def test_the_states_are_the_four_of_the_spec_in_order():
+    assert flow.STATES == ("new", "triaged", "resolved", "wont_fix")
+    assert (flow.OPEN_STATES, flow.CLOSED_STATES) == (("new", "triaged"), ("resolved", "wont_fix"))
+    assert flow.OPENED_REASONS == ("not_useful", "negative_target")
+
+
+def test_state_labels():
+    assert flow.STATE_LABELS == {
+        "new": "New", "triaged": "Triaged", "resolved": "Resolved", "wont_fix": "Won't fix"}
+
+
+@pytest.mark.parametrize("current, target, label", [
+    ("new", "triaged", "Mark triaged"), ("new", "resolved", "Resolve"),
+    ("new", "wont_fix", "Won't fix"), ("triaged", "resolved", "Resolve"),
+    ("triaged", "wont_fix", "Won't fix"), ("resolved", "triaged", "Reopen"),
+    ("wont_fix", "triaged", "Reopen"), ("triaged", "triaged", "Mark triaged"),
+    ("new", "archived", "archived"),
+])
+def test_every_button_label(current, target, label):
+    assert flow.action_label(current, target) == label
+
+
+def test_an_unknown_state_has_no_move():
+    assert not flow.can_move("archived", "triaged")
+    assert not flow.can_move("new", "new")
