@@ -13,7 +13,7 @@ from flask_login import login_required
 
 from ..domain import charts, export_format
 from ..extensions import db
-from ..services import agreement, dashboard
+from ..services import agreement, alignment, dashboard
 from .auth import current_actor
 
 bp = Blueprint("dashboard", __name__, url_prefix="/dashboard")
@@ -48,6 +48,26 @@ def agreement_export(fmt: str) -> Response:
     report = agreement.build(db.session, current_actor(),
                              agreement.AgreementFilters.from_params(request.args))
     return _download("agreement", fmt, agreement.EXPORT_COLUMNS, agreement.export_rows(report))
+
+
+@bp.get("/alignment")
+@login_required
+def alignment_page() -> str:
+    """Each automatic signal against the human verdict: matrix, κ, AUC, disagreeing runs."""
+    report = alignment.build(db.session, current_actor(),
+                             alignment.AlignmentFilters.from_params(request.args))
+    return render_template("dashboard/alignment.html", report=report, charts=charts)
+
+
+@bp.get("/alignment.<fmt>")
+@login_required
+def alignment_export(fmt: str) -> Response:
+    """``table=matrix`` (default): every signal's confusion matrix with κ and AUC;
+    ``table=disagreements``: every disagreeing run of every signal. CSV or JSONL."""
+    if fmt not in export_format.FORMATS:
+        abort(404)
+    name, columns, rows = alignment.open_export(db.session, current_actor(), request.args)
+    return _download(name, fmt, columns, rows)
 
 
 def _download(name: str, fmt: str, columns: Sequence[str],

@@ -40,7 +40,8 @@ def test_no_page_scrolls_sideways(new_page, long_world, width):
     log_in(page, "wide.admin")
     paths = ["/", f"/runs/{long_world['chat'].id}", f"/runs/{long_world['aiops'].id}", "/triage/",
              f"/triage/{long_world['item'].id}", "/cases/", f"/cases/{long_world['case'].case_id}",
-             "/dashboard/", "/dashboard/agreement", "/exports/"]
+             "/dashboard/", "/dashboard/agreement",
+             "/dashboard/alignment", "/exports/"]
     wide = {}
     for path in paths:
         page.goto(path)

@@ -44,3 +44,32 @@ def test_agreement_page(new_page, team, width):
     page.screenshot(path=str(SCREENSHOTS / f"agreement-{width}.png"), full_page=True)
     assert overflow <= 0
     assert PASSWORD  # the fixture users share the browser tests' password
+
+
+@pytest.fixture
+def judged(make, session, team):
+    # Judged runs: mostly score 30 (the tau-bench picture), a few disagreements.
+    for i in range(14):
+        run = make.run(team, f"judged-{i}", query=f"Can I change flight {i} to Friday? " + "x" * 60,
+                       started_at=f"2026-10-{10 + i:02d}T12:00:00Z")
+        run.feedback = "useful" if i % 3 else "not_useful"
+        run.evidence_score = 30 if i < 11 else 65 + i
+        run.verifier_verdict = ("PASS", "LOW_CONFID", "REJECT")[i % 3]
+        run.external_outcome = "pass" if i % 2 else "fail"
+    session.commit()
+    return team
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_alignment_page(new_page, judged, width):
+    page = new_page(width, 900)
+    log_in(page, "team.lead")
+    page.goto("/dashboard/alignment?date_from=2026-10-01&date_to=2026-10-31")
+    assert page.locator("h1").inner_text() == "Automatic evaluation vs people"
+    assert "score exactly 30" in page.locator(".score-warning").inner_text()
+    page.locator("details summary").first.click()
+    overflow = page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"alignment-{width}.png"), full_page=True)
+    assert overflow <= 0

@@ -198,6 +198,10 @@ BUILDERS: dict[str, Builder] = {
         lambda w, m: f"/dashboard/agreement?workspace={m or w.ws_a.id}"),
     "dashboard.agreement_export GET": _get(
         lambda w, m: f"/dashboard/agreement.csv?workspace={m or w.ws_a.id}"),
+    "dashboard.alignment_page GET": _get(
+        lambda w, m: f"/dashboard/alignment?workspace={m or w.ws_a.id}"),
+    "dashboard.alignment_export GET": _get(
+        lambda w, m: f"/dashboard/alignment.csv?table=disagreements&workspace={m or w.ws_a.id}"),
     "exports.index GET": _get(lambda w, m: "/exports/", None),
     "exports.download GET": _get(lambda w, m: f"/exports/feedback.csv?workspace={m or w.ws_a.id}"),
     "feedback.rate POST": lambda w, c: tuple(
@@ -294,6 +298,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "dashboard.index GET": html(LEAD_A, (DENIED, HIDDEN, HIDDEN)),
     "dashboard.agreement_page GET": html(LEAD_A, (DENIED, HIDDEN, HIDDEN)),
     "dashboard.agreement_export GET": html(LEAD_A, (DENIED, HIDDEN, HIDDEN)),
+    "dashboard.alignment_page GET": html(LEAD_A, (DENIED, HIDDEN, HIDDEN)),
+    "dashboard.alignment_export GET": html(LEAD_A, (DENIED, HIDDEN, HIDDEN)),
     "exports.index GET": html((DENIED, DENIED, OK), (DENIED, DENIED, OK)),
     "exports.download GET": html((DENIED, DENIED, OK), (DENIED, DENIED, HIDDEN)),
     "feedback.rate POST": html((SEE_OTHER,) * 3, ALL_HIDDEN),

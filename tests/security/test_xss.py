@@ -53,7 +53,7 @@ def _pages(t: xc.Target) -> list[tuple[str, dict]]:
 LIST_PAGES = [
     ("/", {}), ("/", HX), ("/?q=zq", HX), ("/queue/progress", HX), ("/triage/", {}),
     ("/triage/", HX), ("/cases/", {}), ("/cases/", HX), ("/dashboard/", {}), ("/exports/", {}),
-    ("/dashboard/agreement", {}),
+    ("/dashboard/agreement", {}), ("/dashboard/alignment", {}),
 ]
 
 
@@ -142,6 +142,7 @@ REFLECTED = [
     "/exports/?q={p}&service={p}&error_code={p}&fault_category={p}&workspace={p}",
     "/dashboard/?date_from={p}&workspace={p}",
     "/dashboard/agreement?date_to={p}&min_shared={p}",
+    "/dashboard/alignment?date_to={p}&threshold={p}",
     "/nowhere/{p}",
 ]
 HTMX_TOO = {REFLECTED[0], REFLECTED[4], REFLECTED[6]}  # list pages answering htmx with a fragment

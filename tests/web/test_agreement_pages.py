@@ -60,3 +60,47 @@ def test_downloads(client, login, site):
     assert (rows[1]["reviewer"], rows[1]["other_reviewer"], rows[1]["items"]) == ("ann", "bob", "4")
     lines = client.get("/dashboard/agreement.jsonl?min_shared=4").get_data(as_text=True).splitlines()
     assert json.loads(lines[1])["value"] == pytest.approx(0.5)
+
+
+@pytest.fixture
+def judged(session, make):
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lead-two")
+    # (verdict, score, verifier): scores 30 everywhere but one -> the warning shows.
+    rows = [("useful", 30, "PASS"), ("not_useful", 30, "PASS"), ("not_useful", 30, "REJECT"),
+            ("useful", 80, "PASS")]
+    runs = []
+    for i, (verdict, score, verifier) in enumerate(rows):
+        run = make.run(ws, f"judged-{i}", query=f"Question <b>{i}</b>")
+        run.feedback, run.evidence_score, run.verifier_verdict = verdict, score, verifier
+        runs.append(run)
+    session.commit()
+    return type("J", (), dict(ws=ws, lead=lead, runs=runs))
+
+
+def test_alignment_page(client, login, judged):
+    login(judged.lead)
+    page = client.get("/dashboard/alignment").get_data(as_text=True)
+    assert "Automatic evaluation vs people" in page
+    assert "3 of 4 scored runs (75%) score exactly 30" in page
+    # AUC: useful 30, 80 vs not useful 30, 30: (0.5 + 0.5 + 1 + 1) / 4 = 0.75.
+    assert "0.75" in page
+    # The verifier's PASS on the not-useful run judged-1 is a disagreement, linked.
+    assert f'href="/runs/{judged.runs[1].id}"' in page
+    assert "Question &lt;b&gt;1&lt;/b&gt;" in page and "<b>1</b>" not in page
+    assert "/dashboard/alignment" in client.get("/dashboard/").get_data(as_text=True)
+
+
+def test_alignment_downloads(client, login, judged):
+    login(judged.lead)
+    rows = list(csv.DictReader(io.StringIO(
+        client.get("/dashboard/alignment.csv").get_data(as_text=True))))
+    summary = {r["signal"]: r for r in rows if r["value"] == "*"}
+    assert float(summary["evidence_score"]["auc"]) == pytest.approx(0.75)
+    lines = client.get("/dashboard/alignment.jsonl?table=disagreements").get_data(
+        as_text=True).splitlines()
+    found = {(json.loads(line)["signal"], json.loads(line)["run_id"]) for line in lines}
+    # threshold 50: judged-0 (30, useful) predicted not useful; verifier PASS on judged-1.
+    assert found == {("evidence_score", "judged-0"), ("verifier_verdict", "judged-1")}
+    response = client.get("/dashboard/alignment.csv?table=everything")
+    assert response.status_code == 400 and "table" in response.get_data(as_text=True)

@@ -1,0 +1,146 @@
+"""The alignment report (issue 16) against a small hand-made set of judged runs.
+
+Runs (human verdict, evidence score, verifier verdict, external outcome):
+  r1 useful      80  PASS        "PASS" (upper case: compared case-insensitively)
+  r2 useful      30  LOW_CONFID  pass
+  r3 not_useful  30  REJECT      fail
+  r4 not_useful  60  PASS        fail
+  r5 useful      30  -           -
+  r6 not_useful  -   REJECT      weird
+  r7 (no verdict) 90 PASS        pass          -> not in the report
+  a1 useful      65  AIOps PASS
+  a2 not_useful  30  AIOps FAIL
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewapp.actors import Role
+from reviewapp.errors import Forbidden, ValidationFailed
+from reviewapp.services import alignment
+from reviewapp.services.alignment import AlignmentFilters
+
+
+@pytest.fixture
+def world(session, make):
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    day = "2026-11-27T08:00:00Z"
+    spec = {
+        "r1": ("useful", 80, "PASS", "PASS"), "r2": ("useful", 30, "LOW_CONFID", "pass"),
+        "r3": ("not_useful", 30, "REJECT", "fail"), "r4": ("not_useful", 60, "PASS", "fail"),
+        "r5": ("useful", 30, None, None), "r6": ("not_useful", None, "REJECT", "weird"),
+        "r7": (None, 90, "PASS", "pass"),
+    }
+    runs = {}
+    for name, (verdict, score, verifier, outcome) in spec.items():
+        run = make.run(ws, name, started_at=day)
+        run.feedback, run.evidence_score, run.verifier_verdict = verdict, score, verifier
+        run.external_outcome = outcome
+        runs[name] = run
+    for name, verdict, score, rule in (("a1", "useful", 65, "PASS"),
+                                       ("a2", "not_useful", 30, "FAIL")):
+        run = make.aiops_run(ws, name, started_at=day)
+        run.feedback, run.evidence_score, run.verifier_verdict = verdict, score, None
+        run.external_outcome = None
+        run.self_evaluation = {"aiops_rule_evaluation": {"source": "rule", "verdict": rule,
+                                                         "checks": []}}
+        runs[name] = run
+    other = make.workspace()
+    stranger = make.run(other, "x1", started_at=day)
+    stranger.feedback, stranger.evidence_score = "useful", 10
+    session.commit()
+    return type("W", (), dict(ws=ws, lead=lead, runs=runs))
+
+
+def _signal(report, code):
+    return next(s for s in report.signals if s.code == code)
+
+
+def _matrix(signal):
+    return {r.value: (r.useful, r.not_useful) for r in signal.matrix}
+
+
+def test_report_matches_hand_computed_values(session, make, world):
+    report = alignment.build(session, make.actor(world.lead))
+    assert (report.useful, report.not_useful) == (4, 4)
+
+    score = _signal(report, "evidence_score")
+    # useful scores 80 30 30 65 vs not-useful 30 60 30: wins 3 + 1 + 1 + 3 = 8 of 12.
+    assert score.auc == pytest.approx(8 / 12)
+    assert (score.auc_useful, score.auc_not_useful) == (4, 3)
+    bands = {b.value: (b.useful, b.not_useful) for b in score.bands}
+    assert (bands["30–39"], bands["60–69"], bands["80–89"], bands["0–9"]) == (
+        (2, 2), (1, 1), (1, 0), (0, 0))
+    assert _matrix(score) == {"≥ 50": (2, 1), "< 50": (2, 2), "none": (0, 1)}
+    # (pred, human): UU 2, UN 1, NU 2, NN 2 -> p_o 4/7, p_e 24/49, kappa 4/25.
+    assert (score.predicted, score.agreed) == (7, 4)
+    assert score.kappa == pytest.approx(4 / 25)
+    assert score.disagreement_total == 3
+    assert {d.run_id for d in score.disagreements} == {"r2", "r4", "r5"}
+
+    verifier = _signal(report, "verifier_verdict")
+    assert _matrix(verifier) == {"PASS": (1, 1), "LOW_CONFID": (1, 0), "REJECT": (0, 2),
+                                 "none": (2, 1)}
+    # UU 1, UN 1, NU 1, NN 2 -> p_o 3/5, p_e 13/25, kappa 1/6.
+    assert (verifier.predicted, verifier.agreed) == (5, 3)
+    assert verifier.kappa == pytest.approx(1 / 6)
+    assert sorted(d.run_id for d in verifier.disagreements) == ["r2", "r4"]
+    r4 = next(d for d in verifier.disagreements if d.run_id == "r4")
+    assert (r4.signal_value, r4.predicts, r4.human_verdict) == ("PASS", "useful", "not_useful")
+
+    aiops = _signal(report, "aiops_verdict")
+    assert _matrix(aiops) == {"PASS": (1, 0), "FAIL": (0, 1), "none": (3, 3)}
+    assert (aiops.predicted, aiops.agreed, aiops.kappa) == (2, 2, 1.0)
+    assert aiops.disagreement_total == 0
+
+    outcome = _signal(report, "external_outcome")
+    assert _matrix(outcome) == {"pass": (2, 0), "fail": (0, 2), "weird": (0, 1), "none": (2, 1)}
+    assert (outcome.predicted, outcome.agreed, outcome.kappa) == (4, 4, 1.0)
+    assert outcome.without_prediction == 4
+
+
+def test_threshold_and_shown(session, make, world):
+    report = alignment.build(session, make.actor(world.lead), AlignmentFilters(threshold=70),
+                             shown=1)
+    score = _signal(report, "evidence_score")
+    # >= 70: r1 (U). < 70: U r2 r5 a1, N r3 r4 a2. UU 1, NU 3, NN 3 -> p_o 4/7;
+    # pred margins U 1, N 6; human U 4, N 3: p_e (4 + 18) / 49 = 22/49; kappa 6/27.
+    assert score.kappa == pytest.approx((28 / 49 - 22 / 49) / (27 / 49))
+    assert score.auc == pytest.approx(8 / 12)  # threshold-free
+    assert score.disagreement_total == 3 and len(score.disagreements) == 1
+
+
+def test_score_concentration_over_all_runs(session, make, world):
+    report = alignment.build(session, make.actor(world.lead))
+    # Scores of all 9 runs in range (judged or not): 30 x4, 80, 60, 90, 65 (r6 unscored).
+    assert report.score_mode == (30, 4, 8)
+
+
+def test_access_and_filters(session, make, world):
+    with pytest.raises(Forbidden):
+        alignment.build(session, make.actor(make.user(world.ws, Role.REVIEWER)))
+    with pytest.raises(ValidationFailed) as caught:
+        AlignmentFilters.from_params({"threshold": "101"})
+    assert caught.value.field == "threshold"
+    report = alignment.build(session, make.actor(world.lead),
+                             AlignmentFilters.from_params({"date_from": "2026-11-28"}))
+    assert report.judged == 0 and _signal(report, "evidence_score").auc is None
+    assert all(s.kappa is None for s in report.signals)
+
+
+def test_exports(session, make, world):
+    lead = make.actor(world.lead)
+    report = alignment.build(session, lead)
+    rows = list(alignment.matrix_rows(report))
+    summary = {r["signal"]: r for r in rows if r["value"] == "*"}
+    assert summary["verifier_verdict"]["kappa"] == pytest.approx(1 / 6)
+    assert summary["evidence_score"]["auc"] == pytest.approx(8 / 12)
+    assert all(set(r) == set(alignment.MATRIX_COLUMNS) for r in rows)
+    found = list(alignment.disagreement_rows(session, lead, AlignmentFilters()))
+    assert sorted((r["signal"], r["run_id"]) for r in found) == [
+        ("evidence_score", "r2"), ("evidence_score", "r4"), ("evidence_score", "r5"),
+        ("verifier_verdict", "r2"), ("verifier_verdict", "r4")]
+    with pytest.raises(Forbidden):
+        alignment.disagreement_rows(session, make.actor(make.user()), AlignmentFilters())

@@ -1,0 +1,27 @@
+"""The signal registry's predictions (issue 16)."""
+
+from __future__ import annotations
+
+from reviewapp.domain.alignment import SCORE_BANDS, SIGNALS, predicted, score_band
+
+
+def test_predictions():
+    score, verifier, aiops, outcome = (SIGNALS.get(c) for c in (
+        "evidence_score", "verifier_verdict", "aiops_verdict", "external_outcome"))
+    assert [predicted(score, v, 50) for v in (49, 50, 100, 0, None)] == [
+        "not_useful", "useful", "useful", "not_useful", None]
+    assert [predicted(verifier, v) for v in ("PASS", "LOW_CONFID", "REJECT", "pass", None)] == [
+        "useful", "not_useful", "not_useful", None, None]
+    assert [predicted(aiops, v) for v in ("PASS", "WARN", "FAIL")] == [
+        "useful", "not_useful", "not_useful"]
+    assert [predicted(outcome, v) for v in ("Pass", "FAIL", "success", "timeout")] == [
+        "useful", "not_useful", "useful", None]
+    assert "PASS → useful" in verifier.mapping_text()
+    assert "≥ 70" in score.mapping_text(70)
+
+
+def test_score_bands_cover_0_to_100_once():
+    covered = [score_band(s) for s in range(101)]
+    for index, (_, low, high) in enumerate(SCORE_BANDS):
+        assert [s for s in range(101) if covered[s] == index] == list(range(low, high + 1))
+    assert score_band(-5) == 0 and score_band(130) == 9
