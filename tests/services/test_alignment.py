@@ -14,12 +14,18 @@ Runs (human verdict, evidence score, verifier verdict, external outcome):
 
 from __future__ import annotations
 
-import pytest
+import json
 
-from reviewapp.actors import Role
+import pytest
+from sqlalchemy import select
+
+from reviewapp.actors import Actor, Role
 from reviewapp.errors import Forbidden, ValidationFailed
-from reviewapp.services import alignment
+from reviewapp.models import Run
+from reviewapp.services import alignment, importers
 from reviewapp.services.alignment import AlignmentFilters
+
+from ..shared_data import tau_bench_file
 
 
 @pytest.fixture
@@ -144,3 +150,35 @@ def test_exports(session, make, world):
         ("verifier_verdict", "r2"), ("verifier_verdict", "r4")]
     with pytest.raises(Forbidden):
         alignment.disagreement_rows(session, make.actor(make.user()), AlignmentFilters())
+
+
+def test_tau_bench_shows_the_score_cannot_rank(session, make):
+    """The 200 real tau-bench runs: 182 score exactly 30 (S001 §4: +30 for a successful
+    tool call, nothing else applies to this data), the rest 0. With verdicts that follow
+    the benchmark's reward (a stand-in for reviewers), the AUC is barely above chance;
+    expected values from the raw file with plain ``json``."""
+    records = json.loads(tau_bench_file().read_text())
+    ws = make.workspace("tau")
+    lead = make.user(ws, Role.LEAD)
+    importers.import_files(session, Actor.system_actor(), ws.id, [str(tau_bench_file())],
+                           fmt="tau-bench")
+    session.commit()
+    report = alignment.build(session, make.actor(lead))
+    assert report.judged == 0 and report.score_mode == (30, 182, 200)
+
+    def score(record):
+        ok = any(m["role"] == "tool" and not (m.get("content") or "").startswith("Error:")
+                 for m in record["traj"])
+        return 30 if ok else 0
+    useful = [score(r) for r in records if r["reward"] == 1]
+    not_useful = [score(r) for r in records if r["reward"] != 1]
+    pairs = sum(1.0 if u > n else 0.5 if u == n else 0.0 for u in useful for n in not_useful)
+    for run in session.scalars(select(Run).where(Run.workspace_id == ws.id)):
+        run.feedback = "useful" if run.external_outcome == "pass" else "not_useful"
+    session.commit()
+    report = alignment.build(session, make.actor(lead))
+    assert (report.useful, report.not_useful) == (84, 116)
+    evidence = _signal(report, "evidence_score")
+    assert evidence.auc == pytest.approx(pairs / (len(useful) * len(not_useful)))
+    assert evidence.kappa == pytest.approx(0.0)  # threshold 50: every run predicted not useful
+    assert _signal(report, "external_outcome").kappa == pytest.approx(1.0)
