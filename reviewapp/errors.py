@@ -89,6 +89,14 @@ class PayloadTooLarge(ServiceError):
     status = 413
 
 
+class UnsupportedMediaType(ServiceError):
+    """A body in a content type or encoding the route does not read:
+    ``UNSUPPORTED_MEDIA_TYPE``, HTTP 415 (OTLP/HTTP)."""
+
+    code = "UNSUPPORTED_MEDIA_TYPE"
+    status = 415
+
+
 class Unavailable(ServiceError):
     """Storage or a dependency is down: ``SYSTEM_UNAVAILABLE``, HTTP 503. Never a fake success."""
 

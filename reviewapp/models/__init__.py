@@ -6,6 +6,7 @@ from ..domain.target_types import TARGET_TYPES
 from .accounts import IngestToken, Membership, User, Workspace
 from .cases import Case, SourceType
 from .feedback import Feedback, FeedbackEvent, Rating, TargetType
+from .otel import OtelSpan
 from .runs import (
     DiagnosisSession,
     DiagnosticReport,
@@ -29,7 +30,7 @@ def target_model(target_type: str) -> Any:
 
 __all__ = [
     "Case", "DiagnosisSession", "DiagnosticReport", "DiagnosticStep", "Feedback",
-    "FeedbackEvent", "IngestToken", "MatchLevel", "Membership", "Message", "MessageRole",
+    "FeedbackEvent", "IngestToken", "MatchLevel", "Membership", "Message", "MessageRole", "OtelSpan",
     "Rating", "Run", "RunKind", "RunStatus", "SourceType", "TargetType", "ToolCall",
     "ToolCallStatus", "TriageItem", "TriageState", "User", "Verdict", "Workspace",
     "target_model",

@@ -20,6 +20,7 @@ from reviewapp.errors import (
     PayloadTooLarge,
     Unauthenticated,
     Unavailable,
+    UnsupportedMediaType,
     ValidationFailed,
 )
 
@@ -48,12 +49,14 @@ EXPECTED_ERRORS = {
     "finishRun": {400, 401, 403, 404, 409, 413, 503},
     "ingestToolEvents": {400, 401, 409, 413, 503},
     "runTrace": {400, 401, 403, 404, 409, 503},
+    "ingestOtelTraces": {400, 401, 413, 415, 503},
 }
 
 # The code each error status carries, from reviewapp/errors.py and the app's handlers.
 CODE_OF_STATUS = {
     400: ValidationFailed.code, 401: Unauthenticated.code, 403: Forbidden.code,
-    404: "NOT_FOUND", 409: Conflict.code, 413: PayloadTooLarge.code, 503: Unavailable.code,
+    404: "NOT_FOUND", 409: Conflict.code, 413: PayloadTooLarge.code,
+    415: UnsupportedMediaType.code, 503: Unavailable.code,
 }
 
 

@@ -169,6 +169,7 @@ def _variants(creds: Credentials) -> list[tuple[str, str, dict[str, str], dict[s
         "ingestRun": [("token", token)],
         "finishRun": [("token", token)],
         "ingestToolEvents": [("token", token)],
+        "ingestOtelTraces": [("token", token)],
         "runTrace": [("token", token), ("session", login)],
     }
     return [(f"{op} [{auth}]", op, headers, cookies)

@@ -258,7 +258,20 @@ BUILDERS: dict[str, Builder] = {
         Req("POST", "/api/ingest/tool-events",
             json={"id": "call-probe", "run_id": rid, "event": "started", "tool_name": "logs"})
         for rid in (w.running.run_id, "run-missing")),
+    # One trace id for every caller: A's token and B's token each make the run in their own
+    # workspace (the test's end checks A's run is untouched).
+    "otel.traces POST": lambda w, c: (Req("POST", "/v1/traces", json=_otlp_trace()), None),
+    "otel_api.traces_under_api POST": lambda w, c: (
+        Req("POST", "/api/otel/v1/traces", json=_otlp_trace()), None),
 }
+
+
+def _otlp_trace() -> dict[str, Any]:
+    now = time.time_ns()
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331",
+        "name": "invoke_agent probe", "startTimeUnixNano": str(now - 1000),
+        "endTimeUnixNano": str(now)}]}]}]}
 
 
 # --------------------------------------------------------------------------- expectations
@@ -333,6 +346,8 @@ EXPECTED: dict[str, dict[str, str]] = {
                                  tokens=(OK, HIDDEN)),
     "api.post_tool_events POST": roles(anon=UNAUTH, a=(UNAUTH,) * 3, b=(UNAUTH,) * 3,
                                        tokens=(OK, CONFLICT_HIDDEN)),
+    "otel.traces POST": roles(anon=UNAUTH, a=(UNAUTH,) * 3, b=(UNAUTH,) * 3, tokens=(OK, OK)),
+    "otel_api.traces_under_api POST": roles(anon=UNAUTH, a=(UNAUTH,) * 3, b=(UNAUTH,) * 3, tokens=(OK, OK)),
 }
 
 
@@ -485,6 +500,9 @@ def test_access_matrix(app_factory, make, session, monkeypatch, record_property)
     ingested = session.execute(select(Run.workspace_id, Run.run_id)
                                .where(Run.run_id.like("ingested-%"))).all()
     assert sorted(ws for ws, _ in ingested) == sorted([world.ws_a.id, world.ws_b.id])
+    traced = session.execute(select(Run.workspace_id).where(
+        Run.run_id == "0af7651916cd43dd8448eb211c80319c")).scalars().all()
+    assert sorted(traced) == sorted([world.ws_a.id, world.ws_b.id])  # one run per workspace
 
     print(f"access matrix: {cells} cells ({len(EXPECTED)} routes × {len(CALLERS)} callers) "
           f"in {elapsed:.1f} s")

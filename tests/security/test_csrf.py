@@ -37,6 +37,8 @@ SAFE = {"GET", "HEAD", "OPTIONS"}
 # The /api routes that accept the login session (the rest need an ingest token).
 SESSION_API = {"api.run_verdict POST", "api.upsert_target_feedback PUT",
                "api.delete_target_feedback DELETE"}
+# Machine routes outside /api: OTLP's standard path (token-only, like ingest).
+OUTSIDE_API = {"/v1/traces"}
 _n = itertools.count(1)
 _subjects = itertools.count(0)
 
@@ -47,7 +49,8 @@ def state_changing_routes(app) -> tuple[set[str], set[str]]:
     for rule in app.url_map.iter_rules():
         for method in rule.methods - SAFE:
             key = f"{rule.endpoint} {method}"
-            (api_routes if rule.rule.startswith("/api/") else html_routes).add(key)
+            machine = rule.rule.startswith("/api/") or rule.rule in OUTSIDE_API
+            (api_routes if machine else html_routes).add(key)
     return html_routes, api_routes
 
 
@@ -210,7 +213,8 @@ def test_route_lists_cover_the_url_map(app):
     assert SESSION_API <= api_routes
     # What is left under /api is ingest: token-only (checked below).
     assert api_routes - SESSION_API == {"api.put_run PUT", "api.finish_run POST",
-                                        "api.post_tool_events POST"}
+                                        "api.post_tool_events POST", "otel_api.traces_under_api POST",
+                                        "otel.traces POST"}
 
 
 def test_every_state_changing_route_refuses_missing_and_foreign_tokens(csrf_app, site, record_property):
@@ -276,7 +280,8 @@ def test_every_state_changing_route_accepts_the_right_token(csrf_app, site):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("key", ["api.put_run PUT", "api.finish_run POST", "api.post_tool_events POST"])
+@pytest.mark.parametrize("key", ["api.put_run PUT", "api.finish_run POST", "api.post_tool_events POST",
+                                 "otel_api.traces_under_api POST", "otel.traces POST"])
 def test_ingest_routes_refuse_a_login_session_even_with_its_token(csrf_app, site, key):
     """A login session (with a valid CSRF header) cannot ingest: token only, so CSRF
     cannot reach these routes through a browser's cookie."""
@@ -289,6 +294,8 @@ def test_ingest_routes_refuse_a_login_session_even_with_its_token(csrf_app, site
         "api.post_tool_events POST": ("POST", "/api/ingest/tool-events",
                                       {"id": "x", "run_id": site.run.run_id, "event": "started",
                                        "tool_name": "t"}),
+        "otel_api.traces_under_api POST": ("POST", "/api/otel/v1/traces", {"resourceSpans": []}),
+        "otel.traces POST": ("POST", "/v1/traces", {"resourceSpans": []}),
     }[key]
     before = snapshot()
     response = client.open(url, method=method, json=body, headers={"X-CSRFToken": mine})

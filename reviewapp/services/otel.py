@@ -1,0 +1,324 @@
+"""OpenTelemetry trace ingest (SPEC 9, 4): OTLP/HTTP bodies in, runs and tool calls out.
+
+``ingest_traces`` decodes an ``ExportTraceServiceRequest`` (protobuf or OTLP JSON, with the
+official ``opentelemetry-proto`` classes), redacts every span (``secret_scan``, before
+anything is stored), keeps the spans (``otel_span``, once per (workspace, trace, span)),
+and stores each trace through the same services as the JSON API:
+
+* the run: ``runs.upsert_run`` with the document ``domain/otel_mapping.run_document``
+  rebuilds from *all* non-tool spans of the trace received so far, so spans may arrive in
+  any order, in many requests, repeated: the same spans give the same document, a late
+  root span replaces the stand-ins (status, times, query, answer);
+* the tool calls: ``tool_calls.apply_events`` with the ``started`` / ``completed`` /
+  ``failed`` events of each tool span (SPEC 4: replays change nothing, no duplicates).
+
+Per trace, reading its spans and writing its run happen under one lock (PostgreSQL: an
+advisory transaction lock on (workspace, trace); SQLite: the write transaction), so two
+exporters sending parts of one trace at once end in one run that has both parts.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session
+
+from ..actors import Actor, Role
+from ..domain import otel_mapping as mapping
+from ..domain.json_text import find_problem
+from ..errors import PayloadTooLarge, ServiceError, UnsupportedMediaType, ValidationFailed
+from ..models import OtelSpan, Run
+from ..models.base import utcnow
+from ..queries import insert_for
+from . import runs, tool_calls
+from .access import require_role
+from .secret_scan import redact
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+CONTENT_TYPES = (PROTOBUF, JSON)
+_STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
+_ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
+_MESSAGES_KEPT = 5
+
+
+@dataclass
+class ExportResult:
+    """What one export did: spans received, stored as new, rejected (with up to five
+    distinct reasons, ``message``), and the run ids touched."""
+
+    received: int = 0
+    new: int = 0
+    rejected: int = 0
+    reasons: list[str] = field(default_factory=list)
+    run_ids: list[str] = field(default_factory=list)
+
+    def reject(self, count: int, reason: str) -> None:
+        self.rejected += count
+        if reason not in self.reasons and len(self.reasons) < _MESSAGES_KEPT:
+            self.reasons.append(reason)
+
+    @property
+    def message(self) -> str:
+        return "; ".join(self.reasons)
+
+
+# ----------------------------------------------------------------------------- decoding
+
+def decompress(body: bytes, encoding: str | None, limit: int) -> bytes:
+    """``body`` decoded per ``Content-Encoding`` (``gzip``, ``deflate`` or none), at most
+    ``limit`` bytes. Raises ``ValidationFailed`` (corrupt data), ``PayloadTooLarge`` (more
+    than ``limit`` bytes once decompressed), ``UnsupportedMediaType`` (another encoding)."""
+    encoding = (encoding or "").strip().lower()
+    if encoding in ("", "identity"):
+        return body
+    if encoding not in ("gzip", "deflate"):
+        raise UnsupportedMediaType(f"Content-Encoding {encoding[:40]!r} is not supported (gzip, deflate)")
+    inflater = zlib.decompressobj(wbits=31 if encoding == "gzip" else 15)
+    try:
+        out = inflater.decompress(body, limit + 1)
+    except zlib.error as exc:
+        raise ValidationFailed("body", f"corrupt {encoding} data: {exc}") from None
+    if len(out) > limit:
+        raise PayloadTooLarge(f"the body is larger than {limit} bytes once decompressed")
+    return out
+
+
+def _fix_ids(node: Any) -> None:
+    """OTLP JSON ids are hex (the protobuf JSON mapping would read base64): hex ids of
+    the right length become base64 for ``json_format``; base64 ids, which some exporters
+    send, are left as they are."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            size = _ID_FIELDS.get(key)
+            if size is not None and isinstance(value, str) and len(value) == 2 * size:
+                try:
+                    node[key] = base64.b64encode(bytes.fromhex(value)).decode()
+                except ValueError:
+                    pass
+            elif key == "status" and isinstance(value, dict):
+                code = value.get("code")
+                if isinstance(code, str) and not code.startswith("STATUS_CODE_"):
+                    value["code"] = "STATUS_CODE_" + code.upper()
+                _fix_ids(value)
+            elif key == "kind" and isinstance(value, str) and not value.startswith("SPAN_KIND_"):
+                node[key] = "SPAN_KIND_" + value.upper()
+            else:
+                _fix_ids(value)
+    elif isinstance(node, list):
+        for item in node:
+            _fix_ids(item)
+
+
+def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
+    """An ``ExportTraceServiceRequest`` from an OTLP/HTTP body. JSON: ids in hex (or
+    base64), int64 values as numbers or texts, status / kind codes as numbers or names
+    (``ERROR`` or ``STATUS_CODE_ERROR``), unknown fields ignored (as OTLP asks).
+    Raises ``UnsupportedMediaType`` (another content type), ``ValidationFailed`` naming
+    ``body`` (undecodable)."""
+    request = ExportTraceServiceRequest()
+    if content_type == PROTOBUF:
+        try:
+            request.ParseFromString(body)
+        except (DecodeError, RecursionError) as exc:
+            raise ValidationFailed("body", f"not an OTLP protobuf ExportTraceServiceRequest: {exc}") from None
+        return request
+    if content_type != JSON:
+        raise UnsupportedMediaType(f"send Content-Type {PROTOBUF} or {JSON}")
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed("body", f"not valid UTF-8 at byte {exc.start}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ValidationFailed("body", f"malformed JSON: {str(exc)[:160]}") from None
+    if not isinstance(data, dict):
+        raise ValidationFailed("body", "expected a JSON object (ExportTraceServiceRequest)")
+    problem = find_problem(data)
+    if problem is not None:
+        raise ValidationFailed(*problem)
+    _fix_ids(data)
+    try:
+        json_format.ParseDict(data, request, ignore_unknown_fields=True)
+    except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:
+        raise ValidationFailed("body", f"not an OTLP JSON ExportTraceServiceRequest: {str(exc)[:200]}") from None
+    return request
+
+
+def _value(any_value: Any) -> Any:
+    kind = any_value.WhichOneof("value")
+    if kind is None:
+        return None
+    if kind == "array_value":
+        return [_value(v) for v in any_value.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: _value(kv.value) for kv in any_value.kvlist_value.values}
+    if kind == "bytes_value":
+        return base64.b64encode(any_value.bytes_value).decode()
+    return getattr(any_value, kind)
+
+
+def _attributes(key_values: Sequence[Any]) -> dict[str, Any]:
+    return {kv.key: _value(kv.value) for kv in key_values}
+
+
+def spans_of(request: ExportTraceServiceRequest) -> list[dict[str, Any]]:
+    """The request's spans as plain dicts (the shape ``domain/otel_mapping`` documents),
+    each with its resource's attributes."""
+    out = []
+    for resource_spans in request.resource_spans:
+        resource = _attributes(resource_spans.resource.attributes)
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                out.append({
+                    "trace_id": binascii.hexlify(span.trace_id).decode(),
+                    "span_id": binascii.hexlify(span.span_id).decode(),
+                    "parent_span_id": binascii.hexlify(span.parent_span_id).decode() or None,
+                    "name": span.name, "start_ns": span.start_time_unix_nano,
+                    "end_ns": span.end_time_unix_nano,
+                    "status": _STATUS.get(span.status.code, "UNSET"),
+                    "status_message": span.status.message,
+                    "attributes": _attributes(span.attributes),
+                    "events": [{"name": e.name, "time_ns": e.time_unix_nano,
+                                "attributes": _attributes(e.attributes)} for e in span.events],
+                    "resource": resource,
+                })
+    return out
+
+
+# ----------------------------------------------------------------------------- storing
+
+def _lock_trace(session: Session, workspace_id: int, trace_id: str) -> None:
+    """Serialise the rebuilds of one trace's run (module docstring). SQLite: the write
+    transaction (``BEGIN IMMEDIATE``) already does."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    digest = hashlib.blake2b(f"otel:{workspace_id}:{trace_id}".encode(), digest_size=8).digest()
+    session.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                    {"key": int.from_bytes(digest, "big", signed=True)})
+
+
+def _redacted(span: Mapping[str, Any]) -> dict[str, Any]:
+    """Every text of a span redacted (SPEC 4); ids and times are not texts an agent wrote."""
+    out = dict(span)
+    for key in ("name", "status_message", "attributes", "events", "resource"):
+        out[key] = redact(span[key])
+    return out
+
+
+def _trace_spans(workspace_id: int, trace_id: str, *, tools: bool) -> tuple[Any, ...]:
+    where: tuple[Any, ...] = (OtelSpan.workspace_id == workspace_id, OtelSpan.trace_id == trace_id)
+    if not tools:
+        where += (OtelSpan.is_tool.is_(False),)
+    return where
+
+
+def _write_trace(session: Session, actor: Actor, workspace_id: int, trace_id: str,
+                 spans: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Store one trace's spans and rebuild its run, in one transaction under the trace's
+    lock; commit. Returns the span ids of the run's steps (for the tool calls' step_id).
+    The run is rebuilt when a new non-tool span arrived or the run does not exist yet."""
+    _lock_trace(session, workspace_id, trace_id)
+    new = _insert_new(session, workspace_id, spans)
+    where = _trace_spans(workspace_id, trace_id, tools=False)
+    exists = session.scalar(select(Run.id).where(Run.workspace_id == workspace_id,
+                                                 Run.run_id == trace_id)) is not None
+    if exists and not any(not mapping.is_tool(s) for s in new):
+        step_ids = set(session.scalars(select(OtelSpan.span_id).where(
+            *where, OtelSpan.parent_span_id.is_not(None))))
+        session.commit()
+        return step_ids
+    stored = list(session.scalars(select(OtelSpan.data).where(*where)))
+    earliest = session.scalar(select(func.min(OtelSpan.start_ns)).where(
+        *_trace_spans(workspace_id, trace_id, tools=True)))
+    doc = mapping.run_document(stored, earliest)
+    runs.upsert_run(session, actor, workspace_id, trace_id, doc)  # commits (or rolls back)
+    return {step["id"] for step in doc["steps"]}
+
+
+def _insert_new(session: Session, workspace_id: int, spans: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Insert the spans of one trace not stored yet (a repeated span keeps its first
+    copy); no commit. Returns the new ones."""
+    trace_id = spans[0]["trace_id"]
+    known = set(session.scalars(select(OtelSpan.span_id).where(
+        OtelSpan.workspace_id == workspace_id, OtelSpan.trace_id == trace_id)))
+    new = [s for s in spans if s["span_id"] not in known]
+    if new:
+        now = utcnow()
+        session.execute(insert_for(session, OtelSpan.__table__).on_conflict_do_nothing(
+            index_elements=["workspace_id", "trace_id", "span_id"]), [
+            {"workspace_id": workspace_id, "trace_id": trace_id, "span_id": s["span_id"],
+             "parent_span_id": s.get("parent_span_id"), "is_tool": mapping.is_tool(s),
+             "start_ns": s["start_ns"], "data": dict(s), "created_at": now} for s in new])
+    return new
+
+
+def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes,
+                  content_type: str) -> ExportResult:
+    """Store an OTLP/HTTP trace export into ``workspace_id`` (SPEC 9, 4); commits per trace.
+
+    ``body``: an ``ExportTraceServiceRequest``, already decompressed, as protobuf
+    (``content_type`` ``application/x-protobuf``) or OTLP JSON (``application/json``).
+    One run per trace id (``run_id`` = the trace id in lower-case hex); the mapping is
+    ``domain/otel_mapping.py``. A span that cannot be used (bad ids, a time outside the
+    years 2000-2100, an end before its start, a NUL character in a text) is *rejected*
+    and counted, the others are stored; so is every span of a trace whose run document
+    the run service refuses (e.g. the run was finished through the JSON API while the
+    trace's root span has not arrived), and a tool span whose event the lifecycle
+    rejects (e.g. its call id belongs to another run). ``ExportResult.message`` says why.
+    Raises ``Forbidden`` (actor may not write into the workspace), ``ValidationFailed``
+    naming ``body`` (undecodable), ``UnsupportedMediaType``.
+    """
+    request = parse_request(body, content_type)
+    require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
+    session.commit()
+    spans = spans_of(request)
+    result = ExportResult(received=len(spans))
+    by_trace: dict[str, dict[str, dict[str, Any]]] = {}
+    for span in spans:
+        problem = mapping.span_problem(span) or _text_problem(span)
+        if problem is not None:
+            result.reject(1, problem)
+            continue
+        by_trace.setdefault(span["trace_id"], {})[span["span_id"]] = _redacted(span)
+    events: list[dict[str, Any]] = []
+    owners: list[str] = []
+    for trace_id in sorted(by_trace):
+        trace = list(by_trace[trace_id].values())
+        try:
+            step_ids = _write_trace(session, actor, workspace_id, trace_id, trace)
+        except ServiceError as exc:
+            session.rollback()
+            result.reject(len(trace), f"trace {trace_id}: {exc.message}")
+            continue
+        result.run_ids.append(trace_id)
+        for span in trace:
+            if mapping.is_tool(span):
+                for event in mapping.tool_events(span, trace_id, step_ids):
+                    events.append(event)
+                    owners.append(span["span_id"])
+    if events:
+        outcomes = tool_calls.apply_events(session, actor, workspace_id, events, batch=True,
+                                           max_events=len(events))
+        failed: dict[str, str] = {}
+        for outcome in outcomes:
+            if outcome.result == "rejected":
+                failed.setdefault(owners[outcome.index], outcome.message)
+        for span_id, message in failed.items():
+            result.reject(1, f"span {span_id}: {message}")
+    return result
+
+
+def _text_problem(span: Mapping[str, Any]) -> str | None:
+    problem = find_problem(span)
+    return None if problem is None else f"{problem[0]}: {problem[1]}"

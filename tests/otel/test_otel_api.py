@@ -1,0 +1,317 @@
+"""``POST /v1/traces`` and ``/api/otel/v1/traces`` over HTTP (SPEC 9): content types,
+encodings, answers, errors, partial success, and the lifecycle rules of SPEC 4 for spans
+that arrive in pieces, out of order and repeated."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+import zlib
+
+import pytest
+from google.protobuf import json_format
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from sqlalchemy import func, select
+
+from reviewapp.actors import Actor
+from reviewapp.models import OtelSpan, Run, ToolCall
+from reviewapp.services import admin
+
+TRACE = "5b8efff798038103d269b633813fc60c"
+NOW = time.time_ns() - 60 * 1_000_000_000
+PATHS = ("/v1/traces", "/api/otel/v1/traces")
+
+
+@pytest.fixture
+def ws(make):
+    return make.workspace()
+
+
+@pytest.fixture
+def token(session, ws):
+    return admin.create_token(session, Actor.system_actor(), ws.id, "otel").secret
+
+
+def span(span_id: str, name: str, *, parent: str | None = None, start: int = 0, end: int = 1,
+         attributes: dict | None = None, status: object = None, trace: str = TRACE,
+         events: list | None = None) -> dict:
+    """One OTLP JSON span; ``start`` / ``end`` in ms after NOW (end 0: not ended)."""
+    out = {"traceId": trace, "spanId": span_id, "name": name,
+           "startTimeUnixNano": str(NOW + start * 1_000_000),
+           "endTimeUnixNano": str(NOW + end * 1_000_000) if end else "0",
+           "attributes": [{"key": k, "value": _any(v)} for k, v in (attributes or {}).items()]}
+    if parent:
+        out["parentSpanId"] = parent
+    if status is not None:
+        out["status"] = {"code": status, "message": "boom"}
+    if events:
+        out["events"] = events
+    return out
+
+
+def _any(value):
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    return {"stringValue": value if isinstance(value, str) else json.dumps(value)}
+
+
+def export(*spans: dict, service: str = "agent-svc") -> dict:
+    return {"resourceSpans": [{
+        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]},
+        "scopeSpans": [{"scope": {"name": "test"}, "spans": list(spans)}]}]}
+
+
+def post_json(client, token, body, path="/v1/traces", **headers):
+    return client.post(path, data=json.dumps(body), headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json", **headers})
+
+
+def to_protobuf(body: dict) -> bytes:
+    from .otlp import _hex_ids  # noqa: F401 - the JSON ids are hex; protobuf wants bytes
+    message = ExportTraceServiceRequest()
+    converted = json.loads(json.dumps(body))
+    for rs in converted["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for s in ss["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in s:
+                        import base64
+                        s[key] = base64.b64encode(bytes.fromhex(s[key])).decode()
+                if "status" in s and isinstance(s["status"]["code"], str):
+                    s["status"]["code"] = "STATUS_CODE_" + s["status"]["code"]
+    json_format.ParseDict(converted, message)
+    return message.SerializeToString()
+
+
+def agent_spans() -> list[dict]:
+    return [
+        span("1111111111111111", "invoke_agent bot", start=0, end=100, attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot",
+            "gen_ai.input.messages": [{"role": "user", "parts": [{"type": "text", "content": "q?"}]}],
+            "gen_ai.output.messages": [{"role": "assistant", "parts": [{"type": "text", "content": "a."}]}]}),
+        span("2222222222222222", "execute_tool logs", parent="1111111111111111", start=10, end=30,
+             attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.id": "c1",
+                         "gen_ai.tool.call.arguments": {"q": "x"}}),
+        span("3333333333333333", "chat m", parent="1111111111111111", start=40, end=60,
+             attributes={"gen_ai.operation.name": "chat"}),
+    ]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_json_export_answers_empty_response_in_json(client, token, session, path):
+    response = post_json(client, token, export(*agent_spans()), path)
+    assert (response.status_code, response.mimetype, response.get_json()) == (200, "application/json", {})
+    run = session.scalars(select(Run).where(Run.run_id == TRACE)).one()
+    assert (run.status, run.query, run.answer) == ("SUCCESS", "q?", "a.")
+
+
+def test_protobuf_export_answers_protobuf(client, token, session):
+    response = client.post("/v1/traces", data=to_protobuf(export(*agent_spans())), headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/x-protobuf"})
+    assert (response.status_code, response.mimetype) == (200, "application/x-protobuf")
+    answer = ExportTraceServiceResponse.FromString(response.data)
+    assert not answer.HasField("partial_success")
+    assert session.scalar(select(func.count()).select_from(ToolCall)) == 1
+
+
+@pytest.mark.parametrize("encoding,compress", [("gzip", gzip.compress), ("deflate", zlib.compress)])
+def test_compressed_bodies_are_read(client, token, session, encoding, compress):
+    body = compress(json.dumps(export(*agent_spans())).encode())
+    response = client.post("/v1/traces", data=body, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+        "Content-Encoding": encoding})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert session.scalar(select(Run.status).where(Run.run_id == TRACE)) == "SUCCESS"
+
+
+def test_base64_ids_numbers_and_status_names_are_accepted(client, token, session):
+    """OTLP JSON from exporters that write base64 ids, int64 as numbers, codes as names."""
+    import base64
+    root = span("1111111111111111", "root", end=5, status="ERROR")
+    root["traceId"] = base64.b64encode(bytes.fromhex(TRACE)).decode()
+    root["spanId"] = base64.b64encode(bytes.fromhex("1111111111111111")).decode()
+    root["startTimeUnixNano"] = int(root["startTimeUnixNano"])
+    assert post_json(client, token, export(root)).status_code == 200
+    assert session.scalar(select(Run.status).where(Run.run_id == TRACE)) == "FAILED"
+
+
+def test_status_code_as_number(client, token, session):
+    assert post_json(client, token, export(span("1111111111111111", "root", status=2))).status_code == 200
+    assert session.scalar(select(Run.status).where(Run.run_id == TRACE)) == "FAILED"
+
+
+def test_unsupported_content_type_is_415(client, token):
+    response = client.post("/v1/traces", data=b"x", headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "text/plain"})
+    assert response.status_code == 415
+    assert response.get_json()["error"]["code"] == "UNSUPPORTED_MEDIA_TYPE"
+
+
+def test_unsupported_encoding_is_415(client, token):
+    response = post_json(client, token, export(), **{"Content-Encoding": "br"})
+    assert response.status_code == 415
+
+
+@pytest.mark.parametrize("body", [b"{", b"[]", b'{"resourceSpans": 3}', b"\xff\xfe"])
+def test_undecodable_json_is_400(client, token, body):
+    response = client.post("/v1/traces", data=body, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith("body")
+
+
+def test_undecodable_protobuf_is_400_with_a_protobuf_status(client, token):
+    response = client.post("/v1/traces", data=b"\x0a\xff\xff\xff", headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/x-protobuf"})
+    assert (response.status_code, response.mimetype) == (400, "application/x-protobuf")
+    status = Status.FromString(response.data)
+    assert status.code == 3 and "ExportTraceServiceRequest" in status.message
+
+
+def test_corrupt_gzip_is_400(client, token):
+    response = post_json(client, token, None, **{"Content-Encoding": "gzip"})
+    response = client.post("/v1/traces", data=b"not gzip", headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+        "Content-Encoding": "gzip"})
+    assert response.status_code == 400
+
+
+def test_body_too_large_once_decompressed_is_413(app, client, token):
+    app.config["MAX_CONTENT_LENGTH"] = 50_000
+    bomb = gzip.compress(b" " * 60_000 + json.dumps(export()).encode())
+    assert len(bomb) < 50_000
+    response = client.post("/v1/traces", data=bomb, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+        "Content-Encoding": "gzip"})
+    assert response.status_code == 413
+
+
+def test_body_too_large_is_413_also_for_protobuf(app, client, token):
+    app.config["MAX_CONTENT_LENGTH"] = 1000
+    response = client.post("/v1/traces", data=b"\x00" * 2000, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/x-protobuf"})
+    assert (response.status_code, response.mimetype) == (413, "application/x-protobuf")
+    assert Status.FromString(response.data).code == 8
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_without_token_is_401(client, path):
+    response = client.post(path, json=export())
+    assert response.status_code == 401
+    assert response.get_json()["error"]["code"] == "AUTH_UNAUTHENTICATED"
+
+
+def test_unusable_spans_are_rejected_and_counted_the_rest_stored(client, token, session):
+    bad_time = span("4444444444444444", "old", parent="1111111111111111")
+    bad_time["startTimeUnixNano"] = "5"
+    backwards = span("5555555555555555", "backwards", parent="1111111111111111", start=10, end=5)
+    zero_trace = span("6666666666666666", "zero", trace="0" * 32)
+    response = post_json(client, token, export(*agent_spans(), bad_time, backwards, zero_trace))
+    assert response.status_code == 200
+    partial = response.get_json()["partialSuccess"]
+    assert partial["rejectedSpans"] == "3"
+    for needle in ("startTimeUnixNano", "endTimeUnixNano: before", "traceId"):
+        assert needle in partial["errorMessage"]
+    assert session.scalar(select(func.count()).select_from(OtelSpan)) == 3
+
+
+def test_a_nul_character_in_protobuf_rejects_that_span_only(client, token, session):
+    nul = span("7777777777777777", "nul", parent="1111111111111111", attributes={"x": "a\x00b"})
+    response = client.post("/v1/traces", data=to_protobuf(export(*agent_spans(), nul)), headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/x-protobuf"})
+    answer = ExportTraceServiceResponse.FromString(response.data)
+    assert answer.partial_success.rejected_spans == 1
+    assert "attributes.x: contains a NUL character" in answer.partial_success.error_message
+    assert session.scalar(select(func.count()).select_from(OtelSpan)) == 3
+
+
+def test_a_nul_character_in_json_is_400_naming_the_field(client, token):
+    nul = span("7777777777777777", "nul", attributes={"x": "a\x00b"})
+    response = post_json(client, token, export(nul))
+    assert response.status_code == 400
+    assert "NUL" in response.get_json()["error"]["message"]
+    assert response.get_json()["error"]["message"].startswith("resourceSpans[0]")
+
+
+def test_replayed_export_changes_nothing(client, token, session):
+    body = export(*agent_spans())
+    assert post_json(client, token, body).status_code == 200
+    run = session.scalars(select(Run).where(Run.run_id == TRACE)).one()
+    before = (run.updated_at, session.scalar(select(func.count()).select_from(ToolCall)),
+              [(c.id, c.status, c.updated_at) for c in session.scalars(select(ToolCall))])
+    assert post_json(client, token, body).get_json() == {}
+    session.expire_all()
+    run = session.scalars(select(Run).where(Run.run_id == TRACE)).one()
+    after = (run.updated_at, session.scalar(select(func.count()).select_from(ToolCall)),
+             [(c.id, c.status, c.updated_at) for c in session.scalars(select(ToolCall))])
+    assert after == before
+    assert session.scalar(select(func.count()).select_from(OtelSpan)) == 3
+
+
+def test_children_first_then_root_replaces_the_stand_ins(client, token, session):
+    """Spans in pieces and out of order: the run starts RUNNING with stand-ins (no query,
+    the earliest start), and the late root span fills in status, times, query, answer."""
+    root, tool, chat = agent_spans()
+    assert post_json(client, token, export(chat)).status_code == 200
+    run = session.scalars(select(Run).where(Run.run_id == TRACE)).one()
+    assert (run.status, run.query, run.finished_at) == ("RUNNING", "", None)
+    assert run.started_at.timestamp() == pytest.approx((NOW + 40_000_000) / 1e9, abs=1e-3)
+    assert post_json(client, token, export(tool)).status_code == 200
+    assert post_json(client, token, export(root, tool)).status_code == 200
+    session.expire_all()
+    run = session.scalars(select(Run).where(Run.run_id == TRACE)).one()
+    assert (run.status, run.query, run.answer) == ("SUCCESS", "q?", "a.")
+    assert run.started_at.timestamp() == pytest.approx(NOW / 1e9, abs=1e-3)
+    assert [s.name for s in run.steps] == ["chat m"]
+    calls = list(session.scalars(select(ToolCall)))
+    assert [(c.id, c.status, c.duration_ms, c.compensated) for c in calls] == [
+        (f"{TRACE}/c1", "completed", 20, False)]
+
+
+def test_an_unended_tool_span_stays_started_until_its_end_arrives(client, token, session):
+    open_tool = span("2222222222222222", "execute_tool logs", parent="1111111111111111",
+                     start=10, end=0, attributes={"gen_ai.operation.name": "execute_tool"})
+    assert post_json(client, token, export(open_tool)).status_code == 200
+    call = session.scalars(select(ToolCall)).one()
+    assert (call.status, call.completed_at) == ("started", None)
+    ended = span("2222222222222222", "execute_tool logs", parent="1111111111111111",
+                 start=10, end=25, attributes={"gen_ai.operation.name": "execute_tool"})
+    ended["spanId"] = "2222222222222223"  # the finished copy of a pending span is a new span
+    ended["attributes"].append({"key": "gen_ai.tool.call.id", "value": {"stringValue": "2222222222222222"}})
+    assert post_json(client, token, export(ended)).status_code == 200
+    session.expire_all()
+    call = session.scalars(select(ToolCall)).one()
+    assert (call.status, call.duration_ms) == ("completed", 15)
+
+
+def test_a_token_writes_only_into_its_own_workspace(client, token, session, make, ws):
+    other = make.workspace()
+    other_token = admin.create_token(session, Actor.system_actor(), other.id, "o").secret
+    assert post_json(client, token, export(*agent_spans())).status_code == 200
+    assert post_json(client, other_token, export(*agent_spans())).status_code == 200
+    owners = sorted(session.scalars(select(Run.workspace_id).where(Run.run_id == TRACE)))
+    assert owners == sorted([ws.id, other.id])
+    # call ids are namespaced by run; each workspace has its own row
+    assert session.scalar(select(func.count()).select_from(ToolCall)) == 2
+
+
+def test_secrets_in_spans_are_redacted_before_storage(client, token, session):
+    secret = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 3
+    spans = agent_spans()
+    spans[1]["attributes"].append({"key": "gen_ai.tool.call.result",
+                                   "value": {"stringValue": f"key={secret}"}})
+    spans[2]["attributes"].append({"key": "note", "value": {"stringValue": secret}})
+    assert post_json(client, token, export(*spans)).status_code == 200
+    stored = json.dumps([s.data for s in session.scalars(select(OtelSpan))])
+    calls = json.dumps([(c.result_summary, c.arguments) for c in session.scalars(select(ToolCall))])
+    assert secret not in stored and secret not in calls
+    assert "[redacted]" in stored and "[redacted]" in calls
