@@ -44,6 +44,8 @@ RETRIEVAL_KINDS = frozenset({"RETRIEVER", "RERANKER"})
 TOOL_CALL_ATTRIBUTES = ("gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.call.arguments",
                         "gen_ai.tool.call.result", "gen_ai.tool.type")
 CITATIONS_ATTRIBUTE = "reviewapp.citations"
+# The session of a run, in order of preference: the run's address, stored as sent.
+SESSION_ATTRIBUTES = ("gen_ai.conversation.id", "session.id")
 MATCH_LEVEL_ATTRIBUTE = "reviewapp.retrieval.match_level"
 KIND_ATTRIBUTE = "reviewapp.run.kind"
 EVALUATION_EVENT = "gen_ai.evaluation.result"
@@ -479,9 +481,9 @@ def agent_name(spans: Sequence[Mapping[str, Any]]) -> str | None:
 
 def session_id(spans: Sequence[Mapping[str, Any]]) -> str | None:
     """``gen_ai.conversation.id``, else ``session.id`` (``None``: the run is its own session)."""
-    value = _pick(spans, "gen_ai.conversation.id")
+    value = _pick(spans, SESSION_ATTRIBUTES[0])
     if value is None:
-        value = _pick(spans, "session.id")
+        value = _pick(spans, SESSION_ATTRIBUTES[1])
     return _text(value)[:160] if value is not None else None
 
 

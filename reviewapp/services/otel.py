@@ -209,10 +209,17 @@ def _lock_trace(session: Session, workspace_id: int, trace_id: str) -> None:
 
 
 def _redacted(span: Mapping[str, Any]) -> dict[str, Any]:
-    """Every text of a span redacted (SPEC 4); ids and times are not texts an agent wrote."""
+    """Every text of a span redacted (SPEC 4); ids and times are not texts an agent wrote.
+    The session attributes (``mapping.SESSION_ATTRIBUTES``) are the run's address and are
+    kept as sent, as the JSON API keeps ``session_id`` (a key named ``session.id`` would
+    otherwise read as a secret-named key)."""
     out = dict(span)
     for key in ("name", "status_message", "attributes", "events", "resource"):
         out[key] = redact(span[key])
+    for key in mapping.SESSION_ATTRIBUTES:
+        value = span["attributes"].get(key)
+        if isinstance(value, str) and key in out["attributes"]:
+            out["attributes"][key] = value
     return out
 
 

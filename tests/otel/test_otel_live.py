@@ -117,3 +117,54 @@ def test_same_trace_as_otlp_json_with_gzip(live_server, token):
     assert (response.status_code, response.json()) == (200, {})
     assert response.headers["Content-Type"] == "application/json"
     check_genai_run(trace_of(live_server, token, run_id), run_id)
+
+
+def openinference_trace(tracer) -> str:
+    """The same kind of run as OpenInference (Arize Phoenix) instrumentation writes it."""
+    with tracer.start_as_current_span("AgentExecutor", attributes={
+        "openinference.span.kind": "AGENT", "agent.name": "phoenix-bot", "session.id": "sess-9",
+        "input.value": json.dumps({"input": "Is the payments DB healthy?"}),
+        "input.mime_type": "application/json", "output.value": "Yes, replication lag is 0.",
+        "annotations.correctness.label": "correct",
+    }) as root:
+        with tracer.start_as_current_span("ChatOpenAI", attributes={
+                "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+                "llm.input_messages.0.message.role": "user",
+                "llm.input_messages.0.message.content": "Is the payments DB healthy?",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": "Checking replication."}):
+            pass
+        with tracer.start_as_current_span("db_status", attributes={
+                "openinference.span.kind": "TOOL", "tool.name": "db_status",
+                "tool.parameters": json.dumps({"db": "payments"}),
+                "input.value": json.dumps({"db": "payments"}), "output.value": "lag=0"}):
+            pass
+        with tracer.start_as_current_span("VectorStoreRetriever", attributes={
+                "openinference.span.kind": "RETRIEVER", "input.value": "payments replication",
+                "retrieval.documents.0.document.id": "runbook-7",
+                "retrieval.documents.0.document.content": "replication lag alert",
+                "retrieval.documents.0.document.score": 0.71}):
+            pass
+        return format(root.get_span_context().trace_id, "032x")
+
+
+def test_sdk_exporter_openinference_trace(live_server, token):
+    tracer_provider, _ = provider(live_server, token)
+    run_id = openinference_trace(tracer_provider.get_tracer("openinference"))
+    tracer_provider.shutdown()
+    t = trace_of(live_server, token, run_id)
+    run = t["run"]
+    assert (run["status"], run["sessionId"], run["query"], run["answer"]) == (
+        "SUCCESS", "sess-9", "Is the payments DB healthy?", "Yes, replication lag is 0.")
+    assert run["orchestrationTrace"]["agent"] == "phoenix-bot"
+    assert run["orchestrationTrace"]["agent_evaluations"][0]["attributes"] == {
+        "annotations.correctness.label": "correct"}
+    assert t["feedback"]["items"] == [] and run["feedback"] is None  # never a reviewer's rating
+    calls = {c["toolName"]: c for c in t["toolCalls"]}
+    assert calls["db_status"]["arguments"] == {"db": "payments"}
+    assert calls["db_status"]["resultSummary"] == "lag=0"
+    assert calls["VectorStoreRetriever"]["evidenceRefs"] == [
+        {"ref": "runbook-7", "excerpt": "replication lag alert"}]
+    assert [s["name"] for s in t["steps"]] == ["ChatOpenAI"]
+    assert [m["content"] for m in t["messages"]] == [
+        "Is the payments DB healthy?", "Checking replication.", "Yes, replication lag is 0."]

@@ -1,0 +1,134 @@
+"""A LangChain agent (langchain-core, a fake chat model, real tools and a retriever) with
+``ReviewappCallbackHandler`` against a live reviewapp; read back through the trace API."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+from langchain_core.documents import Document
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.tools import ToolException, tool
+
+from reviewapp.actors import Actor
+from reviewapp.client import ReviewappClient
+from reviewapp.langchain_handler import ReviewappCallbackHandler
+from reviewapp.services import admin
+
+
+@tool
+def query_logs(service: str) -> str:
+    """Search the logs of a service."""
+    return f"{service}: 37 OOMKilled lines"
+
+
+@tool
+def query_metrics(metric: str) -> str:
+    """Read a metric."""
+    raise TimeoutError("prometheus did not answer")
+
+
+@tool
+def restart_pod(pod: str) -> str:
+    """Restart a pod."""
+    raise ToolException(f"permission denied for {pod}")
+
+
+restart_pod.handle_tool_error = True  # the failure comes back as a ToolMessage(status="error")
+
+
+class Runbooks(BaseRetriever):
+    def _get_relevant_documents(self, query: str, *, run_manager=None) -> list[Document]:
+        return [Document(id="rb-12", page_content="checkout pods are OOM-killed above 2 GiB",
+                         metadata={"source": "kb://runbooks/checkout"})]
+
+
+TOOLS = {t.name: t for t in (query_logs, query_metrics, restart_pod)}
+PLAN = AIMessage(content="", tool_calls=[
+    {"name": "query_logs", "args": {"service": "checkout"}, "id": "call_logs"},
+    {"name": "query_metrics", "args": {"metric": "mem"}, "id": "call_metrics"},
+    {"name": "restart_pod", "args": {"pod": "checkout-1"}, "id": "call_restart"},
+])
+ANSWER = "The checkout pods were OOM-killed."
+
+
+def agent(inputs: dict, config: RunnableConfig) -> dict:
+    """A tool-calling loop: plan, run each tool, read a runbook, answer."""
+    model = FakeMessagesListChatModel(responses=[PLAN, AIMessage(content=ANSWER)])
+    messages = [HumanMessage(inputs["input"])]
+    plan = model.invoke(messages, config)
+    messages.append(plan)
+    for call in plan.tool_calls:
+        try:
+            messages.append(TOOLS[call["name"]].invoke(call, config))
+        except TimeoutError as exc:
+            messages.append(ToolMessage(str(exc), tool_call_id=call["id"], status="error"))
+    docs = Runbooks().invoke("checkout memory", config)
+    messages.append(HumanMessage(docs[0].page_content))
+    return {"output": model.invoke(messages, config).content}
+
+
+@pytest.fixture
+def token(session, make):
+    ws = make.workspace()
+    return admin.create_token(session, Actor.system_actor(), ws.id, "langchain").secret
+
+
+def test_langchain_agent_with_the_handler_makes_a_reviewable_run(live_server, token):
+    client = ReviewappClient(live_server, token)
+    handler = ReviewappCallbackHandler(client)
+    result = RunnableLambda(agent).invoke(
+        {"input": "Why is checkout returning 502?"},
+        config={"callbacks": [handler], "metadata": {"reviewapp_run_id": "lc-run-1",
+                                                     "session_id": "conv-lc"}})
+    assert result == {"output": ANSWER}
+    assert client.flush(30)
+    client.close()
+    assert (client.dropped, client.rejected) == (0, 0)
+
+    t = requests.get(f"{live_server}/api/runs/lc-run-1/trace",
+                     headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
+    run = t["run"]
+    assert (run["status"], run["sessionId"], run["query"], run["answer"]) == (
+        "SUCCESS", "conv-lc", "Why is checkout returning 502?", ANSWER)
+    calls = {c["toolName"]: c for c in t["toolCalls"]}
+    assert set(calls) == {"query_logs", "query_metrics", "restart_pod", "Runbooks"}
+    logs, metrics, restart, kb = (calls[n] for n in ("query_logs", "query_metrics", "restart_pod",
+                                                      "Runbooks"))
+    assert (logs["id"], logs["status"], logs["arguments"]) == (
+        "lc-run-1/call_logs", "completed", {"service": "checkout"})
+    assert "37 OOMKilled lines" in logs["resultSummary"]
+    assert (metrics["status"], metrics["errorMessage"]) == (
+        "failed", "TimeoutError: prometheus did not answer")
+    assert restart["status"] == "failed" and "permission denied for checkout-1" in restart["errorMessage"]
+    assert (kb["status"], kb["matchLevel"], kb["hitCount"]) == ("completed", "L1", 1)
+    assert kb["evidenceRefs"] == [{"ref": "rb-12", "excerpt": "checkout pods are OOM-killed above 2 GiB"}]
+    for call in calls.values():
+        assert call["durationMs"] is not None and call["durationMs"] >= 0
+        assert not call["compensated"]
+    assert t["selfEvaluation"]["rule_evaluation"]["evidence_score"] == 50  # +30 ok, +20 L1
+
+
+def test_a_root_chain_error_fails_the_run_and_an_interrupt_does_not(live_server, token):
+    class GraphInterrupt(Exception):  # LangGraph's name; langgraph itself is not needed
+        pass
+
+    def boom(inputs: dict) -> dict:
+        raise RuntimeError("model unavailable")
+
+    def pause(inputs: dict) -> dict:
+        raise GraphInterrupt("waiting for a human")
+
+    client = ReviewappClient(live_server, token)
+    handler = ReviewappCallbackHandler(client)
+    for run_id, fn in (("lc-fail", boom), ("lc-pause", pause)):
+        with pytest.raises((RuntimeError, GraphInterrupt)):
+            RunnableLambda(fn).invoke({"input": "q"}, config={
+                "callbacks": [handler], "metadata": {"reviewapp_run_id": run_id}})
+    client.close()
+    statuses = {run_id: requests.get(f"{live_server}/api/runs/{run_id}/trace", timeout=30,
+                                     headers={"Authorization": f"Bearer {token}"}).json()["run"]["status"]
+                for run_id in ("lc-fail", "lc-pause")}
+    assert statuses == {"lc-fail": "FAILED", "lc-pause": "RUNNING"}
