@@ -121,6 +121,27 @@ def _fix_ids(node: Any) -> None:
             _fix_ids(item)
 
 
+_NESTED = (("resourceSpans", "scopeSpans"), ("scopeSpans", "spans"), ("spans", None))
+
+
+def _check_shape(data: Mapping[str, Any]) -> None:
+    """The lists of an OTLP JSON request hold objects (``null`` reads as absent): the
+    protobuf JSON reader lets some wrong shapes through silently."""
+    def walk(node: Mapping[str, Any], key: str, path: str) -> None:
+        items = node.get(key)
+        if items is None:
+            return
+        if not isinstance(items, list):
+            raise ValidationFailed(f"{path}{key}", "expected an array")
+        inner = dict(_NESTED)[key]
+        for index, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise ValidationFailed(f"{path}{key}[{index}]", "expected an object")
+            if inner is not None:
+                walk(item, inner, f"{path}{key}[{index}].")
+    walk(data, "resourceSpans", "")
+
+
 def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
     """An ``ExportTraceServiceRequest`` from an OTLP/HTTP body. JSON: ids in hex (or
     base64), int64 values as numbers or texts, status / kind codes as numbers or names
@@ -147,6 +168,7 @@ def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
     problem = find_problem(data)
     if problem is not None:
         raise ValidationFailed(*problem)
+    _check_shape(data)
     _fix_ids(data)
     try:
         json_format.ParseDict(data, request, ignore_unknown_fields=True)

@@ -161,12 +161,19 @@ def test_unsupported_encoding_is_415(client, token):
     assert response.status_code == 415
 
 
-@pytest.mark.parametrize("body", [b"{", b"[]", b'{"resourceSpans": 3}', b"\xff\xfe"])
-def test_undecodable_json_is_400(client, token, body):
+@pytest.mark.parametrize("body,field", [
+    (b"{", "body"), (b"[]", "body"), (b"\xff\xfe", "body"),
+    (b'{"resourceSpans": 3}', "resourceSpans: expected an array"),
+    (b'{"resourceSpans": ["AAA"]}', "resourceSpans[0]: expected an object"),
+    (b'{"resourceSpans": [{"scopeSpans": [{"spans": [1]}]}]}',
+     "resourceSpans[0].scopeSpans[0].spans[0]: expected an object"),
+    (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 5, "traceId": []}]}]}]}', "body"),
+])
+def test_undecodable_json_is_400_naming_the_field(client, token, body, field):
     response = client.post("/v1/traces", data=body, headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
     assert response.status_code == 400
-    assert response.get_json()["error"]["message"].startswith("body")
+    assert response.get_json()["error"]["message"].startswith(field)
 
 
 def test_undecodable_protobuf_is_400_with_a_protobuf_status(client, token):
