@@ -1,7 +1,7 @@
 """otel_span: spans received over OTLP
 
 Revision ID: 3c9c8ade23b7
-Revises: 071f2c17976d
+Revises: 5b7e0c1d9a42
 Create Date: 2026-12-01 16:05:53.536062
 
 """
@@ -11,7 +11,7 @@ from sqlalchemy.dialects import postgresql
 
 # revision identifiers, used by Alembic.
 revision = '3c9c8ade23b7'
-down_revision = '071f2c17976d'
+down_revision = '5b7e0c1d9a42'
 branch_labels = None
 depends_on = None
 
