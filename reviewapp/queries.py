@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from .actors import Actor, Role
 from .errors import Conflict
-from .models import Case, Membership, Run, TriageItem, Workspace
+from .models import Case, Feedback, Membership, Run, TargetRevision, TriageItem, Workspace
 
 T = TypeVar("T", bound=tuple[Any, ...])
 
@@ -254,3 +254,14 @@ def self_evaluation_key_update(
     values: dict[str, Any] = {"self_evaluation": new_value}
     values.update({c: bindparam(f"col_{c}") for c in columns})
     return update(table).where(table.c.id == bindparam("run_pk")).values(**values)
+
+
+def on_earlier_version(feedback: Any = Feedback) -> Any:
+    """SQL condition: the rating ``feedback`` (the ``Feedback`` model or an alias) was last
+    submitted before its target's text changed (a ``TargetRevision`` newer than its
+    ``updated_at``): it was "given on an earlier version" (SPEC 10)."""
+    return select(TargetRevision.id).where(
+        TargetRevision.target_type == feedback.target_type,
+        TargetRevision.target_id == feedback.target_id,
+        TargetRevision.created_at > feedback.updated_at,
+    ).exists()

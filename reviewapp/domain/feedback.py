@@ -119,6 +119,20 @@ def rating_state(values: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {name: values.get(name) for name in RATING_FIELDS}
 
 
+def switched(before: Mapping[str, Any], rating: str, reasons: Any) -> dict[str, Any]:
+    """The rating fields after the reviewer switched the thumb of an existing rating
+    ``before`` ({rating, reason, comment, correction}) to ``rating`` (SPEC 6.1): the
+    comment and correction stay until the reviewer clears them; the reason stays only
+    when it may accompany the new rating (``reasons``: the workspace's reason registry,
+    ``domain.reasons.workspace_reasons``), else it is dropped (None) — the thumb, not the
+    stale reason, is what the reviewer asked for."""
+    reason = before.get("reason")
+    if reason is not None and (reason not in reasons or not reasons.get(reason).allows(rating)):
+        reason = None
+    return {"rating": rating, "reason": reason, "comment": before.get("comment"),
+            "correction": before.get("correction")}
+
+
 def initials(username: str) -> str:
     """Two upper-case letters for a reviewer badge: the first letters of the first two
     parts of ``username`` split on ``. _ - @`` and spaces ("ada.lovelace" -> "AL"), or its

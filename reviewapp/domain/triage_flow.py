@@ -42,3 +42,24 @@ def action_label(current: str, target: str) -> str:
     if current in CLOSED_STATES and target == TRIAGED:
         return "Reopen"
     return {TRIAGED: "Mark triaged", RESOLVED: "Resolve", WONT_FIX: "Won't fix"}.get(target, target)
+
+# What a triage item's history records (``triage_event.action``), with how it is told.
+# Automatic changes (no person acting) carry their sentence in ``triage_event.detail``;
+# they never write the lead's ``note`` (issue 17).
+EVENT_AUTO_RESOLVED = "auto_resolved"
+EVENT_AUTO_REOPENED = "auto_reopened"
+EVENT_MOVED = "moved"
+EVENT_ASSIGNED = "assigned"
+EVENT_CATEGORISED = "categorised"
+EVENT_NOTE = "note"
+EVENT_LABELS: dict[str, str] = {
+    EVENT_AUTO_RESOLVED: "Resolved automatically",
+    EVENT_AUTO_REOPENED: "Reopened automatically",
+    EVENT_MOVED: "State changed",
+    EVENT_ASSIGNED: "Assignee changed",
+    EVENT_CATEGORISED: "Fault category changed",
+    EVENT_NOTE: "Note changed",
+}
+RESOLVED_USEFUL = "the run's verdict became useful"
+RESOLVED_NO_NEGATIVE = "the run's last negative rating was withdrawn, so nothing is left to triage"
+REOPENED_NOT_USEFUL = "the run was judged not useful again"

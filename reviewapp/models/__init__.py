@@ -16,10 +16,11 @@ from .runs import (
     Run,
     RunKind,
     RunStatus,
+    TargetRevision,
     Verdict,
 )
 from .tool_calls import MatchLevel, ToolCall, ToolCallStatus
-from .triage import TriageItem, TriageState
+from .triage import TriageEvent, TriageItem, TriageState
 
 
 def target_model(target_type: str) -> Any:
@@ -31,7 +32,7 @@ def target_model(target_type: str) -> Any:
 __all__ = [
     "Case", "DiagnosisSession", "DiagnosticReport", "DiagnosticStep", "Feedback",
     "FeedbackEvent", "IngestToken", "MatchLevel", "Membership", "Message", "MessageRole", "OtelSpan",
-    "Rating", "Run", "RunKind", "RunStatus", "SourceType", "TargetType", "ToolCall",
-    "ToolCallStatus", "TriageItem", "TriageState", "User", "Verdict", "Workspace",
+    "Rating", "Run", "RunKind", "RunStatus", "SourceType", "TargetRevision", "TargetType", "ToolCall",
+    "ToolCallStatus", "TriageEvent", "TriageItem", "TriageState", "User", "Verdict", "Workspace",
     "target_model",
 ]

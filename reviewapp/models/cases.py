@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import enum
 import uuid
+from datetime import datetime
 
 from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..extensions import db
-from .base import TimestampMixin, enum_values
+from .base import TimestampMixin, UTCDateTime, enum_values
 from .runs import Run
 
 
@@ -25,7 +26,12 @@ def new_case_id() -> str:
 class Case(TimestampMixin, db.Model):
     """A curated case. ``diagnosis_id`` is the run's ``run_id`` (legacy: the session id),
     unique within a workspace — the constraint that makes get-or-create idempotent under
-    concurrent submits. ``version`` guards edits against stale pages (SPEC 10)."""
+    concurrent submits. ``version`` guards edits against stale pages (SPEC 10).
+
+    When the run's verdict leaves ``useful`` (SPEC 7): an AUTO case no person has edited
+    gets ``withdrawn_at`` (the row is kept, but it is gone from the library and the
+    exports), any other case gets ``run_not_useful_at`` (kept, flagged "run no longer
+    judged useful"). Both are cleared when the verdict comes back to ``useful``."""
 
     __tablename__ = "case_library"
     __table_args__ = (
@@ -49,5 +55,7 @@ class Case(TimestampMixin, db.Model):
     service: Mapped[str | None] = mapped_column(String(120), nullable=True)
     created_by: Mapped[str] = mapped_column(String(80), default="system")
     version: Mapped[int] = mapped_column(Integer, default=1)
+    withdrawn_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    run_not_useful_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
     run: Mapped[Run | None] = relationship()

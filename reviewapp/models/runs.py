@@ -191,3 +191,23 @@ class DiagnosticReport(TimestampMixin, db.Model):
     content: Mapped[str] = mapped_column(Text, default="")
 
     run: Mapped[Run] = relationship(back_populates="report")
+
+
+class TargetRevision(TimestampMixin, db.Model):
+    """The earlier text of a rated part that a re-ingest changed (SPEC 10): ``content``
+    is the text before the change, ``created_at`` when it was replaced. A rating of
+    (``target_type``, ``target_id``) last submitted before a revision's ``created_at``
+    was "given on an earlier version"."""
+
+    __tablename__ = "target_revision"
+    __table_args__ = (
+        Index("ix_target_revision_target", "target_type", "target_id", "created_at"),
+        Index("ix_target_revision_run", "run_pk"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspace.id", ondelete="CASCADE"))
+    run_pk: Mapped[int] = mapped_column(ForeignKey("diagnosis_run.id", ondelete="CASCADE"))
+    target_type: Mapped[str] = mapped_column(String(32))
+    target_id: Mapped[int] = mapped_column(Integer)
+    content: Mapped[str | None] = mapped_column(Text, nullable=True)

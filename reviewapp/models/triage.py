@@ -51,3 +51,24 @@ class TriageItem(TimestampMixin, db.Model):
 
     run: Mapped[Run] = relationship()
     assignee: Mapped[User | None] = relationship()
+
+
+class TriageEvent(TimestampMixin, db.Model):
+    """Append-only history of a triage item: what happened to it, when, and who did it
+    (``actor_id`` null: the app did it automatically, e.g. "resolved automatically: the
+    run's verdict became useful"). ``action`` is a code of ``domain/triage_flow.py``
+    ``TRIAGE_EVENTS``; ``detail`` the sentence shown."""
+
+    __tablename__ = "triage_event"
+    __table_args__ = (Index("ix_triage_event_item", "item_id", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("triage_item.id", ondelete="CASCADE"))
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspace.id", ondelete="CASCADE"))
+    actor_id: Mapped[int | None] = mapped_column(
+        ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True
+    )
+    action: Mapped[str] = mapped_column(String(32))
+    detail: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    actor: Mapped[User | None] = relationship()

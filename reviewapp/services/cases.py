@@ -93,8 +93,9 @@ class CaseFilters:
 
 
 def case_conditions(filters: CaseFilters) -> list[Any]:
-    """SQL conditions on ``Case`` for ``filters`` (shared with the cases export)."""
-    conds: list[Any] = []
+    """SQL conditions on ``Case`` for ``filters`` (shared with the cases export). A
+    withdrawn case (its run no longer judged useful, SPEC 7) is never in the library."""
+    conds: list[Any] = [Case.withdrawn_at.is_(None)]
     if filters.workspace_id is not None:
         conds.append(Case.workspace_id == filters.workspace_id)
     if filters.fault_category:

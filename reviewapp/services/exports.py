@@ -38,7 +38,7 @@ from ..models import (
     User,
     Workspace,
 )
-from ..queries import iso_utc, scope_to_actor
+from ..queries import iso_utc, on_earlier_version, scope_to_actor
 from .cases import CaseFilters, case_conditions
 from .params import choice_param, date_range_params, day_range, text_param, workspace_param
 
@@ -51,9 +51,9 @@ CASE_COLUMNS: tuple[str, ...] = (
     "updated_at", "version",
 )
 FEEDBACK_COLUMNS: tuple[str, ...] = (
-    "feedback_id", "workspace", "run_id", "run_kind", "reviewer", "target_type", "target_id",
-    "subject", "rating", "reason", "comment", "correction", "created_at", "updated_at",
-    "evidence_score", "verdict", "verifier_verdict",
+    "feedback_id", "workspace", "run_id", "run_kind", "query", "reviewer", "target_type",
+    "target_id", "subject", "rating", "reason", "comment", "correction", "created_at",
+    "updated_at", "earlier_version", "evidence_score", "verdict", "verifier_verdict",
 )
 EVALSET_COLUMNS: tuple[str, ...] = (
     "run_id", "workspace", "kind", "query", "answer", "report", "corrections", "labels",
@@ -191,14 +191,16 @@ class FeedbackFilters:
 def export_feedback(session: Session, actor: Actor, filters: FeedbackFilters | None = None, *,
                     batch_size: int = BATCH_SIZE) -> ExportStream:
     """One row per rating (``user_feedback``) with ``FEEDBACK_COLUMNS``: reviewer, target,
-    subject, rating, reason, comment, correction, timestamps, the run's id, kind, evidence
-    score, verdict and verifier verdict; by workspace, oldest first. Raises ``Forbidden``."""
+    subject, rating, reason, comment, correction, timestamps, ``earlier_version`` (the
+    rating was given before the part's text changed, SPEC 10), the run's id, query, kind,
+    evidence score, verdict and verifier verdict; by workspace, oldest first. Raises ``Forbidden``."""
     filters = filters or FeedbackFilters()
     stmt = _admin_scope(session, actor, select(
-        Feedback.id, Workspace.slug, Run.run_id, Run.kind, User.username, Feedback.target_type,
-        Feedback.target_id, Feedback.subject_key, Feedback.rating, Feedback.reason,
-        Feedback.comment, Feedback.correction, iso_utc(session, Feedback.created_at),
-        iso_utc(session, Feedback.updated_at), Run.evidence_score, Run.feedback,
+        Feedback.id, Workspace.slug, Run.run_id, Run.kind, Run.query, User.username,
+        Feedback.target_type, Feedback.target_id, Feedback.subject_key, Feedback.rating,
+        Feedback.reason, Feedback.comment, Feedback.correction,
+        iso_utc(session, Feedback.created_at), iso_utc(session, Feedback.updated_at),
+        on_earlier_version(Feedback).label("earlier_version"), Run.evidence_score, Run.feedback,
         Run.verifier_verdict, Feedback.workspace_id, sort_key(Feedback.created_at),
         Feedback.id.label("sort_id"),
     ).join(Workspace, Workspace.id == Feedback.workspace_id)
@@ -224,7 +226,9 @@ def export_feedback(session: Session, actor: Actor, filters: FeedbackFilters | N
         columns, width = FEEDBACK_COLUMNS, len(FEEDBACK_COLUMNS)
         for r in _keyset(session, stmt,
                          (Feedback.workspace_id, Feedback.created_at, Feedback.id), batch_size):
-            yield dict(zip(columns, r[:width]))
+            row = dict(zip(columns, r[:width]))
+            row["earlier_version"] = bool(row["earlier_version"])  # SQLite answers 0 / 1
+            yield row
 
     return ExportStream("feedback", FEEDBACK_COLUMNS, total, rows())
 
@@ -295,7 +299,7 @@ def _evalset_rows(session: Session, runs: list[Any]) -> Iterator[dict[str, Any]]
     cases = {(ws, diag): (cat, code, svc) for ws, diag, cat, code, svc in session.execute(
         select(Case.workspace_id, Case.diagnosis_id, Case.fault_category, Case.error_code,
                Case.service)
-        .where(Case.run_pk.in_(pks))
+        .where(Case.run_pk.in_(pks), Case.withdrawn_at.is_(None))
     )}
     for r in runs:
         state, triage_category = triage.get(r.run_pk, (None, None))

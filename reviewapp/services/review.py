@@ -29,19 +29,23 @@ def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, targe
     workspace = session.get(Workspace, workspace_id)
     reasons = workspace_reasons(workspace) if workspace is not None else []
     choices = reason_choices(workspace) if workspace is not None else ()
+    positive = reason_choices(workspace, "positive") if workspace is not None else ()
+    earlier = mine is not None and mine.id in feedback_service.earlier_version_ids(session, run_pk)
     return TargetState(target_type, target_id, subject_key, run_pk, mine, summary, reasons,
-                       choices)
+                       choices, positive, earlier)
 
 
 def rate_target(session: Session, actor: Actor, target_type: str, target_id: int,
                 subject_id: str | None, rating: str, reason: str | None = None,
-                comment: str | None = None, correction: str | None = None) -> TargetState:
+                comment: str | None = None, correction: str | None = None, *,
+                switch: bool = False) -> TargetState:
     """Save the actor's rating through ``feedback.upsert_feedback`` (which validates,
     checks access, upserts and sets the run verdict for answer-level targets) and return
-    the control's new state. Raises ``ValidationFailed``, ``Forbidden``."""
+    the control's new state. ``switch``: only the thumb was clicked (texts kept, a reason
+    of the other polarity dropped). Raises ``ValidationFailed``, ``Forbidden``."""
     saved = feedback_service.upsert_feedback(
         session, actor, target_type, target_id, subject_id, rating,
-        reason=reason, comment=comment, correction=correction)
+        reason=reason, comment=comment, correction=correction, switch=switch)
     return _state(session, actor, saved.run_pk, saved.workspace_id, saved.target_type,
                   saved.target_id, saved.subject_key or "")
 

@@ -60,7 +60,8 @@ def rate() -> Response:
         state = review.rate_target(
             db.session, actor, form.target_type.data, form.target_id.data,
             form.subject_id.data or None, form.rating.data, reason=form.reason.data or None,
-            comment=form.comment.data, correction=form.correction.data)
+            comment=form.comment.data, correction=form.correction.data,
+            switch=form.switch.data == "1")
     except ValidationFailed as error:
         if error.field not in ("reason", "comment", "correction", "rating"):
             raise

@@ -102,6 +102,9 @@ class FeedbackForm(FlaskForm):
     comment = TextAreaField("Comment", validators=[Optional(), Length(max=2000)])
     correction = TextAreaField("Suggested correction", validators=[Optional(), Length(max=4000)])
     next = HiddenField(validators=[Optional(), Length(max=2000)])
+    # "1" from the thumbs buttons, which carry no texts: switch the thumb, keep the
+    # comment and correction (services.feedback.upsert_feedback(switch=True)).
+    switch = HiddenField(validators=[Optional(), AnyOf(["", "1"])])
 
 
 class _ValuesField(Field):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from .ratings import (
     TargetSummary,
     delete_feedback,
+    earlier_version_ids,
     feedback_history,
     feedback_reasons,
     feedback_summary,
@@ -27,7 +28,7 @@ from .ratings import (
 from .verdict import VerdictResult, set_run_verdict
 
 __all__ = [
-    "TargetSummary", "VerdictResult", "delete_feedback", "feedback_history", "feedback_reasons",
+    "TargetSummary", "VerdictResult", "delete_feedback", "earlier_version_ids", "feedback_history", "feedback_reasons",
     "feedback_summary", "list_my_feedback", "list_my_feedback_for_target",
     "my_feedback_of_visible_run", "set_run_verdict", "summary_of_visible_run", "upsert_feedback",
 ]

@@ -23,6 +23,7 @@ from ...domain.feedback import (
     initials,
     rating_state,
     reasons_from_settings,
+    switched,
 )
 from ...domain.reasons import workspace_reasons
 from ...errors import Forbidden, ValidationFailed
@@ -35,7 +36,7 @@ from ...models import (
     Workspace,
 )
 from ...models.base import MAX_ID, utcnow
-from ...queries import insert_for, scope_to_actor
+from ...queries import insert_for, on_earlier_version, scope_to_actor
 from ._targets import Target, author_of, resolve_target, validated, visible_run
 from .verdict import follow_rating, rederive_verdict
 
@@ -127,10 +128,14 @@ def _upserts(session: Session) -> tuple[Any, Any]:
 
 def _write_row(
     session: Session, author_id: int, target: Target, target_type: str, target_id: int,
-    values: dict[str, Any],
+    values: dict[str, Any], *, switch: bool = False,
 ) -> tuple[Feedback, dict[str, Any] | None]:
     """Create or update the row; returns it (detached, every column loaded) with its
     rating fields before the write.
+
+    ``switch``: only the thumb was clicked (``upsert_feedback(switch=True)``): an existing
+    row keeps its comment and correction, and its reason when it fits the new rating
+    (``domain.feedback.switched``, read under the row lock).
 
     A first submit is ``INSERT … ON CONFLICT DO NOTHING``: when it inserts, there was no
     row before. When it does not, a racing first submit won and committed; the row is
@@ -153,6 +158,9 @@ def _write_row(
             if written is not None:
                 return _detached(written), None
             continue  # lost the race to a concurrent first submit: update its row
+        if switch:
+            params.update(switched(existing._mapping, values["rating"],
+                                   workspace_reasons(target.settings)))
         written = connection.execute(update, params).one()
         return _detached(written), rating_state(existing._mapping)
     # Only reachable when the row is created and deleted again between every attempt.
@@ -177,6 +185,8 @@ def upsert_feedback(
     reason: str | None = None,
     comment: str | None = None,
     correction: str | None = None,
+    *,
+    switch: bool = False,
 ) -> Feedback:
     """Create or replace the actor's rating of one target; commit (SPEC 6.1, 6.2).
 
@@ -194,7 +204,13 @@ def upsert_feedback(
     / other; checked only once the workspace is known to be the actor's, so a foreign
     workspace's list cannot be probed) -> the upsert on (author, target_type, target_id,
     subject_key). Each submit replaces rating, reason, comment and correction as a
-    whole. A changed row appends a create / update ``FeedbackEvent``.
+    whole — except a thumb switch (``switch=True``, the page's thumbs buttons, which carry
+    no texts): then ``reason`` / ``comment`` / ``correction`` are ignored, the existing
+    comment and correction are kept and the existing reason is kept only when it fits the
+    new rating, else dropped (``domain.feedback.switched``). An explicit reason of the
+    wrong polarity (a full submit) is refused with 400: the caller asked for it; a stale
+    reason carried over by a switch is dropped: the reviewer asked only for the thumb.
+    A changed row appends a create / update ``FeedbackEvent``.
 
     An answer-level target also sets the run's verdict (positive -> useful + case,
     negative -> not_useful + triage item); a negative rating of another target opens a
@@ -219,10 +235,14 @@ def upsert_feedback(
         # Checked again under the lock: a re-ingest that committed meanwhile may have
         # removed the target (SPEC 10 keeps only children that already carry feedback).
         target = resolve_target(session, author_id, target_type, target_id, subject)
+    if switch:
+        values = {**values, "reason": None, "comment": None, "correction": None}
     _check_reason(values["reason"], values["rating"], target.settings)
 
-    row, before = _write_row(session, author_id, target, target_type, target_id, values)
-    after = rating_state(values)
+    row, before = _write_row(session, author_id, target, target_type, target_id, values,
+                             switch=switch)
+    after = rating_state({name: getattr(row, name) for name in ("rating", "reason", "comment",
+                                                                "correction")})
     if before != after:
         session.connection().execute(_EVENT_INSERT, {
             "feedback_id": row.id, "actor_id": author_id, "workspace_id": target.workspace_id,
@@ -390,3 +410,11 @@ def feedback_reasons(session: Session, actor: Actor, run_pk: int) -> tuple[str, 
     _, workspace_id = visible_run(session, actor, run_pk)
     settings = session.scalar(select(Workspace.settings).where(Workspace.id == workspace_id))
     return reasons_from_settings(settings)
+
+
+def earlier_version_ids(session: Session, run_pk: int) -> set[int]:
+    """Ids of run ``run_pk``'s ratings that were given on an earlier version of their
+    target's text (a re-ingest changed it since, SPEC 10; ``queries.on_earlier_version``).
+    No access check: for read models that have just checked the run."""
+    return set(session.scalars(select(Feedback.id).where(
+        Feedback.run_pk == run_pk, on_earlier_version(Feedback))))

@@ -39,7 +39,15 @@ from ...domain.feedback import (
     latest_verdict,
     verdict_for_rating,
 )
-from ...domain.triage_flow import OPENED_NEGATIVE_TARGET, OPENED_NOT_USEFUL
+from ...domain.triage_flow import (
+    EVENT_AUTO_REOPENED,
+    EVENT_AUTO_RESOLVED,
+    OPENED_NEGATIVE_TARGET,
+    OPENED_NOT_USEFUL,
+    REOPENED_NOT_USEFUL,
+    RESOLVED_NO_NEGATIVE,
+    RESOLVED_USEFUL,
+)
 from ...errors import Conflict, Forbidden, ValidationFailed
 from ...models import (
     Case,
@@ -59,11 +67,11 @@ from ...models import (
 from ...models.base import utcnow
 from ...models.cases import new_case_id
 from ...queries import insert_for, scope_to_actor
+from ..triage.history import record as record_triage_event
 
 AUTO_CASE_AUTHOR = "system"
 AUTO_CASE_CATEGORY = "GENERAL"
 TITLE_MAX_CHARS = 100
-AUTO_RESOLVED_NOTE = "Resolved automatically: the run's verdict became useful."
 
 
 @dataclass(frozen=True)
@@ -88,12 +96,19 @@ class VerdictResult:
 def apply_verdict(session: Session, run: Run, verdict: str) -> str | None:
     """Set ``run.feedback`` and its consequences; returns the case id of a useful run
     (``None`` while the run cannot be promoted: RUNNING or no answer, SPEC 7).
-    The one code path of both the verdict API and answer-level ratings (SPEC 6.2)."""
+    The one code path of both the verdict API and answer-level ratings (SPEC 6.2).
+
+    Leaving ``useful`` withdraws or flags the run's case (``case_left_useful``); coming
+    back restores it (``restore_case``)."""
+    previous = run.feedback
     run.feedback = verdict
     if verdict == "useful":
+        restore_case(session, run)
         case = promote_useful(session, run)
         close_item_on_useful(session, run)
         return case.case_id if case is not None else None
+    if previous == "useful":
+        case_left_useful(session, run)
     open_item_for_run(session, run)
     return None
 
@@ -136,8 +151,10 @@ def rederive_verdict(session: Session, run: Run) -> None:
 
     Consequences (case, triage) follow only when the verdict actually changes, so
     deleting a duplicate rating never reopens an item a lead has resolved. A verdict that
-    becomes null leaves an existing case and triage item as they are: both are curated
-    records, and a withdrawn rating says nothing about the run's quality.
+    becomes null after ``useful`` withdraws or flags the case like any verdict leaving
+    useful (SPEC 7); after ``not_useful``, an open item opened for that verdict is
+    resolved automatically when no negative rating of the run is left (nothing behind
+    it), noted in the item's history (issue 17).
     """
     session.flush()
     rows = session.execute(
@@ -149,7 +166,12 @@ def rederive_verdict(session: Session, run: Run) -> None:
     if verdict == run.feedback:
         return
     if verdict is None:
-        run.feedback = None
+        previous, run.feedback = run.feedback, None
+        if previous == "useful":
+            case_left_useful(session, run)
+        elif previous == "not_useful" and session.scalar(select(Feedback.id).where(
+                Feedback.run_pk == run.id, Feedback.rating == "negative").limit(1)) is None:
+            close_item_automatically(session, run, RESOLVED_NO_NEGATIVE)
     else:
         apply_verdict(session, run, verdict)
 
@@ -382,6 +404,43 @@ def promote_useful(session: Session, target: Run | DiagnosisSession) -> Case | N
         Case.workspace_id == target.workspace_id, Case.diagnosis_id == diagnosis_id)).one_or_none()
 
 
+def _case_of(session: Session, run: Run) -> Case | None:
+    return session.scalars(select(Case).where(
+        Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id)).one_or_none()
+
+
+def case_edited(case: Case) -> bool:
+    """Whether a person made or edited ``case``: a MANUAL case, or any saved edit
+    (``version`` > 1; the app never bumps it)."""
+    return case.source_type != SourceType.AUTO.value or case.version > 1
+
+
+def case_left_useful(session: Session, run: Run) -> Case | None:
+    """The run's verdict left ``useful`` (to not_useful or none; SPEC 7): an AUTO case no
+    person has edited is withdrawn (``withdrawn_at``: kept, gone from the library and
+    the exports); any other case stays, flagged "run no longer judged useful"
+    (``run_not_useful_at``). Returns the case, or ``None``. No access check, no commit."""
+    case = _case_of(session, run)
+    if case is None:
+        return None
+    now = utcnow()
+    if case_edited(case):
+        case.run_not_useful_at = case.run_not_useful_at or now
+    else:
+        case.withdrawn_at = case.withdrawn_at or now
+    return case
+
+
+def restore_case(session: Session, run: Run) -> Case | None:
+    """The run is judged ``useful`` again: its withdrawn case is back in the library and
+    the flag is cleared (SPEC 7). Returns the case, or ``None``. No commit."""
+    case = _case_of(session, run)
+    if case is not None and (case.withdrawn_at is not None or case.run_not_useful_at is not None):
+        case.withdrawn_at = None
+        case.run_not_useful_at = None
+    return case
+
+
 # --------------------------------------------------------------------------- the triage item
 
 
@@ -427,6 +486,9 @@ def open_item_for_run(session: Session, run: Run, opened_reason: str = OPENED_NO
         item.state = TriageState.NEW.value
         item.resolved_at = None
         item.opened_reason = opened_reason
+        record_triage_event(session, item, EVENT_AUTO_REOPENED, REOPENED_NOT_USEFUL
+                            if opened_reason == OPENED_NOT_USEFUL else
+                            "a part of the run was rated not helpful again")
         changed = True
     elif (
         item.state in (TriageState.NEW.value, TriageState.TRIAGED.value)
@@ -441,13 +503,21 @@ def open_item_for_run(session: Session, run: Run, opened_reason: str = OPENED_NO
 
 
 def close_item_on_useful(session: Session, run: Run) -> TriageItem | None:
-    """Resolve the run's triage item because its verdict became ``useful``; no commit.
+    """Resolve the run's triage item because its verdict became ``useful``
+    (``close_item_automatically``); no commit."""
+    return close_item_automatically(session, run, RESOLVED_USEFUL)
+
+
+def close_item_automatically(session: Session, run: Run, why: str) -> TriageItem | None:
+    """Resolve the run's triage item because nothing is left to triage (``why``: the
+    verdict became useful, or the last negative rating was withdrawn); no commit.
 
     Only an item opened for a ``not_useful`` verdict and still open (``new`` /
-    ``triaged``) is resolved, with ``resolved_at`` = now and a note saying why (appended
-    to an existing note, once: a verdict flipping back and forth does not repeat it). Items opened for a negative citation / step / report rating
-    stay open: a useful answer does not fix a bad citation. Returns the item, or ``None``
-    when the run has none.
+    ``triaged``) is resolved, with ``resolved_at`` = now and an entry in the item's
+    history saying why, with its time (``triage.history``); the lead's note is left
+    alone. Items opened for a negative citation / step / report rating stay open: a
+    useful answer does not fix a bad citation. Returns the item, or ``None`` when the run
+    has none.
     """
     item = session.scalars(
         select(TriageItem).where(TriageItem.run_pk == run.id).with_for_update()
@@ -459,9 +529,6 @@ def close_item_on_useful(session: Session, run: Run) -> TriageItem | None:
     ):
         item.state = TriageState.RESOLVED.value
         item.resolved_at = utcnow()
-        if not item.note:
-            item.note = AUTO_RESOLVED_NOTE
-        elif AUTO_RESOLVED_NOTE not in item.note:  # once, however often the verdict flips
-            item.note = f"{item.note}\n{AUTO_RESOLVED_NOTE}"
         item.version += 1
+        record_triage_event(session, item, EVENT_AUTO_RESOLVED, why)
     return item

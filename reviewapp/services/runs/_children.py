@@ -17,6 +17,7 @@ from ...models import (
     MessageRole,
     Run,
     RunStatus,
+    TargetRevision,
     TargetType,
 )
 
@@ -40,6 +41,21 @@ def targets_with_feedback(session: Session, run_pk: int, *types: TargetType) -> 
     )
 
 
+def keep_earlier_text(session: Session, run: Run, target_type: str, target_id: int,
+                      earlier: str | None) -> None:
+    """A rated part's text is about to change (SPEC 10): keep the ``earlier`` text in its
+    history (``TargetRevision``); ratings submitted before now read as "given on an
+    earlier version" (``runs.detail.earlier_version_ratings``). No commit."""
+    session.add(TargetRevision(workspace_id=run.workspace_id, run_pk=run.id,
+                               target_type=target_type, target_id=target_id, content=earlier))
+
+
+def _rated(session: Session, run_pk: int, target_type: str, target_id: int) -> bool:
+    return session.scalar(select(Feedback.id).where(
+        Feedback.run_pk == run_pk, Feedback.target_type == target_type,
+        Feedback.target_id == target_id).limit(1)) is not None
+
+
 def sync_children(
     session: Session,
     existing: Sequence[Any],
@@ -47,13 +63,15 @@ def sync_children(
     key_attr: str,
     make: Callable[..., Any],
     keep: set[int],
+    text: tuple[Run, str, str] | None = None,
 ) -> bool:
     """Upsert ordered children by the agent's id (else by position) (SPEC 10).
 
     ``incoming``: (agent id or None, column values) in document order. Children missing
     from ``incoming`` are deleted unless their pk is in ``keep`` (they carry feedback):
-    those stay, moved after the incoming ones, never deleted or re-keyed. Writes only
-    what changed; ordinals are parked out of the way only when children really move, so
+    those stay, moved after the incoming ones, never deleted or re-keyed. ``text``: (run,
+    target type, text column): a kept (rated) child whose text changes keeps the earlier
+    text in its history (``keep_earlier_text``). Writes only what changed; ordinals are parked out of the way only when children really move, so
     ``UNIQUE(run, ordinal)`` never trips. Returns whether anything changed.
     """
     by_key: dict[str, Any] = {}
@@ -95,6 +113,9 @@ def sync_children(
             session.add(make(key=agent_id, ordinal=position, **values))
             changed = True
         else:
+            if text is not None and child.id in keep and text[2] in values \
+                    and values[text[2]] != getattr(child, text[2]):
+                keep_earlier_text(session, text[0], text[1], child.id, getattr(child, text[2]))
             changed |= assign_changed(child, values)
     session.flush()
     return changed
@@ -145,6 +166,8 @@ def ensure_answer_message(session: Session, run: Run) -> bool:
     own = next((m for m in messages if m.message_id == ANSWER_MESSAGE_ID
                 and (m.meta or {}).get("source") == "run.answer"), None)
     if own is not None:
+        if own.content != run.answer and _rated(session, run.id, TargetType.CHAT_MESSAGE.value, own.id):
+            keep_earlier_text(session, run, TargetType.CHAT_MESSAGE.value, own.id, own.content)
         return assign_changed(own, {"content": run.answer})
     if any(m.role == MessageRole.ASSISTANT.value and has_answer_text(m.content) for m in messages):
         return False
@@ -166,6 +189,9 @@ def sync_report(session: Session, run: Run, report: Any) -> bool:
         run.report = DiagnosticReport(run_pk=run.id, content=content)
         return True
     if run.report.content != content:
+        if _rated(session, run.id, TargetType.DIAGNOSTIC_REPORT.value, run.report.id):
+            keep_earlier_text(session, run, TargetType.DIAGNOSTIC_REPORT.value, run.report.id,
+                              run.report.content)
         run.report.content = content
         return True
     return False

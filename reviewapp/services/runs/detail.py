@@ -115,6 +115,13 @@ class TargetState:
     summary: Any
     reasons: list[str]
     reason_choices: tuple[tuple[str, str], ...] = ()
+    positive_reason_choices: tuple[tuple[str, str], ...] = ()
+    # ``mine`` was given before the target's text changed (SPEC 10).
+    earlier_version: bool = False
+
+    def choices_for(self, rating: str) -> tuple[tuple[str, str], ...]:
+        """The reason (code, label) pairs a ``rating`` may carry (SPEC 6.1 polarity)."""
+        return self.positive_reason_choices if rating == "positive" else self.reason_choices
 
     @property
     def label(self) -> str:
@@ -151,6 +158,7 @@ class RunDetail:
     prev_pk: int | None
     next_pk: int | None
     case_id: str | None = None
+    earlier_ids: frozenset[int] = frozenset()
 
     @property
     def answer_rateable(self) -> bool:
@@ -169,9 +177,12 @@ class RunDetail:
     def target(self, target_type: str, target_id: int, subject_key: str = "") -> TargetState:
         """The thumbs state of one target of this run."""
         key = (target_type, target_id, subject_key or "")
+        mine = self.my_feedback.get(key)
         return TargetState(target_type, target_id, subject_key or "", self.run.id,
-                           self.my_feedback.get(key), self.summary.get(key), self.reasons,
-                           reason_choices(self.workspace))
+                           mine, self.summary.get(key), self.reasons,
+                           reason_choices(self.workspace),
+                           reason_choices(self.workspace, "positive"),
+                           mine is not None and mine.id in self.earlier_ids)
 
 
 def workspace_reasons(workspace: Workspace) -> list[str]:
@@ -180,11 +191,11 @@ def workspace_reasons(workspace: Workspace) -> list[str]:
     return list(reason_registry(workspace.settings).codes())
 
 
-def reason_choices(workspace: Workspace) -> tuple[tuple[str, str], ...]:
-    """(code, label) of the workspace's reasons a negative rating may carry (the thumbs'
-    reason select), in the workspace's order."""
+def reason_choices(workspace: Workspace, rating: str = "negative") -> tuple[tuple[str, str], ...]:
+    """(code, label) of the workspace's reasons a ``rating`` (default negative) may carry
+    (the thumbs' reason select), in the workspace's order."""
     return tuple((row.code, row.label) for row in reason_registry(workspace.settings)
-                 if row.allows("negative"))
+                 if row.allows(rating))
 
 
 def _load_run(session: Session, actor: Actor, run_pk: int) -> tuple[Run, DiagnosisSession, Workspace]:
@@ -281,7 +292,8 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     report = session.scalars(
         select(DiagnosticReport).where(DiagnosticReport.run_pk == run.id)).one_or_none()
     case_id = session.scalar(select(Case.case_id).where(
-        Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id))
+        Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id,
+        Case.withdrawn_at.is_(None)))
     evaluation = evaluation_view(run.self_evaluation)
     answer_index = answer_message_index([(m.role, m.content) for m in messages])
     answer_message = messages[answer_index] if answer_index is not None else None
@@ -299,6 +311,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
         report=report, timeline=_timeline(session, run, steps), evaluation=evaluation,
         my_feedback=mine, summary=summary, reasons=list(reasons), filters=filters,
         prev_pk=prev_pk, next_pk=next_pk, case_id=case_id,
+        earlier_ids=frozenset(feedback_service.earlier_version_ids(session, run.id)),
     )
 
 

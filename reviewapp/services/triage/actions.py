@@ -25,6 +25,7 @@ from ...models.base import MAX_ID, utcnow
 from ...queries import get_triage_item_for
 from ..params import id_value, int_param
 from ._rows import ASSIGNEE_ROLES, TriageRow, rows_by_id, triage_workspaces
+from .history import record
 
 NOTE_MAX = 4000
 BULK_MAX = 500
@@ -127,6 +128,34 @@ def _state_changes(item: TriageItem, state: str) -> dict[str, Any]:
     return {"state": state, "resolved_at": utcnow() if closed else None}
 
 
+_TRACKED = ("state", "assignee_id", "fault_category", "note")
+
+
+def _snapshot(item: TriageItem) -> dict[str, Any]:
+    return {name: getattr(item, name) for name in ("id", "workspace_id", *_TRACKED)}
+
+
+def _record_changes(session: Session, actor: Actor, old: dict[str, Any],
+                    changes: dict[str, Any]) -> None:
+    """Append the history entries of a lead's applied change; ``old``: the item's
+    ``_snapshot`` before it."""
+    item = (old["id"], old["workspace_id"])
+    if "state" in changes and changes["state"] != old["state"]:
+        record(session, item, triage_flow.EVENT_MOVED,
+               f"{triage_flow.STATE_LABELS[old['state']]} → {triage_flow.STATE_LABELS[changes['state']]}",
+               actor.user_id)
+    if "assignee_id" in changes and changes["assignee_id"] != old["assignee_id"]:
+        name = session.scalar(select(User.username).where(User.id == changes["assignee_id"])) \
+            if changes["assignee_id"] is not None else None
+        record(session, item, triage_flow.EVENT_ASSIGNED,
+               f"assigned to {name}" if name else "unassigned", actor.user_id)
+    if "fault_category" in changes and changes["fault_category"] != old["fault_category"]:
+        record(session, item, triage_flow.EVENT_CATEGORISED,
+               changes["fault_category"] or "cleared", actor.user_id)
+    if "note" in changes and changes["note"] != old["note"]:
+        record(session, item, triage_flow.EVENT_NOTE, None, actor.user_id)
+
+
 def _load(session: Session, actor: Actor, item_id: Any) -> TriageItem:
     try:
         item_pk = int(item_id)
@@ -144,7 +173,10 @@ def _single(session: Session, actor: Actor, item_id: int, version: Any,
     item = _load(session, actor, item_id)
     if item.version != expected:
         raise _stale(session, item.id)
-    _apply(session, item, expected, changes_of(item))
+    changes = changes_of(item)
+    old = _snapshot(item)
+    _apply(session, item, expected, changes)
+    _record_changes(session, actor, old, changes)
     session.commit()
     return rows_by_id(session, [item.id])[item.id]
 
@@ -260,8 +292,12 @@ def _bulk(session: Session, actor: Actor, items: Iterable[tuple[Any, Any]],
         except ValidationFailed as exc:
             results.append((item_id, "invalid", exc.message))
             continue
-        results.append((item_id, "applied", "done")
-                       if _versioned_update(session, item, version, changes) else stale)
+        old = _snapshot(item)
+        if _versioned_update(session, item, version, changes):
+            _record_changes(session, actor, old, changes)
+            results.append((item_id, "applied", "done"))
+        else:
+            results.append(stale)
     session.commit()
     rows = rows_by_id(session, [i for i, status, _ in results if status != "forbidden"])
     return [BulkOutcome(i, status, message, rows.get(i)) for i, status, message in results]

@@ -27,8 +27,9 @@ from ...models import (
     ToolCall,
     User,
 )
-from ...queries import get_triage_item_for
+from ...queries import get_triage_item_for, on_earlier_version
 from ._rows import TriageRow, rows_by_id
+from .history import ItemEvent, item_history
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class RatingView:
     correction: str | None
     created_at: datetime
     updated_at: datetime
+    earlier_version: bool = False  # given before the part's text changed (SPEC 10)
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,9 @@ class HistoryEntry:
 class TriageDetail:
     """Everything the item page shows: the queue row, the run (messages, steps, report
     loaded), every reviewer's ratings, the feedback history, the proposed triage
-    category, the known categories, and the run's case if there is one."""
+    category, the known categories, the run's case if there is one in the library (a
+    withdrawn case is not: SPEC 7), and the item's own history (``item_events``: state
+    moves, assignments, automatic resolve / reopen, with their times)."""
 
     row: TriageRow
     run: Run
@@ -74,6 +78,7 @@ class TriageDetail:
     suggestion: Suggestion
     categories: tuple[str, ...]
     case: Case | None
+    item_events: list[ItemEvent]
 
 
 def _target_labels(run: Run, tool_names: Mapping[str, str]) -> dict[tuple[str, int, str], str]:
@@ -128,9 +133,11 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
             target_label=_label(labels, f.target_type, f.target_id, f.subject_key),
             subject_key=f.subject_key, rating=f.rating, reason=f.reason, comment=f.comment,
             correction=f.correction, created_at=f.created_at, updated_at=f.updated_at,
+            earlier_version=bool(earlier),
         )
-        for f, username in session.execute(
-            select(Feedback, User.username).join(User, User.id == Feedback.author_id)
+        for f, username, earlier in session.execute(
+            select(Feedback, User.username, on_earlier_version(Feedback))
+            .join(User, User.id == Feedback.author_id)
             .where(Feedback.run_pk == run.id)
             .order_by(Feedback.target_type, Feedback.target_id, Feedback.subject_key,
                       User.username)
@@ -159,7 +166,8 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
         reasons=[r.reason for r in ratings if r.rating == "negative" and r.reason],
     )
     case = session.scalars(
-        select(Case).where(Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id)
+        select(Case).where(Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id,
+                           Case.withdrawn_at.is_(None))
     ).one_or_none()
     return TriageDetail(row, run, ratings, history, suggest_triage_category(facts),
-                        TRIAGE_CATEGORIES, case)
+                        TRIAGE_CATEGORIES, case, item_history(session, item.id))

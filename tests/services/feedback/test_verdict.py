@@ -9,11 +9,10 @@ from sqlalchemy import func, select
 from reviewapp.actors import Actor
 from reviewapp.errors import Forbidden, ValidationFailed
 from reviewapp.extensions import db
-from reviewapp.models import Case, DiagnosisSession, TriageItem
+from reviewapp.models import Case, DiagnosisSession, TriageEvent, TriageItem
 from reviewapp.services import feedback, runs
 from reviewapp.services.feedback import verdict
 from reviewapp.services.feedback.verdict import (
-    AUTO_RESOLVED_NOTE,
     close_item_on_useful,
     get_or_create_auto_case,
     open_item_for_run,
@@ -128,11 +127,13 @@ def test_verdict_follows_the_latest_answer_rating_and_delete_rederives_it(sessio
     feedback.delete_feedback(session, colleague, theirs_id)
     assert fresh(session, run).feedback == "useful"  # my positive is the latest left
     item = fresh(session, item)
-    assert item.state == "resolved" and "verdict became useful" in item.note
+    assert item.state == "resolved" and item.note is None  # said in its history instead
 
     feedback.delete_feedback(session, actor, mine_id)
     assert fresh(session, run).feedback is None  # none left
-    assert count(session, Case) == 1  # the case is a curated record and stays
+    # The verdict left useful: the unedited AUTO case is withdrawn, kept as a row (SPEC 7).
+    assert count(session, Case) == 1
+    assert session.scalars(select(Case)).one().withdrawn_at is not None
 
 
 def test_changing_my_answer_rating_flips_the_verdict(session, make, ws, actor):
@@ -380,7 +381,9 @@ def test_not_useful_upgrades_an_item_opened_for_a_part(session, make):
 
 
 @pytest.mark.parametrize("state", ["new", "triaged"])
-def test_useful_resolves_an_open_not_useful_item_with_a_note(session, make, state):
+def test_useful_resolves_an_open_not_useful_item_in_its_history(session, make, state):
+    """Issue 17: the automatic resolution is an entry of the item's history with its
+    time; the lead's note is left as the lead wrote it."""
     run = make.run(make.workspace())
     item = open_item_for_run(session, run)
     item.state, item.note = state, "looking at it"
@@ -388,10 +391,13 @@ def test_useful_resolves_an_open_not_useful_item_with_a_note(session, make, stat
     closed = close_item_on_useful(session, run)
     session.commit()
     assert closed.state == "resolved" and closed.resolved_at is not None
-    assert closed.note == f"looking at it\n{AUTO_RESOLVED_NOTE}"
+    assert closed.note == "looking at it"
+    event = session.scalars(select(TriageEvent)).one()
+    assert (event.item_id, event.action, event.actor_id) == (closed.id, "auto_resolved", None)
+    assert event.detail == "the run's verdict became useful" and event.created_at is not None
 
 
-def test_flipping_back_and_forth_notes_the_auto_resolution_once(session, make):
+def test_flipping_back_and_forth_keeps_the_note_and_logs_each_flip(session, make):
     run = make.run(make.workspace())
     item = open_item_for_run(session, run)
     item.note = "looking at it"
@@ -404,7 +410,9 @@ def test_flipping_back_and_forth_notes_the_auto_resolution_once(session, make):
     closed = close_item_on_useful(session, run)
     session.commit()
     assert closed.state == "resolved"
-    assert closed.note == f"looking at it\n{AUTO_RESOLVED_NOTE}"
+    assert closed.note == "looking at it"
+    actions = session.scalars(select(TriageEvent.action).order_by(TriageEvent.id)).all()
+    assert actions == ["auto_resolved", "auto_reopened"] * 3 + ["auto_resolved"]
 
 
 def test_useful_leaves_part_items_and_lead_decisions_alone(session, make):

@@ -7,7 +7,6 @@ from sqlalchemy import select
 from reviewapp.actors import Role
 from reviewapp.models import TriageItem
 from reviewapp.services import triage
-from reviewapp.services.feedback.verdict import AUTO_RESOLVED_NOTE
 from reviewapp.services.triage import TriageFilters
 
 
@@ -47,7 +46,8 @@ def _answer_id(run):
 
 
 def test_verdict_flip_opens_then_auto_closes_the_item_in_the_queue(session, make):
-    """SPEC 3 / 6.2: not_useful opens an item; useful resolves it with a note; the run's
+    """SPEC 3 / 6.2: not_useful opens an item; useful resolves it (said in its history,
+    not in the lead's note: issue 17); the run's
     status never changes; the queue and the item page show it all."""
     from reviewapp.services import feedback
 
@@ -66,7 +66,10 @@ def test_verdict_flip_opens_then_auto_closes_the_item_in_the_queue(session, make
     assert triage.list_items(session, make.actor(lead), TriageFilters(state="open")).rows == []
     row = triage.get_item(session, make.actor(lead), item_id).row
     assert row.state == "resolved" and row.resolved_at is not None
-    assert row.note == AUTO_RESOLVED_NOTE and row.verdict == "useful"
+    assert row.note is None and row.verdict == "useful"
+    events = triage.get_item(session, make.actor(lead), item_id).item_events
+    assert [(e.action, e.automatic) for e in events] == [("moved", False), ("auto_resolved", True)]
+    assert events[1].detail == "the run's verdict became useful"
     assert session.get(type(run), run.id).status == "SUCCESS"
 
 
