@@ -63,15 +63,15 @@ def sync_children(
     key_attr: str,
     make: Callable[..., Any],
     keep: set[int],
-    text: tuple[Run, str, str] | None = None,
+    text: tuple[Run, tuple[str, ...], str] | None = None,
 ) -> bool:
     """Upsert ordered children by the agent's id (else by position) (SPEC 10).
 
     ``incoming``: (agent id or None, column values) in document order. Children missing
     from ``incoming`` are deleted unless their pk is in ``keep`` (they carry feedback):
     those stay, moved after the incoming ones, never deleted or re-keyed. ``text``: (run,
-    target type, text column): a kept (rated) child whose text changes keeps the earlier
-    text in its history (``keep_earlier_text``). Writes only what changed; ordinals are parked out of the way only when children really move, so
+    target types, text column): a kept (rated) child whose text changes keeps the earlier
+    text in its history (``keep_earlier_text``), for each of those target types. Writes only what changed; ordinals are parked out of the way only when children really move, so
     ``UNIQUE(run, ordinal)`` never trips. Returns whether anything changed.
     """
     by_key: dict[str, Any] = {}
@@ -115,7 +115,9 @@ def sync_children(
         else:
             if text is not None and child.id in keep and text[2] in values \
                     and values[text[2]] != getattr(child, text[2]):
-                keep_earlier_text(session, text[0], text[1], child.id, getattr(child, text[2]))
+                for target_type in text[1]:
+                    keep_earlier_text(session, text[0], target_type, child.id,
+                                      getattr(child, text[2]))
             changed |= assign_changed(child, values)
     session.flush()
     return changed

@@ -247,14 +247,16 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
         changed |= sync_children(
             session, list(run.messages), prepared.messages, "message_id",
             lambda key, **v: Message(run_pk=run.id, message_id=key, **v), keep,
-            text=(run, TargetType.CHAT_MESSAGE.value, "content"),
+            # A message is rated as the answer or as a conversation turn.
+            text=(run, (TargetType.CHAT_MESSAGE.value, TargetType.CONVERSATION_TURN.value),
+                  "content"),
         )
     if prepared.steps is not None:
         changed |= sync_children(
             session, list(run.steps), prepared.steps, "step_id",
             lambda key, **v: DiagnosticStep(run_pk=run.id, step_id=key, **v),
             targets_with_feedback(session, run.id, TargetType.DIAGNOSTIC_STEP),
-            text=(run, TargetType.DIAGNOSTIC_STEP.value, "summary"),
+            text=(run, (TargetType.DIAGNOSTIC_STEP.value,), "summary"),
         )
     session.expire(run, ["messages", "steps"])
     if "report" in doc:

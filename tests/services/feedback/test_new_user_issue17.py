@@ -210,9 +210,9 @@ def test_resend_keeps_earlier_text_and_marks_the_rating(session, make, ws, actor
     assert not state.earlier_version
 
     runs.upsert_run(session, make.system, ws.id, "r17", _doc("The network is down."))
-    revision = session.scalars(select(TargetRevision)).one()
-    assert (revision.target_type, revision.target_id, revision.content) == (
-        "chat_message", mid, "The disk is full.")
+    revisions = session.scalars(select(TargetRevision).order_by(TargetRevision.target_type)).all()
+    assert [(r.target_type, r.target_id, r.content) for r in revisions] == [
+        ("chat_message", mid, "The disk is full."), ("conversation_turn", mid, "The disk is full.")]
     assert review.target_state(session, actor, "chat_message", mid, None).earlier_version
     detail = runs.get_run_detail(session, actor, run.id)
     assert detail.target("chat_message", mid).earlier_version
