@@ -2,7 +2,7 @@
 history (automatic notes with their time), earlier text of rated parts (SPEC 10)
 
 Revision ID: 5b1e0c9a7d21
-Revises: 5b7e0c1d9a42
+Revises: 3c9c8ade23b7
 Create Date: 2026-12-01 16:10:00
 
 """
@@ -11,7 +11,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = '5b1e0c9a7d21'
-down_revision = '5b7e0c1d9a42'
+down_revision = '3c9c8ade23b7'
 branch_labels = None
 depends_on = None
 
