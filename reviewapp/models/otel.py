@@ -14,9 +14,10 @@ from .base import JSONType, UTCDateTime, utcnow
 
 class OtelSpan(db.Model):
     """One span of a trace, keyed by (workspace, trace id, span id): a repeated span is
-    stored once. ``data`` is the decoded span (``domain/otel_mapping.py``), redacted before
-    storage (SPEC 4); ``is_tool`` spans become tool calls through the lifecycle events,
-    the others are read back whenever the trace's run document is rebuilt."""
+    stored once. ``is_tool`` spans become tool calls through the lifecycle events (which
+    redact their texts) and keep ``data = {}``; for the others ``data`` is the decoded span
+    (``domain/otel_mapping.py``), redacted before storage (SPEC 4), read back whenever the
+    trace's run document is rebuilt."""
 
     __tablename__ = "otel_span"
 

@@ -288,7 +288,8 @@ def _insert_new(session: Session, workspace_id: int, spans: Sequence[Mapping[str
             index_elements=["workspace_id", "trace_id", "span_id"]), [
             {"workspace_id": workspace_id, "trace_id": trace_id, "span_id": s["span_id"],
              "parent_span_id": s.get("parent_span_id"), "is_tool": mapping.is_tool(s),
-             "start_ns": s["start_ns"], "data": dict(s), "created_at": now} for s in new])
+             "start_ns": s["start_ns"], "data": {} if mapping.is_tool(s) else dict(s),
+             "created_at": now} for s in new])
     return new
 
 
@@ -315,11 +316,16 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
     result = ExportResult(received=len(spans))
     by_trace: dict[str, dict[str, dict[str, Any]]] = {}
     for span in spans:
-        problem = mapping.span_problem(span) or _text_problem(span)
+        # A JSON body had its texts checked whole (parse_request); protobuf's are here.
+        problem = mapping.span_problem(span) or (
+            _text_problem(span) if content_type == PROTOBUF else None)
         if problem is not None:
             result.reject(1, problem)
             continue
-        by_trace.setdefault(span["trace_id"], {})[span["span_id"]] = _redacted(span)
+        # Tool spans are stored as ids only: their texts reach storage only through the
+        # lifecycle events, which redact them (tool_calls.apply_events).
+        by_trace.setdefault(span["trace_id"], {})[span["span_id"]] = (
+            span if mapping.is_tool(span) else _redacted(span))
     events: list[dict[str, Any]] = []
     owners: list[str] = []
     for trace_id in sorted(by_trace):
