@@ -219,7 +219,8 @@ class ReviewappClient:
                     self._sent += count
                 return json.loads(text) if text else None
             except urllib.error.HTTPError as exc:
-                detail = exc.read()[:300].decode(errors="replace")
+                with exc:  # closes the connection
+                    detail = exc.read()[:300].decode(errors="replace")
                 if exc.code not in RETRY_STATUSES:
                     self._drop(count, f"{what}: HTTP {exc.code} {detail}")
                     return None

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import requests
 from langchain_core.documents import Document
@@ -132,3 +134,34 @@ def test_a_root_chain_error_fails_the_run_and_an_interrupt_does_not(live_server,
                                      headers={"Authorization": f"Bearer {token}"}).json()["run"]["status"]
                 for run_id in ("lc-fail", "lc-pause")}
     assert statuses == {"lc-fail": "FAILED", "lc-pause": "RUNNING"}
+
+
+def test_one_handler_shared_by_agents_on_many_threads(live_server, token):
+    """Thread-safe: eight agents invoked at once on eight threads through one handler and
+    one client each end as their own complete run."""
+    client = ReviewappClient(live_server, token)
+    handler = ReviewappCallbackHandler(client)
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            RunnableLambda(agent).invoke({"input": f"question {n}"}, config={
+                "callbacks": [handler], "metadata": {"reviewapp_run_id": f"lc-thread-{n}"}})
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    client.close()
+    assert (client.dropped, client.rejected) == (0, 0)
+    for n in range(8):
+        t = requests.get(f"{live_server}/api/runs/lc-thread-{n}/trace", timeout=30,
+                         headers={"Authorization": f"Bearer {token}"}).json()
+        assert (t["run"]["status"], t["run"]["query"]) == ("SUCCESS", f"question {n}")
+        assert sorted(c["status"] for c in t["toolCalls"]) == [
+            "completed", "completed", "failed", "failed"]
+        assert {c["id"].split("/")[0] for c in t["toolCalls"]} == {f"lc-thread-{n}"}

@@ -1,0 +1,192 @@
+"""``reviewapp.client.ReviewappClient`` against a stub server: batching, order, retries
+with backoff on 429 / 503 / connection errors, drops counted and logged, never raising."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from reviewapp.client import ReviewappClient
+
+
+class Stub:
+    """Answers each request with the next scripted status (then 200), recording bodies."""
+
+    def __init__(self) -> None:
+        self.script: list[tuple[int, dict[str, str]]] = []
+        self.requests: list[tuple[str, str, object, float]] = []
+        self.lock = threading.Lock()
+        self.gate = threading.Event()
+        self.gate.set()
+
+
+@pytest.fixture
+def stub() -> Iterator[tuple[Stub, str]]:
+    state = Stub()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            state.gate.wait(10)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with state.lock:
+                state.requests.append((self.command, self.path, body, time.monotonic()))
+                status, headers = state.script.pop(0) if state.script else (200, {})
+            answer = b"{}"
+            if status == 200 and self.path.endswith("tool-events"):
+                answer = json.dumps({"results": [
+                    {"index": i, "id": e["id"], "event": e["event"],
+                     "result": "rejected" if e.get("bad") else "created"}
+                    for i, e in enumerate(body)]}).encode()
+            self.send_response(status)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        do_PUT = do_POST = _answer
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield state, f"http://127.0.0.1:{server.server_port}"
+    state.gate.set()
+    server.shutdown()
+    server.server_close()
+
+
+def event(n: int, **extra: object) -> dict:
+    return {"id": f"c{n}", "run_id": "r1", "event": "started", "tool_name": "t", **extra}
+
+
+def test_operations_keep_their_order_and_events_are_batched(stub):
+    state, base = stub
+    state.gate.clear()  # hold the first request so that the rest queue up behind it
+    client = ReviewappClient(base, "rvw_x", batch_size=3)
+    client.put_run("r1", {"query": "q"})
+    for n in range(5):
+        client.tool_event(event(n))
+    client.finish_run("r1", {"status": "SUCCESS"})
+    state.gate.set()
+    assert client.flush(10)
+    client.close()
+    shape = [(m, p, [e["id"] for e in b] if isinstance(b, list) else None)
+             for m, p, b, _ in state.requests]
+    assert shape == [("PUT", "/api/ingest/runs/r1", None),
+                     ("POST", "/api/ingest/tool-events", ["c0", "c1", "c2"]),
+                     ("POST", "/api/ingest/tool-events", ["c3", "c4"]),
+                     ("POST", "/api/ingest/runs/r1/finish", None)]
+    assert (client.sent, client.dropped, client.rejected) == (7, 0, 0)
+
+
+@pytest.mark.parametrize("status", [429, 503, 502])
+def test_retries_with_backoff_then_delivers(stub, status):
+    state, base = stub
+    state.script = [(status, {}), (status, {})]
+    client = ReviewappClient(base, "rvw_x", backoff_s=0.05)
+    client.tool_event(event(1))
+    assert client.flush(10)
+    client.close()
+    times = [t for *_, t in state.requests]
+    assert len(times) == 3
+    assert times[1] - times[0] >= 0.05 and times[2] - times[1] >= 0.1  # doubled
+    assert (client.sent, client.dropped) == (1, 0)
+
+
+def test_retry_after_is_honoured(stub):
+    state, base = stub
+    state.script = [(429, {"Retry-After": "1"})]
+    client = ReviewappClient(base, "rvw_x", backoff_s=0.01)
+    client.tool_event(event(1))
+    assert client.flush(10)
+    client.close()
+    first, second = (t for *_, t in state.requests)
+    assert second - first >= 0.9
+
+
+def test_gives_up_after_max_retries_counts_and_logs(stub, caplog):
+    state, base = stub
+    state.script = [(503, {})] * 10
+    client = ReviewappClient(base, "rvw_x", backoff_s=0.01, max_retries=2)
+    with caplog.at_level(logging.WARNING, logger="reviewapp.client"):
+        client.tool_event(event(1))
+        client.tool_event(event(2))
+        assert client.flush(10)
+    client.close()
+    assert len(state.requests) == 3
+    assert (client.sent, client.dropped) == (0, 2)
+    assert "gave up after 3 attempts" in caplog.text
+
+
+def test_a_client_error_is_not_retried_and_is_counted(stub):
+    state, base = stub
+    state.script = [(400, {})]
+    client = ReviewappClient(base, "rvw_x", backoff_s=0.01)
+    client.put_run("r1", {"bogus": 1})
+    assert client.flush(10)
+    client.close()
+    assert len(state.requests) == 1
+    assert client.dropped == 1
+
+
+def test_rejected_events_are_counted(stub):
+    _, base = stub
+    client = ReviewappClient(base, "rvw_x")
+    client.tool_event(event(1, bad=True))
+    client.tool_event(event(2))
+    assert client.flush(10)
+    client.close()
+    assert (client.sent, client.rejected, client.dropped) == (2, 1, 0)
+
+
+def test_connection_errors_are_retried_then_dropped_never_raised(caplog):
+    client = ReviewappClient("http://127.0.0.1:9", "rvw_x", backoff_s=0.01, max_retries=2,
+                             timeout_s=2)
+    with caplog.at_level(logging.WARNING, logger="reviewapp.client"):
+        client.put_run("r1", {"query": "q"})
+        assert client.flush(10)
+    client.close()
+    assert client.dropped == 1
+    assert "ConnectionRefusedError" in caplog.text or "URLError" in caplog.text
+
+
+def test_a_full_queue_drops_and_counts_without_blocking(stub):
+    state, base = stub
+    state.gate.clear()
+    client = ReviewappClient(base, "rvw_x", max_queue=3, batch_size=1)
+    began = time.monotonic()
+    for n in range(10):
+        client.tool_event(event(n))
+    assert time.monotonic() - began < 1
+    assert client.dropped >= 6  # at most 3 queued + 1 in flight
+    state.gate.set()
+    assert client.flush(10)
+    client.close()
+    assert client.sent + client.dropped == 10
+
+
+def test_after_close_nothing_raises_and_it_is_counted(stub):
+    _, base = stub
+    client = ReviewappClient(base, "rvw_x")
+    client.close()
+    client.close()
+    client.tool_event(event(1))
+    assert client.dropped == 1
+
+
+def test_an_unserialisable_value_does_not_raise(stub):
+    state, base = stub
+    client = ReviewappClient(base, "rvw_x")
+    client.tool_event(event(1, arguments={"when": object()}))
+    assert client.flush(10)
+    client.close()
+    assert client.sent == 1 and isinstance(state.requests[0][2][0]["arguments"]["when"], str)
