@@ -168,7 +168,7 @@ def test_has_answer_text():
 
 @pytest.mark.parametrize("name, expected", [
     ("Xavier", "XA"), ("ada lovelace", "AL"), ("@ops", "OP"), ("a.b.c", "AB"), ("..", "?"),
-    ("mary-jane@example.com", "MJ"),
+    ("mary-jane@example.com", "MJ"), ("jo.", "JO"),
 ])
 def test_initials_more_shapes(name, expected):
     assert initials(name) == expected

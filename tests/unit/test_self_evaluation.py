@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reviewapp.domain.self_evaluation import (
+    COLUMN_OF_KEY,
     app_owned_keys,
     evidence_score_of,
     imported_evaluations,
@@ -12,6 +13,7 @@ from reviewapp.domain.self_evaluation import (
     read_self_evaluation,
     verifier_verdict_of,
 )
+from reviewapp.models import Run
 
 RULE_ROOT = {"evidence_score": 65, "source": "rule", "factors": [{"name": "l0_exact_match"}]}
 VERIFIER_ROOT = {"verdict": "PASS", "groundedness_score": 0.8, "rationale": "ok"}
@@ -101,3 +103,32 @@ def test_evidence_score_column_copy(value, score):
     ({"verdict": "MAYBE"}, None), ({"verdict": 1}, None), (None, None)])
 def test_verifier_verdict_column_copy(value, verdict):
     assert verifier_verdict_of(value) == verdict
+
+
+def test_a_split_root_sends_every_rule_field_to_rule_evaluation():
+    root = {"evidence_score": 40, "source": "rule", "factors": [], "llm_opinion": "thin",
+            "verdict": "FAIL", "rationale": "no logs"}
+    assert read_self_evaluation(root) == {
+        "rule_evaluation": {"evidence_score": 40, "source": "rule", "factors": [],
+                            "llm_opinion": "thin"},
+        "verifier_evaluation": {"verdict": "FAIL", "rationale": "no logs"}}
+
+
+def test_a_legacy_field_holding_an_object_is_still_a_legacy_root():
+    assert read_self_evaluation({"verdict": {"label": "PASS"}}) == {
+        "verifier_evaluation": {"verdict": {"label": "PASS"}}}
+    assert read_self_evaluation({"evidence_score": {"v": 1}}) == {
+        "rule_evaluation": {"evidence_score": {"v": 1}}}
+
+
+def test_a_keyed_entry_that_is_not_an_object_is_dropped():
+    assert read_self_evaluation({"rule_evaluation": None}) == {}
+    assert read_self_evaluation({"rule_evaluation": [1], "verifier_evaluation": {"v": 1}}) == {
+        "verifier_evaluation": {"v": 1}}
+
+
+def test_each_copied_key_names_its_run_list_column():
+    assert COLUMN_OF_KEY == {
+        "rule_evaluation": ("evidence_score", evidence_score_of),
+        "verifier_evaluation": ("verifier_verdict", verifier_verdict_of)}
+    assert {column for column, _ in COLUMN_OF_KEY.values()} <= set(Run.__table__.columns.keys())

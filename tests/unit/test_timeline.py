@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -148,3 +149,16 @@ def test_untimed_calls_get_no_bar_and_no_axis():
 ])
 def test_format_ms_at_each_unit_boundary(ms, text):
     assert format_ms(ms) == text
+
+
+def test_an_untimed_call_among_timed_ones_gets_an_empty_bar():
+    placed = layout([CallTiming(None, None), CallTiming(at(0), at(1))])
+    assert placed.bars == [Bar(0, 0, False, False, None), Bar(0, 1000, True, False, 0)]
+
+
+def test_the_layout_values_are_immutable():
+    placed = layout([CallTiming(at(0), at(1))])
+    for value, name in ((placed, "span_ms"), (placed.bars[0], "x"), (CallTiming(None, None),
+                                                                      "started_at")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, name, 1)
