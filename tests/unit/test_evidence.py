@@ -6,7 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviewapp.domain.evidence import RULES, RULES_BY_NAME, ToolCallFact, score_evidence
+from reviewapp.domain.evidence import (
+    RULES,
+    RULES_BY_NAME,
+    CallStats,
+    Rule,
+    ToolCallFact,
+    call_stats,
+    evaluate_stats,
+    score_evidence,
+)
 
 OK = ToolCallFact("completed")
 BAD = ToolCallFact("failed")
@@ -144,3 +153,43 @@ def test_evidence_score_ignores_the_order_of_tool_calls(status, calls, rnd):
     shuffled = list(calls)
     rnd.shuffle(shuffled)
     assert score_evidence(status, shuffled) == score_evidence(status, calls)
+
+
+def test_only_the_two_zero_score_rules_stop():
+    # SPEC 5.1: execution_failed and no_tool_call are "score 0, stop"; the rest add.
+    assert {name: rule.stop for name, rule in RULES_BY_NAME.items()} == {
+        "execution_failed": True, "no_tool_call": True, "has_successful_tool_call": False,
+        "l0_exact_match": False, "l1_semantic_match": False, "retrieval_no_hit": False,
+        "all_tool_calls_failed": False}
+
+
+def test_a_table_whose_sum_leaves_0_to_100_is_clamped():
+    """SPEC 5.1: "clamp to [0, 100]" (the spec's own table never leaves the range)."""
+    stats = call_stats("SUCCESS", [OK])
+    up = Rule("up", lambda s: True, 150, lambda s: "up")
+    down = Rule("down", lambda s: True, -150, lambda s: "down")
+    assert evaluate_stats(stats, (up,))["evidence_score"] == 100
+    assert evaluate_stats(stats, (up, down, down))["evidence_score"] == 0
+    assert evaluate_stats(stats, (up, down))["evidence_score"] == 0
+    assert evaluate_stats(stats, (down, up))["factors"] == [
+        {"name": "down", "delta": -150, "description": "down"},
+        {"name": "up", "delta": 150, "description": "up"}]
+
+
+def test_every_call_failed_needs_at_least_one_call():
+    rule = (RULES_BY_NAME["all_tool_calls_failed"],)
+    assert evaluate_stats(call_stats("SUCCESS", []), rule)["factors"] == []
+    assert [f["name"] for f in evaluate_stats(call_stats("SUCCESS", [BAD]), rule)["factors"]] == [
+        "all_tool_calls_failed"]
+
+
+def test_call_stats_counts_each_kind_once():
+    calls = [OK, BAD, OPEN, L0, L1, MISS, ToolCallFact("failed", None, 3, True),
+             ToolCallFact("completed", "L0", 0, True), ToolCallFact("completed", None, None, True),
+             ToolCallFact("started", "L1", None, False), ("completed", "L2", None, False)]
+    assert call_stats("SUCCESS", calls) == CallStats(
+        status="SUCCESS", total=11, completed=7, failed=2,
+        # retrieval: L0, L1, MISS, failed 3 hits, L0 with 0 hits, the flagged one, started L1, L2
+        retrieval=8,
+        # with a hit: L0, L1, the 3 hits, started L1 (unknown count is trusted)
+        retrieval_with_hit=4, l0_hits=1, l1_hits=2)
