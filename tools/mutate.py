@@ -324,6 +324,13 @@ def enumerate_mutants(source: str) -> list[Mutant]:
     """Every mutant of ``source``, in a fixed order (``Mutant.index``)."""
     mutator = _Mutator(source, None)
     mutator.visit(ast.parse(source))
+    # The same change of the same text twice in one function (two ``score = 0`` lines):
+    # the second is "where#2", so the equivalents file can name exactly one of them.
+    seen: dict[tuple[str, str, str], int] = {}
+    for m in mutator.sites:
+        seen[m.key] = seen.get(m.key, 0) + 1
+        if seen[m.key] > 1:
+            m.where = f"{m.where}#{seen[m.key]}"
     return mutator.sites
 
 

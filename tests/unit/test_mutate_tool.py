@@ -107,3 +107,9 @@ def test_a_run_counts_caught_survived_and_equivalent(tmp_path):
         "  tiny_rule.py:8 over: return n > LIMIT  =>  return n >= LIMIT",
         ""]
     assert path.read_text() == TINY  # the module itself is never written
+
+
+def test_the_same_change_twice_in_one_function_is_told_apart():
+    source = "def f(a):\n    x = 0\n    if a:\n        x = 0\n    return x\n"
+    wheres = [m.where for m in mutate.enumerate_mutants(source) if m.after == "x = 1"]
+    assert wheres == ["f", "f#2"]
