@@ -1,5 +1,6 @@
 """Aggregates behind the dashboard (SPEC 8): usefulness rate per day, evidence-score
-histogram, verifier verdict counts, most-failing tools, triage backlog by state and age.
+histogram, verifier verdict counts, most-failing tools, the tools whose calls reviewers rated
+negative (most disliked), triage backlog by state and age.
 
 Every number is computed by the database (GROUP BY), over the runs of the workspaces
 where the actor is lead or admin, optionally narrowed to one workspace and a date range.
@@ -11,7 +12,7 @@ items by age), so the date range does not apply to it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -22,7 +23,7 @@ from ..actors import Actor, Role
 from ..domain import triage_flow
 from ..domain.verdicts import VERIFIER_VERDICTS
 from ..errors import Forbidden
-from ..models import Run, ToolCall, TriageItem, Workspace
+from ..models import Feedback, Run, TargetType, ToolCall, TriageItem, Workspace
 from ..queries import scope_to_actor, utc_day
 from .params import date_range_params, day_range, workspace_param
 
@@ -81,6 +82,18 @@ class ToolFailures:
 
 
 @dataclass(frozen=True)
+class ToolDislikes:
+    """A tool's calls rated negative by reviewers (issue 19): ``negative`` ratings out of
+    all ``rated`` ratings of its calls in the range, and how many distinct ``calls``
+    got a negative one."""
+
+    tool_name: str
+    negative: int
+    rated: int
+    calls: int
+
+
+@dataclass(frozen=True)
 class BacklogBucket:
     """Open triage items of one age bucket, per open state (``{"new": n, "triaged": m}``)."""
 
@@ -103,6 +116,7 @@ class Dashboard:
     failing_tools: list[ToolFailures]
     backlog: list[BacklogBucket]
     triage_states: dict[str, int]
+    disliked_tools: list[ToolDislikes] = field(default_factory=list)
 
 
 def build(session: Session, actor: Actor, filters: DashboardFilters | None = None,
@@ -173,12 +187,33 @@ def build(session: Session, actor: Actor, filters: DashboardFilters | None = Non
         )
     ]
 
+    negative = func.sum(case((Feedback.rating == "negative", 1), else_=0))
+    disliked_calls = func.count(func.distinct(case(
+        (Feedback.rating == "negative", ToolCall.id), else_=None)))
+    disliked_tools = [
+        ToolDislikes(name, int(n or 0), int(rated), int(calls))
+        for name, n, rated, calls in session.execute(
+            select(ToolCall.tool_name, negative, func.count(), disliked_calls)
+            .select_from(Feedback)
+            .join(ToolCall, (ToolCall.run_pk == Feedback.target_id)
+                  & (ToolCall.id == Feedback.subject_key)
+                  & (ToolCall.workspace_id == Feedback.workspace_id))
+            .join(Run, Run.id == Feedback.run_pk)
+            .where(*run_conds, Feedback.target_type == TargetType.TOOL_CALL.value)
+            .group_by(ToolCall.tool_name)
+            .having(negative > 0)
+            .order_by(negative.desc(), ToolCall.tool_name)
+            .limit(TOP_TOOLS)
+        )
+    ]
+
     backlog, states = _backlog(session, ws_ids, now)
     return Dashboard(
         filters=filters, workspaces=workspaces, runs=runs, usefulness=usefulness,
         score_histogram=list(zip(SCORE_BUCKETS, (counts[i] for i in range(10)))),
         unscored=unscored, verdicts=list(verdict_counts.items()),
         failing_tools=failing_tools, backlog=backlog, triage_states=states,
+        disliked_tools=disliked_tools,
     )
 
 

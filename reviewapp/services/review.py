@@ -14,10 +14,10 @@ from sqlalchemy.orm import Session
 from ..actors import Actor, Role
 from ..domain.target_types import TARGET_TYPES
 from ..errors import Forbidden
-from ..models import Feedback, Run, Workspace, target_model
+from ..models import Feedback, Run, TargetType, ToolCall, Workspace, target_model
 from ..queries import scope_to_actor
 from . import feedback as feedback_service
-from .runs import TargetState, reason_choices, workspace_reasons
+from .runs import TargetState, reason_choices, tool_call_name, workspace_reasons
 
 
 def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, target_type: str,
@@ -31,8 +31,14 @@ def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, targe
     choices = reason_choices(workspace) if workspace is not None else ()
     positive = reason_choices(workspace, "positive") if workspace is not None else ()
     earlier = mine is not None and mine.id in feedback_service.earlier_version_ids(session, run_pk)
+    name = None
+    if target_type == TargetType.TOOL_CALL.value:  # named like its timeline row
+        tool_name = session.scalar(select(ToolCall.tool_name).where(
+            ToolCall.run_pk == run_pk, ToolCall.workspace_id == workspace_id,
+            ToolCall.id == subject_key))
+        name = tool_call_name(tool_name) if tool_name is not None else None
     return TargetState(target_type, target_id, subject_key, run_pk, mine, summary, reasons,
-                       choices, positive, earlier)
+                       choices, positive, earlier, name=name)
 
 
 def rate_target(session: Session, actor: Actor, target_type: str, target_id: int,

@@ -31,7 +31,7 @@ def _render(state, form: FeedbackForm, status: int = 200, saved: bool = False,
             errors: dict[str, str] | None = None) -> Response:
     return render_macro("feedback/_thumbs.html", "thumbs", status=status, state=state,
                         next_url=form.next.data or "", saved=saved, form=form,
-                        errors=errors or {})
+                        errors=errors or {}, compact=form.compact.data == "1")
 
 
 def _not_saved(form: FeedbackForm, errors: dict[str, str]) -> Response:

@@ -105,6 +105,7 @@ class FeedbackForm(FlaskForm):
     # "1" from the thumbs buttons, which carry no texts: switch the thumb, keep the
     # comment and correction (services.feedback.upsert_feedback(switch=True)).
     switch = HiddenField(validators=[Optional(), AnyOf(["", "1"])])
+    compact = HiddenField(validators=[Optional(), Length(max=1)])  # "1": a timeline row's control
 
 
 class _ValuesField(Field):

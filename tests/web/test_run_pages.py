@@ -158,8 +158,11 @@ def test_timeline_without_times_lists_calls_in_order(client, make, reviewer):
         {"id": "x1", "tool_name": "first", "status": "completed"},
         {"id": "x2", "tool_name": "second", "status": "failed", "error": "Error: nope"}])
     html = client.get(f"/runs/{run.id}/timeline").get_data(as_text=True)
-    assert "without a time axis" in html and "<svg" not in html
+    assert "without a time axis" in html and 'class="tl-svg"' not in html
     assert html.index("first") < html.index("second")
+    # A failed row says why on the row itself (escaped), and each row has its thumbs.
+    assert '<span class="tl-error small" dir="auto">Error: nope</span>' in html
+    assert html.count('class="thumbs thumbs-compact') == 2
 
 
 def test_timeline_marks_open_and_compensated_calls(client, make, reviewer):

@@ -251,9 +251,11 @@ def test_dashboard_renders_svg_without_inline_styles(client, login, site):
     html = response.get_data(as_text=True)
     assert "style-src 'self'" in response.headers["Content-Security-Policy"]
     assert " style=" not in html and "<style" not in html
-    # four charts and the "no failed tool calls" message; a table of numbers for each of five
+    # four charts and the "no failed tool calls" / "no disliked tools" messages; a table of
+    # numbers for each of six
     assert html.count("<svg") == 4 and "No failed tool calls in this range." in html
-    assert html.count('<table class="visually-hidden">') == 5
+    assert "No tool call rated not helpful in this range." in html
+    assert html.count('<table class="visually-hidden">') == 6
 
 
 def test_csrf_is_enforced_on_queue_actions(app_factory, make, site):

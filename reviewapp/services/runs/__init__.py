@@ -23,6 +23,7 @@ from .detail import (
     get_timeline,
     get_tool_call,
     reason_choices,
+    tool_call_name,
     workspace_reasons,
 )
 from .ingest import ANSWER_MESSAGE_ID, UpsertResult, check_run_id, finish_run, upsert_run
@@ -52,6 +53,7 @@ __all__ = [
     "RunFilters", "RunPage", "TargetState", "Timeline", "TimelineCall", "TimelineRow",
     "UpsertResult", "bind_sort_values", "check_run_id", "evaluation_view", "filtered_runs",
     "finish_run", "get_run", "get_run_detail", "get_timeline", "get_tool_call", "list_runs",
-    "rateable_run", "reason_choices", "single_workspace", "sort_keys", "sort_values", "upsert_run",
+    "rateable_run", "reason_choices", "single_workspace", "sort_keys", "sort_values",
+    "tool_call_name", "upsert_run",
     "workspace_reasons",
 ]

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
@@ -28,6 +28,7 @@ from ...models import (
     Run,
     RunKind,
     RunStatus,
+    TargetType,
     ToolCall,
     Workspace,
 )
@@ -38,10 +39,16 @@ from ...queries import (
 from .. import feedback as feedback_service
 from .listing import RunFilters, neighbours
 
+TOOL_CALL = TargetType.TOOL_CALL.value
+
 # The timeline reads only these columns; arguments, results and errors (up to 2,000
 # characters each) are read one call at a time, when a reviewer opens it (get_tool_call).
 _TIMELINE_COLUMNS = ("id", "tool_name", "status", "started_at", "completed_at", "duration_ms",
                      "compensated", "match_level", "hit_count", "step_pk", "updated_at")
+# A failed row shows the first line of its error without being opened (issue 19): only
+# the error's head is read, so the timeline's query stays small.
+_ERROR_HEAD_CHARS = 400
+ERROR_LINE_CHARS = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +66,17 @@ class TimelineCall:
     hit_count: int | None
     step_pk: int | None
     updated_at: datetime
+    error_head: str | None = None
+
+    @property
+    def error_line(self) -> str | None:
+        """The first non-blank line of the error, at most ``ERROR_LINE_CHARS``
+        characters (then "…"), or None. Escaped where it is rendered."""
+        for line in (self.error_head or "").splitlines():
+            if line.strip():
+                line = line.strip()
+                return line if len(line) <= ERROR_LINE_CHARS else line[:ERROR_LINE_CHARS - 1] + "…"
+        return None
 
 
 @dataclass(frozen=True)
@@ -90,7 +108,9 @@ class TimelineRow:
 @dataclass(frozen=True)
 class Timeline:
     """The tool-call timeline of one run. ``live`` while the run is RUNNING (the fragment
-    then polls itself); ``version`` changes whenever a call or the run status changes."""
+    then polls itself); ``version`` changes whenever a call or the run status changes.
+    ``my_feedback`` / ``summary`` map a call id to the viewer's own rating of it and
+    to every reviewer's counts; ``reasons`` / ``reason_choices`` as ``TargetState``."""
 
     run_pk: int
     status: str
@@ -98,6 +118,19 @@ class Timeline:
     rows: list[TimelineRow]
     layout: Layout
     version: str
+    my_feedback: Mapping[str, Any] = field(default_factory=dict)
+    summary: Mapping[str, Any] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+    reason_choices: tuple[tuple[str, str], ...] = ()
+    positive_reason_choices: tuple[tuple[str, str], ...] = ()
+
+    def target(self, row: TimelineRow) -> TargetState:
+        """The thumbs state of the call of ``row``."""
+        call = row.call
+        return TargetState(TOOL_CALL, self.run_pk, call.id, self.run_pk,
+                           self.my_feedback.get(call.id), self.summary.get(call.id),
+                           self.reasons, self.reason_choices, self.positive_reason_choices,
+                           name=tool_call_name(call.tool_name))
 
 
 @dataclass(frozen=True)
@@ -118,6 +151,7 @@ class TargetState:
     positive_reason_choices: tuple[tuple[str, str], ...] = ()
     # ``mine`` was given before the target's text changed (SPEC 10).
     earlier_version: bool = False
+    name: str | None = None
 
     def choices_for(self, rating: str) -> tuple[tuple[str, str], ...]:
         """The reason (code, label) pairs a ``rating`` may carry (SPEC 6.1 polarity)."""
@@ -125,8 +159,10 @@ class TargetState:
 
     @property
     def label(self) -> str:
-        """How the control names its target ("the answer"); the registry's label."""
-        return TARGET_TYPES.label(self.target_type)
+        """How the control names its target ("the answer"): ``name`` when one of many
+        targets of one type needs its own ("tool call 3 (search)"), else the
+        registry's label."""
+        return self.name or TARGET_TYPES.label(self.target_type)
 
 
 @dataclass(frozen=True)
@@ -183,6 +219,11 @@ class RunDetail:
                            reason_choices(self.workspace),
                            reason_choices(self.workspace, "positive"),
                            mine is not None and mine.id in self.earlier_ids)
+
+
+def tool_call_name(tool_name: str) -> str:
+    """How a thumbs control names one tool call ("tool call search_flights")."""
+    return f"tool call {tool_name}"
 
 
 def workspace_reasons(workspace: Workspace) -> list[str]:
@@ -254,10 +295,13 @@ def _citations(messages: Sequence[Message], evaluation: dict[str, Any] | None) -
     return views
 
 
-def _timeline(session: Session, run: Run, steps: Sequence[DiagnosticStep]) -> Timeline:
+def _timeline(session: Session, run: Run, steps: Sequence[DiagnosticStep], workspace: Workspace,
+              mine: Mapping[tuple[str, int, str], Any],
+              summary: Mapping[tuple[str, int, str], Any]) -> Timeline:
     # Plain column rows, not ORM objects: a 500-call run hydrates ten times faster.
     calls = [TimelineCall(*row) for row in session.execute(
-        select(*(getattr(ToolCall, c) for c in _TIMELINE_COLUMNS))
+        select(*(getattr(ToolCall, c) for c in _TIMELINE_COLUMNS),
+               func.substr(ToolCall.error_message, 1, _ERROR_HEAD_CHARS))
         .where(ToolCall.run_pk == run.id, ToolCall.workspace_id == run.workspace_id)
         .order_by(ToolCall.started_at.is_(None), ToolCall.started_at, ToolCall.ordinal, ToolCall.id)
     )]
@@ -268,8 +312,12 @@ def _timeline(session: Session, run: Run, steps: Sequence[DiagnosticStep]) -> Ti
             for c, bar in zip(calls, placed.bars)]
     latest = max((c.updated_at for c in calls), default=None)
     version = f"{run.status}-{len(calls)}-{latest.timestamp() if latest else 0}"
-    return Timeline(run.id, run.status, run.status == RunStatus.RUNNING.value, rows, placed,
-                    version)
+    return Timeline(
+        run.id, run.status, run.status == RunStatus.RUNNING.value, rows, placed, version,
+        my_feedback={key[2]: f for key, f in mine.items() if key[0] == TOOL_CALL},
+        summary={key[2]: s for key, s in summary.items() if key[0] == TOOL_CALL},
+        reasons=workspace_reasons(workspace), reason_choices=reason_choices(workspace),
+        positive_reason_choices=reason_choices(workspace, "positive"))
 
 
 def get_run_detail(session: Session, actor: Actor, run_pk: int,
@@ -308,7 +356,8 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     return RunDetail(
         run=run, workspace=workspace, diagnosis_session=diagnosis_session, messages=messages,
         answer_message=answer_message, citations=_citations(messages, evaluation), steps=steps,
-        report=report, timeline=_timeline(session, run, steps), evaluation=evaluation,
+        report=report, timeline=_timeline(session, run, steps, workspace, mine, summary),
+        evaluation=evaluation,
         my_feedback=mine, summary=summary, reasons=list(reasons), filters=filters,
         prev_pk=prev_pk, next_pk=next_pk, case_id=case_id,
         earlier_ids=frozenset(feedback_service.earlier_version_ids(session, run.id)),
@@ -318,13 +367,19 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
 def get_timeline(session: Session, actor: Actor, run_pk: int) -> Timeline:
     """The tool-call timeline of run ``run_pk`` alone (the live fragment polls it).
 
-    Raises ``Forbidden`` for a missing or foreign run.
+    Raises ``Forbidden`` for a missing or foreign run, or an actor that is not a user.
     """
-    run, _, _ = _load_run(session, actor, run_pk)
+    run, _, workspace = _load_run(session, actor, run_pk)
+    if actor.user_id is None:
+        raise Forbidden()
     steps = list(session.scalars(
         select(DiagnosticStep).where(DiagnosticStep.run_pk == run.id)
         .order_by(DiagnosticStep.ordinal)))
-    return _timeline(session, run, steps)
+    # The run was access-checked by _load_run above.
+    mine = {(f.target_type, f.target_id, f.subject_key or ""): f
+            for f in feedback_service.my_feedback_of_visible_run(session, actor.user_id, run.id)}
+    summary = feedback_service.summary_of_visible_run(session, run.id)
+    return _timeline(session, run, steps, workspace, mine, summary)
 
 
 def get_run(session: Session, actor: Actor, run_pk: int) -> Run:

@@ -68,8 +68,9 @@ class TriageDetail:
     """Everything the item page shows: the queue row, the run (messages, steps, report
     loaded), every reviewer's ratings, the feedback history, the proposed triage
     category, the known categories, the run's case if there is one in the library (a
-    withdrawn case is not: SPEC 7), and the item's own history (``item_events``: state
-    moves, assignments, automatic resolve / reopen, with their times)."""
+    withdrawn case is not: SPEC 7), the item's own history (``item_events``: state
+    moves, assignments, automatic resolve / reopen, with their times), and the tools
+    whose calls reviewers rated negative, (name, count) most first."""
 
     row: TriageRow
     run: Run
@@ -79,6 +80,7 @@ class TriageDetail:
     categories: tuple[str, ...]
     case: Case | None
     item_events: list[ItemEvent]
+    disliked_tools: tuple[tuple[str, int], ...] = ()
 
 
 def _target_labels(run: Run, tool_names: Mapping[str, str]) -> dict[tuple[str, int, str], str]:
@@ -170,4 +172,16 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
                            Case.withdrawn_at.is_(None))
     ).one_or_none()
     return TriageDetail(row, run, ratings, history, suggest_triage_category(facts),
-                        TRIAGE_CATEGORIES, case, item_history(session, item.id))
+                        TRIAGE_CATEGORIES, case, item_history(session, item.id),
+                        _disliked_tools(ratings, tool_names))
+
+
+def _disliked_tools(ratings: list[RatingView], tool_names: Mapping[str, str]
+                    ) -> tuple[tuple[str, int], ...]:
+    """(tool name, negative ratings of its calls) of the run, most first (issue 19)."""
+    counts: dict[str, int] = {}
+    for r in ratings:
+        if r.target_type == TargetType.TOOL_CALL.value and r.rating == "negative":
+            name = tool_names.get(r.subject_key, r.subject_key)
+            counts[name] = counts.get(name, 0) + 1
+    return tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -1,0 +1,122 @@
+"""Rating what the agent did (issue 19) in headless Chromium: thumbs on a failed tool
+call of a τ-bench run with a reason and a comment, found again after a reload; the same
+without JavaScript; ``j`` / ``k`` reach the timeline's rows."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from reviewapp.actors import Actor
+from reviewapp.models import Feedback
+from reviewapp.services import importers, runs
+
+from ..shared_data import tau_bench_file
+from .conftest import log_in
+
+pytestmark = pytest.mark.browser
+SYSTEM = Actor.system_actor()
+
+
+@pytest.fixture
+def tau_world(session, make):
+    """The first τ-bench run whose import has a failed tool call, and a reviewer."""
+    ws = make.workspace(slug="tau", name="τ-bench")
+    for record in json.loads(tau_bench_file().read_text()):
+        run_id, doc, _ = importers.tau_bench_run(record, "gpt-4o-airline")
+        failed = [c for c in doc.get("tool_calls") or [] if c.get("status") == "failed"]
+        if failed:
+            break
+    run = runs.upsert_run(session, SYSTEM, ws.id, run_id, doc).run
+    user = make.user(ws, username="tess.tools")
+    calls = doc["tool_calls"]
+    index = calls.index(failed[0])  # 0-based position among the calls, in call order
+    error = str(failed[0].get("error") or "")
+    first_line = next(line.strip() for line in error.splitlines() if line.strip())
+    return {"run": run, "user": user, "call": failed[0], "index": index,
+            "first_line": first_line, "calls": len(calls)}
+
+
+def _failed_row(page, call_id: str):
+    return page.locator(".tl-row").filter(has=page.locator(f'input[name=subject_id][value="{call_id}"]')).first
+
+
+def _assert_stored(session, user, run, call_id, comment):
+    session.rollback()  # end the test thread's read snapshot: the server wrote meanwhile
+    rows = [(f.target_type, f.target_id, f.subject_key, f.rating, f.reason, f.comment)
+            for f in session.query(Feedback).filter_by(author_id=user.id)]
+    assert rows == [("tool_call", run.id, call_id, "negative", "incorrect", comment)]
+
+
+def test_rate_a_failed_tool_call_with_reason_and_comment_then_reload(new_page, tau_world, session):
+    run, call = tau_world["run"], tau_world["call"]
+    page = new_page(1280, 900)
+    log_in(page, "tess.tools")
+    page.goto(f"/runs/{run.id}")
+    assert page.locator(".tl-row .thumbs").count() == tau_world["calls"]
+    row = _failed_row(page, call["id"])
+    # The failed row says why without being opened.
+    assert row.locator(".tl-error").inner_text().strip() == tau_world["first_line"]
+    assert row.locator("details.tl-call").get_attribute("open") is None
+
+    row.get_by_role("button", name=re.compile("Not helpful")).click()
+    form = _failed_row(page, call["id"]).locator(".fb-details")
+    form.wait_for()
+    form.locator("select[name=reason]").select_option("incorrect")
+    comment = "Said the flight was changed; this call failed."
+    form.locator("textarea[name=comment]").fill(comment)
+    form.get_by_role("button", name="Save details").click()
+    _failed_row(page, call["id"]).locator(".fb-status .saved").wait_for()
+
+    page.reload()
+    row = _failed_row(page, call["id"])
+    assert row.locator('.thumb[data-rating="negative"]').get_attribute("aria-pressed") == "true"
+    assert row.locator("select[name=reason]").input_value() == "incorrect"
+    assert row.locator("textarea[name=comment]").input_value() == comment
+    assert "incorrect" in row.locator(".fb-status").inner_text()
+    _assert_stored(session, tau_world["user"], run, call["id"], comment)
+
+
+def test_rate_a_tool_call_without_javascript_returns_to_its_row(new_page, tau_world, session):
+    run, call = tau_world["run"], tau_world["call"]
+    page = new_page(390, 844, java_script_enabled=False)
+    log_in(page, "tess.tools")
+    page.goto(f"/runs/{run.id}")
+    _failed_row(page, call["id"]).get_by_role("button", name=re.compile("Not helpful")).click()
+    page.wait_for_url(re.compile(rf"/runs/{run.id}#call-"))
+    row = _failed_row(page, call["id"])
+    assert row.locator('.thumb[data-rating="negative"]').get_attribute("aria-pressed") == "true"
+    more = row.locator("details.fb-more")
+    if more.get_attribute("open") is None:
+        more.locator("summary").click()
+    comment = "No JavaScript: still rated."
+    row.locator("select[name=reason]").select_option("incorrect")
+    row.locator("textarea[name=comment]").fill(comment)
+    row.get_by_role("button", name="Save details").click()
+    page.wait_for_url(re.compile(rf"/runs/{run.id}#call-"))
+    row = _failed_row(page, call["id"])
+    assert row.locator("textarea[name=comment]").input_value() == comment
+    _assert_stored(session, tau_world["user"], run, call["id"], comment)
+
+
+def test_j_and_k_walk_through_the_tool_calls(new_page, tau_world, session):
+    run = tau_world["run"]
+    page = new_page(1280, 900)
+    log_in(page, "tess.tools")
+    page.goto(f"/runs/{run.id}")
+    targets = page.locator("[data-target]")
+    first_call = next(i for i in range(targets.count())
+                      if targets.nth(i).evaluate("el => !!el.closest('.tl-row')"))
+    for _ in range(first_call + 2):  # to the second tool call
+        page.keyboard.press("j")
+    focused = page.locator(".thumbs.is-focused")
+    assert focused.evaluate("el => [...document.querySelectorAll('.tl-row')].indexOf(el.closest('.tl-row'))") == 1
+    page.keyboard.press("k")
+    assert page.locator(".thumbs.is-focused").evaluate(
+        "el => [...document.querySelectorAll('.tl-row')].indexOf(el.closest('.tl-row'))") == 0
+    page.keyboard.press("+")
+    page.locator(".tl-row .thumbs.is-focused .fb-status .saved").wait_for()
+    session.rollback()
+    assert [(f.target_type, f.rating) for f in session.query(Feedback)] == [("tool_call", "positive")]
