@@ -7,6 +7,7 @@ from .accounts import IngestToken, Membership, User, Workspace
 from .cases import Case, SourceType
 from .feedback import Feedback, FeedbackEvent, Rating, TargetType
 from .otel import OtelSpan
+from .queues import ItemSource, QueueItem, ReviewQueue
 from .runs import (
     DiagnosisSession,
     DiagnosticReport,
@@ -31,8 +32,9 @@ def target_model(target_type: str) -> Any:
 
 __all__ = [
     "Case", "DiagnosisSession", "DiagnosticReport", "DiagnosticStep", "Feedback",
-    "FeedbackEvent", "IngestToken", "MatchLevel", "Membership", "Message", "MessageRole", "OtelSpan",
-    "Rating", "Run", "RunKind", "RunStatus", "SourceType", "TargetRevision", "TargetType", "ToolCall",
-    "ToolCallStatus", "TriageEvent", "TriageItem", "TriageState", "User", "Verdict", "Workspace",
+    "FeedbackEvent", "IngestToken", "ItemSource", "MatchLevel", "Membership", "Message",
+    "MessageRole", "OtelSpan", "QueueItem", "Rating", "ReviewQueue", "Run", "RunKind",
+    "RunStatus", "SourceType", "TargetRevision", "TargetType", "ToolCall", "ToolCallStatus",
+    "TriageEvent", "TriageItem", "TriageState", "User", "Verdict", "Workspace",
     "target_model",
 ]

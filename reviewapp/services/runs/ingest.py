@@ -44,6 +44,7 @@ from ._children import (
     sync_report,
     targets_with_feedback,
 )
+from .queue_fill import offer_run
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,7 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
         session.flush()
         refresh_run(session, run)
         promote_on_finish(session, run)
+        offer_run(session, run)
     session.commit()
     return UpsertResult(
         run=run,
@@ -345,6 +347,7 @@ def finish_run(
         ensure_answer_message(session, run)
         refresh_run(session, run)
         promote_on_finish(session, run)
+        offer_run(session, run)
     session.commit()
     return UpsertResult(run, "updated" if changed else "unchanged",
                         run.tool_call_count, run.failed_tool_call_count)

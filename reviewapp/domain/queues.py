@@ -1,0 +1,30 @@
+"""Pure rules of the review queues (issue 16 "Review queues"). Stdlib only.
+
+Sampling is deterministic per (queue, run): whether a run is in a queue's sample depends on
+nothing but the two ids and the rate, so re-evaluating a rule never adds or removes a
+run, and a run that matched once matches again when the rule is applied to it anew.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+REVIEWERS_MIN, REVIEWERS_MAX = 1, 5
+RESERVATION_DEFAULT_MINUTES = 10
+RESERVATION_MAX_MINUTES = 240
+NAME_MAX = 120
+# Filters of the runs list a rule may not hold: the workspace is the queue's own, the
+# sort does not select, and "reviewed by me" depends on who asks.
+RULE_FORBIDDEN = ("workspace", "sort", "reviewed")
+
+
+def sample_slot(queue_id: int, run_pk: int) -> int:
+    """A stable number in [0, 100) for the run in the queue (SHA-256 of both ids)."""
+    digest = hashlib.sha256(f"review-queue:{queue_id}:run:{run_pk}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % 100
+
+
+def in_sample(queue_id: int, run_pk: int, percent: int) -> bool:
+    """Whether the run belongs to a ``percent`` (1-100) sample of the queue: slots below
+    ``percent``, so a larger rate keeps every run a smaller one had."""
+    return sample_slot(queue_id, run_pk) < percent

@@ -1,0 +1,80 @@
+"""Review queues that fill themselves (issue 16 "Review queues"): a queue of a workspace
+with the rule that fills it, and its items, each reserved by at most one reviewer at a
+time. The rules live in ``services/review_queues.py``."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ..extensions import db
+from .base import JSONType, TimestampMixin, UTCDateTime, enum_values
+
+
+class ItemSource(str, enum.Enum):
+    """Why a run is in a queue: the queue's rule matched it, or a lead added it."""
+
+    RULE = "rule"
+    MANUAL = "manual"
+
+
+class ReviewQueue(TimestampMixin, db.Model):
+    """A queue (``review_queue``). ``rule`` holds runs-list filter parameters in their
+    query-string form (``RunFilters.as_params``, without workspace and sort);
+    ``sample_percent`` (1-100) of the matching runs enter, chosen per run
+    deterministically; ``reviewers_per_run`` (1-5) ratings complete an item;
+    ``reservation_minutes`` how long opening an item holds it for one reviewer."""
+
+    __tablename__ = "review_queue"
+    __table_args__ = (
+        UniqueConstraint("workspace_id", "name"),
+        CheckConstraint("sample_percent BETWEEN 1 AND 100", name="sample_percent"),
+        CheckConstraint("reviewers_per_run BETWEEN 1 AND 5", name="reviewers_per_run"),
+        CheckConstraint("reservation_minutes BETWEEN 1 AND 240", name="reservation_minutes"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspace.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(120))
+    rule: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    sample_percent: Mapped[int] = mapped_column(Integer, default=100)
+    reviewers_per_run: Mapped[int] = mapped_column(Integer, default=1)
+    blind: Mapped[bool] = mapped_column(Boolean, default=False)
+    reservation_minutes: Mapped[int] = mapped_column(Integer, default=10)
+    created_by: Mapped[int | None] = mapped_column(
+        ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True)
+
+
+class QueueItem(TimestampMixin, db.Model):
+    """A run in a queue (``review_queue_item``), at most once (unique). ``source`` and
+    ``created_at`` say why and since when it is there; ``reserved_by`` /
+    ``reserved_until`` (UTC) the one reviewer who holds it until then."""
+
+    __tablename__ = "review_queue_item"
+    __table_args__ = (
+        UniqueConstraint("queue_id", "run_pk"),
+        CheckConstraint(f"source IN {enum_values(ItemSource)!r}", name="source"),
+        Index("ix_review_queue_item_run", "run_pk"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    queue_id: Mapped[int] = mapped_column(ForeignKey("review_queue.id", ondelete="CASCADE"))
+    run_pk: Mapped[int] = mapped_column(ForeignKey("diagnosis_run.id", ondelete="CASCADE"))
+    source: Mapped[str] = mapped_column(String(16), default=ItemSource.RULE.value)
+    added_by: Mapped[int | None] = mapped_column(
+        ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True)
+    reserved_by: Mapped[int | None] = mapped_column(
+        ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True)
+    reserved_until: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

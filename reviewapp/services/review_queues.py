@@ -1,0 +1,320 @@
+"""Review queues that fill themselves (issue 16 "Review queues"), the service side.
+
+A lead (or admin) of a workspace creates a queue: a name, a rule (runs-list filters,
+``RunFilters`` query-string form), a deterministic sample rate, the number of reviewers
+per run (1-5), blind on / off, and the reservation time. Creating it applies the rule to
+the existing runs once; every new or newly finished run is offered to the workspace's
+queues by the ingest paths (``runs/queue_fill.offer_run``). Leads add runs by hand (bulk)
+and remove them. A run is in a queue at most once.
+
+Reviewers of the workspace ask for their **next item**: the oldest item of the queue
+that is not complete, that they have not rated, and that nobody else holds. Asking
+reserves it for ``reservation_minutes``; the reservation is taken by one conditional
+UPDATE (the row is free, expired, already theirs, or held by someone who has rated it
+since), so two reviewers asking at the same instant never get the same item. ``renew``
+extends one's own reservation, ``release`` gives it up (skip). An item is **complete**
+when ``reviewers_per_run`` different reviewers have rated its run's answer-level target
+(``agreement.answer_rating_condition``: a chat run's answer, an AIOps run's report).
+
+Not here yet (issue 16): named reviewers and assignment, blind visibility, the verdict
+from N ratings and adjudication, pages.
+
+Times are UTC; ``now`` parameters exist for tests. On SQLite the writers here run
+under ``db_setup.write_intent()`` (``BEGIN IMMEDIATE``, what the web layer declares for a
+state-changing request), so two reservations queue instead of deadlocking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, case, distinct, exists, false, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from ..actors import Actor, Role
+from ..domain.queues import (
+    NAME_MAX,
+    RESERVATION_DEFAULT_MINUTES,
+    RESERVATION_MAX_MINUTES,
+    REVIEWERS_MAX,
+    REVIEWERS_MIN,
+    RULE_FORBIDDEN,
+)
+from ..errors import Conflict, Forbidden, ValidationFailed
+from ..models import Feedback, ItemSource, QueueItem, ReviewQueue, Run, Workspace
+from ..models.base import utcnow
+from ..queries import scope_to_actor
+from .agreement import answer_rating_condition
+from .params import id_value
+from .runs.listing import RunFilters
+from .runs.queue_fill import fill, insert_items
+
+RULE_KEYS = ("kind", "status", "verdict", "feedback", "score_min", "score_max", "outcome", "q")
+CANDIDATES = 20
+
+
+@dataclass(frozen=True)
+class QueueProgress:
+    """``items`` in the queue, ``complete`` of them (N reviewers rated), ``mine``: items
+    the actor has rated, ``reserved``: items held by someone right now."""
+
+    items: int
+    complete: int
+    mine: int
+    reserved: int
+
+
+# --- creating and filling ---------------------------------------------------------------
+
+
+def clean_rule(rule: Any) -> dict[str, str]:
+    """A rule as stored: the runs-list filters of ``rule`` (a mapping of query-string
+    values) in their canonical form. Raises ``ValidationFailed`` naming ``rule.<field>``
+    for a bad value, an unknown filter, or one a rule may not hold (workspace, sort,
+    reviewed)."""
+    if rule is None:
+        return {}
+    if not isinstance(rule, Mapping):
+        raise ValidationFailed("rule", "must be an object of runs-list filters")
+    for key in rule:
+        if key in RULE_FORBIDDEN:
+            raise ValidationFailed(f"rule.{key}", "is not allowed in a queue's rule")
+        if key not in RULE_KEYS:
+            raise ValidationFailed(f"rule.{key}", f"unknown filter (one of {', '.join(RULE_KEYS)})")
+    try:
+        filters = RunFilters.from_params({k: "" if v is None else str(v) for k, v in rule.items()})
+    except ValidationFailed as invalid:
+        raise ValidationFailed(f"rule.{invalid.field}", invalid.reason) from None
+    return {k: v for k, v in filters.as_params().items() if k in RULE_KEYS}
+
+
+def _whole(value: Any, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValidationFailed(field, f"must be a whole number from {low} to {high}")
+    return value
+
+
+def create_queue(session: Session, actor: Actor, workspace_id: Any, name: Any,
+                 rule: Any = None, *, sample_percent: Any = 100, reviewers_per_run: Any = 1,
+                 blind: Any = False, reservation_minutes: Any = RESERVATION_DEFAULT_MINUTES
+                 ) -> tuple[ReviewQueue, int]:
+    """Create a queue in the workspace and fill it from the existing runs; returns (the
+    queue, runs added). The actor must lead the workspace (``Forbidden``, also for a
+    missing one). ``ValidationFailed`` names the field (``name``, ``rule.<field>``,
+    ``sample_percent`` 1-100, ``reviewers_per_run`` 1-5, ``blind``, ``reservation_minutes``
+    1-240); ``Conflict`` when the workspace has a queue of that name. Commits."""
+    ws_id = id_value(workspace_id, "workspace", "must be a workspace id")
+    if ws_id is None or session.scalar(scope_to_actor(
+            select(Workspace.id).where(Workspace.id == ws_id), actor, Workspace.id,
+            Role.LEAD)) is None:
+        raise Forbidden()
+    text = str(name or "").strip() if isinstance(name, str) or name is None else None
+    if not text or len(text) > NAME_MAX:
+        raise ValidationFailed("name", f"must be 1 to {NAME_MAX} characters")
+    if not isinstance(blind, bool):
+        raise ValidationFailed("blind", "must be true or false")
+    queue = ReviewQueue(
+        workspace_id=ws_id, name=text, rule=clean_rule(rule),
+        sample_percent=_whole(sample_percent, "sample_percent", 1, 100),
+        reviewers_per_run=_whole(reviewers_per_run, "reviewers_per_run", REVIEWERS_MIN,
+                                 REVIEWERS_MAX),
+        blind=blind,
+        reservation_minutes=_whole(reservation_minutes, "reservation_minutes", 1,
+                                   RESERVATION_MAX_MINUTES),
+        created_by=actor.user_id if actor.is_user else None,
+    )
+    if session.scalar(select(ReviewQueue.id).where(
+            ReviewQueue.workspace_id == ws_id, ReviewQueue.name == text)) is not None:
+        raise Conflict(f"name: the workspace already has a queue named '{text}'")
+    session.add(queue)
+    session.flush()
+    added = fill(session, queue)
+    session.commit()
+    return queue, added
+
+
+def get_queue(session: Session, actor: Actor, queue_id: Any,
+              min_role: Role = Role.REVIEWER) -> ReviewQueue:
+    """The queue if the actor has ``min_role`` in its workspace, else ``Forbidden``
+    (missing and foreign alike)."""
+    pk = id_value(queue_id, "queue", "must be a queue id")
+    found = session.scalar(scope_to_actor(select(ReviewQueue).where(ReviewQueue.id == pk),
+                                          actor, ReviewQueue.workspace_id, min_role))
+    if found is None:
+        raise Forbidden()
+    return found
+
+
+def add_runs(session: Session, actor: Actor, queue_id: Any, run_pks: Iterable[Any]) -> int:
+    """A lead adds runs by hand (bulk); returns how many were new to the queue. Every run
+    must be in the queue's workspace (else ``Forbidden``, nothing added);
+    ``ValidationFailed`` (``runs``) for a value that is not a run id. Commits."""
+    queue = get_queue(session, actor, queue_id, Role.LEAD)
+    pks = sorted({id_value(pk, "runs", "must be run ids") or 0 for pk in run_pks})
+    if not pks or 0 in pks:
+        raise ValidationFailed("runs", "must be run ids")
+    found = set(session.scalars(select(Run.id).where(
+        Run.id.in_(pks), Run.workspace_id == queue.workspace_id)))
+    if found != set(pks):
+        raise Forbidden()
+    added = insert_items(session, queue.id, pks, ItemSource.MANUAL.value,
+                         actor.user_id if actor.is_user else None)
+    session.commit()
+    return added
+
+
+def remove_run(session: Session, actor: Actor, queue_id: Any, run_pk: Any) -> bool:
+    """A lead removes a run from the queue; ``False`` when it was not in it. Commits."""
+    queue = get_queue(session, actor, queue_id, Role.LEAD)
+    pk = id_value(run_pk, "run", "must be a run id")
+    item = session.scalar(select(QueueItem).where(QueueItem.queue_id == queue.id,
+                                                  QueueItem.run_pk == pk))
+    if item is None:
+        return False
+    session.delete(item)
+    session.commit()
+    return True
+
+
+# --- working through a queue -----------------------------------------------------------
+
+
+def _raters() -> Any:
+    """Correlated count: different reviewers who rated the item's run's answer."""
+    return (select(func.count(distinct(Feedback.author_id)))
+            .select_from(Feedback).join(Run, Run.id == Feedback.run_pk)
+            .where(Feedback.run_pk == QueueItem.run_pk, answer_rating_condition())
+            .scalar_subquery())
+
+
+def _rated_by(user_col: Any) -> Any:
+    """EXISTS: the user in ``user_col`` rated the item's run's answer."""
+    return (select(Feedback.id).join(Run, Run.id == Feedback.run_pk)
+            .where(Feedback.run_pk == QueueItem.run_pk, Feedback.author_id == user_col,
+                   answer_rating_condition())
+            .exists())
+
+
+def _free_for(user_id: int, now: datetime) -> Any:
+    """The item is not held by anyone else right now."""
+    return or_(QueueItem.reserved_by.is_(None), QueueItem.reserved_until.is_(None),
+               QueueItem.reserved_until <= now, QueueItem.reserved_by == user_id,
+               _rated_by(QueueItem.reserved_by))
+
+
+def _open_for(queue: ReviewQueue, user_id: int) -> list[Any]:
+    return [QueueItem.queue_id == queue.id, _raters() < queue.reviewers_per_run,
+            ~_rated_by(user_id)]
+
+
+def next_item(session: Session, actor: Actor, queue_id: Any,
+              now: datetime | None = None) -> QueueItem | None:
+    """Reserve and return the actor's next item: the one they already hold, else the
+    oldest open item nobody else holds; ``None`` when there is none. The reservation
+    lasts the queue's ``reservation_minutes``. A reviewer of the workspace may ask
+    (``Forbidden`` otherwise). Commits."""
+    if not actor.is_user:
+        raise Forbidden()
+    queue = get_queue(session, actor, queue_id, Role.REVIEWER)
+    now = now or utcnow()
+    until = now + timedelta(minutes=queue.reservation_minutes)
+    user = actor.user_id
+    open_conds = _open_for(queue, user)
+    held = session.scalar(select(QueueItem.id).where(
+        *open_conds, QueueItem.reserved_by == user, QueueItem.reserved_until > now)
+        .order_by(QueueItem.id).limit(1))
+    while True:
+        candidates = [held] if held is not None else list(session.scalars(
+            select(QueueItem.id).where(*open_conds, _free_for(user, now))
+            .order_by(QueueItem.id).limit(CANDIDATES)))
+        if not candidates:
+            session.commit()
+            return None
+        for item_id in candidates:
+            claimed = session.execute(
+                update(QueueItem)
+                .where(QueueItem.id == item_id, _free_for(user, now))
+                .values(reserved_by=user, reserved_until=until, updated_at=now)
+                .execution_options(synchronize_session=False)
+            ).rowcount
+            if claimed:
+                session.commit()
+                item = session.get(QueueItem, item_id)
+                session.refresh(item)
+                return item
+        held = None  # every candidate was taken meanwhile: look again
+
+
+def renew(session: Session, actor: Actor, item_id: Any, now: datetime | None = None
+          ) -> datetime:
+    """Extend the actor's reservation of the item (the page is still open); returns the
+    new end. ``Conflict`` when the actor does not hold it (expired and taken, or
+    released); ``Forbidden`` for an item they cannot see. Commits."""
+    item, queue = _item_for(session, actor, item_id)
+    now = now or utcnow()
+    until = now + timedelta(minutes=queue.reservation_minutes)
+    done = session.execute(
+        update(QueueItem).where(QueueItem.id == item.id, QueueItem.reserved_by == actor.user_id)
+        .values(reserved_until=until, updated_at=now)
+        .execution_options(synchronize_session=False)).rowcount
+    session.commit()
+    if not done:
+        raise Conflict("item: you no longer hold this item")
+    return until
+
+
+def release(session: Session, actor: Actor, item_id: Any) -> bool:
+    """Give up the actor's reservation (skip); ``False`` when they did not hold it.
+    Commits."""
+    item, _ = _item_for(session, actor, item_id)
+    done = session.execute(
+        update(QueueItem).where(QueueItem.id == item.id, QueueItem.reserved_by == actor.user_id)
+        .values(reserved_by=None, reserved_until=None)
+        .execution_options(synchronize_session=False)).rowcount
+    session.commit()
+    return bool(done)
+
+
+def _item_for(session: Session, actor: Actor, item_id: Any) -> tuple[QueueItem, ReviewQueue]:
+    if not actor.is_user:
+        raise Forbidden()
+    pk = id_value(item_id, "item", "must be a queue item id")
+    row = session.execute(scope_to_actor(
+        select(QueueItem, ReviewQueue).join(ReviewQueue, ReviewQueue.id == QueueItem.queue_id)
+        .where(QueueItem.id == pk), actor, ReviewQueue.workspace_id, Role.REVIEWER)
+    ).one_or_none()
+    if row is None:
+        raise Forbidden()
+    return row[0], row[1]
+
+
+def progress(session: Session, actor: Actor, queue_id: Any, now: datetime | None = None
+             ) -> QueueProgress:
+    """Counts of the queue for the actor (``QueueProgress``). ``Forbidden`` unless a
+    reviewer of its workspace."""
+    queue = get_queue(session, actor, queue_id, Role.REVIEWER)
+    now = now or utcnow()
+    base = [QueueItem.queue_id == queue.id]
+    mine = _rated_by(actor.user_id) if actor.is_user else false()
+    row = session.execute(select(
+        func.count(),
+        func.coalesce(func.sum(_case(_raters() >= queue.reviewers_per_run)), 0),
+        func.coalesce(func.sum(_case(mine)), 0),
+        func.coalesce(func.sum(_case(and_(QueueItem.reserved_by.is_not(None),
+                                          QueueItem.reserved_until > now))), 0),
+    ).where(*base)).one()
+    return QueueProgress(*(int(v) for v in row))
+
+
+def _case(condition: Any) -> Any:
+    """1 where ``condition`` holds, else 0 (for SUM)."""
+    return case((condition, 1), else_=0)
+
+
+def exists_item(session: Session, queue_id: int, run_pk: int) -> bool:
+    """Whether the run is in the queue (no access check: tests and callers that did)."""
+    return bool(session.scalar(select(exists().where(QueueItem.queue_id == queue_id,
+                                                     QueueItem.run_pk == run_pk))))

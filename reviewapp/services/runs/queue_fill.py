@@ -1,0 +1,81 @@
+"""Package-private: how review queues fill themselves from runs (issue 16 "Review
+queues"). A queue's rule is a runs-list filter (``RunFilters``) narrowed to the queue's
+workspace and to runs someone can rate (``rateable_run``: finished, with something to
+rate), of which a deterministic ``sample_percent`` sample enters (``domain/queues``).
+
+``fill`` applies a rule to the existing runs once (when the queue is made);
+``offer_run`` applies every queue of a run's workspace to one new or newly finished run
+(the ingest paths call it). Both insert with ON CONFLICT DO NOTHING on (queue, run), so a
+run enters a queue at most once however often a rule matches, even under concurrent
+ingests. Neither checks access (the callers did) nor commits (the caller's transaction
+does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ...actors import Actor
+from ...domain.queues import in_sample
+from ...models import ItemSource, QueueItem, ReviewQueue, Run
+from ...models.base import utcnow
+from ...queries import insert_for
+from .listing import RunFilters, filtered_runs, rateable_run
+
+BATCH = 1000
+_SYSTEM = Actor.system_actor()
+
+
+def rule_filters(queue: ReviewQueue) -> RunFilters:
+    """The queue's rule as runs-list filters of its workspace."""
+    return RunFilters.from_params({**(queue.rule or {}), "workspace": str(queue.workspace_id)})
+
+
+def _matching(queue: ReviewQueue) -> Any:
+    return (filtered_runs(_SYSTEM, rule_filters(queue), queue.workspace_id)
+            .where(rateable_run()).with_only_columns(Run.id, maintain_column_froms=True))
+
+
+def insert_items(session: Session, queue_id: int, run_pks: Sequence[int], source: str,
+                 added_by: int | None = None) -> int:
+    """Add ``run_pks`` to the queue, skipping those already in it; returns how many were
+    added. ``source`` is an ``ItemSource`` value."""
+    added = 0
+    now = utcnow()
+    for start in range(0, len(run_pks), BATCH):
+        chunk = run_pks[start:start + BATCH]
+        stmt = insert_for(session, QueueItem.__table__).values([
+            {"queue_id": queue_id, "run_pk": pk, "source": source, "added_by": added_by,
+             "created_at": now, "updated_at": now} for pk in chunk
+        ]).on_conflict_do_nothing(index_elements=["queue_id", "run_pk"]).returning(
+            QueueItem.__table__.c.id)
+        added += len(session.execute(stmt).all())
+    return added
+
+
+def fill(session: Session, queue: ReviewQueue) -> int:
+    """Apply the queue's rule and sample to every existing run of its workspace; returns
+    how many runs were added (0 when applied again: the sample is deterministic)."""
+    chosen = [pk for pk in session.scalars(_matching(queue).order_by(Run.id))
+              if in_sample(queue.id, pk, queue.sample_percent)]
+    return insert_items(session, queue.id, chosen, ItemSource.RULE.value)
+
+
+def offer_run(session: Session, run: Run) -> int:
+    """Apply every queue of the run's workspace to this one run (after it was stored or
+    finished); returns how many queues took it. One query when the workspace has no
+    queue."""
+    queues = list(session.scalars(
+        select(ReviewQueue).where(ReviewQueue.workspace_id == run.workspace_id)))
+    taken = 0
+    for queue in queues:
+        if not in_sample(queue.id, run.id, queue.sample_percent):
+            continue
+        if session.scalar(_matching(queue).where(Run.id == run.id)) is None:
+            continue
+        taken += insert_items(session, queue.id, [run.id], ItemSource.RULE.value)
+    return taken

@@ -1,0 +1,244 @@
+"""Review queues (issue 16): rules that fill them, deterministic sampling, no duplicates,
+reservations and their expiry, the race for the next item, completion with N."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from reviewapp.actors import Actor, Role
+from reviewapp.db_setup import write_intent
+from reviewapp.domain.queues import in_sample, sample_slot
+from reviewapp.errors import Conflict, Forbidden, ValidationFailed
+from reviewapp.extensions import db
+from reviewapp.models import QueueItem
+from reviewapp.models.base import utcnow
+from reviewapp.services import review_queues as rq
+from reviewapp.services import runs
+
+SYSTEM = Actor.system_actor()
+
+
+def _slot(queue_id, run_pk):
+    """The sample slot, recomputed here from its definition."""
+    digest = hashlib.sha256(f"review-queue:{queue_id}:run:{run_pk}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % 100
+
+
+def test_sampling_is_deterministic_and_nested():
+    for q in range(1, 4):
+        for pk in range(1, 300):
+            assert sample_slot(q, pk) == _slot(q, pk)
+            assert in_sample(q, pk, 100)
+            if in_sample(q, pk, 30):
+                assert in_sample(q, pk, 60)
+    share = sum(in_sample(1, pk, 30) for pk in range(1, 2001)) / 2000
+    assert 0.25 < share < 0.35
+
+
+@pytest.fixture
+def world(session, make):
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    reviewers = [make.user(ws, Role.REVIEWER, username=n) for n in ("ann", "bob", "cy")]
+    chat = [make.run(ws) for _ in range(6)]
+    aiops = make.aiops_run(ws)
+    running = make.run(ws, status="RUNNING")
+    other = make.workspace()
+    foreign = make.run(other)
+    return type("W", (), dict(ws=ws, lead=lead, reviewers=reviewers, chat=chat, aiops=aiops,
+                              running=running, other=other, foreign=foreign))
+
+
+def _items(session, queue):
+    return sorted(session.scalars(select(QueueItem.run_pk).where(QueueItem.queue_id == queue.id)))
+
+
+def test_rule_fills_from_existing_runs_once(session, make, world):
+    lead = make.actor(world.lead)
+    queue, added = rq.create_queue(session, lead, world.ws.id, "Chat answers", {"kind": "chat"})
+    expected = sorted(r.id for r in world.chat)  # not AIOps, not RUNNING, not foreign
+    assert added == 6 and _items(session, queue) == expected
+    assert queue.rule == {"kind": "chat"}
+    items = session.scalars(select(QueueItem).where(QueueItem.queue_id == queue.id)).all()
+    assert {i.source for i in items} == {"rule"} and all(i.created_at for i in items)
+    # Applying the rule again adds nothing (no duplicates, same sample).
+    assert rq.fill(session, queue) == 0 and _items(session, queue) == expected
+
+
+def test_sample_rate_picks_the_same_runs_every_time(session, make, world):
+    lead = make.actor(world.lead)
+    queue, _ = rq.create_queue(session, lead, world.ws.id, "Half", sample_percent=50)
+    rateable = [r.id for r in world.chat] + [world.aiops.id]
+    assert _items(session, queue) == sorted(pk for pk in rateable if _slot(queue.id, pk) < 50)
+    before = _items(session, queue)
+    rq.fill(session, queue)
+    assert _items(session, queue) == before
+
+
+def test_new_and_newly_finished_runs_enter(session, make, world):
+    lead = make.actor(world.lead)
+    queue, _ = rq.create_queue(session, lead, world.ws.id, "Chat", {"kind": "chat"})
+    fresh = make.run(world.ws)
+    assert fresh.id in _items(session, queue)
+    assert world.running.id not in _items(session, queue)
+    runs.finish_run(session, SYSTEM, world.ws.id, world.running.run_id,
+                    {"status": "SUCCESS", "answer": "Done."})
+    assert world.running.id in _items(session, queue)
+    make.aiops_run(world.ws)  # does not match the rule
+    assert len(_items(session, queue)) == 8
+    # Re-ingesting a run already in the queue does not add it twice.
+    make.run(world.ws, fresh.run_id, query="Changed question?")
+    assert _items(session, queue).count(fresh.id) == 1
+
+
+def test_manual_add_and_remove(session, make, world):
+    lead = make.actor(world.lead)
+    queue, _ = rq.create_queue(session, lead, world.ws.id, "Failed only", {"status": "FAILED"})
+    assert _items(session, queue) == []
+    assert rq.add_runs(session, lead, queue.id, [world.chat[0].id, world.chat[1].id]) == 2
+    assert rq.add_runs(session, lead, queue.id, [world.chat[0].id, str(world.aiops.id)]) == 1
+    item = session.scalar(select(QueueItem).where(QueueItem.run_pk == world.aiops.id))
+    assert item.source == "manual" and item.added_by == world.lead.id
+    with pytest.raises(Forbidden):
+        rq.add_runs(session, lead, queue.id, [world.foreign.id])
+    with pytest.raises(ValidationFailed):
+        rq.add_runs(session, lead, queue.id, ["abc"])
+    with pytest.raises(Forbidden):
+        rq.add_runs(session, make.actor(world.reviewers[0]), queue.id, [world.chat[2].id])
+    assert rq.remove_run(session, lead, queue.id, world.chat[0].id) is True
+    assert rq.remove_run(session, lead, queue.id, world.chat[0].id) is False
+    assert _items(session, queue) == sorted([world.chat[1].id, world.aiops.id])
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"name": ""}, "name"), ({"name": "x" * 121}, "name"),
+    ({"rule": {"kind": "video"}}, "rule.kind"), ({"rule": {"score_min": "200"}}, "rule.score_min"),
+    ({"rule": {"workspace": "1"}}, "rule.workspace"), ({"rule": {"reviewed": "mine"}}, "rule.reviewed"),
+    ({"rule": {"colour": "red"}}, "rule.colour"), ({"rule": ["kind"]}, "rule"),
+    ({"sample_percent": 0}, "sample_percent"), ({"reviewers_per_run": 6}, "reviewers_per_run"),
+    ({"reservation_minutes": 0}, "reservation_minutes"), ({"blind": "yes"}, "blind"),
+])
+def test_bad_input_names_the_field(session, make, world, kwargs, field):
+    args = {"name": "Q", **kwargs}
+    with pytest.raises(ValidationFailed) as caught:
+        rq.create_queue(session, make.actor(world.lead), world.ws.id, **args)
+    assert caught.value.field == field
+
+
+def test_create_access_and_duplicate_name(session, make, world):
+    with pytest.raises(Forbidden):
+        rq.create_queue(session, make.actor(world.reviewers[0]), world.ws.id, "Q")
+    with pytest.raises(Forbidden):
+        rq.create_queue(session, make.actor(make.user(world.other, Role.LEAD)), world.ws.id, "Q")
+    rq.create_queue(session, make.actor(world.lead), world.ws.id, "Q")
+    with pytest.raises(Conflict):
+        rq.create_queue(session, make.actor(world.lead), world.ws.id, "Q")
+
+
+def _queue(session, make, world, n=1, minutes=10):
+    queue, _ = rq.create_queue(session, make.actor(world.lead), world.ws.id, f"N{n}",
+                               {"kind": "chat"}, reviewers_per_run=n, reservation_minutes=minutes)
+    return queue
+
+
+def test_reservations_and_expiry(session, make, world):
+    queue = _queue(session, make, world)
+    ann, bob, cy = (make.actor(u) for u in world.reviewers)
+    now = utcnow()
+    first = rq.next_item(session, ann, queue.id, now=now)
+    assert first.run_pk == world.chat[0].id and first.reserved_by == world.reviewers[0].id
+    assert first.reserved_until == now + timedelta(minutes=10)
+    # Asking again returns the item ann holds; bob gets the next one.
+    assert rq.next_item(session, ann, queue.id, now=now).id == first.id
+    second = rq.next_item(session, bob, queue.id, now=now)
+    assert second.run_pk == world.chat[1].id
+    # Nine minutes later ann's reservation still holds; at ten it is free for cy.
+    assert rq.next_item(session, cy, queue.id, now=now + timedelta(minutes=9)).run_pk \
+        == world.chat[2].id
+    rq.release(session, cy, rq.next_item(session, cy, queue.id, now=now).id)
+    later = now + timedelta(minutes=10)
+    assert rq.next_item(session, cy, queue.id, now=later).id == first.id
+    # ann's renewal fails (cy holds it now); bob renews his.
+    with pytest.raises(Conflict):
+        rq.renew(session, ann, first.id, now=later)
+    assert rq.renew(session, bob, second.id, now=later) == later + timedelta(minutes=10)
+    # Release (skip) frees the item at once.
+    assert rq.release(session, bob, second.id) is True
+    assert rq.release(session, bob, second.id) is False
+    assert rq.next_item(session, ann, queue.id, now=later).id == second.id
+    with pytest.raises(Forbidden):
+        rq.next_item(session, make.actor(make.user(world.other)), queue.id)
+
+
+def test_completion_with_two_reviewers(session, make, world):
+    queue = _queue(session, make, world, n=2)
+    ann, bob, cy = world.reviewers
+    now = utcnow()
+    item = rq.next_item(session, make.actor(ann), queue.id, now=now)
+    make.feedback_row(world.chat[0], ann, rating="positive")
+    # ann has rated: her next item is another; bob may take the one she still holds.
+    assert rq.next_item(session, make.actor(ann), queue.id, now=now).run_pk == world.chat[1].id
+    assert rq.next_item(session, make.actor(bob), queue.id, now=now).id == item.id
+    # A citation rating is no answer rating: the item is not complete yet.
+    make.feedback_row(world.chat[0], bob, rating="negative", target_type="citation",
+                      subject_key="c1")
+    assert rq.progress(session, make.actor(bob), queue.id, now=now).complete == 0
+    make.feedback_row(world.chat[0], bob, rating="negative")
+    p = rq.progress(session, make.actor(ann), queue.id, now=now)
+    assert (p.items, p.complete, p.mine) == (6, 1, 1)
+    # Complete: nobody is offered it again.
+    seen = set()
+    for _ in range(6):
+        got = rq.next_item(session, make.actor(cy), queue.id, now=now)
+        if got is None:
+            break
+        seen.add(got.run_pk)
+        rq.release(session, make.actor(cy), got.id)
+        make.feedback_row(make_run := session.get(type(world.chat[0]), got.run_pk), cy)
+        assert make_run.id == got.run_pk
+    assert world.chat[0].id not in seen
+
+
+def test_two_reviewers_never_get_the_same_reservation(app, session, make, world):
+    """Both ask at the same instant, each on its own connection, for a queue of one item."""
+    queue, _ = rq.create_queue(session, make.actor(world.lead), world.ws.id, "One",
+                               {"kind": "aiops"})
+    assert _items(session, queue) == [world.aiops.id]
+    actors = [make.actor(u) for u in world.reviewers[:2]]
+    queue_id = queue.id  # plain values only: the threads must not touch this session
+    session.commit()
+    results: list = [None, None]
+    errors: list = []
+    barrier = threading.Barrier(2)
+
+    def ask(index):
+        try:
+            # As a state-changing request runs it (web/hooks.py): BEGIN IMMEDIATE on SQLite.
+            with app.app_context(), write_intent(), Session(db.engine) as own:
+                barrier.wait()
+                got = rq.next_item(own, actors[index], queue_id)
+                results[index] = (got.id, got.reserved_by) if got else None
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    for _ in range(5):
+        threads = [threading.Thread(target=ask, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert sum(r is not None for r in results) == 1, results
+        session.rollback()  # a fresh snapshot: see what the two connections wrote
+        holder = session.scalar(select(QueueItem.reserved_by).where(QueueItem.queue_id == queue.id))
+        assert holder == next(r[1] for r in results if r is not None)
+        for i in range(2):
+            rq.release(session, actors[i], session.scalar(
+                select(QueueItem.id).where(QueueItem.queue_id == queue.id)))
+        results[:] = [None, None]
