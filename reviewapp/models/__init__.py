@@ -4,6 +4,7 @@ from typing import Any
 
 from ..domain.target_types import TARGET_TYPES
 from .accounts import IngestToken, Membership, User, Workspace
+from .audit import AuditEvent
 from .cases import Case, SourceType
 from .feedback import Feedback, FeedbackEvent, Rating, TargetType
 from .otel import OtelSpan
@@ -31,7 +32,7 @@ def target_model(target_type: str) -> Any:
 
 
 __all__ = [
-    "Case", "DiagnosisSession", "DiagnosticReport", "DiagnosticStep", "Feedback",
+    "AuditEvent", "Case", "DiagnosisSession", "DiagnosticReport", "DiagnosticStep", "Feedback",
     "FeedbackEvent", "IngestToken", "ItemSource", "MatchLevel", "Membership", "Message",
     "MessageRole", "OtelSpan", "QueueItem", "Rating", "ReviewQueue", "Run", "RunKind",
     "RunStatus", "SourceType", "TargetRevision", "TargetType", "ToolCall", "ToolCallStatus",

@@ -6,7 +6,15 @@ from datetime import datetime
 from typing import Any
 
 from flask_login import UserMixin
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, String, UniqueConstraint
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Integer,
+    String,
+    UniqueConstraint,
+    false,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..actors import Role
@@ -17,7 +25,8 @@ from .base import JSONType, TimestampMixin, UTCDateTime, enum_values
 class Workspace(TimestampMixin, db.Model):
     """A tenant. ``settings`` holds per-workspace overrides: ``feedback_reasons`` (list of
     codes), ``aiops_evidence_tools`` ({group: [tool names]}), ``triage_negative_targets``
-    (bool: also open a triage item for negative citation / step / report ratings)."""
+    (bool: also open a triage item for negative citation / step / report ratings),
+    ``fault_categories``, ``time_zone``; ``services/admin/settings.py`` is their registry."""
 
     __tablename__ = "workspace"
 
@@ -25,6 +34,8 @@ class Workspace(TimestampMixin, db.Model):
     slug: Mapped[str] = mapped_column(String(64), unique=True)
     name: Mapped[str] = mapped_column(String(200))
     settings: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    # Bumped by every settings change: a save from a stale tab carries an older one (409).
+    settings_version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
 
     memberships: Mapped[list[Membership]] = relationship(back_populates="workspace")
 
@@ -40,6 +51,10 @@ class User(UserMixin, TimestampMixin, db.Model):
     password_hash: Mapped[str] = mapped_column(String(255))
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     session_token: Mapped[str] = mapped_column(String(64))
+    # Set when an admin chose the password (new account, reset): every page asks for a
+    # new one until the user has changed it.
+    must_change_password: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
     memberships: Mapped[list[Membership]] = relationship(back_populates="user")
 

@@ -1,0 +1,190 @@
+"""Accounts (SPEC 1, 2, 8): password hashing (argon2), login, the login cookie's user,
+a user's own password and memberships."""
+
+from __future__ import annotations
+
+import secrets
+from functools import cache
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import bindparam, select, update
+from sqlalchemy.orm import Session
+
+from ...actors import Actor
+from ...errors import Forbidden, ValidationFailed
+from ...models import User
+from ...models.base import utcnow
+from ..access import WorkspaceRole, roles_of
+
+_hasher = PasswordHasher()
+
+
+@cache
+def _dummy_hash() -> str:
+    """Verified against when the username is unknown, so a miss costs as much as a hit.
+    Hashed on the first login attempt of the process (hit or miss alike), not at import:
+    an argon2 hash costs about half a second of CPU that every process start (CLI
+    commands, server workers) paid before."""
+    return _hasher.hash("not-a-real-password")
+
+
+
+MIN_PASSWORD_LENGTH = 8
+MAX_PASSWORD_LENGTH = 200
+
+
+def hash_password(password: str) -> str:
+    """Argon2id hash of ``password``."""
+    return _hasher.hash(password)
+
+
+def generate_password() -> str:
+    """A random, URL-safe password of 16 characters."""
+    return secrets.token_urlsafe(12)
+
+
+def check_new_password(password: str | None, field: str = "password") -> str:
+    """``password`` when it may be set: 8-200 characters, not only whitespace. Raises
+    ``ValidationFailed`` naming ``field``."""
+    if len(password or "") < MIN_PASSWORD_LENGTH or not (password or "").strip():
+        raise ValidationFailed(field, f"must be at least {MIN_PASSWORD_LENGTH} characters")
+    if len(password or "") > MAX_PASSWORD_LENGTH:
+        raise ValidationFailed(field, f"must be at most {MAX_PASSWORD_LENGTH} characters")
+    return str(password)
+
+
+def get_user_by_username(session: Session, username: str) -> User | None:
+    """The user called ``username`` (exact match), or ``None``. No access check: the CLI
+    (system actor) resolves names with it; pages never show other users by name."""
+    return session.scalars(select(User).where(User.username == username)).one_or_none()
+
+
+def set_password(session: Session, actor: Actor, user_id: int, password: str) -> None:
+    """Change a password and rotate the session token (logs out every copy of the cookie).
+
+    The user themself or the system only. Raises ``Forbidden``, ``ValidationFailed``.
+    """
+    if not (actor.system or actor.user_id == user_id):
+        raise Forbidden()
+    check_new_password(password)
+    user = session.get(User, user_id)
+    if user is None:
+        raise Forbidden()
+    user.password_hash = hash_password(password)
+    user.session_token = secrets.token_hex(16)
+    session.commit()
+
+
+def authenticate(session: Session, username: str, password: str) -> User | None:
+    """The active user with these credentials, or ``None``. Constant work on a miss."""
+    dummy = _dummy_hash()  # first call of the process: same cost on a hit and on a miss
+    user = session.scalars(select(User).where(User.username == (username or "").strip())).one_or_none()
+    if user is None or not user.active:
+        try:
+            _hasher.verify(dummy, password or "")
+        except VerificationError:
+            pass
+        return None
+    try:
+        _hasher.verify(user.password_hash, password or "")
+    except (VerificationError, InvalidHashError):
+        return None
+    if _hasher.check_needs_rehash(user.password_hash):
+        user.password_hash = hash_password(password)
+    user.last_login_at = utcnow()
+    session.commit()
+    return user
+
+
+class SessionUser:
+    """The logged-in user of one request, as Flask-Login's ``current_user``: ``id``,
+    ``username``, ``active``, ``session_token``; ``get_id()`` is the login cookie id
+    ``"<id>:<session_token>"``. A plain value (no ORM identity, no session), read by
+    ``load_user`` with one prebuilt statement on every authenticated request."""
+
+    __slots__ = ("id", "username", "active", "session_token", "must_change_password")
+    is_authenticated = True
+    is_anonymous = False
+
+    def __init__(self, id: int, username: str, active: bool, session_token: str,
+                 must_change_password: bool = False) -> None:
+        self.id = id
+        self.username = username
+        self.active = active
+        self.session_token = session_token
+        self.must_change_password = bool(must_change_password)
+
+    @property
+    def is_active(self) -> bool:
+        return bool(self.active)
+
+    def get_id(self) -> str:
+        return f"{self.id}:{self.session_token}"
+
+    def __repr__(self) -> str:
+        return f"<SessionUser {self.id} {self.username!r}>"
+
+
+_USERS = User.__table__
+_USER_BY_ID = select(
+    _USERS.c.id, _USERS.c.username, _USERS.c.active, _USERS.c.session_token,
+    _USERS.c.must_change_password,
+).where(_USERS.c.id == bindparam("user_id"))
+
+
+def load_user(session: Session, cookie_id: str) -> SessionUser | None:
+    """The user for a login cookie id ``"<id>:<session_token>"``; ``None`` when the token
+    was rotated (logout elsewhere, password change) or the user is inactive. One
+    primary-key query (a Core statement built once: no ORM identity load per request)."""
+    user_id, _, token = (cookie_id or "").partition(":")
+    if not user_id.isdigit() or not token:
+        return None
+    row = session.connection().execute(_USER_BY_ID, {"user_id": int(user_id)}).first()
+    if row is None or not row.active or not secrets.compare_digest(row.session_token, token):
+        return None
+    return SessionUser(row.id, row.username, row.active, row.session_token,
+                       row.must_change_password)
+
+
+def end_all_sessions(session: Session, actor: Actor, user_id: int) -> None:
+    """Rotate the user's session token so every login cookie of theirs stops working."""
+    if not (actor.system or actor.user_id == user_id):
+        raise Forbidden()
+    session.execute(
+        update(User).where(User.id == user_id).values(session_token=secrets.token_hex(16))
+    )
+    session.commit()
+
+
+def change_own_password(session: Session, actor: Actor, current: str, new: str) -> SessionUser:
+    """The logged-in user changes their own password (SPEC 8): ``current`` must verify
+    (argon2), ``new`` must be 8-200 characters and differ from it. Clears
+    ``must_change_password`` and rotates the session token, so every other copy of the
+    login cookie stops working; returns the user with the new token, to log the current
+    browser in again. Raises ``Forbidden`` (not a user), ``ValidationFailed``
+    (``current_password`` wrong, ``new_password`` too short or unchanged)."""
+    if not actor.is_user:
+        raise Forbidden()
+    user = session.get(User, actor.user_id)
+    if user is None or not user.active:
+        raise Forbidden()
+    try:
+        _hasher.verify(user.password_hash, current or "")
+    except (VerificationError, InvalidHashError):
+        raise ValidationFailed("current_password", "is not your current password") from None
+    check_new_password(new, "new_password")
+    if new == current:
+        raise ValidationFailed("new_password", "must differ from the current password")
+    user.password_hash = hash_password(new)
+    user.session_token = secrets.token_hex(16)
+    user.must_change_password = False
+    session.commit()
+    return SessionUser(user.id, user.username, user.active, user.session_token, False)
+
+
+def my_memberships(session: Session, actor: Actor) -> list[WorkspaceRole]:
+    """The logged-in user's workspaces and roles, by workspace name (the account page)."""
+    if not actor.is_user:
+        raise Forbidden()
+    return roles_of(session, actor)

@@ -1,0 +1,148 @@
+"""The admin audit log (SPEC 8): record an event inside the caller's transaction, list a
+workspace's events for its admins, export them (CSV / JSONL rows).
+
+Every admin use case in ``services/admin`` calls ``record_event`` before its commit, so
+an action and its audit row are written together or not at all. Values pass through
+``domain.audit.scrub``: no password, hash or token secret is ever stored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..actors import Actor, Role
+from ..domain.audit import AUDIT_ACTIONS, changed_keys, scrub
+from ..errors import ValidationFailed
+from ..models import AuditEvent
+from ..models.base import utcnow
+from .access import require_role
+
+EXPORT_COLUMNS: tuple[str, ...] = (
+    "id", "created_at", "workspace_id", "actor", "action", "target_type", "target_id",
+    "target", "changed", "before", "after",
+)
+PAGE_SIZE = 100
+
+
+def actor_label(actor: Actor) -> str:
+    """How the log names ``actor``: the username, ``token:<name>``, or ``system`` (CLI)."""
+    if actor.system:
+        return actor.label or "system"
+    return actor.label or (f"user #{actor.user_id}" if actor.is_user else f"token #{actor.token_id}")
+
+
+def record_event(
+    session: Session, actor: Actor, *, workspace_id: int | None, action: str,
+    target_type: str, target_id: object, target_label: str = "",
+    before: Mapping[str, Any] | None = None, after: Mapping[str, Any] | None = None,
+) -> AuditEvent:
+    """Add one audit row to the caller's transaction (flushes, never commits: the caller's
+    use case commits the action and its record together). ``action`` is a code of
+    ``AUDIT_ACTIONS``; ``before`` / ``after`` are JSON-able and scrubbed of secrets.
+    Raises ``UnknownValue`` (a programming error) for another action."""
+    AUDIT_ACTIONS.get(action)
+    event = AuditEvent(
+        workspace_id=workspace_id, actor_id=actor.user_id, actor_label=actor_label(actor)[:120],
+        action=action, target_type=target_type[:32], target_id=str(target_id)[:64],
+        target_label=(target_label or "")[:200],
+        before=scrub(dict(before)) if before is not None else None,
+        after=scrub(dict(after)) if after is not None else None,
+        created_at=utcnow(),
+    )
+    session.add(event)
+    session.flush()
+    return event
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One event for the log page and the exports; ``changed`` lists the keys that differ."""
+
+    id: int
+    created_at: datetime
+    workspace_id: int | None
+    actor: str
+    action: str
+    action_label: str
+    target_type: str
+    target_id: str
+    target: str
+    changed: list[str]
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+    def as_export(self) -> dict[str, Any]:
+        """The export row (``EXPORT_COLUMNS``): times in UTC ISO 8601, JSON as text."""
+        return {
+            "id": self.id, "created_at": self.created_at.isoformat(),
+            "workspace_id": self.workspace_id, "actor": self.actor, "action": self.action,
+            "target_type": self.target_type, "target_id": self.target_id, "target": self.target,
+            "changed": " ".join(self.changed),
+            "before": json.dumps(self.before, ensure_ascii=False, sort_keys=True)
+            if self.before is not None else "",
+            "after": json.dumps(self.after, ensure_ascii=False, sort_keys=True)
+            if self.after is not None else "",
+        }
+
+
+def _row(event: AuditEvent) -> AuditRow:
+    label = AUDIT_ACTIONS.label(event.action) if event.action in AUDIT_ACTIONS else event.action
+    return AuditRow(event.id, event.created_at, event.workspace_id, event.actor_label,
+                    event.action, label, event.target_type, event.target_id, event.target_label,
+                    changed_keys(event.before, event.after), event.before, event.after)
+
+
+def _statement(workspace_id: int, action: str | None) -> Any:
+    stmt = select(AuditEvent).where(AuditEvent.workspace_id == workspace_id)
+    if action:
+        if action not in AUDIT_ACTIONS:
+            raise ValidationFailed("action", f"must be one of {', '.join(AUDIT_ACTIONS.codes())}")
+        stmt = stmt.where(AuditEvent.action == action)
+    return stmt
+
+
+def list_events(session: Session, actor: Actor, workspace_id: int, *, action: str | None = None,
+                before_id: int | None = None, limit: int = PAGE_SIZE
+                ) -> tuple[list[AuditRow], int | None]:
+    """A page of the workspace's events, newest first: (rows, ``before_id`` of the next
+    page or ``None``). ``action`` filters by one code. Admins of the workspace only
+    (SPEC 8). Raises ``Forbidden`` (also for a missing workspace), ``ValidationFailed``."""
+    require_role(session, actor, workspace_id, Role.ADMIN)
+    stmt = _statement(workspace_id, action)
+    if before_id is not None:
+        stmt = stmt.where(AuditEvent.id < before_id)
+    events = list(session.scalars(stmt.order_by(AuditEvent.id.desc()).limit(limit + 1)))
+    session.commit()
+    more = len(events) > limit
+    events = events[:limit]
+    return [_row(e) for e in events], (events[-1].id if more else None)
+
+
+def export_events(session: Session, actor: Actor, workspace_id: int, *,
+                  action: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every event of the workspace, oldest first, as ``EXPORT_COLUMNS`` dicts, read in
+    batches of 1,000. The access check runs before the first row is yielded (call
+    ``next`` or iterate after this returns: it is checked here, eagerly). Admins of the
+    workspace only. Raises ``Forbidden``, ``ValidationFailed``."""
+    require_role(session, actor, workspace_id, Role.ADMIN)
+    stmt = _statement(workspace_id, action)
+
+    def rows() -> Iterator[dict[str, Any]]:
+        after = 0
+        while True:
+            batch = list(session.scalars(stmt.where(AuditEvent.id > after)
+                                         .order_by(AuditEvent.id).limit(1000)))
+            if not batch:
+                return
+            for event in batch:
+                yield _row(event).as_export()
+            after = batch[-1].id
+
+    return rows()
