@@ -147,3 +147,57 @@ def show_service_error(form: FlaskForm, error: Any) -> bool:
     field = form[name]
     field.errors = [*field.errors, error.reason]
     return True
+
+
+# --- admin and own account (SPEC 8). Role values come from the Role enum.
+_ROLE_VALUES = ["reviewer", "lead", "admin"]
+
+
+class AddMemberForm(FlaskForm):
+    """Give an existing account a role in the workspace."""
+
+    username = StringField("Username", validators=[DataRequired(), Length(max=80)])
+    role = StringField("Role", validators=[AnyOf(_ROLE_VALUES)])
+
+
+class NewAccountForm(FlaskForm):
+    """Create an account in the workspace; an empty password is generated."""
+
+    username = StringField("Username", validators=[DataRequired(), Length(max=80)])
+    role = StringField("Role", validators=[AnyOf(_ROLE_VALUES)])
+    password = PasswordField("One-time password (empty: generate one)",
+                             validators=[Optional(), Length(max=200)])
+
+
+class RoleForm(FlaskForm):
+    role = StringField("Role", validators=[AnyOf(_ROLE_VALUES)])
+
+
+class ActiveForm(FlaskForm):
+    active = StringField("Active", validators=[AnyOf(["0", "1"])])
+
+
+class ResetPasswordForm(FlaskForm):
+    password = PasswordField("One-time password (empty: generate one)",
+                             validators=[Optional(), Length(max=200)])
+
+
+class TokenForm(FlaskForm):
+    name = StringField("Name", validators=[DataRequired(), Length(max=120)])
+
+
+class WorkspaceForm(FlaskForm):
+    slug = StringField("Slug", validators=[DataRequired(), Length(max=63)])
+    name = StringField("Name", validators=[DataRequired(), Length(max=200)])
+
+
+class RenameWorkspaceForm(FlaskForm):
+    name = StringField("Name", validators=[DataRequired(), Length(max=200)])
+
+
+class PasswordChangeForm(FlaskForm):
+    """The user's own password: the current one, the new one twice."""
+
+    current_password = PasswordField("Current password", validators=[DataRequired(), Length(max=200)])
+    new_password = PasswordField("New password", validators=[DataRequired(), Length(min=8, max=200)])
+    confirm = PasswordField("New password again", validators=[DataRequired(), Length(max=200)])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Response, current_app, flash, g, make_response, redirect, request, url_for
 from flask_login import current_user
 from werkzeug.local import LocalProxy
 
@@ -17,6 +17,7 @@ from ..models.base import MAX_ID
 from ..services.access import highest_role
 from .auth import current_actor
 from .errors import SAFE_METHODS, wants_json
+from .htmx import is_htmx, redirect_window
 from .nav import nav_items
 
 
@@ -24,6 +25,7 @@ def register(app: Flask) -> None:
     """Install the request hooks and the template context processor on ``app``."""
     app.before_request(_refuse_unstorable_values)
     app.before_request(_declare_write_intent)
+    app.before_request(_password_change_first)
     app.teardown_request(_clear_write_intent)
     app.after_request(_security_headers)
     app.context_processor(_template_context)
@@ -46,6 +48,27 @@ def _refuse_unstorable_values() -> None:
             if "\x00" in name or "\x00" in value:
                 raise ValidationFailed(name.replace("\x00", "")[:80] or "query",
                                        "contains a NUL character, which cannot be stored")
+
+
+# What a user who must change their password may still open.
+_BEFORE_PASSWORD_CHANGE = frozenset({"account.index", "account.password", "auth.logout",
+                                     "auth.login", "static"})
+
+
+def _password_change_first() -> Response | None:
+    """A user whose password an admin chose (a new account, a reset) sees only their
+    account page until they have changed it (SPEC 8); pages redirect there (htmx: the
+    whole window). The JSON API answers as usual."""
+    if wants_json() or request.endpoint in _BEFORE_PASSWORD_CHANGE:
+        return None
+    if current_user and current_user.is_authenticated \
+            and getattr(current_user, "must_change_password", False):
+        flash("Choose a new password to continue: yours was set by an admin.", "info")
+        target = url_for("account.index")
+        if is_htmx():
+            return redirect_window(make_response("", 204), target)
+        return redirect(target, 303)
+    return None
 
 
 def _declare_write_intent() -> None:

@@ -12,6 +12,7 @@ _ITEMS: tuple[tuple[str, str, str, str], ...] = (
     ("reviewer", "Cases", "cases.index", "cases."),
     ("lead", "Dashboard", "dashboard.index", "dashboard."),
     ("admin", "Exports", "exports.index", "exports."),
+    ("admin", "Admin", "admin.index", "admin."),
 )
 _RANK = {"reviewer": 1, "lead": 2, "admin": 3}
 

@@ -118,6 +118,7 @@ def credentials(make, session, live_server) -> Credentials:
     secret = admin.create_token(session, Actor.system_actor(), ws.id, "agent").secret
     session.commit()
     cookies, headers = _log_in(live_server, user.username)
+    session.rollback()  # the login wrote (last_login_at): a snapshot from before it cannot write
 
     # Made before the server is busy (SQLite has one writer): one workspace per scenario.
     pool = [admin.create_token(session, Actor.system_actor(), make.workspace().id, "stateful").secret

@@ -173,7 +173,60 @@ def _get(path: Callable[[World, Any], str], missing: Any = MISSING) -> Builder:
     return build
 
 
+def _member_a(w: World) -> int:
+    """A fresh reviewer of A only (a successful change uses it up)."""
+    w.session.rollback()
+    return w.make.user(w.ws_a, Role.REVIEWER, username=w.fresh("member")).id
+
+
+def _outsider(w: World) -> str:
+    w.session.rollback()
+    return w.make.user(None, username=w.fresh("outsider")).username
+
+
+def _token_a(w: World) -> int:
+    w.session.rollback()
+    return admin.create_token(w.session, Actor.system_actor(), w.ws_a.id, w.fresh("tok")).token.id
+
+
+def _admin_post(path: Callable[[World, int], str], data: Callable[[World], dict[str, Any]] | None = None
+                ) -> Builder:
+    """A POST on workspace A (``path(w, workspace_id)``) and the same on a missing workspace."""
+    def build(w: World, caller: str) -> tuple[Req, Req | None]:
+        body = data(w) if data else {}
+        return Req("POST", path(w, w.ws_a.id), body), Req("POST", path(w, MISSING), body)
+    return build
+
+
 BUILDERS: dict[str, Builder] = {
+    "account.index GET": _get(lambda w, m: "/account/", None),
+    "account.password POST": lambda w, c: (Req("POST", "/account/password", {
+        "current_password": DEFAULT_PASSWORD, "new_password": "a-new-password-1",
+        "confirm": "a-new-password-1"}), None),
+    "admin.index GET": _get(lambda w, m: "/admin/", None),
+    "admin.members GET": _get(lambda w, m: f"/admin/{m or w.ws_a.id}/members"),
+    "admin.tokens GET": _get(lambda w, m: f"/admin/{m or w.ws_a.id}/tokens"),
+    "admin.add_member POST": _admin_post(lambda w, ws: f"/admin/{ws}/members/add",
+                                         lambda w: {"username": _outsider(w), "role": "reviewer"}),
+    "admin.new_account POST": _admin_post(lambda w, ws: f"/admin/{ws}/members/new",
+                                          lambda w: {"username": w.fresh("new"), "role": "lead"}),
+    "admin.change_role POST": lambda w, c: (lambda uid: (
+        Req("POST", f"/admin/{w.ws_a.id}/members/{uid}/role", {"role": "lead"}),
+        Req("POST", f"/admin/{w.ws_a.id}/members/{MISSING}/role", {"role": "lead"})))(_member_a(w)),
+    "admin.remove_member POST": lambda w, c: (lambda uid: (
+        Req("POST", f"/admin/{w.ws_a.id}/members/{uid}/remove"),
+        Req("POST", f"/admin/{w.ws_a.id}/members/{MISSING}/remove")))(_member_a(w)),
+    "admin.set_active POST": lambda w, c: (lambda uid: (
+        Req("POST", f"/admin/{w.ws_a.id}/members/{uid}/active", {"active": "0"}),
+        Req("POST", f"/admin/{w.ws_a.id}/members/{MISSING}/active", {"active": "0"})))(_member_a(w)),
+    "admin.reset_password POST": lambda w, c: (lambda uid: (
+        Req("POST", f"/admin/{w.ws_a.id}/members/{uid}/password"),
+        Req("POST", f"/admin/{w.ws_a.id}/members/{MISSING}/password")))(_member_a(w)),
+    "admin.create_token POST": _admin_post(lambda w, ws: f"/admin/{ws}/tokens",
+                                           lambda w: {"name": w.fresh("agent")}),
+    "admin.revoke_token POST": lambda w, c: (lambda tid: (
+        Req("POST", f"/admin/{w.ws_a.id}/tokens/{tid}/revoke"),
+        Req("POST", f"/admin/{w.ws_a.id}/tokens/{MISSING}/revoke")))(_token_a(w)),
     "runs.index GET": _get(lambda w, m: "/", None),
     "runs.detail GET": _get(lambda w, m: f"/runs/{m or w.run.id}"),
     "runs.timeline GET": _get(lambda w, m: f"/runs/{m or w.run.id}/timeline"),
@@ -294,7 +347,25 @@ LEAD_POST_A = (DENIED, SEE_OTHER, SEE_OTHER)
 ALL_HIDDEN = (HIDDEN, HIDDEN, HIDDEN)
 SESSION_ONLY_TOKENS = (UNAUTH, UNAUTH)
 
+ADMIN_A = (DENIED, DENIED, OK)
+ADMIN_POST_A = (DENIED, DENIED, SEE_OTHER)
+
 EXPECTED: dict[str, dict[str, str]] = {
+    "account.index GET": html(READ_A, READ_A),
+    "account.password POST": html((SEE_OTHER,) * 3, (SEE_OTHER,) * 3),
+    # Admin pages: admins of the named workspace only; B's admin gets what a missing
+    # workspace gets, and the index lists only the workspaces one administers.
+    "admin.index GET": html(ADMIN_A, ADMIN_A),
+    "admin.members GET": html(ADMIN_A, ALL_HIDDEN),
+    "admin.tokens GET": html(ADMIN_A, ALL_HIDDEN),
+    "admin.add_member POST": html(ADMIN_POST_A, ALL_HIDDEN),
+    "admin.new_account POST": html(ADMIN_A, ALL_HIDDEN),  # 200: the one-time password
+    "admin.change_role POST": html(ADMIN_POST_A, ALL_HIDDEN),
+    "admin.remove_member POST": html(ADMIN_POST_A, ALL_HIDDEN),
+    "admin.set_active POST": html(ADMIN_POST_A, ALL_HIDDEN),
+    "admin.reset_password POST": html(ADMIN_A, ALL_HIDDEN),  # 200: the one-time password
+    "admin.create_token POST": html(ADMIN_A, ALL_HIDDEN),  # 200: the secret, once
+    "admin.revoke_token POST": html(ADMIN_POST_A, ALL_HIDDEN),
     "runs.index GET": html(READ_A, (OK, OK, OK)),
     "runs.detail GET": html(READ_A, ALL_HIDDEN),
     "runs.timeline GET": html(READ_A, ALL_HIDDEN),
@@ -353,7 +424,7 @@ EXPECTED: dict[str, dict[str, str]] = {
 
 # Reads whose 2xx answer for an A caller must hold A's data (a check that hid everything
 # from everyone would otherwise pass as "OK").
-SHOWS_A = {"runs.index GET", "runs.detail GET", "runs.tool_call GET", "cases.index GET",
+SHOWS_A = {"admin.index GET", "admin.members GET", "admin.tokens GET", "runs.index GET", "runs.detail GET", "runs.tool_call GET", "cases.index GET",
            "cases.detail GET", "cases.edit GET", "triage.index GET", "triage.detail GET",
            "exports.download GET", "api.run_trace GET"}
 
@@ -402,9 +473,9 @@ def _log_in(client, username: str) -> None:
 
 
 def _throwaway(app, world: World, caller: str):
-    """A separate client for the login / logout cells, so the caller's own session lives
-    on: logout ends every session of its user, so a logged-in caller logs out as a new
-    user holding the same role in the same workspace."""
+    """A separate client for the login / logout / password cells, so the caller's own
+    session lives on: logout and a password change end every session of their user, so a
+    logged-in caller acts as a new user holding the same role in the same workspace."""
     client = app.test_client()
     if caller in world.users:
         original = world.users[caller]
@@ -482,7 +553,8 @@ def test_access_matrix(app_factory, make, session, monkeypatch, record_property)
         for caller in CALLERS:
             expected = EXPECTED[key][caller]
             req, missing = BUILDERS[key](world, caller)
-            client = _throwaway(app, world, caller) if key.startswith("auth.log") else None
+            client = _throwaway(app, world, caller) \
+                if key.startswith("auth.log") or key == "account.password POST" else None
             response = callers.send(caller, req, client)
             missing_response = None
             if expected in (HIDDEN, CONFLICT_HIDDEN, DENIED) and missing is not None:

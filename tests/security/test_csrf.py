@@ -119,6 +119,20 @@ class Site:
                                       target_type="citation", target_id=self.message_id,
                                       subject_key=f"c{n}", rating="positive").id
 
+    def member(self) -> int:
+        """A fresh reviewer of the workspace (a successful admin change uses it up)."""
+        self.session.rollback()
+        return self.make.user(self.ws, Role.REVIEWER, username=f"member-{self.fresh()}").id
+
+    def outsider(self) -> str:
+        self.session.rollback()
+        return self.make.user(None, username=f"outsider-{self.fresh()}").username
+
+    def token_id(self) -> int:
+        self.session.rollback()
+        return admin.create_token(self.session, Actor.system_actor(), self.ws.id,
+                                  f"tok-{self.fresh()}").token.id
+
     def new_run(self) -> int:
         self.session.rollback()
         return self.make.run(self.ws).id
@@ -128,6 +142,21 @@ class Site:
 # each time because a successful one uses its target up (versions, deleted rows ...).
 Request = tuple[str, str, dict[str, Any]]
 BUILDERS: dict[str, Callable[[Site], Request]] = {
+    "account.password POST": lambda s: ("POST", "/account/password", {
+        "current_password": DEFAULT_PASSWORD, "new_password": "another-pass-1",
+        "confirm": "another-pass-1"}),
+    "admin.add_member POST": lambda s: ("POST", f"/admin/{s.ws.id}/members/add", {
+        "username": s.outsider(), "role": "reviewer"}),
+    "admin.new_account POST": lambda s: ("POST", f"/admin/{s.ws.id}/members/new", {
+        "username": f"new-{s.fresh()}", "role": "reviewer"}),
+    "admin.change_role POST": lambda s: ("POST", f"/admin/{s.ws.id}/members/{s.member()}/role",
+                                         {"role": "lead"}),
+    "admin.remove_member POST": lambda s: ("POST", f"/admin/{s.ws.id}/members/{s.member()}/remove", {}),
+    "admin.set_active POST": lambda s: ("POST", f"/admin/{s.ws.id}/members/{s.member()}/active",
+                                        {"active": "0"}),
+    "admin.reset_password POST": lambda s: ("POST", f"/admin/{s.ws.id}/members/{s.member()}/password", {}),
+    "admin.create_token POST": lambda s: ("POST", f"/admin/{s.ws.id}/tokens", {"name": f"t-{s.fresh()}"}),
+    "admin.revoke_token POST": lambda s: ("POST", f"/admin/{s.ws.id}/tokens/{s.token_id()}/revoke", {}),
     "auth.login POST": lambda s: ("POST", "/login", {"username": s.admin.username,
                                                      "password": DEFAULT_PASSWORD}),
     "auth.logout POST": lambda s: ("POST", "/logout", {}),
@@ -192,9 +221,14 @@ def _send(client, key: str, req: Request, *, field: str | None = None,
 
 
 def _client_for(app, site: Site, key: str):
-    """The admin's client; anonymous for the login form (logout gets its own session)."""
+    """The admin's client; anonymous for the login form (logout gets its own session); a
+    fresh user's for the password change (it ends the user's other sessions and changes
+    the password every later login would need)."""
     if key == "auth.login POST":
         return app.test_client()
+    if key == "account.password POST":
+        site.session.rollback()
+        return _logged_in(app, site.make.user(site.ws, Role.REVIEWER, username=f"pw-{site.fresh()}"))
     return _logged_in(app, site.admin)
 
 

@@ -52,6 +52,7 @@ from .workspaces import (
     create_workspace,
     get_workspace,
     get_workspace_by_slug,
+    list_administered,
     rename_workspace,
 )
 
@@ -61,7 +62,7 @@ __all__ = [
     "authenticate_token", "change_own_password", "change_role", "check_new_password",
     "create_member_account", "create_token", "create_user", "create_workspace",
     "end_all_sessions", "generate_password", "get_user_by_username", "get_workspace",
-    "get_workspace_by_slug", "hash_password", "list_members", "list_tokens", "load_user",
+    "get_workspace_by_slug", "hash_password", "list_administered", "list_members", "list_tokens", "load_user",
     "my_memberships", "parse_role", "remove_member", "rename_workspace", "reset_password",
     "revoke_token", "set_active", "set_membership", "set_password", "token_rows",
 ]

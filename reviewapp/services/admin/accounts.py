@@ -12,6 +12,7 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
+from ...db_setup import write_intent
 from ...errors import Forbidden, ValidationFailed
 from ...models import User
 from ...models.base import utcnow
@@ -76,8 +77,10 @@ def set_password(session: Session, actor: Actor, user_id: int, password: str) ->
     session.commit()
 
 
-def authenticate(session: Session, username: str, password: str) -> User | None:
-    """The active user with these credentials, or ``None``. Constant work on a miss."""
+def authenticate(session: Session, username: str, password: str) -> SessionUser | None:
+    """The active user with these credentials (as the login cookie's ``SessionUser``), or
+    ``None``. Constant work on a miss. Records ``last_login_at`` (UTC) in a short write
+    transaction of its own (and rehashes an outdated hash), after ending the read."""
     dummy = _dummy_hash()  # first call of the process: same cost on a hit and on a miss
     user = session.scalars(select(User).where(User.username == (username or "").strip())).one_or_none()
     if user is None or not user.active:
@@ -85,16 +88,24 @@ def authenticate(session: Session, username: str, password: str) -> User | None:
             _hasher.verify(dummy, password or "")
         except VerificationError:
             pass
+        session.commit()  # end the read
         return None
     try:
         _hasher.verify(user.password_hash, password or "")
     except (VerificationError, InvalidHashError):
+        session.commit()
         return None
+    found = SessionUser(user.id, user.username, user.active, user.session_token,
+                        user.must_change_password)
+    values: dict[str, object] = {"last_login_at": utcnow()}
     if _hasher.check_needs_rehash(user.password_hash):
-        user.password_hash = hash_password(password)
-    user.last_login_at = utcnow()
-    session.commit()
-    return user
+        values["password_hash"] = hash_password(password)
+    session.commit()  # end the read: the write below starts a short transaction of its own
+    with write_intent():
+        session.execute(update(User).where(User.id == found.id).values(**values)
+                        .execution_options(synchronize_session=False))
+        session.commit()
+    return found
 
 
 class SessionUser:

@@ -31,6 +31,14 @@ def administered(session: Session, actor: Actor) -> list[WorkspaceRole]:
     return [r for r in roles_of(session, actor) if r.role == Role.ADMIN]
 
 
+def list_administered(session: Session, actor: Actor) -> list[WorkspaceRole]:
+    """``administered``, for the admin home page: ``Forbidden`` when there is none."""
+    found = administered(session, actor)
+    if not found:
+        raise Forbidden()
+    return found
+
+
 def create_workspace(session: Session, actor: Actor, slug: str, name: str) -> Workspace:
     """Create a workspace (SPEC 8). The system (CLI) may; a user may when they administer
     at least one workspace, and becomes the new workspace's admin in the same

@@ -1,0 +1,175 @@
+"""Admin pages (SPEC 8), per workspace, for its admins: members and accounts, ingest
+tokens, workspaces. Every rule is in ``services/admin``; a view reads the form, calls
+one service and answers: 303 back to the page after a change (Post/Redirect/Get), the
+page itself (200, ``no-store``) when it must show a secret once (a new account's
+password, a new token), the page again with the service's message on a refused change
+(400 / 409). A workspace the user does not administer answers 403, the same as a
+missing one (SPEC 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flask import Blueprint, Response, make_response, render_template, url_for
+from flask_login import login_required
+
+from ..errors import Conflict, ValidationFailed
+from ..extensions import db
+from ..services import admin
+from .auth import current_actor
+from .forms import (
+    ActiveForm,
+    AddMemberForm,
+    NewAccountForm,
+    ResetPasswordForm,
+    RoleForm,
+    TokenForm,
+    WorkspaceForm,
+)
+from .responses import see_other
+
+bp = Blueprint("admin", __name__, url_prefix="/admin")
+# The sections of a workspace's admin pages: (endpoint in this blueprint, label).
+ADMIN_TABS: tuple[tuple[str, str], ...] = (("members", "Members"), ("tokens", "Ingest tokens"))
+
+
+@bp.context_processor
+def _admin_context() -> dict[str, Any]:
+    return {"admin_tabs": ADMIN_TABS}
+
+
+def _page(workspace_id: int, tab: str, status: int = 200, **context: Any) -> Response:
+    """The members or tokens page of the workspace (access checked by the services)."""
+    actor = current_actor()
+    ws = admin.get_workspace(db.session, actor, workspace_id)
+    if tab == "members":
+        context["members"] = admin.list_members(db.session, actor, workspace_id)
+    else:
+        context["tokens"] = admin.token_rows(db.session, actor, workspace_id)
+    response = make_response(render_template(
+        f"admin/{tab}.html", ws=ws, tab=tab, roles=admin.ROLE_CHOICES,
+        workspaces=admin.administered(db.session, actor), **context), status)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _change(workspace_id: int, tab: str, message: str, call: Callable[[], object]) -> Response:
+    """Run one change; 303 back with ``message``, or the page again with the refusal."""
+    try:
+        call()
+    except (ValidationFailed, Conflict) as refused:
+        db.session.rollback()
+        return _page(workspace_id, tab, refused.status, error=refused.message)
+    return see_other(message, url_for(f"admin.{tab}", workspace_id=workspace_id))
+
+
+@bp.get("/")
+@login_required
+def index() -> str:
+    """The workspaces the user administers, and a form to create one."""
+    workspaces = admin.list_administered(db.session, current_actor())
+    return render_template("admin/index.html", workspaces=workspaces, form=WorkspaceForm())
+
+
+@bp.get("/<int:workspace_id>/members")
+@login_required
+def members(workspace_id: int) -> Response:
+    """Members with role, last login and active flag; add / create forms."""
+    return _page(workspace_id, "members")
+
+
+@bp.post("/<int:workspace_id>/members/add")
+@login_required
+def add_member(workspace_id: int) -> Response:
+    """Give an existing account a role here."""
+    form = AddMemberForm()
+    return _change(workspace_id, "members", f"'{form.username.data}' added.", lambda: admin.add_member(
+        db.session, current_actor(), workspace_id, form.username.data or "", form.role.data or ""))
+
+
+@bp.post("/<int:workspace_id>/members/new")
+@login_required
+def new_account(workspace_id: int) -> Response:
+    """Create an account; its one-time password is shown on this answer only."""
+    form = NewAccountForm()
+    try:
+        new = admin.create_member_account(db.session, current_actor(), workspace_id,
+                                          form.username.data or "", form.role.data or "",
+                                          form.password.data)
+    except (ValidationFailed, Conflict) as refused:
+        db.session.rollback()
+        return _page(workspace_id, "members", refused.status, error=refused.message)
+    return _page(workspace_id, "members", one_time={"username": new.user.username,
+                                                    "password": new.password,
+                                                    "generated": new.generated})
+
+
+@bp.post("/<int:workspace_id>/members/<int:user_id>/role")
+@login_required
+def change_role(workspace_id: int, user_id: int) -> Response:
+    """Change a member's role."""
+    form = RoleForm()
+    return _change(workspace_id, "members", "Role changed.", lambda: admin.change_role(
+        db.session, current_actor(), workspace_id, user_id, form.role.data or ""))
+
+
+@bp.post("/<int:workspace_id>/members/<int:user_id>/remove")
+@login_required
+def remove_member(workspace_id: int, user_id: int) -> Response:
+    """Remove the membership (the account stays)."""
+    return _change(workspace_id, "members", "Member removed.", lambda: admin.remove_member(
+        db.session, current_actor(), workspace_id, user_id))
+
+
+@bp.post("/<int:workspace_id>/members/<int:user_id>/active")
+@login_required
+def set_active(workspace_id: int, user_id: int) -> Response:
+    """Deactivate (1 → 0) or reactivate an account the admin fully administers."""
+    form = ActiveForm()
+    active = form.active.data == "1"
+    return _change(workspace_id, "members", "Account reactivated." if active else "Account deactivated.",
+                   lambda: admin.set_active(db.session, current_actor(), workspace_id, user_id, active))
+
+
+@bp.post("/<int:workspace_id>/members/<int:user_id>/password")
+@login_required
+def reset_password(workspace_id: int, user_id: int) -> Response:
+    """Set a one-time password, shown on this answer only."""
+    form = ResetPasswordForm()
+    try:
+        password = admin.reset_password(db.session, current_actor(), workspace_id, user_id,
+                                        form.password.data)
+    except (ValidationFailed, Conflict) as refused:
+        db.session.rollback()
+        return _page(workspace_id, "members", refused.status, error=refused.message)
+    return _page(workspace_id, "members", one_time={"user_id": user_id, "password": password,
+                                                    "generated": not form.password.data})
+
+
+@bp.get("/<int:workspace_id>/tokens")
+@login_required
+def tokens(workspace_id: int) -> Response:
+    """Ingest tokens: name, prefix, created by, last used, state; create and revoke."""
+    return _page(workspace_id, "tokens")
+
+
+@bp.post("/<int:workspace_id>/tokens")
+@login_required
+def create_token(workspace_id: int) -> Response:
+    """Create a token; its secret is shown on this answer only."""
+    form = TokenForm()
+    try:
+        new = admin.create_token(db.session, current_actor(), workspace_id, form.name.data or "")
+    except ValidationFailed as refused:
+        db.session.rollback()
+        return _page(workspace_id, "tokens", refused.status, error=refused.message)
+    return _page(workspace_id, "tokens", new_token={"name": new.token.name, "secret": new.secret})
+
+
+@bp.post("/<int:workspace_id>/tokens/<int:token_id>/revoke")
+@login_required
+def revoke_token(workspace_id: int, token_id: int) -> Response:
+    """Revoke a token of this workspace."""
+    return _change(workspace_id, "tokens", "Token revoked.", lambda: admin.revoke_token(
+        db.session, current_actor(), token_id, workspace_id))

@@ -1,0 +1,139 @@
+"""Admin pages and the own-account page (SPEC 8): the flows, the one-time secrets, the
+password change at first login, and cross-workspace isolation beyond the access matrix:
+an admin of W1 naming W1 in the URL but a user or token of W2 gets the answer of a
+missing id, and nothing of W2 changes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from sqlalchemy import select
+
+from reviewapp.actors import Actor, Role
+from reviewapp.models import AuditEvent, IngestToken, Membership, User
+from reviewapp.services import admin
+
+from ..factories import DEFAULT_PASSWORD
+
+MISSING = 987654321
+
+
+@pytest.fixture
+def site(make, session):
+    w1, w2 = make.workspace(slug="w1", name="One"), make.workspace(slug="w2", name="Two")
+    a1, a2 = make.user(w1, Role.ADMIN, username="a1"), make.user(w2, Role.ADMIN, username="a2")
+    member2 = make.user(w2, Role.REVIEWER, username="member2")
+    shared = make.user(w1, Role.REVIEWER, username="shared")
+    session.add(Membership(user_id=shared.id, workspace_id=w2.id, role="lead"))
+    session.commit()
+    token2 = admin.create_token(session, Actor.system_actor(), w2.id, "w2-agent").token
+    return type("Site", (), dict(w1=w1, w2=w2, a1=a1, a2=a2, member2=member2, shared=shared,
+                                 token2=token2))
+
+
+def _w2_state(session, site) -> tuple:
+    session.rollback()
+    users = session.execute(select(User.id, User.active, User.password_hash, User.session_token,
+                                   User.must_change_password).order_by(User.id)).all()
+    members = session.execute(select(Membership.user_id, Membership.workspace_id, Membership.role)
+                              .where(Membership.workspace_id == site.w2.id)
+                              .order_by(Membership.user_id)).all()
+    tokens = session.execute(select(IngestToken.id, IngestToken.revoked)
+                             .where(IngestToken.workspace_id == site.w2.id)).all()
+    session.rollback()
+    return users, members, tokens
+
+
+@pytest.mark.parametrize("path, data", [
+    ("members/{member2}/role", {"role": "admin"}),
+    ("members/{member2}/remove", {}),
+    ("members/{member2}/active", {"active": "0"}),
+    ("members/{member2}/password", {"password": "taken-over-1"}),
+    ("members/{shared}/active", {"active": "0"}),  # a member of W1, but also of W2
+    ("members/{shared}/password", {"password": "taken-over-1"}),
+    ("tokens/{token2}/revoke", {}),
+])
+def test_an_admin_of_w1_cannot_reach_w2_through_w1_urls(client, login, session, site, path, data):
+    login(site.a1)
+    before = _w2_state(session, site)
+    ids = {"member2": site.member2.id, "shared": site.shared.id, "token2": site.token2.id}
+    real = client.post(f"/admin/{site.w1.id}/" + path.format(**ids), data=data)
+    missing = client.post(f"/admin/{site.w1.id}/" + path.format(**dict.fromkeys(ids, MISSING)), data=data)
+    assert real.status_code == 403
+    assert (real.status_code, real.get_data()) == (missing.status_code, missing.get_data())
+    assert _w2_state(session, site) == before
+
+
+def test_the_members_page_shows_only_the_workspace_and_marks_shared_accounts(client, login, site):
+    login(site.a1)
+    html = client.get(f"/admin/{site.w1.id}/members").get_data(as_text=True)
+    assert "shared" in html and "a1" in html
+    assert "member2" not in html and ">a2<" not in html and "Two" not in html
+    row = html.split(f'id="member-{site.shared.id}"', 1)[1].split("</tr>", 1)[0]
+    assert "Shared account" in row and "Deactivate" not in row
+
+
+def test_admin_creates_an_account_who_must_change_the_password_first(client, login, session, site,
+                                                                    app_factory):
+    login(site.a1)
+    page = client.post(f"/admin/{site.w1.id}/members/new", data={"username": "nina", "role": "lead"})
+    assert page.status_code == 200 and page.headers["Cache-Control"] == "no-store"
+    password = re.search(r'id="ot-pw"[^>]*value="([^"]+)"', page.get_data(as_text=True)).group(1)
+    assert password not in client.get(f"/admin/{site.w1.id}/members").get_data(as_text=True)
+
+    nina = app_factory().test_client()  # another app: Flask-Login caches the user in g
+    assert nina.post("/login", data={"username": "nina", "password": password}).status_code == 303
+    blocked = nina.get("/")
+    assert blocked.status_code == 303 and blocked.headers["Location"].endswith("/account/")
+    wrong = nina.post("/account/password", data={"current_password": "nope-nope",
+                                                 "new_password": "ninas-own-1", "confirm": "ninas-own-1"})
+    assert wrong.status_code == 400 and "current_password" in wrong.get_data(as_text=True)
+    ok = nina.post("/account/password", data={"current_password": password,
+                                              "new_password": "ninas-own-1", "confirm": "ninas-own-1"})
+    assert ok.status_code == 303
+    assert nina.get("/").status_code == 200  # still logged in, no longer sent to the account page
+    session.rollback()
+    assert session.scalar(select(User.must_change_password).where(User.username == "nina")) is False
+
+
+def test_token_secret_is_shown_once_and_never_in_the_audit_log(client, login, session, site):
+    login(site.a1)
+    page = client.post(f"/admin/{site.w1.id}/tokens", data={"name": "agent-prod"}).get_data(as_text=True)
+    secret = re.search(r'id="nt-secret"[^>]*value="(rvw_[^"]+)"', page).group(1)
+    listing = client.get(f"/admin/{site.w1.id}/tokens").get_data(as_text=True)
+    assert secret not in listing and "agent-prod" in listing and ">a1<" in listing
+    session.rollback()
+    rows = session.execute(select(AuditEvent.before, AuditEvent.after, AuditEvent.target_label)).all()
+    assert secret not in repr(rows)
+
+
+def test_refused_change_shows_the_reason_on_the_page(client, login, site):
+    login(site.a1)
+    response = client.post(f"/admin/{site.w1.id}/members/{site.a1.id}/role", data={"role": "reviewer"})
+    assert response.status_code == 409 and "last admin" in response.get_data(as_text=True)
+    response = client.post(f"/admin/{site.w1.id}/members/add", data={"username": "ghost", "role": "lead"})
+    assert response.status_code == 400 and "username: no account" in response.get_data(as_text=True)
+
+
+def test_account_page_lists_own_memberships(client, login, site):
+    login(site.shared)
+    html = client.get("/account/").get_data(as_text=True)
+    assert re.findall(r"<tr><td>(\w+) <span", html) == ["One", "Two"]
+
+
+def test_admin_nav_link_only_for_admins(client, login, site):
+    login(site.shared)
+    assert 'href="/admin/"' not in client.get("/").get_data(as_text=True)
+    assert client.get("/admin/").status_code == 403
+
+
+def test_own_password_change_rotates_other_sessions(client, login, site, app_factory):
+    other = app_factory().test_client()
+    login(site.shared, c=other)
+    login(site.shared)
+    response = client.post("/account/password", data={
+        "current_password": DEFAULT_PASSWORD, "new_password": "fresh-pass-9", "confirm": "fresh-pass-9"})
+    assert response.status_code == 303
+    assert client.get("/account/").status_code == 200
+    assert other.get("/account/").status_code == 303  # the other copy is logged out
