@@ -8,7 +8,7 @@ workspace's own list (``settings["fault_categories"]``), so nothing typed is los
 the admin can rename or drop it on the settings page.
 
 Revision ID: 5b1e0a9c4d27
-Revises: 5b1e0c9a7d21
+Revises: 2eeb0f957fea
 Create Date: 2026-12-01 16:10:00
 
 """
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = '5b1e0a9c4d27'
-down_revision = '5b1e0c9a7d21'
+down_revision = '2eeb0f957fea'
 branch_labels = None
 depends_on = None
 
