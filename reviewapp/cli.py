@@ -398,6 +398,60 @@ def import_runs(paths: tuple[str, ...], slug: str, fmt: str, terminal_tools: tup
         raise SystemExit(1)
 
 
+@runs_cli.command("set-outcome")
+@click.argument("run_id")
+@click.option("--workspace", "slug", required=True, help="Workspace slug.")
+@click.option("--outcome", required=True, help="The label (e.g. pass / fail, 1-32 characters); '-' clears it.")
+@click.option("--reward", type=float, default=None, help="The benchmark's reward (detail.reward).")
+@click.option("--check", "checks", multiple=True, metavar="NAME=pass|fail",
+              help="A per-check result (repeatable; detail.checks).")
+@click.option("--missed-action", "missed", multiple=True,
+              help="An expected action the run did not take (repeatable; detail.missed_actions).")
+@click.option("--source", default=None, help="Who judged (detail.source, e.g. sregym).")
+@click.option("--detail", "detail_json", default=None,
+              help="The whole detail as a JSON object (instead of --reward / --check / --missed-action).")
+def runs_set_outcome(run_id: str, slug: str, outcome: str, reward: float | None, checks: tuple[str, ...],
+                     missed: tuple[str, ...], source: str | None, detail_json: str | None) -> None:
+    """Set the external outcome of RUN_ID (and its detail when given), touching nothing
+    else of the run: the same service as PATCH /api/ingest/runs/RUN_ID/outcome."""
+    import json
+
+    from .db_setup import write_intent
+    from .services import runs
+
+    body: dict = {"external_outcome": None if outcome == "-" else outcome}
+    if detail_json is not None:
+        try:
+            body["external_outcome_detail"] = json.loads(detail_json)
+        except ValueError as exc:
+            raise click.BadParameter(f"not JSON ({exc})", param_hint="--detail") from None
+    elif reward is not None or checks or missed or source:
+        detail: dict = {}
+        if source:
+            detail["source"] = source
+        if reward is not None:
+            detail["reward"] = reward
+        if checks:
+            detail["checks"] = []
+            for check in checks:
+                name, _, verdict = check.rpartition("=")
+                if not name or verdict.lower() not in ("pass", "fail", "passed", "failed", "true", "false"):
+                    raise click.BadParameter(f"{check!r}: expected NAME=pass or NAME=fail", param_hint="--check")
+                detail["checks"].append({"name": name, "passed": verdict.lower() in ("pass", "passed", "true")})
+        if missed:
+            detail["missed_actions"] = list(missed)
+        body["external_outcome_detail"] = detail
+    workspace_id = _workspace_id(slug)
+    try:
+        with write_intent():
+            result = runs.set_outcome(db.session, Actor.system_actor(), workspace_id, run_id, body)
+    except ServiceError as exc:
+        if exc.code == "AUTH_FORBIDDEN":
+            raise click.ClickException(f"no run '{run_id}' in workspace '{slug}'") from None
+        _fail(exc)
+    click.echo(f"{run_id}: outcome {result.run.external_outcome or '(none)'} ({result.result})")
+
+
 @runs_cli.command("rescore")
 @click.option("--workspace", "slug", default=None, help="Only runs of this workspace (slug).")
 @click.option("--since", type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),

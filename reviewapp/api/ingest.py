@@ -3,6 +3,7 @@
 * ``PUT  /api/ingest/runs/<run_id>``          create or upsert a run document
 * ``POST /api/ingest/tool-events``            one tool-call event, or an array of them
 * ``POST /api/ingest/runs/<run_id>/finish``   SUCCESS / FAILED, answer, finished_at
+* ``PATCH /api/ingest/runs/<run_id>/outcome`` external outcome and detail, nothing else
 
 A token writes only into its own workspace: a ``run_id`` that exists in another
 workspace is simply a new run in the token's workspace. A ``run_id`` never holds ``/``
@@ -71,3 +72,14 @@ def finish_run(run_id: str) -> Response:
     actor = token_actor()
     outcome = runs.finish_run(db.session, actor, actor.token_workspace_id, run_id, read_json())
     return jsonify(_run_answer(outcome))
+
+
+@bp.patch("/ingest/runs/<path:run_id>/outcome")
+def set_run_outcome(run_id: str) -> Response:
+    """Set a run's external outcome and its detail; nothing else of the run changes."""
+    actor = token_actor()
+    outcome = runs.set_outcome(db.session, actor, actor.token_workspace_id, run_id, read_json())
+    answer = _run_answer(outcome)
+    answer.update(external_outcome=outcome.run.external_outcome,
+                  external_outcome_detail=outcome.run.external_outcome_detail)
+    return jsonify(answer)

@@ -91,6 +91,12 @@ def redact_tool_event(event: Mapping[str, Any]) -> dict[str, Any]:
     return _redactor.tool_event(event)
 
 
+def redact_outcome(body: Mapping[str, Any]) -> dict[str, Any]:
+    """An outcome body (``run_outcome.schema.json``) with its label and detail redacted
+    (the same rules as those fields of a run document)."""
+    return _redactor.run_document(body)
+
+
 def redact_finish(body: Mapping[str, Any]) -> dict[str, Any]:
     """A finish body with its answer redacted."""
     return _redactor.finish(body)

@@ -32,6 +32,7 @@ SCHEMAS = REPO_ROOT / "reviewapp" / "schemas"
 EMBEDDED = {
     "RunDocument": "run_document.schema.json",
     "RunFinish": "run_finish.schema.json",
+    "RunOutcome": "run_outcome.schema.json",
     "ToolEvent": "tool_event.schema.json",
 }
 
@@ -47,6 +48,7 @@ EXPECTED_ERRORS = {
     "deleteTargetFeedback": {400, 401, 403, 404, 503},
     "ingestRun": {400, 401, 404, 409, 413, 503},
     "finishRun": {400, 401, 403, 404, 409, 413, 503},
+    "setRunOutcome": {400, 401, 403, 404, 413, 503},
     "ingestToolEvents": {400, 401, 409, 413, 503},
     "runTrace": {400, 401, 403, 404, 409, 503},
     "ingestOtelTraces": {400, 401, 413, 415, 503},
@@ -192,6 +194,7 @@ def test_published_json_schemas_are_embedded_unchanged():
 
     assert body_ref("ingestRun") == {"$ref": "#/components/schemas/RunDocument"}
     assert body_ref("finishRun") == {"$ref": "#/components/schemas/RunFinish"}
+    assert body_ref("setRunOutcome") == {"$ref": "#/components/schemas/RunOutcome"}
     assert {"$ref": "#/components/schemas/ToolEvent"} in body_ref("ingestToolEvents")["oneOf"]
 
 

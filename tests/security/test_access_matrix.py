@@ -307,6 +307,10 @@ BUILDERS: dict[str, Builder] = {
     "api.finish_run POST": lambda w, c: tuple(
         Req("POST", f"/api/ingest/runs/{rid}/finish", json={"status": "SUCCESS"})
         for rid in (w.running.run_id, "run-missing")),
+    "api.set_run_outcome PATCH": lambda w, c: tuple(
+        Req("PATCH", f"/api/ingest/runs/{rid}/outcome",
+            json={"external_outcome": "pass", "external_outcome_detail": {"reward": 1}})
+        for rid in (w.running.run_id, "run-missing")),
     "api.post_tool_events POST": lambda w, c: tuple(
         Req("POST", "/api/ingest/tool-events",
             json={"id": "call-probe", "run_id": rid, "event": "started", "tool_name": "logs"})
@@ -419,6 +423,8 @@ EXPECTED: dict[str, dict[str, str]] = {
                                        tokens=(OK, CONFLICT_HIDDEN)),
     "otel.traces POST": roles(anon=UNAUTH, a=(UNAUTH,) * 3, b=(UNAUTH,) * 3, tokens=(OK, OK)),
     "otel_api.traces_under_api POST": roles(anon=UNAUTH, a=(UNAUTH,) * 3, b=(UNAUTH,) * 3, tokens=(OK, OK)),
+    "api.set_run_outcome PATCH": roles(anon=UNAUTH, a=(UNAUTH,) * 3, b=(UNAUTH,) * 3,
+                                       tokens=(OK, HIDDEN)),
 }
 
 

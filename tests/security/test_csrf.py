@@ -248,7 +248,7 @@ def test_route_lists_cover_the_url_map(app):
     # What is left under /api is ingest: token-only (checked below).
     assert api_routes - SESSION_API == {"api.put_run PUT", "api.finish_run POST",
                                         "api.post_tool_events POST", "otel_api.traces_under_api POST",
-                                        "otel.traces POST"}
+                                        "otel.traces POST", "api.set_run_outcome PATCH"}
 
 
 def test_every_state_changing_route_refuses_missing_and_foreign_tokens(csrf_app, site, record_property):
@@ -315,7 +315,8 @@ def test_every_state_changing_route_accepts_the_right_token(csrf_app, site):
 
 
 @pytest.mark.parametrize("key", ["api.put_run PUT", "api.finish_run POST", "api.post_tool_events POST",
-                                 "otel_api.traces_under_api POST", "otel.traces POST"])
+                                 "otel_api.traces_under_api POST", "otel.traces POST",
+                                 "api.set_run_outcome PATCH"])
 def test_ingest_routes_refuse_a_login_session_even_with_its_token(csrf_app, site, key):
     """A login session (with a valid CSRF header) cannot ingest: token only, so CSRF
     cannot reach these routes through a browser's cookie."""
@@ -330,6 +331,8 @@ def test_ingest_routes_refuse_a_login_session_even_with_its_token(csrf_app, site
                                        "tool_name": "t"}),
         "otel_api.traces_under_api POST": ("POST", "/api/otel/v1/traces", {"resourceSpans": []}),
         "otel.traces POST": ("POST", "/v1/traces", {"resourceSpans": []}),
+        "api.set_run_outcome PATCH": ("PATCH", f"/api/ingest/runs/{site.run.run_id}/outcome",
+                                      {"external_outcome": "fail"}),
     }[key]
     before = snapshot()
     response = client.open(url, method=method, json=body, headers={"X-CSRFToken": mine})

@@ -73,8 +73,14 @@ def test_tau_bench_run_keeps_query_answer_outcome_and_order():
     last_text = next(m["content"] for m in reversed(record["traj"]) if m["role"] == "assistant" and m["content"])
     assert (doc["query"], doc["answer"], doc["status"], doc["kind"]) == (first_user, last_text, "SUCCESS", "chat")
     assert doc["external_outcome"] == ("pass" if record["reward"] == 1 else "fail")
+    made = [(tc["function"]["name"], json.loads(tc["function"]["arguments"]))
+            for m in record["traj"] for tc in m.get("tool_calls") or []]
+    writes = [a for a in record["info"]["task"]["actions"]
+              if not a["name"].startswith(("get_", "search_", "list_", "find_"))
+              and a["name"] not in ("calculate", "think", "transfer_to_human_agents")]
+    missed = [{"name": a["name"], "kwargs": a["kwargs"]} for a in writes if (a["name"], a["kwargs"]) not in made]
     assert doc["external_outcome_detail"] == {"source": "tau-bench", "reward": record["reward"],
-                                              "task_id": 0, "trial": 0}
+                                              "task_id": 0, "trial": 0, "missed_actions": missed}
     source_calls = [tc for m in record["traj"] for tc in m.get("tool_calls") or []]
     assert [c["tool_name"] for c in doc["tool_calls"]] == [tc["function"]["name"] for tc in source_calls]
     assert all(c["id"].startswith("tau-gpt-4o-airline-t0-r0/call_") for c in doc["tool_calls"])

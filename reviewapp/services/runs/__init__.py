@@ -1,6 +1,6 @@
 """Runs (SPEC 3, 8, 9, 10), split by concern:
 
-- ``ingest``: upsert a run document, finish a run (``_children`` keeps rated parts on a
+- ``ingest``: upsert a run document, finish a run, set its external outcome (``_children`` keeps rated parts on a
   re-ingest);
 - ``listing``: the runs list's filters, sort table, keyset pages and bounded counts;
 - ``detail``: the run page's read model, its timeline and one tool call.
@@ -26,7 +26,15 @@ from .detail import (
     tool_call_name,
     workspace_reasons,
 )
-from .ingest import ANSWER_MESSAGE_ID, UpsertResult, check_run_id, finish_run, upsert_run
+from .ingest import (
+    ANSWER_MESSAGE_ID,
+    UpsertResult,
+    check_run_id,
+    finish_run,
+    outcome_only,
+    set_outcome,
+    upsert_run,
+)
 from .listing import (
     COUNT_CAP,
     FEEDBACK_STATES,
@@ -53,7 +61,7 @@ __all__ = [
     "RunFilters", "RunPage", "TargetState", "Timeline", "TimelineCall", "TimelineRow",
     "UpsertResult", "bind_sort_values", "check_run_id", "evaluation_view", "filtered_runs",
     "finish_run", "get_run", "get_run_detail", "get_timeline", "get_tool_call", "list_runs",
-    "rateable_run", "reason_choices", "single_workspace", "sort_keys", "sort_values",
-    "tool_call_name", "upsert_run",
+    "outcome_only", "rateable_run", "reason_choices", "set_outcome", "single_workspace", "sort_keys",
+    "sort_values", "tool_call_name", "upsert_run",
     "workspace_reasons",
 ]

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
 from ...domain.feedback import answer_message_index
+from ...domain.outcome import OutcomeView, outcome_view
 from ...domain.reasons import workspace_reasons as reason_registry
 from ...domain.target_types import TARGET_TYPES
 from ...domain.timeline import Bar, CallTiming, Layout
@@ -174,7 +175,8 @@ class RunDetail:
     ``summary`` maps the same keys to every reviewer's counts (feedback_summary);
     ``evaluation`` is ``run.self_evaluation`` with a legacy flat root wrapped (SPEC 5) or
     ``None`` when not scored yet; ``prev_pk`` / ``next_pk`` are the neighbours in the
-    list ``filters`` describe; ``case_id`` the run's case in the case library, if any.
+    list ``filters`` describe; ``case_id`` the run's case in the case library, if any;
+    ``outcome`` the external outcome and its detail (``domain/outcome.py``), if any.
     """
 
     run: Run
@@ -195,6 +197,7 @@ class RunDetail:
     next_pk: int | None
     case_id: str | None = None
     earlier_ids: frozenset[int] = frozenset()
+    outcome: OutcomeView | None = None
 
     @property
     def answer_rateable(self) -> bool:
@@ -361,6 +364,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
         my_feedback=mine, summary=summary, reasons=list(reasons), filters=filters,
         prev_pk=prev_pk, next_pk=next_pk, case_id=case_id,
         earlier_ids=frozenset(feedback_service.earlier_version_ids(session, run.id)),
+        outcome=outcome_view(run.external_outcome, run.external_outcome_detail),
     )
 
 

@@ -33,7 +33,7 @@ from ..access import require_role
 from ..evaluations import apply_imported, refresh_run
 from ..feedback.verdict import promote_on_finish
 from ..retry import retry_on_conflict
-from ..secret_scan import redact_finish, redact_run_document
+from ..secret_scan import redact_finish, redact_outcome, redact_run_document
 from ..tool_calls import check_records, upsert_records
 from ._children import (
     ANSWER_MESSAGE_ID,
@@ -155,6 +155,8 @@ def upsert_run(
     ``steps[i]``, ``tool_calls[i].completed_at``); a score outside 0-100
     (``verifier_evaluation.groundedness_score``, SPEC 5: 0-1 or 0-100 scale); a number
     that is not finite anywhere.
+    A document with only ``run_id`` and the outcome (``outcome_only``) for an existing run
+    sets its outcome through ``set_outcome`` and changes nothing else.
     A finished run (SUCCESS / FAILED) never goes back to RUNNING: such a document
     (also one that omits ``status``, which defaults to RUNNING) is a ``Conflict`` whose
     message starts with ``status:`` and whose details carry the current state.
@@ -164,6 +166,10 @@ def upsert_run(
     require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
     check_run_id(run_id)
     documents.check("run_document", doc)
+    if outcome_only(doc) and _find(session, workspace_id, run_id) is not None:
+        # Only the outcome: set it on the existing run, touch nothing else (issue 14).
+        return set_outcome(session, actor, workspace_id, run_id,
+                           {k: v for k, v in doc.items() if k != "run_id"})
     doc = redact_run_document(doc)  # SPEC 4: every text, before anything else reads it
     if doc.get("run_id") not in (None, run_id):
         raise ValidationFailed("run_id", "differs from the run_id of the address")
@@ -351,3 +357,53 @@ def finish_run(
     session.commit()
     return UpsertResult(run, "updated" if changed else "unchanged",
                         run.tool_call_count, run.failed_tool_call_count)
+
+
+# The fields of a run document that an outcome-only document may carry.
+OUTCOME_FIELDS = frozenset({"run_id", "external_outcome", "external_outcome_detail"})
+
+
+def outcome_only(doc: Mapping[str, Any]) -> bool:
+    """True for a run document that carries only ``run_id`` (optional) and the outcome
+    (``external_outcome``, optionally its detail): for an existing run it sets the
+    outcome instead of replacing the run."""
+    return "external_outcome" in doc and set(doc) <= OUTCOME_FIELDS
+
+
+def _find(session: Session, workspace_id: int, run_id: str) -> Run | None:
+    return session.scalars(
+        select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
+    ).one_or_none()
+
+
+def set_outcome(
+    session: Session, actor: Actor, workspace_id: int, run_id: str, body: Mapping[str, Any]
+) -> UpsertResult:
+    """Set the external outcome of the run ``run_id`` of ``workspace_id``; commit once
+    (SPEC 9). The one service of ``PATCH /api/ingest/runs/<run_id>/outcome``,
+    ``flask runs set-outcome``, outcome-only documents and SREGym verdict files.
+
+    ``body`` follows ``schemas/run_outcome.schema.json``: {external_outcome: label (1-32
+    characters) | null, external_outcome_detail?: {source?, reward?, checks?: [{name,
+    passed, detail?}], missed_actions?: [...], ...} | null}. A field left out keeps its
+    value; query, answer, status, times, messages and calls are never touched, whatever
+    the run's status. Texts are redacted first (SPEC 4). Result ``updated`` or
+    ``unchanged``.
+    Raises ``Forbidden`` (no such run in the workspace, or the actor may not write there:
+    one answer), ``ValidationFailed`` naming the field.
+    """
+    require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
+    check_run_id(run_id)
+    documents.check("run_outcome", body)
+    body = redact_outcome(body)
+    run = session.scalars(
+        select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
+        .with_for_update(key_share=True).execution_options(populate_existing=True)
+    ).one_or_none()
+    if run is None:
+        raise Forbidden()
+    values = {key: body[key] for key in ("external_outcome", "external_outcome_detail") if key in body}
+    changed = assign_changed(run, values)
+    session.commit()
+    return UpsertResult(run, "updated" if changed else "unchanged", run.tool_call_count,
+                        run.failed_tool_call_count)
