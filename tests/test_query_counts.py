@@ -128,6 +128,7 @@ _RUN_PAGE = [
     ("SELECT", "user_feedback"),
     ("SELECT", "diagnosis_run"),
     ("SELECT", "tool_call_audit"),
+    ("SELECT", "user_feedback"),  # ratings given on an earlier version (issue 17 item 4)
     ("SELECT", "workspace"),
 ]
 

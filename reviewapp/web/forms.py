@@ -63,7 +63,7 @@ class RunFilterForm(FlaskForm):
         csrf = False
 
     q = SearchField("Search", validators=[Optional(), Length(max=200)],
-                    render_kw={"placeholder": "Text in the query or answer"})
+                    render_kw={"placeholder": "Query, answer, run or session id, tool calls"})
     workspace = StringField("Workspace", validators=[Optional(), Regexp(r"^\d{1,12}$")])
     kind = StringField("Kind", validators=[Optional(), AnyOf(_values(KIND_CHOICES))])
     status = StringField("Status", validators=[Optional(), AnyOf(_values(STATUS_CHOICES))])
@@ -75,9 +75,10 @@ class RunFilterForm(FlaskForm):
     outcome = StringField("External outcome", validators=[Optional(), Length(max=32)],
                           render_kw={"placeholder": "e.g. pass, fail"})
     sort = StringField("Sort", validators=[Optional()])
+    failed_calls = StringField("Has failed tool calls", validators=[Optional(), AnyOf(["yes"])])
 
     FILTER_FIELDS = ("q", "workspace", "kind", "status", "verdict", "feedback", "reviewed",
-                     "score_min", "score_max", "outcome", "sort")
+                     "score_min", "score_max", "outcome", "sort", "failed_calls")
     selects = (
         ("kind", KIND_CHOICES), ("status", STATUS_CHOICES), ("verdict", VERDICT_CHOICES),
         ("feedback", FEEDBACK_CHOICES), ("reviewed", REVIEWED_CHOICES),

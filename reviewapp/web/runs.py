@@ -3,7 +3,16 @@ run page, its live timeline fragment, one tool call's details, the verdict badge
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, make_response, render_template, request
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import login_required
 from werkzeug.routing import PathConverter
 
@@ -34,7 +43,7 @@ class AgentIdConverter(PathConverter):
 
 # Query-string keys that describe "the current list" and travel to run pages and back.
 LIST_KEYS = ("q", "workspace", "kind", "status", "verdict", "feedback", "reviewed",
-             "score_min", "score_max", "outcome", "sort")
+             "score_min", "score_max", "outcome", "sort", "failed_calls")
 
 
 def filter_form() -> RunFilterForm:
@@ -81,6 +90,19 @@ def detail(run_pk: int) -> str:
         db.session, current_actor(), run_pk, runs_service.RunFilters.from_params(form.to_params()))
     return render_template("runs/detail.html", d=detail, list_args=list_args(),
                            queue_mode=request.args.get("queue") == "1")
+
+
+@bp.get("/runs/by-id/<agent_id:run_id>", merge_slashes=False)
+@login_required
+def by_id(run_id: str) -> Response:
+    """A run by the agent's own run id: a redirect to its page; 409 naming the
+    workspaces when the user holds that id in more than one; the same 403 as a missing
+    run when it is foreign."""
+    found = runs_service.find_run_by_id(db.session, current_actor(), run_id)
+    if len(found) > 1:
+        return make_response(render_template("runs/by_id_conflict.html", run_id=run_id,
+                                              found=found), 409)
+    return redirect(url_for("runs.detail", run_pk=found[0].run_pk), 303)
 
 
 @bp.get("/runs/<int:run_pk>/timeline")

@@ -230,6 +230,7 @@ BUILDERS: dict[str, Builder] = {
     "runs.index GET": _get(lambda w, m: "/", None),
     "runs.detail GET": _get(lambda w, m: f"/runs/{m or w.run.id}"),
     "runs.timeline GET": _get(lambda w, m: f"/runs/{m or w.run.id}/timeline"),
+    "runs.by_id GET": _get(lambda w, m: f"/runs/by-id/{'run-missing' if m else w.run.run_id}"),
     "runs.tool_call GET": _get(lambda w, m: f"/runs/{m or w.run.id}/tool-calls/{w.call_id}"),
     "runs.verdict GET": _get(lambda w, m: f"/runs/{m or w.run.id}/verdict"),
     "queue.next_run GET": _get(lambda w, m: f"/queue?after={m or w.run.id}"),
@@ -373,6 +374,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "runs.index GET": html(READ_A, (OK, OK, OK)),
     "runs.detail GET": html(READ_A, ALL_HIDDEN),
     "runs.timeline GET": html(READ_A, ALL_HIDDEN),
+    # A redirect to the run's page for A's members; B gets the missing id's 403.
+    "runs.by_id GET": html((SEE_OTHER,) * 3, ALL_HIDDEN),
     "runs.tool_call GET": html(READ_A, ALL_HIDDEN),
     "runs.verdict GET": html(READ_A, ALL_HIDDEN),
     "queue.next_run GET": html((SEE_OTHER,) * 3, ALL_HIDDEN),

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import event
 
 from reviewapp.extensions import db
-from reviewapp.services import tool_calls
+from reviewapp.services import admin, tool_calls
 
 
 def _calls(n, size=2000, prefix="call"):
@@ -257,3 +257,45 @@ def test_an_aiops_run_without_report_offers_thumbs_on_its_conclusion(client, mak
     html = client.get(f"/runs/{run.id}").get_data(as_text=True)
     assert "Your rating of the conclusion is the run's verdict" in html
     assert re.search(r'name="target_type" value="chat_message"', html)
+
+
+# --- finding runs (issue 19) ----------------------------------------------------------------
+
+
+def test_by_id_redirects_to_the_run_and_foreign_reads_like_missing(client, make, reviewer, login):
+    ws, user = reviewer
+    run = make.run(ws, "agent-run:7@x", tool_calls=[])
+    response = client.get("/runs/by-id/agent-run:7@x")
+    assert response.status_code == 303
+    assert response.headers["Location"].endswith(f"/runs/{run.id}")
+    other = make.workspace(name="Other <b>team</b>")
+    foreign = make.run(other, "only-elsewhere")
+    missing = client.get("/runs/by-id/never-sent")
+    hidden = client.get(f"/runs/by-id/{foreign.run_id}")
+    assert missing.status_code == hidden.status_code == 403
+    assert missing.get_data() == hidden.get_data()
+    # The same id in two of the user's workspaces: 409 naming both, a link to each.
+    twin = make.run(other, "agent-run:7@x")
+    admin.set_membership(db.session, make.system, user.id, other.id, "reviewer")
+    conflict = client.get("/runs/by-id/agent-run:7@x")
+    html = conflict.get_data(as_text=True)
+    assert conflict.status_code == 409
+    assert ws.name in html and "Other &lt;b&gt;team&lt;/b&gt;" in html
+    assert f'href="/runs/{run.id}"' in html and f'href="/runs/{twin.id}"' in html
+
+
+def test_list_search_says_where_it_matched_and_filters_failed_calls(client, make, reviewer):
+    ws, _ = reviewer
+    make.run(ws, "quiet-run", query="Nothing to see")
+    loud = make.run(ws, "loud-run", query="Change my flight", tool_calls=[
+        {"id": "f-1", "tool_name": "update_reservation_flights", "status": "failed",
+         "arguments": {"flight_number": "HAT170"}, "error": "not available"}])
+    html = client.get("/?q=hat170").get_data(as_text=True)
+    assert "loud-run" in html and "quiet-run" not in html
+    assert "Found in: arguments of update_reservation_flights" in html
+    html = client.get("/?failed_calls=yes").get_data(as_text=True)
+    assert "loud-run" in html and "quiet-run" not in html
+    assert 'name="failed_calls" value="yes" checked' in html
+    assert client.get("/?failed_calls=maybe").status_code == 400
+    page = client.get(f"/runs/{loud.id}?failed_calls=yes").get_data(as_text=True)
+    assert "failed_calls=yes" in page  # the list's filter travels to the run page's links

@@ -37,6 +37,7 @@ from .ingest import (
 )
 from .listing import (
     COUNT_CAP,
+    FAILED_CALLS_STATES,
     FEEDBACK_STATES,
     FILTERED_COUNT_CAP,
     MAX_QUERY_TEXT,
@@ -44,11 +45,14 @@ from .listing import (
     SORTS,
     VERIFIER_VERDICTS,
     Count,
+    RunById,
     RunFilters,
     RunPage,
     bind_sort_values,
     filtered_runs,
+    find_run_by_id,
     list_runs,
+    match_places,
     rateable_run,
     single_workspace,
     sort_keys,
@@ -56,6 +60,7 @@ from .listing import (
 )
 
 __all__ = [
+    "FAILED_CALLS_STATES", "RunById", "find_run_by_id", "match_places",
     "ANSWER_MESSAGE_ID", "COUNT_CAP", "FEEDBACK_STATES", "FILTERED_COUNT_CAP", "MAX_QUERY_TEXT",
     "REVIEWED_STATES", "SORTS", "VERIFIER_VERDICTS", "CitationView", "Count", "RunDetail",
     "RunFilters", "RunPage", "TargetState", "Timeline", "TimelineCall", "TimelineRow",

@@ -8,15 +8,16 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Any
 
-from sqlalchemy import Select, exists, func, literal, or_, select, union_all
+from sqlalchemy import Select, Text, cast, exists, func, literal, or_, select, union_all
 from sqlalchemy import false as sa_false
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
 from ...domain.verdicts import VERDICTS as VERDICT_REGISTRY
 from ...domain.verdicts import VERIFIER_VERDICTS as VERIFIER_VERDICT_REGISTRY
-from ...errors import ValidationFailed
+from ...errors import Forbidden, ValidationFailed
 from ...models import (
+    DiagnosisSession,
     DiagnosticReport,
     DiagnosticStep,
     Feedback,
@@ -25,6 +26,8 @@ from ...models import (
     Run,
     RunKind,
     RunStatus,
+    ToolCall,
+    Workspace,
 )
 from ...queries import (
     capped_count,
@@ -73,6 +76,10 @@ COUNT_CAP = 10_000
 # A filtered count reads about cap / selectivity rows, so it stops earlier: with a
 # selective filter a million-run workspace is then counted as fast as a small one.
 FILTERED_COUNT_CAP = 1_000
+FAILED_CALLS_STATES = ("yes",)
+# Where a search can match inside a tool call (``match_places``), in the order shown.
+TOOL_CALL_PLACES = ("tool name", "arguments", "result", "error")
+MAX_MATCH_PLACES = 4
 
 
 @dataclass(frozen=True)
@@ -84,8 +91,11 @@ class RunFilters:
     scored); ``feedback`` the run's verdict useful | not_useful | none; ``score_min`` /
     ``score_max`` evidence score bounds, inclusive, 0-100 (unscored runs drop out when a
     bound is set); ``outcome`` the external outcome (case-insensitive); ``reviewed`` not_mine (no
-    rating of mine on any part of the run) | mine; ``q`` text contained in the query or
-    the answer (case-insensitive); ``sort`` a key of ``SORTS``.
+    rating of mine on any part of the run) | mine; ``q`` text contained (case-insensitive)
+    in the query, the answer, the run id, the session id, or a tool call's name,
+    arguments (as JSON text), result or error (``match_places`` says which);
+    ``failed_calls`` "yes": only runs with at least one failed tool call; ``sort`` a key
+    of ``SORTS``.
     """
 
     workspace_id: int | None = None
@@ -99,6 +109,7 @@ class RunFilters:
     reviewed: str | None = None
     q: str | None = None
     sort: str = "newest"
+    failed_calls: str | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> RunFilters:
@@ -116,6 +127,7 @@ class RunFilters:
             reviewed=choice_param(params, "reviewed", REVIEWED_STATES),
             q=text_param(params, "q", MAX_QUERY_TEXT),
             sort=choice_param(params, "sort", SORTS) or "newest",
+            failed_calls=choice_param(params, "failed_calls", FAILED_CALLS_STATES),
         ).validated()
 
     def as_params(self, **overrides: Any) -> dict[str, str]:
@@ -126,6 +138,7 @@ class RunFilters:
             "verdict": self.verdict, "feedback": self.feedback, "score_min": self.score_min,
             "score_max": self.score_max, "outcome": self.outcome, "reviewed": self.reviewed,
             "q": self.q, "sort": None if self.sort == "newest" else self.sort,
+            "failed_calls": self.failed_calls,
         }
         values.update(overrides)
         return {k: str(v) for k, v in values.items() if v not in (None, "")}
@@ -138,6 +151,7 @@ class RunFilters:
             "verdict": VERIFIER_VERDICTS,
             "feedback": FEEDBACK_STATES,
             "reviewed": REVIEWED_STATES,
+            "failed_calls": FAILED_CALLS_STATES,
         }
         for name, values in allowed.items():
             value = getattr(self, name)
@@ -164,7 +178,7 @@ class RunFilters:
         """True when any filter (not the sort) narrows the list."""
         return any(getattr(self, f) not in (None, "") for f in (
             "workspace_id", "kind", "status", "verdict", "feedback", "score_min",
-            "score_max", "outcome", "reviewed", "q"))
+            "score_max", "outcome", "reviewed", "q", "failed_calls"))
 
 
 def sort_keys(sort: str) -> list[tuple[Any, bool]]:
@@ -230,11 +244,68 @@ def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None)
         stmt = stmt.where(~_reviewed_by(actor))
     elif filters.reviewed == "mine":
         stmt = stmt.where(_reviewed_by(actor))
+    if filters.failed_calls == "yes":
+        stmt = stmt.where(Run.failed_tool_call_count > 0)
     if filters.q and filters.q.strip():
         text = filters.q.strip()
+        in_session = select(DiagnosisSession.id).where(
+            DiagnosisSession.session_id.icontains(text, autoescape=True))
+        in_tool_call = exists().where(
+            ToolCall.run_pk == Run.id, ToolCall.workspace_id == Run.workspace_id,
+            or_(*_tool_call_matches(text)))
         stmt = stmt.where(or_(Run.query.icontains(text, autoescape=True),
-                              Run.answer.icontains(text, autoescape=True)))
+                              Run.answer.icontains(text, autoescape=True),
+                              Run.run_id.icontains(text, autoescape=True),
+                              Run.diagnosis_session_id.in_(in_session),
+                              in_tool_call))
     return stmt
+
+
+def _tool_call_matches(text: str) -> list[Any]:
+    """One condition per searched field of a tool call: name, arguments (their JSON
+    text), result, error — in ``TOOL_CALL_PLACES`` order. LIKE (no regular expression):
+    linear in the stored text."""
+    return [ToolCall.tool_name.icontains(text, autoescape=True),
+            cast(ToolCall.arguments, Text).icontains(text, autoescape=True),
+            ToolCall.result_summary.icontains(text, autoescape=True),
+            ToolCall.error_message.icontains(text, autoescape=True)]
+
+
+def match_places(session: Session, runs: list[Run], q: str | None) -> dict[int, tuple[str, ...]]:
+    """Where ``q`` (case-insensitive) occurs in each of ``runs`` (a page the actor was
+    just shown, so already access-checked): "query", "answer", "run id", "session id",
+    then per tool call "<place> of <tool name>" with place one of ``TOOL_CALL_PLACES``
+    — at most ``MAX_MATCH_PLACES`` per run, in that order. Two queries at most (session
+    ids, matching tool calls), whatever the page size; ``{}`` without ``q``."""
+    text = (q or "").strip()
+    if not text or not runs:
+        return {}
+    needle = text.casefold()
+    sessions = dict(session.execute(
+        select(DiagnosisSession.id, DiagnosisSession.session_id)
+        .where(DiagnosisSession.id.in_({r.diagnosis_session_id for r in runs}))).all())
+    conditions = _tool_call_matches(text)
+    calls: dict[int, list[str]] = {}
+    for row in session.execute(
+        select(ToolCall.run_pk, ToolCall.tool_name, *conditions)
+        .where(ToolCall.run_pk.in_([r.id for r in runs]), or_(*conditions))
+        .order_by(ToolCall.run_pk, ToolCall.ordinal, ToolCall.id)
+    ):
+        run_pk, tool_name, *hits = row
+        for place, hit in zip(TOOL_CALL_PLACES, hits, strict=True):
+            label = f"{place} of {tool_name}" if place != "tool name" else f"tool {tool_name}"
+            if hit and label not in calls.setdefault(run_pk, []):
+                calls[run_pk].append(label)
+    places: dict[int, tuple[str, ...]] = {}
+    for run in runs:
+        found = [name for name, value in (
+            ("query", run.query), ("answer", run.answer), ("run id", run.run_id),
+            ("session id", sessions.get(run.diagnosis_session_id)),
+        ) if value and needle in value.casefold()]
+        found += calls.get(run.id, [])
+        if found:
+            places[run.id] = tuple(found[:MAX_MATCH_PLACES])
+    return places
 
 
 def single_workspace(session: Session, actor: Actor) -> tuple[list[WorkspaceRole], int | None]:
@@ -258,7 +329,8 @@ class RunPage:
     ``total`` counts every visible run (up to ``COUNT_CAP``), ``filtered`` those matching
     the filters (up to ``FILTERED_COUNT_CAP``; see ``queries.capped_count``); ``reviewed_by_me`` holds the
     ids of the page's runs the actor has rated; ``workspaces`` the actor's workspaces
-    (for the workspace filter).
+    (for the workspace filter); ``matches`` where the search text was found in each run
+    of the page (``match_places``; empty without a search).
     """
 
     runs: list[Run]
@@ -269,6 +341,7 @@ class RunPage:
     reviewed_by_me: frozenset[int] = frozenset()
     workspaces: list[WorkspaceRole] = field(default_factory=list)
     filters: RunFilters = RunFilters()
+    matches: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 def list_runs(
@@ -280,7 +353,8 @@ def list_runs(
     repeat a row). ``cursor`` is the opaque value of a previous page's ``next_cursor``.
 
     Queries: workspaces, total count, filtered count (skipped when no filter is set),
-    the page, the page's "reviewed by me" ids — five at most, whatever the size.
+    the page, the page's "reviewed by me" ids — five at most, whatever the size — plus
+    two with a search (where it matched: ``match_places``).
     Raises ``ValidationFailed`` for a bad filter (naming it) or a malformed cursor.
     """
     filters = (filters or RunFilters()).validated()
@@ -302,7 +376,7 @@ def list_runs(
             ).distinct()
         ))
     return RunPage(rows, next_cursor, total_count.value, filtered, total_count, reviewed,
-                   workspaces, filters)
+                   workspaces, filters, match_places(session, rows, filters.q))
 
 
 def neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,
@@ -323,3 +397,31 @@ def neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,
         union_all(select(before.c.id, before.c.side), select(after.c.id, after.c.side)))}
     return found.get(1), found.get(2)
 
+
+
+@dataclass(frozen=True)
+class RunById:
+    """One run the actor may see that carries a given agent run id."""
+
+    run_pk: int
+    workspace_slug: str
+    workspace_name: str
+
+
+def find_run_by_id(session: Session, actor: Actor, run_id: Any) -> list[RunById]:
+    """The runs with the agent's own ``run_id`` in the actor's workspaces (a run id is
+    unique per workspace, SPEC 3), by workspace name: one when the id names one run for
+    this user, more when it is in several of their workspaces (the page then asks which,
+    HTTP 409). Raises ``Forbidden`` when there is none the actor may see: a missing id
+    and a foreign one get the same answer (SPEC 2)."""
+    if not isinstance(run_id, str) or not 1 <= len(run_id) <= 160:
+        raise Forbidden()  # no stored run can have it
+    rows = session.execute(
+        runs_visible_to(actor).with_only_columns(Run.id, Workspace.slug, Workspace.name)
+        .join(Workspace, Workspace.id == Run.workspace_id)
+        .where(Run.run_id == run_id)
+        .order_by(Workspace.name, Workspace.id)
+    ).all()
+    if not rows:
+        raise Forbidden()
+    return [RunById(pk, slug, name) for pk, slug, name in rows]
