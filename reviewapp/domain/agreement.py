@@ -171,13 +171,22 @@ def summarise(ratings: Ratings, min_shared: int = 5) -> AgreementSummary:
     agreed: Counter[str] = Counter()
     for by in ratings.values():
         names = sorted(by)
+        counts: dict[Hashable, int] = {}
+        for value in by.values():
+            counts[value] = counts.get(value, 0) + 1
+        others = len(names) - 1
         for name in names:
             rated[name] += 1
-            others = [by[o] for o in names if o != name]
-            majority = strict_majority(others)
-            if majority is not None:
+            own = by[name]
+            # The others' strict majority: the item's counts without this reviewer's own.
+            best_value, best = None, 0
+            for value, n in counts.items():
+                n -= value == own
+                if n > best:
+                    best_value, best = value, n
+            if best * 2 > others:
                 with_majority[name] += 1
-                agreed[name] += by[name] == majority
+                agreed[name] += own == best_value
         for a, b in combinations(names, 2):
             by_pair.setdefault((a, b), []).append((by[a], by[b]))
     pairs = []

@@ -141,11 +141,15 @@ def answer_ratings(session: Session, ws_ids: list[int], date_from: date | None =
     """``{run id: {username: "positive" | "negative"}}``: the current answer-level
     ratings of the runs of ``ws_ids`` in the date range. No access check: the caller
     resolved ``ws_ids`` through the actor (``lead_workspaces``)."""
-    rows = session.execute(
+    # On the session's connection: plain rows, no ORM result processing (100,000 ratings).
+    rows = session.connection().execute(
         select(Feedback.run_pk, User.username, Feedback.rating)
         .join(Run, Run.id == Feedback.run_pk)
         .join(User, User.id == Feedback.author_id)
-        .where(*run_time_conditions(ws_ids, date_from, date_to), answer_rating_condition())
+        # The rating's own workspace column too: the database can start from the ratings
+        # (ix_user_feedback_workspace_created) instead of every run of the workspace.
+        .where(Feedback.workspace_id.in_(ws_ids),
+               *run_time_conditions(ws_ids, date_from, date_to), answer_rating_condition())
     )
     ratings: dict[int, dict[str, str]] = {}
     for run_pk, username, rating in rows:
