@@ -12,6 +12,7 @@ from flask.cli import AppGroup
 from sqlalchemy import func, select
 
 from .actors import Actor, Role
+from .domain.import_formats import FORMAT_CHOICES
 from .domain.target_types import TARGET_TYPES
 from .errors import ServiceError
 from .extensions import db
@@ -322,7 +323,7 @@ def export_evalset(workspace: str | None, fmt: str, bom: bool, out: str) -> None
                 type=click.Path(exists=True, dir_okay=False, readable=True))
 @click.option("--workspace", "slug", required=True, help="Workspace slug.")
 @click.option("--format", "fmt", default="auto", show_default=True,
-              type=click.Choice(["auto", "native", "openai-messages", "tau-bench", "claude-code", "codex"]),
+              type=click.Choice(FORMAT_CHOICES),
               help="Source format; auto looks at the first record.")
 @click.option("--terminal-tool", "terminal_tools", multiple=True,
               help="A pseudo-tool whose call is the run's final answer, not a tool call (any case; "
@@ -392,7 +393,8 @@ def import_runs(paths: tuple[str, ...], slug: str, fmt: str, terminal_tools: tup
         f"runs: {summary.created} created, {summary.updated} updated, {summary.unchanged} unchanged, "
         f"{summary.failed} failed; tool calls: {summary.tool_calls} "
         f"({summary.failed_tool_calls} failed){'; failures by rule: ' + by_rule if by_rule else ''}; "
-        f"warnings: {len(summary.warnings)}{' (' + by_kind + ')' if by_kind else ''}"
+        f"warnings: {len(summary.warnings)}{' (' + by_kind + ')' if by_kind else ''}; "
+        f"outcomes: {summary.outcomes}"
     )
     if not summary.ok:
         raise SystemExit(1)

@@ -227,22 +227,28 @@ def test_codex_rollout_imports_as_one_aiops_run(session, make):
     assert run.answer.startswith("Fixed.") and run.query.startswith("You are an SRE agent")
 
 
-def _opencode_file() -> Path:
-    return shared_data_dir() / "sregym" / "opencode_run" / "session-ses_0e8fabe63ffe91KaErs7Mh9g5O.json"
+SUPPORTED = ("native, openai-messages, tau-bench, claude-code, codex, copilot, gemini, opencode, stratus, "
+             "sregym-result")
+
+
+def _unknown_file(tmp_path: Path) -> Path:
+    """A session whose ``messages`` are ``{author, blocks}`` objects: a ``messages`` list,
+    but no format of ours."""
+    path = tmp_path / "session-unknown.json"
+    path.write_text(json.dumps({"id": "s1", "messages": [{"author": "me", "blocks": []}]}))
+    return path
 
 
 def test_unsupported_file_is_refused_naming_it_and_the_formats(session, make, tmp_path):
-    """An OpenCode session export ({info, messages: [{info, parts}]}) has a ``messages``
-    list but is no chat-completions list: refused before anything is written, also when
-    it comes after a good file."""
+    """A file with a ``messages`` list that is no format of ours is refused before
+    anything is written, also when it comes after a good file."""
     ws = make.workspace()
     good = tmp_path / "good.json"
     good.write_text(json.dumps([{"run_id": "r1", "query": "q"}]))
     with pytest.raises(importers.RecordError) as err:
-        importers.import_files(session, SYSTEM, ws.id, [good, _opencode_file()])
+        importers.import_files(session, SYSTEM, ws.id, [good, _unknown_file(tmp_path)])
     assert str(err.value) == (
-        "session-ses_0e8fabe63ffe91KaErs7Mh9g5O.json: unsupported format; supported: "
-        "native, openai-messages, tau-bench, claude-code, codex (pass --format to force one)")
+        f"session-unknown.json: unsupported format; supported: {SUPPORTED} (pass --format to force one)")
     assert count(session, Run) == 0
 
 
@@ -256,13 +262,12 @@ def test_forcing_openai_messages_on_a_list_without_roles_is_a_record_error(sessi
     assert count(session, Run) == 0
 
 
-def test_cli_import_of_an_unsupported_file_exits_1_with_one_line(runner, make, session):
+def test_cli_import_of_an_unsupported_file_exits_1_with_one_line(runner, make, session, tmp_path):
     ws = make.workspace()
-    result = runner.invoke(args=["runs", "import", str(_opencode_file()), "--workspace", ws.slug])
+    result = runner.invoke(args=["runs", "import", str(_unknown_file(tmp_path)), "--workspace", ws.slug])
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
-        "Error: session-ses_0e8fabe63ffe91KaErs7Mh9g5O.json: unsupported format; supported: "
-        "native, openai-messages, tau-bench, claude-code, codex (pass --format to force one)"]
+        f"Error: session-unknown.json: unsupported format; supported: {SUPPORTED} (pass --format to force one)"]
     assert count(session, Run) == 0
 
 

@@ -5,6 +5,8 @@
   rules (``domain/tool_failure.py``);
 - ``chat``: record-per-run formats (``native``, ``openai-messages``, ``tau-bench``);
 - ``harnesses``: whole-file event logs (``claude-code``, ``codex``);
+- ``sregym``: the other harness logs SREGym keeps (``copilot``, ``gemini``, ``opencode``,
+  ``stratus``) and its verdict files (``sregym-result``);
 - ``reading``: layouts, format detection, streaming, ``read_records`` (pure);
 - ``importing``: ``import_files`` and its summary.
 
@@ -32,6 +34,11 @@ Formats:
   file is one AIOps run.
 * ``codex``: an OpenAI Codex CLI rollout (JSON lines ``{timestamp, type, payload}``);
   the whole file is one AIOps run.
+* ``copilot``, ``gemini``, ``opencode``, ``stratus``: those harnesses' logs, each file one
+  AIOps run (see ``sregym``); ``sregym-result``: a verdict file, the outcome of the runs
+  logged beside it (a log imported with its verdict beside it carries it already).
+
+The list of formats is ``domain/import_formats.IMPORT_FORMATS``.
 
 In every format a tool result is failed by the rules of ``domain/tool_failure.py``
 (explicit flag, non-zero exit code, ``Error:`` prefix, traceback, JSON ``error`` field,
@@ -66,13 +73,16 @@ from .reading import (
     check_files,
     detect_format,
     read_records,
+    sibling_verdict,
     unsupported,
 )
+from .sregym import adapt_copilot, adapt_gemini, adapt_opencode, adapt_stratus, verdict_outcome
 
 __all__ = [
     "DEFAULT_TERMINAL_TOOLS", "FORMATS", "MAX_ID", "WHOLE_FILE_FORMATS", "Adapted", "ImportSummary",
-    "Options", "Parsed", "RecordError", "Warn", "adapt_claude_code", "adapt_codex", "adapt_native",
-    "adapt_openai_record", "adapt_tau_bench", "check_files", "claude_code_run", "codex_run",
-    "detect_format", "import_files", "native_run", "openai_messages_run", "openai_record_run",
-    "read_records", "tau_bench_run", "unsupported",
+    "Options", "Parsed", "RecordError", "Warn", "adapt_claude_code", "adapt_codex", "adapt_copilot",
+    "adapt_gemini", "adapt_native", "adapt_openai_record", "adapt_opencode", "adapt_stratus",
+    "adapt_tau_bench", "check_files", "claude_code_run", "codex_run", "detect_format", "import_files",
+    "native_run", "openai_messages_run", "openai_record_run", "read_records", "sibling_verdict",
+    "tau_bench_run", "unsupported", "verdict_outcome",
 ]

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...domain.times import parse_timestamp
 from ...domain.tool_failure import failure_rule
 from .. import documents
 
@@ -20,6 +21,8 @@ MAX_ID = 160
 # Calls to these tools (any case) end the run: their arguments are its answer, and they
 # are not tool calls (ReAct-style agents' ``Finish`` / ``final_answer``, SWE agents' ``submit``).
 DEFAULT_TERMINAL_TOOLS = ("finish", "final_answer", "submit")
+# Keys of a message's own clock, in order of preference (ISO 8601 text or epoch s / ms).
+TIME_KEYS = ("timestamp", "created_at", "time", "created")
 # Argument keys that hold a terminal call's answer, in order of preference.
 ANSWER_KEYS = ("answer", "final_answer", "result", "response", "output", "text", "content",
                "message", "summary")
@@ -124,6 +127,16 @@ def check_run_id(value: str, where: str) -> str:
     return value
 
 
+def message_time(message: Mapping[str, Any]) -> Any:
+    """The message's own timestamp (``TIME_KEYS``), or ``None``."""
+    for key in TIME_KEYS:
+        value = message.get(key)
+        if isinstance(value, str) and value or (
+                isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0):
+            return value
+    return None
+
+
 def first_text(messages: list[dict[str, Any]], role: str, *, last: bool = False) -> str | None:
     """The first (or last) non-empty content of ``role`` among document messages."""
     ordered = reversed(messages) if last else iter(messages)
@@ -188,7 +201,7 @@ class Builder:
         self.tool_like = True
         call: dict[str, Any] = {"id": self.new_id(source_id), "tool_name": name[:200] or "unknown",
                                 "status": "started", "arguments": arguments}
-        if started_at is not None:
+        if started_at is not None and self._clock(started_at, f"tool call {call['id']}: start") is not None:
             call["started_at"] = started_at
         self.calls.append(call)
         return call
@@ -222,9 +235,25 @@ class Builder:
             self.failures[rule] += 1
         else:
             call.update(status="completed", output=result)
-        if completed_at is not None:
-            call["completed_at"] = completed_at
+        end = self._clock(completed_at, f"tool call {call['id']}: end") if completed_at is not None else None
+        if end is not None:
+            start = self._clock(call.get("started_at"), "") if call.get("started_at") is not None else None
+            if start is not None and end < start:
+                self.warn("clock_order", f"tool call {call['id']}: its result is timed before its request; "
+                                         "end left empty")
+            else:
+                call["completed_at"] = completed_at
         return rule
+
+    def _clock(self, value: Any, where: str) -> Any:
+        """``value`` parsed (a datetime), or ``None`` with a ``bad_time`` warning: a time
+        the run document would refuse never costs the whole run."""
+        try:
+            return parse_timestamp(value, "time")
+        except ValueError as exc:
+            if where:
+                self.warn("bad_time", f"{where}: {str(exc).split(': ', 1)[-1]}; left empty")
+            return None
 
     def unfinished(self) -> None:
         """Warn about every call still ``started`` (kept so: no end event, nothing invented)."""

@@ -16,6 +16,7 @@ from ._common import (
     Warn,
     check_run_id,
     first_text,
+    message_time,
     text_of,
 )
 
@@ -63,7 +64,8 @@ def chat_messages_doc(messages: Any, builder: Builder) -> dict[str, Any]:
                 if source not in builder.terminal_ids:
                     builder.warn("unknown_result", f"{where}: tool result for unknown call {source!r}; skipped")
                 continue
-            builder.finish(queue.pop(0), text_of(message.get("content")), message)
+            builder.finish(queue.pop(0), text_of(message.get("content")), message,
+                           completed_at=message_time(message))
             continue
         if role == "developer":
             role = "system"
@@ -82,7 +84,7 @@ def chat_messages_doc(messages: Any, builder: Builder) -> dict[str, Any]:
                 continue
             source = tool_call.get("id") if isinstance(tool_call.get("id"), str) else None
             arguments = builder.arguments(function.get("arguments"), f"{where}.tool_calls[{position}]")
-            call = builder.start(source, function["name"], arguments)
+            call = builder.start(source, function["name"], arguments, started_at=message_time(message))
             if call is None:
                 final = function["name"]
                 continue

@@ -19,8 +19,11 @@ from ._common import (
 )
 
 
-def _doc(builder: Builder, messages: list[dict[str, Any]], query: str, answer: str | None,
-         session_id: str | None, times: list[str]) -> dict[str, Any]:
+def aiops_doc(builder: Builder, messages: list[dict[str, Any]], query: str, answer: str | None,
+              session_id: str | None, times: list[str]) -> dict[str, Any]:
+    """The AIOps run document of a whole-file log: status SUCCESS (FAILED when a terminal
+    call gave up), answer = a terminal call's answer, else ``answer``; the report is the
+    answer; times = the first and last of ``times`` (ISO 8601)."""
     if builder.final_answer is not None:
         answer = builder.final_answer
     doc: dict[str, Any] = {
@@ -33,7 +36,8 @@ def _doc(builder: Builder, messages: list[dict[str, Any]], query: str, answer: s
     return doc
 
 
-def _mappings(events: list[Any]) -> list[Mapping[str, Any]]:
+def mappings(events: list[Any]) -> list[Mapping[str, Any]]:
+    """The events that are JSON objects."""
     return [e for e in events if isinstance(e, Mapping)]
 
 
@@ -47,7 +51,7 @@ def adapt_claude_code(events: list[Any], stem: str, options: Options = DEFAULT_O
     stream-json of the same session is the run ``claude-code-<session_id>-stream`` in the
     same session (it carries no prompt, so it cannot replace the session log's run).
     Raises ``RecordError`` when no line is a Claude Code event."""
-    events = _mappings(events)
+    events = mappings(events)
     session_id = next((e["sessionId"] for e in events if isinstance(e.get("sessionId"), str)), None)
     stream_id = next((e["session_id"] for e in events if isinstance(e.get("session_id"), str)), None)
     if session_id is None and stream_id is None:
@@ -107,7 +111,7 @@ def adapt_claude_code(events: list[Any], stem: str, options: Options = DEFAULT_O
     query = first_text(messages, "user") or ""
     if not query and stream_id and not session_id:
         builder.warn("no_query", "stream-json carries no prompt: the run has no query")
-    doc = _doc(builder, messages, query, answer, session_id or stream_id, times)
+    doc = aiops_doc(builder, messages, query, answer, session_id or stream_id, times)
     if status_failed:
         doc["status"] = "FAILED"
     if result is not None:
@@ -124,7 +128,7 @@ def adapt_codex(events: list[Any], stem: str, options: Options = DEFAULT_OPTIONS
     paired by ``call_id`` through the failure rules (a ``Process exited with code N``
     header with N != 0 = ``exit_code``). Run id ``codex-<session id>``.
     Raises ``RecordError`` when no line is a Codex event."""
-    events = _mappings(events)
+    events = mappings(events)
     if not any(isinstance(e.get("payload"), Mapping) and e.get("type") in ("session_meta", "response_item")
                for e in events):
         raise RecordError("no session_meta / response_item line: not a Codex rollout")
@@ -174,7 +178,7 @@ def adapt_codex(events: list[Any], stem: str, options: Options = DEFAULT_OPTIONS
     builder.unfinished()
     if answer is None:
         answer = first_text(messages, "assistant", last=True)
-    return builder.adapted(_doc(builder, messages, query, answer, session_id, times))
+    return builder.adapted(aiops_doc(builder, messages, query, answer, session_id, times))
 
 
 def claude_code_run(events: list[Any], stem: str) -> tuple[str, dict[str, Any], list[Any]]:

@@ -12,16 +12,18 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
-from ...errors import ServiceError
+from ...errors import Forbidden, ServiceError
 from .. import runs
 from ..access import require_role
 from ._common import DEFAULT_OPTIONS, Options, Warn
-from .reading import check_files, read_records
+from .reading import RESULT_FORMAT, Parsed, check_files, read_records
 
 
 @dataclass
 class ImportSummary:
     """What an import did. ``problems`` are per-record errors ("file: record i: reason");
+    ``outcomes`` counts the runs imported with an external outcome or given one (each
+    once); a verdict's record counts as a run ``updated`` / ``unchanged`` but adds no calls;
     ``warnings`` carry their ``kind``; ``failures_by_rule`` counts the failed calls each
     failure rule found in the files read (``domain/tool_failure.FAILURE_RULES``);
     ``no_tool_calls`` names the files whose records have tool-like fields but from which
@@ -37,6 +39,7 @@ class ImportSummary:
     problems: list[str] = field(default_factory=list)
     failures_by_rule: Counter[str] = field(default_factory=Counter)
     no_tool_calls: list[str] = field(default_factory=list)
+    outcomes: int = 0
 
     @property
     def runs(self) -> int:
@@ -67,13 +70,18 @@ def import_files(
     ``unchanged``). ``progress`` receives the bytes read so far across all files.
     ``options``: the terminal pseudo-tools. With ``fmt="auto"`` every file's format is
     detected before anything is written: a file of no supported format refuses the whole
-    import.
+    import. Verdict files (``sregym-result``) are read after every other file, so the
+    runs they judge exist; a document with only ``run_id`` and the outcome sets the
+    outcome of an existing run through ``runs.set_outcome`` (a missing run is a
+    problem, never an empty run).
     Raises ``Forbidden`` (actor may not import into the workspace), ``RecordError``
     (a file of no supported format, naming it and the formats supported), ``OSError``.
     """
     require_role(session, actor, workspace_id, Role.ADMIN)
     formats = check_files(paths, fmt)
+    formats.sort(key=lambda item: item[1] == RESULT_FORMAT)  # stable: verdicts last
     summary = ImportSummary()
+    with_outcome: set[str] = set()
     offset = 0
     for path, path_fmt in formats:
         size = path.stat().st_size
@@ -90,7 +98,7 @@ def import_files(
                 continue
             calls_made += len(parsed.doc.get("tool_calls") or [])
             try:
-                outcome = runs.upsert_run(session, actor, workspace_id, parsed.run_id, parsed.doc)
+                outcome = _store(session, actor, workspace_id, parsed)
             except ServiceError as exc:
                 session.rollback()
                 summary.failed += 1
@@ -98,11 +106,34 @@ def import_files(
                 problem(summary.problems[-1])
                 continue
             setattr(summary, outcome.result, getattr(summary, outcome.result) + 1)
-            summary.tool_calls += outcome.tool_calls
-            summary.failed_tool_calls += outcome.failed_tool_calls
+            if not runs.outcome_only(parsed.doc):  # an outcome brings no calls of its own
+                summary.tool_calls += outcome.tool_calls
+                summary.failed_tool_calls += outcome.failed_tool_calls
             summary.failures_by_rule.update(parsed.failures)
+            if outcome.run.external_outcome is not None:
+                with_outcome.add(outcome.run.run_id)
         if tool_like and not calls_made:
             summary.no_tool_calls.append(path.name)
         offset = base + size
         progress(offset)
+    summary.outcomes = len(with_outcome)
     return summary
+
+
+def _store(session: Session, actor: Actor, workspace_id: int, parsed: Parsed) -> runs.UpsertResult:
+    doc = parsed.doc or {}
+    if not runs.outcome_only(doc):
+        return runs.upsert_run(session, actor, workspace_id, parsed.run_id or "", doc)
+    try:
+        return runs.set_outcome(session, actor, workspace_id, parsed.run_id or "",
+                                {k: v for k, v in doc.items() if k != "run_id"})
+    except Forbidden:
+        beside = f" (import {parsed.source})" if parsed.source else ""
+        raise _NoRun(f"no run {parsed.run_id} in this workspace to give the outcome to{beside}") from None
+
+
+class _NoRun(ServiceError):
+    """An outcome for a run that was not imported."""
+
+    code = "NOT_FOUND"
+    status = 404

@@ -13,18 +13,35 @@ from typing import IO, Any
 
 import ijson
 
+from ...domain.import_formats import FORMAT_CHOICES, IMPORT_FORMATS
 from .. import documents
 from ._common import DEFAULT_OPTIONS, Adapted, Options, RecordError, Warn, slug
 from .chat import adapt_native, adapt_openai_record, adapt_tau_bench
 from .harnesses import adapt_claude_code, adapt_codex
+from .sregym import (
+    adapt_copilot,
+    adapt_gemini,
+    adapt_opencode,
+    adapt_stratus,
+    is_verdict,
+    verdict_outcome,
+)
 
-FORMATS = ("auto", "native", "openai-messages", "tau-bench", "claude-code", "codex")
+FORMATS = FORMAT_CHOICES
 # Formats in which the whole file is one run (an event log), not a list of runs.
 WHOLE_FILE_ADAPTERS: dict[str, Callable[[list[Any], str, Options], Adapted]] = {
     "claude-code": adapt_claude_code,
     "codex": adapt_codex,
+    "copilot": adapt_copilot,
+    "gemini": adapt_gemini,
+    "opencode": adapt_opencode,
+    "stratus": adapt_stratus,
 }
-WHOLE_FILE_FORMATS = tuple(WHOLE_FILE_ADAPTERS)
+WHOLE_FILE_FORMATS = tuple(f.code for f in IMPORT_FORMATS if f.whole_file)
+assert set(WHOLE_FILE_FORMATS) == set(WHOLE_FILE_ADAPTERS), "domain/import_formats.py and the adapters differ"
+RESULT_FORMAT = "sregym-result"
+# SREGym names its verdict files <harness>_results_<problem>_<time>.json.
+VERDICT_GLOB = "*_results_*.json"
 
 
 @dataclass
@@ -40,6 +57,7 @@ class Parsed:
     error: str | None = None
     failures: Counter[str] = field(default_factory=Counter)
     tool_like: bool = False
+    source: str | None = None  # for an outcome: the file whose run it belongs to
 
 
 @dataclass
@@ -101,13 +119,12 @@ def _chat_messages(messages: Any) -> bool:
 def unsupported(path: Path) -> RecordError:
     """The error for a file of no supported format: names the file and the formats."""
     return RecordError(f"{path.name}: unsupported format; supported: "
-                       f"{', '.join(f for f in FORMATS if f != 'auto')} (pass --format to force one)")
+                       f"{', '.join(IMPORT_FORMATS.codes())} (pass --format to force one)")
 
 
 def detect_format(path: Path) -> str:
     """The format of ``path`` judged from its first record. Raises ``RecordError`` naming
-    the file and the supported formats when none fits (e.g. an OpenCode session
-    export, whose ``messages`` are ``{info, parts}`` objects, not chat messages)."""
+    the file and the supported formats when none fits."""
     if path.is_dir():
         raise RecordError(f"{path.name}: is a folder; pass its files (e.g. {path.name}/*.jsonl)")
     with path.open("rb") as handle:
@@ -128,6 +145,18 @@ def detect_format(path: Path) -> str:
             return "tau-bench"
         if record.get("type") == "session_meta" and "payload" in record:
             return "codex"
+        if isinstance(record.get("sessionId"), str) and "startTime" in record and "type" not in record:
+            return "gemini"
+        if (isinstance(record.get("type"), str) and isinstance(record.get("data"), Mapping)
+                and record["type"].startswith(("session.", "user.", "assistant.", "tool."))):
+            return "copilot"
+        if record.get("type") == "metadata" and "problem_id" in record and "total_stages" in record:
+            return "stratus"
+        if (isinstance(record.get("info"), Mapping) and isinstance(record.get("messages"), list)
+                and all(isinstance(m, Mapping) and "parts" in m for m in record["messages"])):
+            return "opencode"
+        if is_verdict(record):
+            return RESULT_FORMAT
         if "sessionId" in record and "type" in record:
             return "claude-code"
         if (record.get("type") == "system" and record.get("subtype") == "init"
@@ -183,17 +212,22 @@ def read_records(path: Path, fmt: str, progress: Callable[[int], None] = lambda 
         fmt = detect_format(path)
     source = _Source(path, _layout(path))
     stem = slug(path.stem)
+    if fmt == RESULT_FORMAT:
+        yield from _verdict_records(path, source, progress, options)
+        return
     if fmt in WHOLE_FILE_ADAPTERS:
-        events, skipped = [], []
-        for line, record, error in _raw_records(source, progress):
-            if error is None:
-                events.append(record)
-            else:
-                skipped.append(line)
-        adapter = WHOLE_FILE_ADAPTERS[fmt]
+        events, skipped = _events(source, progress)
         extra = [Warn("not_json", f"{len(skipped)} line(s) were not JSON and were skipped "
                                   f"(line {', '.join(str(n) for n in skipped[:5])})")] if skipped else []
-        yield _parse(0, lambda: adapter(events, stem, options), extra)
+        verdict = sibling_verdict(path)
+
+        def adapt() -> Adapted:
+            adapted = WHOLE_FILE_ADAPTERS[fmt](events, stem, options)
+            if verdict is not None and not adapted.doc.get("external_outcome"):
+                adapted.doc["external_outcome"], adapted.doc["external_outcome_detail"] = verdict
+            return adapted
+
+        yield _parse(0, adapt, extra)
         return
     for index, record, error in _raw_records(source, progress):
         if error is not None:
@@ -206,6 +240,68 @@ def read_records(path: Path, fmt: str, progress: Callable[[int], None] = lambda 
         else:
             yield _parse(index, lambda record=record, index=index: adapt_openai_record(record, index, stem,
                                                                                         options))
+
+
+def _events(source: _Source, progress: Callable[[int], None] = lambda done: None) -> tuple[list[Any], list[int]]:
+    """The records of a whole-file log, and the lines that were not JSON."""
+    events, skipped = [], []
+    for line, record, error in _raw_records(source, progress):
+        if error is None:
+            events.append(record)
+        else:
+            skipped.append(line)
+    return events, skipped
+
+
+def _read_verdict(path: Path) -> Any:
+    try:
+        with path.open("rb") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def sibling_verdict(path: Path) -> tuple[str, dict[str, Any]] | None:
+    """The outcome ``(label, detail)`` of the one SREGym verdict file
+    (``*_results_*.json``) in the folder of the log ``path``, if there is exactly one
+    readable verdict there (SREGym keeps a run's log and its verdict side by side)."""
+    verdicts = [(p, _read_verdict(p)) for p in sorted(path.parent.glob(VERDICT_GLOB)) if p != path]
+    verdicts = [(p, v) for p, v in verdicts if is_verdict(v)]
+    if len(verdicts) != 1:
+        return None
+    return verdict_outcome(verdicts[0][1], verdicts[0][0].name)
+
+
+def _verdict_records(path: Path, source: _Source, progress: Callable[[int], None],
+                     options: Options) -> Iterator[Parsed]:
+    """A verdict file as outcome-only documents for the runs logged beside it (every
+    harness log in its folder; the run ids come from reading those logs)."""
+    try:
+        label, detail = verdict_outcome(_read_verdict(path), path.name)
+    except RecordError as exc:
+        yield Parsed(0, error=str(exc))
+        return
+    progress(path.stat().st_size)
+    found = False
+    for sibling in sorted(path.parent.iterdir()):
+        if sibling == path or not sibling.is_file() or sibling.match(VERDICT_GLOB):
+            continue
+        try:
+            fmt = detect_format(sibling)
+        except (RecordError, OSError):
+            continue
+        if fmt not in WHOLE_FILE_ADAPTERS:
+            continue
+        parsed = _parse(0, lambda sibling=sibling, fmt=fmt: WHOLE_FILE_ADAPTERS[fmt](
+            _events(_Source(sibling, _layout(sibling)))[0], slug(sibling.stem), options))
+        if parsed.run_id is None:
+            continue
+        found = True
+        yield Parsed(0, parsed.run_id, {"run_id": parsed.run_id, "external_outcome": label,
+                                        "external_outcome_detail": detail}, source=sibling.name)
+    if not found:
+        yield Parsed(0, error="no harness log beside it, so no run to attach the verdict to "
+                              "(import the log, or use flask runs set-outcome RUN_ID)")
 
 
 def _empty(doc: Mapping[str, Any]) -> bool:
