@@ -367,13 +367,28 @@ _TRIAGE_RULES: tuple[tuple[str, Any, str], ...] = (
 )
 
 
+# Why each triage rule proposed its category, in a lead's words (the rule's code stays
+# in ``Suggestion.rule`` for tooltips; issue 17).
+TRIAGE_RULE_REASONS: dict[str, str] = {
+    "reviewers_flag_unsafe": "a reviewer marked the answer unsafe",
+    "no_tool_call": "the agent called no tool",
+    "all_tool_calls_failed": "every tool call failed",
+    "retrieval_no_hit": "the knowledge lookups found nothing",
+    "reviewers_flag_citations": "reviewers complained about the citations",
+    "verifier_rejected": "the agent's verifier rejected the answer",
+    "reviewers_flag_incomplete": "reviewers found the answer incomplete",
+    "reviewers_flag_incorrect": "reviewers found the answer incorrect",
+    "some_tool_calls_failed": "some tool calls failed",
+}
+
+
 def suggest_triage_category(facts: RunFacts) -> Suggestion:
     """Why a not-useful run was bad, by the first matching rule of ``_TRIAGE_RULES``
     (unsafe advice, no evidence, all tools failed, retrieval miss, citation complaints,
     verifier REJECT, incomplete, incorrect, some tools failed); ``OTHER`` otherwise."""
     for name, predicate, category in _TRIAGE_RULES:
         if predicate(facts):
-            return Suggestion("fault_category", category, name, "", name.replace("_", " "))
+            return Suggestion("fault_category", category, name, "", TRIAGE_RULE_REASONS[name])
     return Suggestion("fault_category", "OTHER", "default", "", "")
 
 

@@ -7,6 +7,8 @@ and the verdict badge refresh; a plain browser gets a flash and a 303 back to th
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
 from flask import Blueprint, Response, flash, redirect, url_for
 from flask_login import login_required
 
@@ -14,6 +16,7 @@ from ..errors import ValidationFailed
 from ..extensions import db
 from ..services import review
 from .auth import current_actor, safe_next
+from .filters import dom_id
 from .forms import FeedbackForm
 from .htmx import hx_trigger, is_htmx, render_macro
 
@@ -22,9 +25,30 @@ bp = Blueprint("feedback", __name__)
 SAVED_EVENT = "feedback-saved"
 
 
-def _back(form: FeedbackForm, run_pk: int) -> str:
-    target = form.next.data or url_for("runs.detail", run_pk=run_pk)
-    return safe_next(target)
+def thumbs_id(target_type: str, target_id: int, subject_key: str | None) -> str:
+    """The DOM id of one thumbs control (``feedback/_thumbs.html`` builds the same)."""
+    return f"fb-{target_type}-{target_id}-{dom_id(subject_key) if subject_key else '0'}"
+
+
+def _at_control(target: str, control: str | None, key: str) -> str:
+    """``target`` scrolled to the control (``#<control>``) with ``<key>=<control>`` in its
+    query (``rated``: the control shows "saved" and opens "Why?" after a thumbs-down, as
+    the htmx answer does; ``refused``: the control shows the error), issue 17."""
+    if control is None:
+        return target
+    parts = urlsplit(target)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+             if k not in ("rated", "refused")]
+    query.append((key, control))
+    return urlunsplit(("", "", parts.path, urlencode(query), control))
+
+
+def _back(form: FeedbackForm, run_pk: int, control: str | None = None) -> str:
+    """Where a plain browser goes after a rating: the page the form was on (the run page
+    when none or a foreign one was named), at the rated control."""
+    wanted = form.next.data or url_for("runs.detail", run_pk=run_pk)
+    target = safe_next(wanted)
+    return _at_control(target, control if target == wanted else None, "rated")
 
 
 def _render(state, form: FeedbackForm, status: int = 200, saved: bool = False,
@@ -35,10 +59,16 @@ def _render(state, form: FeedbackForm, status: int = 200, saved: bool = False,
 
 
 def _not_saved(form: FeedbackForm, errors: dict[str, str]) -> Response:
-    """Plain browser: say what was wrong and go back to the page the form was on."""
+    """Plain browser: say what was wrong and go back to the page the form was on, at the
+    control, which shows the message too (``refused``)."""
     field, message = next(iter(errors.items()))
     flash(f"Your rating was not saved: {field.replace('_', ' ')}: {message}", "error")
-    return redirect(safe_next(form.next.data or None), 303)
+    wanted = form.next.data or None
+    target = safe_next(wanted)
+    control = None
+    if target == wanted and form.target_type.data and isinstance(form.target_id.data, int):
+        control = thumbs_id(form.target_type.data, form.target_id.data, form.subject_id.data)
+    return redirect(_at_control(target, control, "refused"), 303)
 
 
 @bp.post("/feedback")
@@ -74,7 +104,8 @@ def rate() -> Response:
                        errors={error.field: error.reason})
     if not is_htmx():
         flash("Your rating is saved.", "success")
-        return redirect(_back(form, state.run_pk), 303)
+        control = thumbs_id(state.target_type, state.target_id, state.subject_key)
+        return redirect(_back(form, state.run_pk, control), 303)
     return hx_trigger(_render(state, form, saved=True), SAVED_EVENT)
 
 
@@ -86,5 +117,6 @@ def delete(feedback_id: int) -> Response:
     state = review.clear_rating(db.session, current_actor(), feedback_id)
     if not is_htmx():
         flash("Your rating is removed.", "success")
-        return redirect(_back(form, state.run_pk), 303)
+        control = thumbs_id(state.target_type, state.target_id, state.subject_key)
+        return redirect(_back(form, state.run_pk, control), 303)
     return hx_trigger(_render(state, form, saved=True), SAVED_EVENT)

@@ -64,7 +64,10 @@ class RunFilterForm(FlaskForm):
 
     q = SearchField("Search", validators=[Optional(), Length(max=200)],
                     render_kw={"placeholder": "Query, answer, run or session id, tool calls"})
-    workspace = StringField("Workspace", validators=[Optional(), Regexp(r"^\d{1,12}$")])
+    # A workspace's number (the select) or its slug (``?workspace=demo``, as the CLI says).
+    workspace = StringField("Workspace", validators=[
+        Optional(), Regexp(r"^(\d{1,12}|[a-z0-9][a-z0-9-]{0,62})$",
+                           message="must be a workspace's number or its short name")])
     kind = StringField("Kind", validators=[Optional(), AnyOf(_values(KIND_CHOICES))])
     status = StringField("Status", validators=[Optional(), AnyOf(_values(STATUS_CHOICES))])
     verdict = StringField("Verifier", validators=[Optional(), AnyOf(_values(VERDICT_CHOICES))])

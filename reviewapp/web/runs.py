@@ -73,11 +73,18 @@ def index() -> Response:
             if not show_service_error(form, error):
                 raise
             invalid = True
+    # The filters are outside the swapped table: an htmx answer that refuses a filter, or
+    # the first one after such an answer (the page says so in X-Filter-Errors), carries
+    # them out of band so the marks appear and go (issue 17).
+    oob_filters = is_htmx() and (invalid or request.headers.get("X-Filter-Errors") == "1")
     if invalid:
+        workspaces, _ = runs_service.single_workspace(db.session, current_actor())
         return page_or_fragment("runs/list.html", "runs/_table.html", status=400, form=form,
-                                page=None, list_args=list_args(), sorts=runs_service.SORTS)
+                                page=None, list_args=list_args(), sorts=runs_service.SORTS,
+                                workspaces=workspaces, oob_filters=oob_filters)
     return page_or_fragment("runs/list.html", "runs/_table.html", form=form, page=page,
-                            list_args=list_args(), sorts=runs_service.SORTS)
+                            list_args=list_args(), sorts=runs_service.SORTS,
+                            workspaces=page.workspaces, oob_filters=oob_filters)
 
 
 @bp.get("/runs/<int:run_pk>")

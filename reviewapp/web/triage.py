@@ -131,10 +131,13 @@ def bulk() -> Response:
     else:
         outcomes = triage.bulk_move(db.session, current_actor(), items, form.state.data or "")
     applied = sum(1 for o in outcomes if o.status == "applied")
-    summary = f"{applied} of {len(outcomes)} item(s) changed."
+    skipped = sum(1 for o in outcomes if o.status == "skipped")
+    summary = f"{applied} of {len(outcomes)} item(s) changed" + (
+        f", {skipped} left as they were (already there)." if skipped else ".")
     next_url = form.next.data or url_for("triage.index")
     if not is_htmx():
-        problems = [f"#{o.item_id}: {o.message}" for o in outcomes if o.status != "applied"]
+        problems = [f"#{o.item_id}: {o.message}" for o in outcomes
+                    if o.status not in ("applied", "skipped")]
         return see_other(" ".join([summary, *problems]), next_url,
                          "success" if not problems else "error")
     response = fragment("triage/_bulk_result.html", outcomes=outcomes, summary=summary,

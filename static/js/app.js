@@ -24,6 +24,28 @@
     var box = document.getElementById("messages");
     if (box) box.innerHTML = '<div class="flash flash-error" role="alert">The server could not be reached. Check your connection and try again.</div>';
   });
+  // A refused write (stale form, conflict, server error) is answered with a message for the
+  // page's message region (web/errors.py): show it at the control that was used too, where
+  // the person is looking, and keep it there until that control succeeds (issue 17).
+  function controlOf(elt) {
+    return elt && elt.closest ? (elt.closest("[data-target]") || elt.closest("form")) : null;
+  }
+  document.addEventListener("htmx:afterRequest", function (e) {
+    var xhr = e.detail.xhr, control = controlOf(e.detail.elt);
+    if (!xhr || !control || !document.body.contains(control)) return;
+    var old = control.querySelector(":scope > .control-error");
+    if (xhr.status < 400) { if (old) old.remove(); return; }
+    if (xhr.getResponseHeader("HX-Retarget") !== "#messages") return;
+    // An inert document (nothing runs or loads); only its text is used.
+    var parsed = new DOMParser().parseFromString(xhr.responseText, "text/html");
+    var text = (parsed.body.textContent || "").replace(/\s+/g, " ").trim();
+    if (!text) return;
+    var box = old || document.createElement("p");
+    box.className = "flash flash-error control-error";
+    box.setAttribute("role", "alert");
+    box.textContent = text;
+    if (!old) control.appendChild(box);
+  });
 })();
 
 // Keyboard shortcuts on the run page (SPEC 8): j / k next / previous rateable part,
@@ -115,3 +137,51 @@
   document.addEventListener("htmx:load", keepFocus);
   document.addEventListener("htmx:afterSwap", keepFocus);
 })();
+
+// The not-useful queue's bulk form (issue 17): "select all" on the page, and a preview of
+// what "Move" will do with the selection: which items move and which it will skip.
+(function () {
+  "use strict";
+  var LABELS = { new: "new", triaged: "triaged", resolved: "resolved", wont_fix: "won't fix" };
+  function boxes() { return Array.prototype.slice.call(document.querySelectorAll('input[name="items"][form="bulk-form"]')); }
+  function preview() {
+    var out = document.getElementById("bulk-preview"), select = document.getElementById("bulk-state");
+    var all = document.getElementById("select-all");
+    if (all) {
+      var list = boxes();
+      all.hidden = list.length === 0;
+      all.checked = list.length > 0 && list.every(function (b) { return b.checked; });
+    }
+    if (!out || !select) return;
+    var target = select.value, moving = 0, skipped = [], refused = [];
+    boxes().forEach(function (b) {
+      if (!b.checked) return;
+      if (b.dataset.state === target) skipped.push("#" + b.dataset.item);
+      else if ((b.dataset.moves || "").split(" ").indexOf(target) >= 0) moving += 1;
+      else refused.push("#" + b.dataset.item + " (" + (LABELS[b.dataset.state] || b.dataset.state) + ")");
+    });
+    if (!moving && !skipped.length && !refused.length) { out.textContent = ""; return; }
+    var text = "Move to " + (LABELS[target] || target) + ": " + moving + " item" + (moving === 1 ? "" : "s");
+    if (skipped.length) text += "; skips " + skipped.join(", ") + " (already " + (LABELS[target] || target) + ")";
+    if (refused.length) text += "; cannot move " + refused.join(", ");
+    out.textContent = text + ".";
+  }
+  document.addEventListener("change", function (e) {
+    var t = e.target;
+    if (t.id === "select-all") {
+      boxes().forEach(function (b) { b.checked = t.checked; });
+    }
+    if (t.id === "select-all" || t.id === "bulk-state" || (t.name === "items" && t.getAttribute("form") === "bulk-form")) preview();
+  });
+  document.addEventListener("DOMContentLoaded", preview);
+  document.addEventListener("htmx:afterSettle", preview);
+})();
+
+// The runs filters: after a refused filter the fields are marked; say so with the next
+// request, so its answer brings fresh (unmarked) filters back (web/runs.py, issue 17).
+document.addEventListener("htmx:configRequest", function (e) {
+  var grid = document.getElementById("filter-grid");
+  if (grid && grid.querySelector(".has-error") && e.detail.elt && e.detail.elt.contains && e.detail.elt.contains(grid)) {
+    e.detail.headers["X-Filter-Errors"] = "1";
+  }
+});

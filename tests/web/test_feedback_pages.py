@@ -44,7 +44,9 @@ def test_htmx_rating_swaps_only_its_fragment_with_a_saved_state(client, setup):
 def test_plain_form_post_redirects_back_to_the_run_with_a_flash(client, setup):
     response = _rate(client, setup, headers={})
     assert response.status_code == 303
-    assert response.headers["Location"] == f"/runs/{setup['run'].id}?kind=chat"
+    # Back to the rated control (issue 17: no-JS ratings return to the rated part)
+    control = f"fb-chat_message-{setup['message'].id}-0"
+    assert response.headers["Location"] == f"/runs/{setup['run'].id}?kind=chat&rated={control}#{control}"
     page = client.get(response.headers["Location"]).get_data(as_text=True)
     assert "Your rating is saved." in page
     # The own rating is restored when the page opens.
@@ -172,7 +174,10 @@ def test_queue_progress_refreshes_and_queue_moves_on(client, setup, make):
 def test_plain_form_post_with_a_bad_reason_says_so_and_goes_back(client, setup):
     response = _rate(client, setup, rating="negative", headers={}, reason="nonsense")
     assert response.status_code == 303
-    assert response.headers["Location"] == f"/runs/{setup['run'].id}?kind=chat"
+    control = f"fb-chat_message-{setup['message'].id}-0"
+    assert response.headers["Location"] == f"/runs/{setup['run'].id}?kind=chat&refused={control}#{control}"
     page = client.get(response.headers["Location"]).get_data(as_text=True)
     assert "Your rating was not saved: reason" in page
+    # ... at the control too, not only at the top of the page
+    assert "Your rating was not saved: reason" in page.split(f'id="{control}"', 1)[1]
     assert db.session.query(Feedback).count() == 0

@@ -109,7 +109,7 @@ def test_item_page_shows_ratings_and_history(client, login, site, make):
     login(site.users[Role.LEAD])
     html = client.get(f"/triage/{site.item.id}").get_data(as_text=True)
     for text in ("Wrong — it was the DB 数据库", "Restart the pool.", "incorrect",
-                 site.users[Role.REVIEWER].username, "Feedback history", "Case of this run (AUTO)"):
+                 site.users[Role.REVIEWER].username, "Feedback history", "Case of this run"):
         assert text in html
 
 
@@ -168,7 +168,7 @@ def test_bulk_htmx_reports_the_stale_item_and_swaps_every_row(client, login, sit
     assert response.status_code == 200
     html = response.get_data(as_text=True)
     assert "2 of 3 item(s) changed." in html
-    assert f"Item #{more[0].id} — conflict" in html
+    assert f"Item #{more[0].id} — changed by someone else" in html
     for item in (site.item, *more):
         assert f'<tr id="triage-row-{item.id}" class="triage-row' in html
     assert html.count('hx-swap-oob="true"') == 3

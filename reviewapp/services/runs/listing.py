@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -71,6 +72,10 @@ FEEDBACK_STATES = (*VERDICT_REGISTRY.codes(), "none")
 VERIFIER_VERDICTS = (*VERIFIER_VERDICT_REGISTRY.codes(), "none")
 REVIEWED_STATES = ("not_mine", "mine")
 MAX_QUERY_TEXT = 200
+# A workspace slug as ``services.admin`` accepts it (a shape check only: the membership
+# check stays in the query).
+WORKSPACE_SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+
 # Counts stop here ("10,000+"): counting costs at most this many index entries.
 COUNT_CAP = 10_000
 # A filtered count reads about cap / selectivity rows, so it stops earlier: with a
@@ -86,7 +91,8 @@ MAX_MATCH_PLACES = 4
 class RunFilters:
     """What the runs list (and the review queue, and a run page's prev / next) shows.
 
-    Every field is optional: ``workspace_id``; ``kind`` chat | aiops; ``status`` RUNNING |
+    Every field is optional: ``workspace_id``, or ``workspace_slug`` (the slug every CLI
+    command takes: ``?workspace=demo`` reads as that); ``kind`` chat | aiops; ``status`` RUNNING |
     SUCCESS | FAILED; ``verdict`` the verifier's PASS | LOW_CONFID | REJECT | none (not
     scored); ``feedback`` the run's verdict useful | not_useful | none; ``score_min`` /
     ``score_max`` evidence score bounds, inclusive, 0-100 (unscored runs drop out when a
@@ -110,13 +116,20 @@ class RunFilters:
     q: str | None = None
     sort: str = "newest"
     failed_calls: str | None = None
+    workspace_slug: str | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> RunFilters:
         """Parse query-string values (all text), with the parsers every list page uses
         (``services.params``). Raises ``ValidationFailed`` naming the field."""
+        raw_workspace = str(params.get("workspace") or "").strip()
+        slug = raw_workspace if raw_workspace and not raw_workspace.isdigit() else None
+        if slug is not None and not WORKSPACE_SLUG_RE.match(slug):
+            raise ValidationFailed("workspace", "must be a workspace's number or its short name "
+                                   "(e.g. demo)")
         return cls(
-            workspace_id=workspace_param(params),
+            workspace_id=None if slug else workspace_param(params),
+            workspace_slug=slug,
             kind=choice_param(params, "kind", (k.value for k in RunKind)),
             status=choice_param(params, "status", (s.value for s in RunStatus)),
             verdict=choice_param(params, "verdict", VERIFIER_VERDICTS),
@@ -134,7 +147,8 @@ class RunFilters:
         """The filters as query-string values (empty ones and the default sort left out),
         for links and forms; ``from_params`` reads them back."""
         values: dict[str, Any] = {
-            "workspace": self.workspace_id, "kind": self.kind, "status": self.status,
+            "workspace": self.workspace_id or self.workspace_slug, "kind": self.kind,
+            "status": self.status,
             "verdict": self.verdict, "feedback": self.feedback, "score_min": self.score_min,
             "score_max": self.score_max, "outcome": self.outcome, "reviewed": self.reviewed,
             "q": self.q, "sort": None if self.sort == "newest" else self.sort,
@@ -177,8 +191,8 @@ class RunFilters:
     def active(self) -> bool:
         """True when any filter (not the sort) narrows the list."""
         return any(getattr(self, f) not in (None, "") for f in (
-            "workspace_id", "kind", "status", "verdict", "feedback", "score_min",
-            "score_max", "outcome", "reviewed", "q", "failed_calls"))
+            "workspace_id", "workspace_slug", "kind", "status", "verdict", "feedback",
+            "score_min", "score_max", "outcome", "reviewed", "q", "failed_calls"))
 
 
 def sort_keys(sort: str) -> list[tuple[Any, bool]]:
@@ -224,6 +238,9 @@ def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None)
     workspace_id = filters.workspace_id or only_workspace
     stmt = (runs_of_workspace_visible_to(actor, workspace_id) if workspace_id is not None
             else runs_visible_to(actor))
+    if filters.workspace_slug:
+        stmt = stmt.where(Run.workspace_id == select(Workspace.id).where(
+            Workspace.slug == filters.workspace_slug).scalar_subquery())
     if filters.kind:
         stmt = stmt.where(Run.kind == filters.kind)
     if filters.status:
@@ -361,6 +378,8 @@ def list_runs(
     if not 1 <= limit <= 500:
         raise ValidationFailed("limit", "must be 1-500")
     workspaces, only = single_workspace(session, actor)
+    if filters.workspace_slug and all(w.slug != filters.workspace_slug for w in workspaces):
+        raise ValidationFailed("workspace", f"you have no workspace '{filters.workspace_slug}'")
     stmt = filtered_runs(actor, filters, only)
     total_count = Count(*capped_count(session, filtered_runs(actor, RunFilters(), only), count_cap))
     filtered = (Count(*capped_count(session, stmt, min(count_cap, FILTERED_COUNT_CAP)))

@@ -224,12 +224,17 @@ def move(session: Session, actor: Actor, item_id: int, version: int, state: str)
     return _single(session, actor, item_id, version, lambda item: _state_changes(item, state))
 
 
+class _Skip(Exception):
+    """The item already is what the bulk action would make it: left as it is."""
+
+
 @dataclass(frozen=True)
 class BulkOutcome:
-    """The result for one item of a bulk action: ``status`` is ``applied``, ``conflict``
-    (stale version: nothing changed, ``row`` is the current state), ``invalid`` (the
-    action does not apply to this item, ``message`` says why) or ``forbidden`` (no such
-    item or not yours: ``row`` is ``None``)."""
+    """The result for one item of a bulk action: ``status`` is ``applied``, ``skipped``
+    (the item already is what the action would make it: nothing to do, not an error),
+    ``conflict`` (stale version: nothing changed, ``row`` is the current state),
+    ``invalid`` (the action does not apply to this item, ``message`` says why) or
+    ``forbidden`` (no such item or not yours: ``row`` is ``None``)."""
 
     item_id: int
     status: str
@@ -289,6 +294,9 @@ def _bulk(session: Session, actor: Actor, items: Iterable[tuple[Any, Any]],
             continue
         try:
             changes = changes_of(item)
+        except _Skip as exc:
+            results.append((item_id, "skipped", str(exc)))
+            continue
         except ValidationFailed as exc:
             results.append((item_id, "invalid", exc.message))
             continue
@@ -324,9 +332,15 @@ def bulk_assign(session: Session, actor: Actor, items: Iterable[tuple[Any, Any]]
 def bulk_move(session: Session, actor: Actor, items: Iterable[tuple[Any, Any]],
               state: str) -> list[BulkOutcome]:
     """Move every (item id, version) of ``items`` to ``state``, like ``bulk_assign``:
-    per-item outcome, one transaction; an item for which the move is not allowed is
-    reported ``invalid``. Raises ``ValidationFailed`` (unknown state, bad items),
+    per-item outcome, one transaction; an item already in ``state`` is ``skipped`` (left
+    as it is, not an error), one for which the move is not allowed is ``invalid``. Raises ``ValidationFailed`` (unknown state, bad items),
     ``Forbidden``."""
     if state not in triage_flow.STATES:
         raise ValidationFailed("state", f"must be one of {', '.join(triage_flow.STATES)}")
-    return _bulk(session, actor, items, lambda item: _state_changes(item, state))
+
+    def changes(item: TriageItem) -> dict[str, Any]:
+        if item.state == state:  # e.g. "Triaged" on an item already triaged: nothing to do
+            raise _Skip(f"already {triage_flow.STATE_LABELS[state].lower()}; left as it is")
+        return _state_changes(item, state)
+
+    return _bulk(session, actor, items, changes)

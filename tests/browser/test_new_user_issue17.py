@@ -1,0 +1,230 @@
+"""What a new user tripped over (issue 17), as a person sees it in Chromium at laptop
+(1280 px) and phone (390 px) width, with JavaScript on and off. Screenshots go to
+test-output/screenshots/issue17-*.png."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from reviewapp.actors import Role
+from reviewapp.services import feedback
+
+from .conftest import SCREENSHOTS, log_in
+
+pytestmark = pytest.mark.browser
+WIDTHS = [1280, 390]
+
+
+@pytest.fixture
+def world(make, session):
+    ws = make.workspace(slug="demo", name="Demo on-call")
+    reviewer = make.user(ws, username="rita.reviewer")
+    lead = make.user(ws, Role.LEAD, username="lena.lead")
+    admin = make.user(ws, Role.ADMIN, username="ada.admin")
+    run = make.run(ws, query="Why is checkout returning 502?", answer="**Pool exhausted** on `db-1`.",
+                   messages=[
+                       {"id": "u1", "role": "user", "content": "Why is checkout returning 502?"},
+                       {"id": "a1", "role": "assistant",
+                        "content": "**Pool exhausted** on `db-1`.\n\n" + "\n\n".join(
+                            f"Paragraph {i} of the reasoning." for i in range(25)),
+                        "metadata": {"citations": [
+                            {"id": "c1", "title": "Runbook", "source": "kb://one", "excerpt": "one"},
+                            {"id": "c2", "title": "Postmortem", "source": "kb://two", "excerpt": "two"},
+                        ]}},
+                   ])
+    return {"ws": ws, "reviewer": reviewer, "lead": lead, "admin": admin, "run": run}
+
+
+def _answer_id(run) -> int:
+    return next(m.id for m in run.messages if m.role == "assistant")
+
+
+def _shot(page, name: str, width: int) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"issue17-{name}-{width}.png"), full_page=False)
+
+
+def _in_viewport(page, locator) -> bool:
+    box = locator.bounding_box()
+    height = page.viewport_size["height"]
+    return box is not None and box["y"] >= -2 and box["y"] < height
+
+
+# --- item 1: switching the thumb keeps the reviewer's words ---------------------------------
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_switching_the_thumb_keeps_comment_and_correction(new_page, world, width):
+    page = new_page(width=width)
+    log_in(page, "rita.reviewer")
+    run = world["run"]
+    page.goto(f"/runs/{run.id}")
+    thumbs = page.locator(".answer .thumbs")
+    thumbs.get_by_role("button", name=re.compile("^Not helpful")).click()
+    details = page.locator(".answer .fb-details")
+    details.locator("select[name=reason]").select_option("incorrect")
+    details.locator("textarea[name=comment]").fill("Wrong pod named")
+    details.locator("textarea[name=correction]").fill("It was the database pool.")
+    with page.expect_response(lambda r: r.request.method == "POST"):
+        details.get_by_role("button", name="Save details").click()
+    page.locator(".answer .thumbs .fb-status .saved").wait_for()
+
+    with page.expect_response(lambda r: r.request.method == "POST"):
+        page.locator(".answer .thumbs").get_by_role("button", name=re.compile("^Helpful")).click()
+    with page.expect_response(lambda r: r.request.method == "POST"):
+        page.locator(".answer .thumbs").get_by_role("button", name=re.compile("^Not helpful")).click()
+    page.reload()
+    details = page.locator(".answer .fb-details")
+    details.locator("xpath=..").evaluate("d => d.open = true")
+    assert details.locator("textarea[name=comment]").input_value() == "Wrong pod named"
+    assert details.locator("textarea[name=correction]").input_value() == "It was the database pool."
+    # the negative-only reason was dropped by the switch to Helpful
+    assert details.locator("select[name=reason]").input_value() == ""
+    _shot(page, "thumb-switch", width)
+
+
+# --- item 7: without JavaScript, back at the rated part with "Why?" open ---------------------
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_js_rating_returns_to_the_rated_part(new_page, world, width):
+    page = new_page(width=width, java_script_enabled=False)
+    log_in(page, "rita.reviewer")
+    run = world["run"]
+    page.goto(f"/runs/{run.id}")
+    control = f"fb-citation-{_answer_id(run)}-c2"
+    page.locator(f"#{control}").get_by_role("button", name=re.compile("^Not helpful")).click()
+    page.wait_for_url(re.compile(f"#{control}$"))
+    thumbs = page.locator(f"#{control}")
+    assert thumbs.locator("details.fb-more").get_attribute("open") is not None
+    assert "Saved" in thumbs.locator(".fb-status").inner_text()
+    _shot(page, "nojs-rating", width)
+    assert _in_viewport(page, thumbs), (thumbs.bounding_box(), page.evaluate("window.scrollY"))
+
+
+# --- item 8: a refused write is shown at the control ------------------------------------------
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_stale_csrf_error_is_shown_at_the_control(new_page, world, width):
+    page = new_page(width=width)
+    log_in(page, "rita.reviewer")
+    run = world["run"]
+    page.goto(f"/runs/{run.id}")
+    # Log out and in again from another tab: the first tab's form token is stale.
+    other = page.context.new_page()
+    other.goto("/")
+    other.get_by_role("button", name=re.compile("Log out", re.I)).click()
+    log_in(other, "rita.reviewer")
+    other.close()
+
+    control = page.locator(f"#fb-citation-{_answer_id(run)}-c2")
+    control.scroll_into_view_if_needed()
+    control.get_by_role("button", name=re.compile("^Helpful")).click()
+    error = control.locator(".control-error")
+    expect(error).to_contain_text("CSRF")
+    assert _in_viewport(page, error)
+    _shot(page, "stale-csrf", width)
+
+
+# --- item 10: filter errors mark the field; the workspace slug is accepted ---------------------
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_filter_errors_mark_the_field_in_both_paths(new_page, world, width):
+    page = new_page(width=width)
+    log_in(page, "rita.reviewer")
+    # full page
+    page.goto("/?score_min=80&score_max=20")
+    assert page.locator("#filter-grid .score-range.has-error").count() == 1
+    expect(page.locator("#filter-grid .score-range .error")).to_be_visible()
+    # htmx: only the table is the target, the field is still marked
+    page.goto("/")
+    if width < 640:
+        page.locator("label[for=filters-toggle]").click()
+    page.fill("input[name=score_min]", "80")
+    page.fill("input[name=score_max]", "20")
+    with page.expect_response(lambda r: r.status == 400):
+        page.get_by_role("button", name="Apply filters").click()
+    expect(page.locator("#filter-grid .score-range.has-error")).to_have_count(1)
+    expect(page.locator("#runs-table .error")).to_contain_text("Score")
+    _shot(page, "filter-error", width)
+    # fixing it clears the mark
+    page.fill("input[name=score_max]", "90")
+    with page.expect_response(lambda r: r.status == 200 and "/?" in r.url):
+        page.get_by_role("button", name="Apply filters").click()
+    expect(page.locator("#filter-grid .has-error")).to_have_count(0)
+
+    response = page.goto("/?workspace=demo")
+    assert response.status == 200
+    assert world["run"].query in page.locator("#runs-table").inner_text()
+
+
+# --- item 11: the triage item renders the answer as Markdown ----------------------------------
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_triage_item_renders_the_answer_as_markdown(new_page, world, session, make, width):
+    run = world["run"]
+    feedback.upsert_feedback(session, make.actor(world["reviewer"]), "chat_message",
+                             _answer_id(run), None, "negative", reason="incorrect")
+    item_id = session.execute(
+        __import__("sqlalchemy").text("select id from triage_item")).scalar_one()
+    page = new_page(width=width)
+    log_in(page, "lena.lead")
+    page.goto(f"/triage/{item_id}")
+    answer = page.locator(".prose").first
+    assert answer.locator("strong").first.inner_text() == "Pool exhausted"
+    assert answer.locator("code").first.inner_text() == "db-1"
+    assert "**Pool" not in answer.inner_text()
+    # item 13: a lead's words, codes only in tooltips
+    body = page.locator("main").inner_text()
+    for developer_word in ("version 1", "not_useful", "rule ", "(AUTO)"):
+        assert developer_word not in body
+    assert "because" in page.locator("#category-hint").inner_text()
+    _shot(page, "triage-item", width)
+
+
+# --- item 12: bulk actions: select all, and say what the move skips ---------------------------
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_bulk_select_all_and_the_default_move_skips_what_is_already_there(new_page, world, make,
+                                                                           width):
+    ws = world["ws"]
+    items = [make.triage_item(make.run(ws)), make.triage_item(make.run(ws), state="triaged")]
+    page = new_page(width=width)
+    log_in(page, "lena.lead")
+    page.goto("/triage/")
+    page.locator("#select-all").check()
+    boxes = page.locator('input[name="items"][form="bulk-form"]')
+    assert boxes.count() == 2 and all(boxes.nth(i).is_checked() for i in range(2))
+    preview = page.locator("#bulk-preview")
+    expect(preview).to_contain_text(f"skips #{items[1].id}")
+    _shot(page, "bulk-preview", width)
+    page.locator("#bulk-form").get_by_role("button", name="Move").click()
+    result = page.locator("#bulk-result")
+    expect(result).to_contain_text("1 of 2 item(s) changed, 1 left as they were")
+    assert result.locator(".flash-success").count() == 1
+
+
+# --- item 13: the error page and the case page speak a lead's language ------------------------
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_error_page_and_case_breadcrumb_without_codes(new_page, world, make, width):
+    case = make.case(world["ws"], run=world["run"], title="Checkout 502: pool exhausted")
+    page = new_page(width=width)
+    log_in(page, "lena.lead")
+    page.goto("/runs/987654")
+    text = page.locator("main").inner_text()
+    assert "Error code" not in text and "AUTH_FORBIDDEN" not in text
+    assert page.locator("[data-error-code]").get_attribute("title").startswith("Error code: ")
+    page.goto(f"/cases/{case.case_id}")
+    crumb = page.locator(".breadcrumb").inner_text()
+    assert case.case_id not in crumb and "Checkout 502" in crumb
+    assert "version" not in page.locator("main").inner_text()
+    _shot(page, "case", width)
