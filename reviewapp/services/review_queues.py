@@ -52,7 +52,8 @@ from .params import id_value
 from .runs.listing import RunFilters
 from .runs.queue_fill import fill, insert_items
 
-RULE_KEYS = ("kind", "status", "verdict", "feedback", "score_min", "score_max", "outcome", "q")
+RULE_KEYS = ("kind", "status", "verdict", "feedback", "score_min", "score_max", "outcome", "q",
+             "failed_calls")
 CANDIDATES = 20
 
 

@@ -242,3 +242,15 @@ def test_two_reviewers_never_get_the_same_reservation(app, session, make, world)
             rq.release(session, actors[i], session.scalar(
                 select(QueueItem.id).where(QueueItem.queue_id == queue.id)))
         results[:] = [None, None]
+
+
+def test_rule_with_failed_calls_and_text(session, make, world):
+    call = {"id": "fq-1", "tool_name": "query_logs", "status": "failed", "arguments": {},
+            "error": "Error: timeout", "started_at": "2026-11-27T10:00:00Z",
+            "completed_at": "2026-11-27T10:00:01Z"}
+    failing = make.run(world.ws, query="Why is checkout slow?", tool_calls=[call])
+    make.run(world.ws, query="Why is checkout slow again?")
+    queue, added = rq.create_queue(session, make.actor(world.lead), world.ws.id, "Failing",
+                                   {"failed_calls": "yes", "q": "checkout"})
+    assert queue.rule == {"failed_calls": "yes", "q": "checkout"}
+    assert added == 1 and _items(session, queue) == [failing.id]
