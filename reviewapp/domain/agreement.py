@@ -165,7 +165,7 @@ def summarise(ratings: Ratings, min_shared: int = 5) -> AgreementSummary:
     """
     if min_shared < 1:
         raise ValueError("min_shared must be at least 1")
-    by_pair: dict[tuple[str, str], list[tuple[Hashable, Hashable]]] = {}
+    by_pair: dict[tuple[str, str], dict[tuple[Hashable, Hashable], int]] = {}
     rated: Counter[str] = Counter()
     with_majority: Counter[str] = Counter()
     agreed: Counter[str] = Counter()
@@ -188,13 +188,16 @@ def summarise(ratings: Ratings, min_shared: int = 5) -> AgreementSummary:
                 with_majority[name] += 1
                 agreed[name] += own == best_value
         for a, b in combinations(names, 2):
-            by_pair.setdefault((a, b), []).append((by[a], by[b]))
+            cells = by_pair.setdefault((a, b), {})
+            key = (by[a], by[b])
+            cells[key] = cells.get(key, 0) + 1
     pairs = []
-    for (a, b), values in by_pair.items():
-        enough = len(values) >= min_shared
+    for (a, b), cells in by_pair.items():
+        shared = sum(cells.values())
+        enough = shared >= min_shared
         pairs.append(PairAgreement(
-            a, b, len(values), sum(1 for x, y in values if x == y),
-            cohen_kappa(values) if enough else None, enough))
+            a, b, shared, sum(n for (x, y), n in cells.items() if x == y),
+            kappa_from_matrix(cells) if enough else None, enough))
     pairs.sort(key=lambda p: (-p.shared, p.first, p.second))
     reviewers = [ReviewerAgreement(name, rated[name], with_majority[name], agreed[name])
                  for name in sorted(rated)]

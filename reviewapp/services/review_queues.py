@@ -35,6 +35,7 @@ from sqlalchemy import and_, case, distinct, exists, false, func, or_, select, u
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
+from ..db_setup import read_intent
 from ..domain.queues import (
     NAME_MAX,
     RESERVATION_DEFAULT_MINUTES,
@@ -206,9 +207,8 @@ def _free_for(user_id: int, now: datetime) -> Any:
                _rated_by(QueueItem.reserved_by))
 
 
-def _open_for(queue: ReviewQueue, user_id: int) -> list[Any]:
-    return [QueueItem.queue_id == queue.id, _raters() < queue.reviewers_per_run,
-            ~_rated_by(user_id)]
+def _open_for(queue_id: int, reviewers_per_run: int, user_id: int) -> list[Any]:
+    return [QueueItem.queue_id == queue_id, _raters() < reviewers_per_run, ~_rated_by(user_id)]
 
 
 def next_item(session: Session, actor: Actor, queue_id: Any,
@@ -216,23 +216,32 @@ def next_item(session: Session, actor: Actor, queue_id: Any,
     """Reserve and return the actor's next item: the one they already hold, else the
     oldest open item nobody else holds; ``None`` when there is none. The reservation
     lasts the queue's ``reservation_minutes``. A reviewer of the workspace may ask
-    (``Forbidden`` otherwise). Commits."""
+    (``Forbidden`` otherwise). Commits.
+
+    The search runs in a read transaction of its own (``read_intent``: on SQLite it
+    does not hold the write lock while it skips complete items); only the claim, one
+    conditional UPDATE of one row, writes."""
     if not actor.is_user:
         raise Forbidden()
     queue = get_queue(session, actor, queue_id, Role.REVIEWER)
+    qid, needed, minutes = queue.id, queue.reviewers_per_run, queue.reservation_minutes
+    session.commit()
     now = now or utcnow()
-    until = now + timedelta(minutes=queue.reservation_minutes)
+    until = now + timedelta(minutes=minutes)
     user = actor.user_id
-    open_conds = _open_for(queue, user)
-    held = session.scalar(select(QueueItem.id).where(
-        *open_conds, QueueItem.reserved_by == user, QueueItem.reserved_until > now)
-        .order_by(QueueItem.id).limit(1))
+    open_conds = _open_for(qid, needed, user)
+    first = True
     while True:
-        candidates = [held] if held is not None else list(session.scalars(
-            select(QueueItem.id).where(*open_conds, _free_for(user, now))
-            .order_by(QueueItem.id).limit(CANDIDATES)))
-        if not candidates:
+        with read_intent():
+            held = session.scalar(select(QueueItem.id).where(
+                *open_conds, QueueItem.reserved_by == user, QueueItem.reserved_until > now)
+                .order_by(QueueItem.id).limit(1)) if first else None
+            candidates = [held] if held is not None else list(session.scalars(
+                select(QueueItem.id).where(*open_conds, _free_for(user, now))
+                .order_by(QueueItem.id).limit(CANDIDATES)))
             session.commit()
+        first = False
+        if not candidates:
             return None
         for item_id in candidates:
             claimed = session.execute(
@@ -241,12 +250,12 @@ def next_item(session: Session, actor: Actor, queue_id: Any,
                 .values(reserved_by=user, reserved_until=until, updated_at=now)
                 .execution_options(synchronize_session=False)
             ).rowcount
+            session.commit()
             if claimed:
-                session.commit()
                 item = session.get(QueueItem, item_id)
                 session.refresh(item)
                 return item
-        held = None  # every candidate was taken meanwhile: look again
+        # every candidate was taken meanwhile: look again
 
 
 def renew(session: Session, actor: Actor, item_id: Any, now: datetime | None = None
