@@ -31,7 +31,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
@@ -256,7 +256,8 @@ def _write_trace(session: Session, actor: Actor, workspace_id: int, trace_id: st
                  spans: Sequence[Mapping[str, Any]]) -> set[str]:
     """Store one trace's spans and rebuild its run, in one transaction under the trace's
     lock; commit. Returns the span ids of the run's steps (for the tool calls' step_id).
-    The run is rebuilt when a new non-tool span arrived or the run does not exist yet."""
+    The run is rebuilt when a non-tool span arrived (new, or the ended copy of a pending
+    one) or the run does not exist yet."""
     _lock_trace(session, workspace_id, trace_id)
     new = _insert_new(session, workspace_id, spans)
     where = _trace_spans(workspace_id, trace_id, tools=False)
@@ -276,12 +277,25 @@ def _write_trace(session: Session, actor: Actor, workspace_id: int, trace_id: st
 
 
 def _insert_new(session: Session, workspace_id: int, spans: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Insert the spans of one trace not stored yet (a repeated span keeps its first
-    copy); no commit. Returns the new ones."""
+    """Insert the spans of one trace not stored yet; no commit. A repeated span keeps its
+    first copy, except that the ended copy of a span first sent before it ended (end 0,
+    as SDKs that export pending spans do) replaces it: late facts win over stand-ins
+    (SPEC 4). Returns the spans inserted or replaced."""
     trace_id = spans[0]["trace_id"]
-    known = set(session.scalars(select(OtelSpan.span_id).where(
-        OtelSpan.workspace_id == workspace_id, OtelSpan.trace_id == trace_id)))
+    of_trace = (OtelSpan.workspace_id == workspace_id, OtelSpan.trace_id == trace_id)
+    known = set(session.scalars(select(OtelSpan.span_id).where(*of_trace)))
     new = [s for s in spans if s["span_id"] not in known]
+    ended = {s["span_id"]: s for s in spans
+             if s["span_id"] in known and s.get("end_ns") and not mapping.is_tool(s)}
+    replaced = []
+    if ended:
+        for span_id, data in session.execute(select(OtelSpan.span_id, OtelSpan.data).where(
+                *of_trace, OtelSpan.span_id.in_(sorted(ended)), OtelSpan.is_tool.is_(False))):
+            if not (data or {}).get("end_ns"):
+                replaced.append(ended[span_id])
+        for span in replaced:
+            session.execute(update(OtelSpan).where(*of_trace, OtelSpan.span_id == span["span_id"])
+                            .values(data=dict(span), start_ns=span["start_ns"]))
     if new:
         now = utcnow()
         session.execute(insert_for(session, OtelSpan.__table__).on_conflict_do_nothing(
@@ -290,7 +304,7 @@ def _insert_new(session: Session, workspace_id: int, spans: Sequence[Mapping[str
              "parent_span_id": s.get("parent_span_id"), "is_tool": mapping.is_tool(s),
              "start_ns": s["start_ns"], "data": {} if mapping.is_tool(s) else dict(s),
              "created_at": now} for s in new])
-    return new
+    return new + replaced
 
 
 def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes,

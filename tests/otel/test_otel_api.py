@@ -322,3 +322,22 @@ def test_secrets_in_spans_are_redacted_before_storage(client, token, session):
     calls = json.dumps([(c.result_summary, c.arguments) for c in session.scalars(select(ToolCall))])
     assert secret not in stored and secret not in calls
     assert "[redacted]" in stored and "[redacted]" in calls
+
+
+def test_the_ended_copy_of_a_pending_root_span_finishes_the_run(client, token, session):
+    """SDKs that export pending spans send the root twice with one span id: first with no
+    end, then ended. The late facts win: the run ends, the pending step completes."""
+    root, tool, chat = agent_spans()
+    pending_root, pending_chat = dict(root), dict(chat)
+    pending_root["endTimeUnixNano"] = pending_chat["endTimeUnixNano"] = "0"
+    assert post_json(client, token, export(pending_root, pending_chat)).status_code == 200
+    run = session.scalars(select(Run).where(Run.run_id == TRACE)).one()
+    assert (run.status, [s.status for s in run.steps]) == ("RUNNING", ["running"])
+    assert post_json(client, token, export(root, chat, tool)).status_code == 200
+    session.expire_all()
+    run = session.scalars(select(Run).where(Run.run_id == TRACE)).one()
+    assert (run.status, [s.status for s in run.steps]) == ("SUCCESS", ["completed"])
+    # and a pending copy arriving after the ended one changes nothing
+    assert post_json(client, token, export(pending_root, pending_chat)).get_json() == {}
+    session.expire_all()
+    assert session.scalar(select(Run.status).where(Run.run_id == TRACE)) == "SUCCESS"
