@@ -1,9 +1,10 @@
 """OpenTelemetry trace ingest (SPEC 9, 4): OTLP/HTTP bodies in, runs and tool calls out.
 
 ``ingest_traces`` decodes an ``ExportTraceServiceRequest`` (protobuf or OTLP JSON, with the
-official ``opentelemetry-proto`` classes), redacts every span (``secret_scan``, before
-anything is stored), keeps the spans (``otel_span``, once per (workspace, trace, span)),
-and stores each trace through the same services as the JSON API:
+official ``opentelemetry-proto`` classes), keeps the spans (``otel_span``, once per
+(workspace, trace, span): non-tool spans redacted with ``secret_scan`` before they are
+stored, tool spans as ids only), and stores each trace through the same services as the
+JSON API, which redact again at their entry:
 
 * the run: ``runs.upsert_run`` with the document ``domain/otel_mapping.run_document``
   rebuilds from *all* non-tool spans of the trace received so far, so spans may arrive in
@@ -55,11 +56,10 @@ _MESSAGES_KEPT = 5
 
 @dataclass
 class ExportResult:
-    """What one export did: spans received, stored as new, rejected (with up to five
-    distinct reasons, ``message``), and the run ids touched."""
+    """What one export did: spans received, rejected (with up to five distinct reasons,
+    ``message``), and the run ids written."""
 
     received: int = 0
-    new: int = 0
     rejected: int = 0
     reasons: list[str] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
