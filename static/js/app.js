@@ -149,7 +149,7 @@
     var all = document.getElementById("select-all");
     if (all) {
       var list = boxes();
-      all.hidden = list.length === 0;
+      if (all.parentNode) all.parentNode.hidden = list.length === 0;
       all.checked = list.length > 0 && list.every(function (b) { return b.checked; });
     }
     if (!out || !select) return;

@@ -42,9 +42,9 @@ def _answer_id(run) -> int:
     return next(m.id for m in run.messages if m.role == "assistant")
 
 
-def _shot(page, name: str, width: int) -> None:
+def _shot(page, name: str, width: int, full_page: bool = False) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"issue17-{name}-{width}.png"), full_page=False)
+    page.screenshot(path=str(SCREENSHOTS / f"issue17-{name}-{width}.png"), full_page=full_page)
 
 
 def _in_viewport(page, locator) -> bool:
@@ -228,3 +228,54 @@ def test_error_page_and_case_breadcrumb_without_codes(new_page, world, make, wid
     assert case.case_id not in crumb and "Checkout 502" in crumb
     assert "version" not in page.locator("main").inner_text()
     _shot(page, "case", width)
+
+
+# --- item 14: the phone layout ------------------------------------------------------------------
+
+
+def _lines(page, selector: str) -> int:
+    """How many lines the text of the first element matching ``selector`` takes."""
+    return page.evaluate("""sel => { const el = document.querySelector(sel); const r = document.createRange();
+        r.selectNodeContents(el); const tops = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
+        return tops.size; }""", selector)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_phone_layout_of_queue_cases_navigation_and_filters(new_page, world, make, width):
+    ws = world["ws"]
+    run = make.run(ws, query="Checkout pool timeouts")
+    make.triage_item(run, fault_category="POOL_TIMEOUT", assignee=world["lead"])
+    make.case(ws, run=run, title="Pool timeout", error_code="PoolTimeout", service="checkout")
+    page = new_page(width=width)
+    log_in(page, "ada.admin")
+
+    page.goto("/triage/")
+    row = page.locator("tr.triage-row").first
+    for label in ("Ratings", "State", "Assignee", "Actions"):
+        cell = row.locator(f'td[data-label="{label}"]')
+        box = cell.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, label
+        assert cell.is_visible(), label
+    _shot(page, "triage-list", width, full_page=True)
+
+    page.goto("/cases/")
+    code = page.locator('table.cases td[data-label="Error code"]').first
+    assert code.bounding_box()["x"] + code.bounding_box()["width"] <= width + 1
+    assert _lines(page, 'table.cases td[data-label="Error code"]') == 1  # "PoolTimeout" whole
+    _shot(page, "cases-list", width, full_page=True)
+
+    # The navigation: brand and account on one line, the links on (at most) one more.
+    nav = page.locator("nav.nav").bounding_box()
+    assert nav["height"] < 48
+    assert page.locator("header.topbar").bounding_box()["height"] < (110 if width < 640 else 70)
+
+    # The runs filters fold away on a phone: the first screen shows runs, not only filters.
+    page.goto("/")
+    grid = page.locator("#filter-grid")
+    if width < 640:
+        assert not grid.is_visible()
+        first_row = page.locator("#runs-table tbody tr").first.bounding_box()
+        assert first_row["y"] < page.viewport_size["height"]
+        page.locator("label[for=filters-toggle]").click()
+    assert grid.is_visible()
+    _shot(page, "runs-list", width)
