@@ -67,3 +67,47 @@ def test_sqlite_rebuilds_keep_feedback_ids_unreused(tmp_path):
     engine.dispose()
     assert "AUTOINCREMENT" in sql
     assert "'tool_call', 'conversation_turn'" in sql
+
+
+def test_the_category_merge_keeps_every_value(tmp_path):
+    """The migration that merged triage's and cases' fault categories (SPEC 7): ``OTHER``
+    becomes ``GENERAL``; a value outside the merged list stays on its row and joins its
+    workspace's own list, so nothing typed is lost; other workspaces keep the default."""
+    import json
+
+    from sqlalchemy import text
+
+    url = f"sqlite:///{tmp_path / 'merge.sqlite'}"
+    app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": url})
+    with app.app_context():
+        upgrade(directory=str(REPO_ROOT / "migrations"), revision="2eeb0f957fea")
+        engine = create_engine(url)
+        with engine.begin() as conn:
+            for ws in (1, 2):
+                conn.execute(text("INSERT INTO workspace (id, slug, name, settings) "
+                                  "VALUES (:id, :slug, 'W', '{}')"), {"id": ws, "slug": f"w{ws}"})
+                conn.execute(text("INSERT INTO diagnosis_session (id, session_id, workspace_id, kind) "
+                                  "VALUES (:id, :sid, :ws, 'chat')"), {"id": ws, "sid": f"s{ws}", "ws": ws})
+            for pk, ws, cat in ((1, 1, "OTHER"), (2, 1, "RETRIEVAL_MISS"), (3, 1, "MY_TYPO"), (4, 2, None)):
+                conn.execute(text(
+                    "INSERT INTO diagnosis_run (id, run_id, workspace_id, diagnosis_session_id, kind, query, "
+                    "status, tool_call_count, failed_tool_call_count) "
+                    "VALUES (:pk, :rid, :ws, :ws, 'chat', 'q', 'SUCCESS', 0, 0)"), {"pk": pk, "rid": f"r{pk}", "ws": ws})
+                conn.execute(text("INSERT INTO triage_item (workspace_id, run_pk, state, opened_reason, version, "
+                                  "fault_category) VALUES (:ws, :pk, 'new', 'not_useful', 1, :cat)"),
+                             {"ws": ws, "pk": pk, "cat": cat})
+            conn.execute(text("INSERT INTO case_library (case_id, workspace_id, diagnosis_id, source_type, "
+                              "fault_category, title, created_by, version) "
+                              "VALUES ('c1', 1, 'r1', 'AUTO', 'STORAGE', 't', 'system', 1)"))
+        upgrade(directory=str(REPO_ROOT / "migrations"))
+        with engine.connect() as conn:
+            triage = dict(conn.execute(text("SELECT run_pk, fault_category FROM triage_item")).all())
+            case = conn.execute(text("SELECT fault_category FROM case_library")).scalar()
+            settings = {i: json.loads(s) for i, s in conn.execute(text("SELECT id, settings FROM workspace"))}
+        engine.dispose()
+        db.engine.dispose()
+    assert triage == {1: "GENERAL", 2: "RETRIEVAL_MISS", 3: "MY_TYPO", 4: None}
+    assert case == "STORAGE"
+    assert settings[1]["fault_categories"][-2:] == ["MY_TYPO", "STORAGE"]
+    assert "RETRIEVAL_MISS" in settings[1]["fault_categories"]
+    assert "fault_categories" not in settings[2]

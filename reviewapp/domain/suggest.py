@@ -53,6 +53,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .fault_categories import AGENT, CODE_RE, DEFAULT_CATEGORY, FAULT_CATEGORIES, INCIDENT
+
 SOURCES: tuple[str, ...] = ("alert", "tool_arguments", "tool_errors", "query", "answer")
 
 SOURCE_LABELS: dict[str, str] = {
@@ -63,21 +65,12 @@ SOURCE_LABELS: dict[str, str] = {
     "answer": "answer",
 }
 
-DEFAULT_CATEGORY = "GENERAL"
+# The one fault-category vocabulary (domain/fault_categories.py); the proposals below
+# are codes of it (a test checks), grouped as the two pages used to list them.
+CASE_CATEGORIES: tuple[str, ...] = tuple(c.code for c in FAULT_CATEGORIES if c.group == INCIDENT)
+TRIAGE_CATEGORIES: tuple[str, ...] = tuple(c.code for c in FAULT_CATEGORIES if c.group == AGENT)
 
-# Incident fault categories for the case library; a lead may type another code.
-CASE_CATEGORIES: tuple[str, ...] = (
-    "GENERAL", "RESOURCE_EXHAUSTION", "DATABASE", "NETWORK", "DEPLOYMENT", "DEPENDENCY",
-    "AUTH", "CONFIGURATION", "CAPACITY",
-)
-
-# Why the agent's run was bad, for the not-useful queue; a lead may type another code.
-TRIAGE_CATEGORIES: tuple[str, ...] = (
-    "NO_EVIDENCE", "RETRIEVAL_MISS", "TOOL_FAILURE", "UNGROUNDED_CLAIM", "WRONG_ROOT_CAUSE",
-    "INCOMPLETE_ANSWER", "UNSAFE_ADVICE", "CITATION_PROBLEM", "KNOWLEDGE_GAP", "OTHER",
-)
-
-CATEGORY_CODE_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+CATEGORY_CODE_RE = CODE_RE
 
 SERVICE_KEYS: tuple[str, ...] = (
     "service", "service_name", "serviceName", "app", "application", "deployment", "job",
@@ -385,11 +378,11 @@ TRIAGE_RULE_REASONS: dict[str, str] = {
 def suggest_triage_category(facts: RunFacts) -> Suggestion:
     """Why a not-useful run was bad, by the first matching rule of ``_TRIAGE_RULES``
     (unsafe advice, no evidence, all tools failed, retrieval miss, citation complaints,
-    verifier REJECT, incomplete, incorrect, some tools failed); ``OTHER`` otherwise."""
+    verifier REJECT, incomplete, incorrect, some tools failed); ``GENERAL`` otherwise."""
     for name, predicate, category in _TRIAGE_RULES:
         if predicate(facts):
             return Suggestion("fault_category", category, name, "", TRIAGE_RULE_REASONS[name])
-    return Suggestion("fault_category", "OTHER", "default", "", "")
+    return Suggestion("fault_category", DEFAULT_CATEGORY, "default", "", "")
 
 
 def valid_category(code: str) -> bool:

@@ -20,7 +20,7 @@ AUTO cases are made by the verdict (``services/feedback/verdict.py``: ``promote_
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter, itemgetter
@@ -31,12 +31,14 @@ from sqlalchemy.orm import Session, selectinload
 
 from ..actors import Actor, Role
 from ..domain import suggest as suggest_rules
+from ..domain.fault_categories import DEFAULT_CATEGORY
 from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import Case, DiagnosticReport, Run, SourceType, ToolCall, Workspace
 from ..models.base import utcnow
 from ..models.cases import new_case_id
 from ..queries import get_case_for, get_run_for, insert_for, scope_to_actor
 from . import keyset
+from .admin.settings import categories_of
 from .keyset import SortKey, SortOrder
 from .params import id_value, text_param, workspace_param
 
@@ -240,11 +242,14 @@ def edit_view(session: Session, actor: Actor, case_id: str) -> CaseEditView:
         raise Forbidden()
     run = case.run
     suggestions = suggest_rules.suggest(run_text(session, run)) if run is not None else None
-    return CaseEditView(case, run, suggestions, suggest_rules.CASE_CATEGORIES)
+    return CaseEditView(case, run, suggestions, categories_of(session, case.workspace_id).codes())
 
 
-def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate the editable fields; blank optional text becomes ``None``."""
+def _clean_fields(values: Mapping[str, Any], categories: Sequence[str],
+                  current_category: str | None = None) -> dict[str, Any]:
+    """Validate the editable fields; blank optional text becomes ``None``. The category
+    must be one of ``categories`` (the workspace's vocabulary, SPEC 7) or the case's
+    ``current_category`` unchanged (a code since dropped from the list stays until edited)."""
     def text(name: str, limit: int, required: bool = False, verbatim: bool = False) -> str | None:
         # Free text is stored as typed (leading spaces too: only the CSV export
         # neutralises a formula, issue 11); codes are trimmed.
@@ -262,12 +267,11 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
             raise ValidationFailed(name, f"at most {limit} characters")
         return value or None
 
-    category = text("fault_category", 64) or suggest_rules.DEFAULT_CATEGORY
-    category = category.upper().replace(" ", "_").replace("-", "_")
-    if not suggest_rules.valid_category(category):
-        raise ValidationFailed(
-            "fault_category", "use capital letters, digits and _ (at most 64), e.g. DATABASE"
-        )
+    category = text("fault_category", 64) or DEFAULT_CATEGORY
+    if category not in categories and category != current_category:
+        raise ValidationFailed("fault_category",
+                               f"'{category}' is not a category of this workspace; "
+                               f"use one of {', '.join(categories)}")
     cleaned = {
         "fault_category": category,
         "title": text("title", TITLE_MAX, required=True, verbatim=True),
@@ -295,7 +299,8 @@ def edit_case(session: Session, actor: Actor, case_id: str, version: int | str,
         raise Forbidden()
     if case.version != expected:
         raise _stale(session, case)
-    cleaned = _clean_fields(fields)
+    cleaned = _clean_fields(fields, categories_of(session, case.workspace_id).codes(),
+                            case.fault_category)
     result = session.execute(
         update(Case)
         .where(Case.case_id == case.case_id, Case.version == expected)
@@ -363,7 +368,7 @@ def new_case_draft(session: Session, actor: Actor, run_pk: int | str) -> CaseDra
         **{k: v or "" for k, v in suggestions.as_dict().items()},
     }
     return CaseDraft(run, suggestions, values, _existing_case(session, run),
-                     suggest_rules.CASE_CATEGORIES)
+                     categories_of(session, run.workspace_id).codes())
 
 
 def _lead_run(session: Session, actor: Actor, run_pk: int | str | None) -> Run:
@@ -387,7 +392,7 @@ def create_manual_case(session: Session, actor: Actor, run_pk: int | str,
     (``details`` = that case: edit it instead; see the module doc). Submitting exactly the
     run's existing case again (a double submit) returns it: creation is idempotent."""
     run = _lead_run(session, actor, run_pk)
-    cleaned = _clean_fields(fields)
+    cleaned = _clean_fields(fields, categories_of(session, run.workspace_id).codes())
     case_id = new_case_id()
     now = utcnow()
     stmt = insert_for(session, Case.__table__).values(

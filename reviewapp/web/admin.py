@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, Response, make_response, render_template, url_for
+from flask import Blueprint, Response, make_response, render_template, request, url_for
 from flask_login import login_required
 
+from ..domain.workspace_settings import SETTINGS
 from ..errors import Conflict, ValidationFailed
 from ..extensions import db
 from ..services import admin
@@ -31,7 +32,8 @@ from .responses import see_other
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 # The sections of a workspace's admin pages: (endpoint in this blueprint, label).
-ADMIN_TABS: tuple[tuple[str, str], ...] = (("members", "Members"), ("tokens", "Ingest tokens"))
+ADMIN_TABS: tuple[tuple[str, str], ...] = (("members", "Members"), ("tokens", "Ingest tokens"),
+                                            ("settings", "Settings"))
 
 
 @bp.context_processor
@@ -45,8 +47,11 @@ def _page(workspace_id: int, tab: str, status: int = 200, **context: Any) -> Res
     ws = admin.get_workspace(db.session, actor, workspace_id)
     if tab == "members":
         context["members"] = admin.list_members(db.session, actor, workspace_id)
-    else:
+    elif tab == "tokens":
         context["tokens"] = admin.token_rows(db.session, actor, workspace_id)
+    elif tab == "settings":
+        context.setdefault("view", admin.get_settings(db.session, actor, workspace_id))
+        context["settings"] = SETTINGS
     response = make_response(render_template(
         f"admin/{tab}.html", ws=ws, tab=tab, roles=admin.ROLE_CHOICES,
         workspaces=admin.administered(db.session, actor), **context), status)
@@ -173,3 +178,31 @@ def revoke_token(workspace_id: int, token_id: int) -> Response:
     """Revoke a token of this workspace."""
     return _change(workspace_id, "tokens", "Token revoked.", lambda: admin.revoke_token(
         db.session, current_actor(), token_id, workspace_id))
+
+
+@bp.get("/<int:workspace_id>/settings")
+@login_required
+def settings(workspace_id: int) -> Response:
+    """The workspace settings, one versioned form (SPEC 8)."""
+    return _page(workspace_id, "settings")
+
+
+@bp.post("/<int:workspace_id>/settings")
+@login_required
+def save_settings(workspace_id: int) -> Response:
+    """Save the settings; a stale version gets 409 with the current values and what was
+    typed kept below them, an invalid value 400 with the typed values in the form."""
+    typed = {row.code: request.form.get(row.code, "") for row in SETTINGS}
+    try:
+        admin.update_settings(db.session, current_actor(), workspace_id,
+                              request.form.get("version"), typed)
+    except ValidationFailed as refused:
+        db.session.rollback()
+        view = admin.get_settings(db.session, current_actor(), workspace_id)
+        shown = admin.SettingsView(workspace_id, view.version, typed)
+        return _page(workspace_id, "settings", 400, view=shown, error=refused.message,
+                     error_field=refused.field)
+    except Conflict as stale:
+        db.session.rollback()
+        return _page(workspace_id, "settings", 409, error=stale.message, submitted=typed)
+    return see_other("Settings saved.", url_for("admin.settings", workspace_id=workspace_id))

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from flask_login import login_required
 
-from ..domain.suggest import CASE_CATEGORIES
+from ..domain.fault_categories import FAULT_CATEGORIES
 from ..errors import Conflict, ValidationFailed
 from ..extensions import db
 from ..services import cases
@@ -36,7 +36,7 @@ def index() -> Response:
         limit=current_app.config.get("CASES_PAGE_SIZE", 50), cursor=request.args.get("cursor") or None,
     )
     return page_or_fragment("cases/list.html", "cases/_table.html", page=page,
-                            case_categories=CASE_CATEGORIES)
+                            case_categories=FAULT_CATEGORIES.codes())
 
 
 @bp.get("/<case_id>")

@@ -48,7 +48,7 @@ def test_lead_triages_an_item_and_admin_downloads_a_csv(new_page, make, session,
 
     # The item page (plain form POST + 303): set the fault category.
     page.goto(f"/triage/{item.id}")
-    page.fill("#fault_category", "wrong root cause")
+    page.fill("#fault_category", "WRONG_ROOT_CAUSE")
     page.get_by_role("button", name="Save category").click()
     page.wait_for_selector(".flash-success")
     assert "WRONG_ROOT_CAUSE" in page.locator("#fault_category").input_value()

@@ -198,7 +198,19 @@ def _admin_post(path: Callable[[World, int], str], data: Callable[[World], dict[
     return build
 
 
+def _settings_form(w: World) -> dict[str, Any]:
+    """The settings page's form as shown now, with another time zone typed in."""
+    w.session.rollback()
+    view = admin.get_settings(w.session, Actor.system_actor(), w.ws_a.id)
+    w.session.rollback()
+    zone = ("UTC", "Europe/Berlin")[w.counter[0] % 2]
+    w.fresh("settings")
+    return {"version": str(view.version), **view.values, "time_zone": zone}
+
+
 BUILDERS: dict[str, Builder] = {
+    "admin.settings GET": _get(lambda w, m: f"/admin/{m or w.ws_a.id}/settings"),
+    "admin.save_settings POST": _admin_post(lambda w, ws: f"/admin/{ws}/settings", _settings_form),
     "account.index GET": _get(lambda w, m: "/account/", None),
     "account.password POST": lambda w, c: (Req("POST", "/account/password", {
         "current_password": DEFAULT_PASSWORD, "new_password": "a-new-password-1",
@@ -363,6 +375,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "admin.index GET": html(ADMIN_A, ADMIN_A),
     "admin.members GET": html(ADMIN_A, ALL_HIDDEN),
     "admin.tokens GET": html(ADMIN_A, ALL_HIDDEN),
+    "admin.settings GET": html(ADMIN_A, ALL_HIDDEN),
+    "admin.save_settings POST": html(ADMIN_POST_A, ALL_HIDDEN),
     "admin.add_member POST": html(ADMIN_POST_A, ALL_HIDDEN),
     "admin.new_account POST": html(ADMIN_A, ALL_HIDDEN),  # 200: the one-time password
     "admin.change_role POST": html(ADMIN_POST_A, ALL_HIDDEN),
@@ -433,7 +447,7 @@ EXPECTED: dict[str, dict[str, str]] = {
 
 # Reads whose 2xx answer for an A caller must hold A's data (a check that hid everything
 # from everyone would otherwise pass as "OK").
-SHOWS_A = {"admin.index GET", "admin.members GET", "admin.tokens GET", "runs.index GET", "runs.detail GET", "runs.tool_call GET", "cases.index GET",
+SHOWS_A = {"admin.index GET", "admin.members GET", "admin.settings GET", "admin.tokens GET", "runs.index GET", "runs.detail GET", "runs.tool_call GET", "cases.index GET",
            "cases.detail GET", "cases.edit GET", "triage.index GET", "triage.detail GET",
            "exports.download GET", "api.run_trace GET"}
 

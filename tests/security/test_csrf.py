@@ -133,6 +133,14 @@ class Site:
         return admin.create_token(self.session, Actor.system_actor(), self.ws.id,
                                   f"tok-{self.fresh()}").token.id
 
+    def settings_form(self) -> dict[str, Any]:
+        """The settings form as shown now, with the other of two time zones typed in."""
+        self.session.rollback()
+        view = admin.get_settings(self.session, Actor.system_actor(), self.ws.id)
+        self.session.rollback()
+        zone = "Europe/Berlin" if view.values["time_zone"] == "UTC" else "UTC"
+        return {"version": str(view.version), **view.values, "time_zone": zone}
+
     def new_run(self) -> int:
         self.session.rollback()
         return self.make.run(self.ws).id
@@ -155,6 +163,7 @@ BUILDERS: dict[str, Callable[[Site], Request]] = {
     "admin.set_active POST": lambda s: ("POST", f"/admin/{s.ws.id}/members/{s.member()}/active",
                                         {"active": "0"}),
     "admin.reset_password POST": lambda s: ("POST", f"/admin/{s.ws.id}/members/{s.member()}/password", {}),
+    "admin.save_settings POST": lambda s: ("POST", f"/admin/{s.ws.id}/settings", s.settings_form()),
     "admin.create_token POST": lambda s: ("POST", f"/admin/{s.ws.id}/tokens", {"name": f"t-{s.fresh()}"}),
     "admin.revoke_token POST": lambda s: ("POST", f"/admin/{s.ws.id}/tokens/{s.token_id()}/revoke", {}),
     "auth.login POST": lambda s: ("POST", "/login", {"username": s.admin.username,
@@ -170,7 +179,8 @@ BUILDERS: dict[str, Callable[[Site], Request]] = {
     "triage.assign POST": lambda s: ("POST", f"/triage/{s.item.id}/assign", {
         "version": s.item_version(), "assignee_id": str(s.admin.id) if s.fresh() % 2 else ""}),
     "triage.category POST": lambda s: ("POST", f"/triage/{s.item.id}/category", {
-        "version": s.item_version(), "fault_category": f"CAT_{s.fresh()}"}),
+        "version": s.item_version(),
+        "fault_category": ("RETRIEVAL_MISS", "TOOL_FAILURE")[s.fresh() % 2]}),
     "triage.note POST": lambda s: ("POST", f"/triage/{s.item.id}/note", {
         "version": s.item_version(), "note": f"note {s.fresh()}"}),
     "triage.state POST": lambda s: ("POST", f"/triage/{s.item.id}/state", {

@@ -102,7 +102,7 @@ def test_edit_with_version_check(session, make):
     ws = make.workspace()
     lead, other = make.user(ws, Role.LEAD), make.user(ws, Role.ADMIN)
     case = make.case(ws, title="old")
-    fields = {"title": "Pool exhaustion", "fault_category": "database", "error_code": "PoolTimeout",
+    fields = {"title": "Pool exhaustion", "fault_category": "DATABASE", "error_code": "PoolTimeout",
               "service": "payment-api", "root_cause": "failover", "solution": "restart pods"}
     edited = cases.edit_case(session, make.actor(other), case.case_id, 1, fields)
     assert (edited.version, edited.fault_category, edited.title) == (2, "DATABASE", "Pool exhaustion")
@@ -240,7 +240,7 @@ def test_submitting_the_same_manual_case_twice_returns_the_first(session, make):
     ws = make.workspace()
     lead = make.actor(make.user(ws, Role.LEAD))
     run = make.run(ws)
-    fields = {"title": "Disk full", "fault_category": "storage", "solution": "rotate logs"}
+    fields = {"title": "Disk full", "fault_category": "RESOURCE_EXHAUSTION", "solution": "rotate logs"}
     first = cases.create_manual_case(session, lead, run.id, fields)
     again = cases.create_manual_case(session, lead, run.id, dict(fields))
     assert again.case_id == first.case_id and again.version == 1

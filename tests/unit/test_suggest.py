@@ -130,7 +130,7 @@ def test_suggest_is_deterministic_and_complete():
     (RunFacts(tool_call_count=2, reasons=["incomplete"]), "INCOMPLETE_ANSWER"),
     (RunFacts(tool_call_count=2, reasons=["incorrect"]), "WRONG_ROOT_CAUSE"),
     (RunFacts(tool_call_count=3, failed_tool_call_count=1), "TOOL_FAILURE"),
-    (RunFacts(tool_call_count=3), "OTHER"),
+    (RunFacts(tool_call_count=3), "GENERAL"),
 ])
 def test_triage_category_rules_in_order(facts, category):
     assert suggest_triage_category(facts).value == category

@@ -5,6 +5,7 @@ split by concern; every public name stays importable from ``reviewapp.services.a
 * ``members``    a workspace's members as its admins manage them (and the CLI)
 * ``tokens``     ingest tokens
 * ``workspaces`` create, rename, the ones an actor administers
+* ``settings``   the workspace settings page (versioned) and the shared fault-category check
 """
 
 from .accounts import (
@@ -36,6 +37,13 @@ from .members import (
     set_active,
     set_membership,
 )
+from .settings import (
+    SettingsView,
+    categories_of,
+    check_category,
+    get_settings,
+    update_settings,
+)
 from .tokens import (
     TOKEN_PREFIX,
     NewToken,
@@ -58,7 +66,8 @@ from .workspaces import (
 
 __all__ = [
     "MIN_PASSWORD_LENGTH", "ROLE_CHOICES", "SLUG_RE", "TOKEN_PREFIX", "MemberRow", "NewAccount",
-    "NewToken", "SessionUser", "TokenRow", "add_member", "administered", "authenticate",
+    "NewToken", "SessionUser", "SettingsView", "TokenRow", "categories_of", "check_category",
+    "get_settings", "update_settings", "add_member", "administered", "authenticate",
     "authenticate_token", "change_own_password", "change_role", "check_new_password",
     "create_member_account", "create_token", "create_user", "create_workspace",
     "end_all_sessions", "generate_password", "get_user_by_username", "get_workspace",

@@ -12,9 +12,6 @@ from sqlalchemy.orm import Session
 
 from ...actors import Actor
 from ...domain import triage_flow
-from ...domain.suggest import (
-    valid_category,
-)
 from ...errors import Conflict, Forbidden, ValidationFailed
 from ...models import (
     Membership,
@@ -23,6 +20,7 @@ from ...models import (
 )
 from ...models.base import MAX_ID, utcnow
 from ...queries import get_triage_item_for
+from ..admin.settings import check_category
 from ..params import id_value, int_param
 from ._rows import ASSIGNEE_ROLES, TriageRow, rows_by_id, triage_workspaces
 from .history import record
@@ -96,17 +94,6 @@ def _assignee_id(value: Any) -> int | None:
     if value is None or (isinstance(value, str) and value.strip() in ("", "none")):
         return None
     return id_value(value, "assignee_id", "must be a user id or empty")
-
-
-def _category(value: str | None) -> str | None:
-    if value is None or not value.strip():
-        return None
-    code = value.strip().upper().replace(" ", "_").replace("-", "_")
-    if not valid_category(code):
-        raise ValidationFailed(
-            "fault_category", "use capital letters, digits and _ (at most 64), e.g. RETRIEVAL_MISS"
-        )
-    return code
 
 
 def _note(value: str | None) -> str | None:
@@ -201,11 +188,12 @@ def assign(session: Session, actor: Actor, item_id: int, version: int,
 
 def set_fault_category(session: Session, actor: Actor, item_id: int, version: int,
                        fault_category: str | None) -> TriageRow:
-    """Set (or clear, with ``None`` / blank) the item's fault category, an upper-case code
-    such as ``RETRIEVAL_MISS`` (``domain.suggest.TRIAGE_CATEGORIES`` lists the usual ones;
-    spaces and dashes become ``_``). Raises ``Forbidden``, ``ValidationFailed``, ``Conflict``."""
-    code = _category(fault_category)
-    return _single(session, actor, item_id, version, lambda item: {"fault_category": code})
+    """Set (or clear, with ``None`` / blank) the item's fault category: a code of its
+    workspace's one fault-category vocabulary (shared with cases, SPEC 7), as typed; any
+    other value is refused with the list. Raises ``Forbidden``, ``ValidationFailed``
+    (``fault_category``), ``Conflict``."""
+    return _single(session, actor, item_id, version, lambda item: {
+        "fault_category": check_category(session, item.workspace_id, fault_category)})
 
 
 def set_note(session: Session, actor: Actor, item_id: int, version: int,

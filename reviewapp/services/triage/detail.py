@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session, selectinload
 
 from ...actors import Actor
 from ...domain.suggest import (
-    TRIAGE_CATEGORIES,
     RunFacts,
     Suggestion,
     suggest_triage_category,
@@ -28,6 +27,7 @@ from ...models import (
     User,
 )
 from ...queries import get_triage_item_for, on_earlier_version
+from ..admin.settings import categories_of
 from ._rows import TriageRow, rows_by_id
 from .history import ItemEvent, item_history
 
@@ -172,7 +172,7 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
                            Case.withdrawn_at.is_(None))
     ).one_or_none()
     return TriageDetail(row, run, ratings, history, suggest_triage_category(facts),
-                        TRIAGE_CATEGORIES, case, item_history(session, item.id),
+                        categories_of(session, item.workspace_id).codes(), case, item_history(session, item.id),
                         _disliked_tools(ratings, tool_names))
 
 

@@ -15,7 +15,7 @@ def test_assign_move_note_category_each_bump_the_version(session, make, queue):
     item = queue.items[0]
     row = triage.assign(session, actor, item.id, 1, queue.lead2.id)
     assert (row.assignee, row.version) == (queue.lead2.username, 2)
-    row = triage.set_fault_category(session, actor, item.id, 2, "retrieval miss")
+    row = triage.set_fault_category(session, actor, item.id, 2, " RETRIEVAL_MISS ")
     assert (row.fault_category, row.version) == ("RETRIEVAL_MISS", 3)
     row = triage.set_note(session, actor, item.id, 3, "KB article is missing 中文 ✅")
     assert (row.note, row.version) == ("KB article is missing 中文 ✅", 4)

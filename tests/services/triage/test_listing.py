@@ -31,7 +31,7 @@ def test_lead_sees_the_queue_newest_first_with_counts(session, make, queue):
     lambda s, a, item: triage.assign(s, a, item.id, item.version, None),
     lambda s, a, item: triage.move(s, a, item.id, item.version, "triaged"),
     lambda s, a, item: triage.set_note(s, a, item.id, item.version, "x"),
-    lambda s, a, item: triage.set_fault_category(s, a, item.id, item.version, "OTHER"),
+    lambda s, a, item: triage.set_fault_category(s, a, item.id, item.version, "GENERAL"),
     lambda s, a, item: triage.bulk_move(s, a, [(item.id, item.version)], "triaged"),
 ])
 def test_reviewer_is_forbidden_everything(session, make, queue, call):
