@@ -26,8 +26,10 @@ from reviewapp.domain.feedback import (
     latest_verdict,
     rating_state,
     reasons_from_settings,
+    switched,
     verdict_for_rating,
 )
+from reviewapp.domain.reasons import workspace_reasons
 
 
 @pytest.mark.parametrize("value", [None, "", " ", "\t\n ", "\u3000\u3000", "\u00a0"])
@@ -180,3 +182,17 @@ def test_vocabularies_for_validation():
     assert RATINGS == ("positive", "negative")
     assert VERDICTS == ("useful", "not_useful")
     assert RATING_FIELDS == ("rating", "reason", "comment", "correction")
+
+
+@pytest.mark.parametrize("before, rating, expected_reason", [
+    ({"rating": "negative", "reason": "incorrect"}, "positive", None),   # negative-only reason
+    ({"rating": "negative", "reason": "other"}, "positive", "other"),    # "other": either
+    ({"rating": "positive", "reason": "other"}, "negative", "other"),
+    ({"rating": "negative", "reason": "gone"}, "positive", None),        # not in the list
+    ({"rating": "negative", "reason": None}, "positive", None),
+])
+def test_a_switched_thumb_keeps_comment_and_correction_and_a_reason_that_fits(
+        before, rating, expected_reason):
+    kept = {"comment": "see the logs", "correction": "  indented fix"}
+    assert switched({**before, **kept}, rating, workspace_reasons(None)) == {
+        "rating": rating, "reason": expected_reason, **kept}

@@ -50,3 +50,21 @@ def test_every_button_label(current, target, label):
 def test_an_unknown_state_has_no_move():
     assert not flow.can_move("archived", "triaged")
     assert not flow.can_move("new", "new")
+
+
+def test_history_actions_and_their_labels():
+    # stored in triage_event.action: the codes are data, the labels what the page shows
+    assert flow.EVENT_LABELS == {
+        "auto_resolved": "Resolved automatically", "auto_reopened": "Reopened automatically",
+        "moved": "State changed", "assigned": "Assignee changed",
+        "categorised": "Fault category changed", "note": "Note changed"}
+    assert (flow.EVENT_AUTO_RESOLVED, flow.EVENT_AUTO_REOPENED, flow.EVENT_MOVED,
+            flow.EVENT_ASSIGNED, flow.EVENT_CATEGORISED, flow.EVENT_NOTE) == (
+        "auto_resolved", "auto_reopened", "moved", "assigned", "categorised", "note")
+
+
+def test_the_sentences_of_automatic_changes():
+    assert flow.RESOLVED_USEFUL == "the run's verdict became useful"
+    assert flow.RESOLVED_NO_NEGATIVE == (
+        "the run's last negative rating was withdrawn, so nothing is left to triage")
+    assert flow.REOPENED_NOT_USEFUL == "the run was judged not useful again"
