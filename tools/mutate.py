@@ -448,6 +448,7 @@ def _child(job: Job) -> int:
     # line -> the tests that ran it ("" while no test runs: import and collection)
     lines: dict[int, set[str]] = {}
     current = [""]
+    durations: dict[str, float] = {}  # seconds per test (traced, so on the slow side)
     plugins = []
     if job.trace_out:
         target = job.path
@@ -456,9 +457,11 @@ def _child(job: Job) -> int:
             @pytest.hookimpl(wrapper=True)
             def pytest_runtest_protocol(self, item, nextitem):  # noqa: ANN001, ANN202
                 current[0] = f"{item.path}::{item.nodeid.split('::', 1)[1]}"
+                began = time.monotonic()
                 try:
                     return (yield)
                 finally:
+                    durations[current[0]] = time.monotonic() - began
                     current[0] = ""
 
         def local(frame, event, arg):  # noqa: ANN001, ANN202
@@ -482,7 +485,8 @@ def _child(job: Job) -> int:
     status = int(pytest.main(args, plugins=plugins))
     sys.settrace(None)
     if job.trace_out:
-        Path(job.trace_out).write_text(json.dumps({n: sorted(t) for n, t in lines.items()}))
+        Path(job.trace_out).write_text(json.dumps({
+            "lines": {n: sorted(t) for n, t in lines.items()}, "durations": durations}))
     if job.modules_out:
         def ours(module: object) -> bool:  # the project's files (its venv is not)
             path = str(getattr(module, "__file__", "") or "")
@@ -657,9 +661,12 @@ def mutate_module(path: Path, tests: list[str], equivalents: list[Equivalent], *
             result.baseline_seconds = seconds
         run(Job(module, str(path), None, source, tests, stop_first=False, noconftest=noconftest,
                 trace_out=str(trace_out)), 600.0)
-        covered: dict[int, list[str]] = {int(n): t for n, t in json.loads(
-            trace_out.read_text()).items()} if trace_out.exists() else {}
-    limit = timeout or max(10.0, 4 * result.baseline_seconds)
+        trace = json.loads(trace_out.read_text()) if trace_out.exists() else {}
+    covered: dict[int, list[str]] = {int(n): t for n, t in trace.get("lines", {}).items()}
+    durations: dict[str, float] = trace.get("durations", {})
+    # A mutant that loops forever is caught by the clock: 4 x what its tests took unmutated
+    # (process start-up included), at least 10 s.
+    startup = max(1.0, result.baseline_seconds - sum(durations.values()))
     for m in result.mutants:
         if any(e.matches(module, m) for e in equivalents):
             for e in equivalents:
@@ -673,6 +680,8 @@ def mutate_module(path: Path, tests: list[str], equivalents: list[Equivalent], *
             m.outcome = NOT_COVERED
             continue
         run_tests = tests if "" in selected else sorted(selected)
+        limit = timeout or max(10.0, 4 * (result.baseline_seconds if run_tests is tests else
+                                          startup + sum(durations.get(t, 1.0) for t in run_tests)))
         status, m.seconds = run(Job(module, str(path), m.index, source, run_tests,
                                     noconftest=noconftest), limit)
         if status in (4, 5) and run_tests is not tests:  # a test id pytest cannot select
