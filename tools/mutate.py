@@ -55,6 +55,7 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -633,8 +634,10 @@ def default_tests(module: str) -> list[str]:
 
 def mutate_module(path: Path, tests: list[str], equivalents: list[Equivalent], *,
                   fork: bool = True, timeout: float | None = None, module: str | None = None,
-                  progress: Callable[[str], None] = lambda s: None) -> Result:
-    """Run every mutant of the module at ``path`` against ``tests``."""
+                  progress: Callable[[str], None] = lambda s: None,
+                  only: set[str] | None = None) -> Result:
+    """Run every mutant of the module at ``path`` against ``tests`` (with ``only``: just
+    the mutants whose one-line diff is in it; the others count as caught)."""
     module = module or module_name(path)
     result = Result(module, str(path), tests)
     source = path.read_text()
@@ -674,6 +677,9 @@ def mutate_module(path: Path, tests: list[str], equivalents: list[Equivalent], *
                     e.used = True
             m.outcome = EQUIVALENT
             continue
+        if only is not None and _plain(m.diff(path.name)) not in only:
+            m.outcome = CAUGHT
+            continue
         # Only the tests that run the changed line (all of them for a line run at import).
         selected = {t for n in range(m.lineno, m.end_lineno + 1) for t in covered.get(n, ())}
         if not selected:
@@ -702,6 +708,11 @@ def mutate_module(path: Path, tests: list[str], equivalents: list[Equivalent], *
 
 class BaselineFailed(Exception):
     pass
+
+
+def _plain(diff: str) -> str:
+    """A survivor line without the ``#2`` of a repeated change (older outputs lack it)."""
+    return re.sub(r"^(\S+ [^:#]*)#\d+:", r"\1:", diff)
 
 
 # ----------------------------------------------------------------------- report
@@ -773,6 +784,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--toml", action="store_true", help="print survivors as equivalents")
     parser.add_argument("--json", type=Path, help="write the outcomes here")
+    parser.add_argument("--survivors-of", type=Path, metavar="JSON",
+                        help="run only the mutants that survived in this earlier --json "
+                        "output, counting the rest as caught (right when tests were only "
+                        "added since)")
     parser.add_argument("--min", type=float, default=0.0, help="exit 1 below this score")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every mutant")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -796,9 +811,16 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"tests: {' '.join(tests)}", file=sys.stderr, flush=True)
         progress = (lambda s: print(s, file=sys.stderr, flush=True)) if args.verbose else (
             lambda s: None)
+        only = None
+        if args.survivors_of:
+            earlier = {r["module"]: r for r in json.loads(args.survivors_of.read_text())}
+            if module not in earlier:
+                print(f"{module}: not in {args.survivors_of}", file=sys.stderr)
+                return 2
+            only = {_plain(line) for line in earlier[module]["survivors"]}
         try:
             results.append(mutate_module(path, tests, equivalents, fork=not args.no_fork,
-                                         timeout=args.timeout, progress=progress))
+                                         timeout=args.timeout, progress=progress, only=only))
         except BaselineFailed as exc:
             print(exc, file=sys.stderr)
             return 2
