@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 def nice_scale(value: float, target_ticks: int = 4, integer: bool = True) -> tuple[float, float]:
@@ -171,13 +171,15 @@ class Point:
     y: float
     label: str
     value: float
+    note: str = ""  # e.g. "3 of 4": the counts behind a rate, shown beside the marker
 
 
 @dataclass(frozen=True)
 class LineChart:
     """A line chart of values in [0, 1]: ``paths`` are SVG ``points`` strings (a gap where
-    a value is missing breaks the line), ``points`` the markers, ``x_labels`` a thinned
-    selection of (x, label) so the axis stays legible."""
+    a value is missing breaks the line), ``bridges`` the same across such gaps (drawn
+    dashed: the trend stays readable when most days have no value), ``points`` the
+    markers, ``x_labels`` a thinned selection of (x, label) so the axis stays legible."""
 
     width: int
     height: int
@@ -189,11 +191,13 @@ class LineChart:
     points: list[Point]
     x_labels: list[tuple[float, str]]
     ticks: list[Tick]
+    bridges: list[str] = field(default_factory=list)
 
 
-def line_chart(items: Sequence[tuple[str, float | None]], *, width: int = 560,
-               height: int = 240, max_labels: int = 8) -> LineChart:
-    """A line for (label, rate in [0, 1] or ``None``) pairs, y axis 0-100 %."""
+def line_chart(items: Sequence[tuple[str, float | None] | tuple[str, float | None, str]], *,
+               width: int = 560, height: int = 240, max_labels: int = 8) -> LineChart:
+    """A line for (label, rate in [0, 1] or ``None``[, note]) items, y axis 0-100 %; a
+    ``note`` (e.g. "3 of 4") is kept on the item's point."""
     left, right, top = 44.0, float(width - 24), 12.0
     bottom = float(height) - 36
     n = len(items)
@@ -202,7 +206,10 @@ def line_chart(items: Sequence[tuple[str, float | None]], *, width: int = 560,
     paths: list[str] = []
     current: list[str] = []
     points = []
-    for x, (label, value) in zip(xs, items):
+    indexes: list[int] = []  # the item index of each point
+    for index, (x, item) in enumerate(zip(xs, items)):
+        label, value = item[0], item[1]
+        note = item[2] if len(item) > 2 else ""  # type: ignore[misc]
         if value is None:
             if current:
                 paths.append(" ".join(current))
@@ -210,7 +217,8 @@ def line_chart(items: Sequence[tuple[str, float | None]], *, width: int = 560,
             continue
         y = bottom - (bottom - top) * max(0.0, min(1.0, value))
         current.append(f"{x:.1f},{y:.1f}")
-        points.append(Point(round(x, 1), round(y, 1), label, value))
+        points.append(Point(round(x, 1), round(y, 1), label, value, note))
+        indexes.append(index)
     if current:
         paths.append(" ".join(current))
     every = max(1, math.ceil(n / max_labels))
@@ -222,4 +230,9 @@ def line_chart(items: Sequence[tuple[str, float | None]], *, width: int = 560,
         x_labels.append((round(xs[-1], 1), items[-1][0]))
     grid = [Tick(round(bottom - (bottom - top) * t, 1), f"{int(t * 100)}%")
             for t in (0, 0.25, 0.5, 0.75, 1)]
-    return LineChart(width, height, left, right, top, bottom, paths, points, x_labels, grid)
+    # Dashed bridges over the gaps: from the last point before a gap to the first after it.
+    bridges = [f"{a.x:.1f},{a.y:.1f} {b.x:.1f},{b.y:.1f}"
+               for (i, a), (j, b) in zip(zip(indexes, points), zip(indexes[1:], points[1:]))
+               if j - i > 1]
+    return LineChart(width, height, left, right, top, bottom, paths, points, x_labels, grid,
+                     bridges)

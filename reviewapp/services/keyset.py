@@ -117,3 +117,19 @@ def page(session: Session, stmt: Select[Any], order: SortOrder, cursor: str | No
         return records, None
     records = records[:limit]
     return records, order.encode(last(records[-1]))
+
+
+def previous(session: Session, stmt: Select[Any], order: SortOrder, first: Any, limit: int, *,
+             scalars: bool = False) -> tuple[bool, str | None]:
+    """The page before the one that starts with row ``first`` (read with ``page``):
+    (whether there is one, its cursor — ``None`` when it is the first page). One query:
+    up to ``limit`` + 1 rows before ``first``, read backwards; the row just before the
+    previous page is the one whose cursor opens it."""
+    stmt = stmt.where(order.after(first, reverse=True)).order_by(
+        *order.order_by(reverse=True)).limit(limit + 1)
+    records = list(session.scalars(stmt)) if scalars else session.execute(stmt).all()
+    if not records:
+        return False, None
+    if len(records) <= limit:
+        return True, None
+    return True, order.encode(records[limit])

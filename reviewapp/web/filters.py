@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask import Flask, current_app
+from markupsafe import Markup
 
 from ..domain.target_types import TARGET_TYPES
 from ..domain.times import duration_ms, format_duration
@@ -172,6 +173,25 @@ def duration_between(started_at: datetime | None, ended_at: datetime | None) -> 
     return format_duration(duration_ms(started_at, ended_at))
 
 
+def highlight(text: str | None, needle: str | None, width: int = 140) -> Markup | None:
+    """Where a search matched ``text`` (issue 17): an escaped excerpt of about ``width``
+    characters around the first case-insensitive occurrence of ``needle``, the match in
+    ``<mark>``, "…" where the text was cut; ``None`` when it does not occur. The match
+    is found with ``str.find`` on casefolded-by-``lower`` copies (linear time)."""
+    text, needle = text or "", (needle or "").strip()
+    if not needle or not text:
+        return None
+    at = text.lower().find(needle.lower())
+    if at < 0 or len(text.lower()) != len(text):  # lower() changed the length: no safe offsets
+        return None
+    end = at + len(needle)
+    room = max(0, width - len(needle)) // 2
+    start, stop = max(0, at - room), min(len(text), end + room)
+    return Markup("{}{}<mark>{}</mark>{}{}").format(
+        "…" if start else "", text[start:at], text[at:end], text[end:stop],
+        "…" if stop < len(text) else "")
+
+
 def register(app: Flask) -> None:
     """Add the filters to ``app``'s Jinja environment, and ``show_bidi_controls`` as its
     ``finalize`` hook."""
@@ -186,6 +206,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(prose, "prose")
     app.add_template_filter(capped, "capped")
     app.add_template_filter(thousands, "thousands")
+    app.add_template_filter(highlight, "highlight")
     app.jinja_env.globals["arguments_view"] = arguments_view
     app.jinja_env.globals["summary_view"] = summary_view
     app.add_template_filter(local_time, "local_time")

@@ -279,3 +279,66 @@ def test_phone_layout_of_queue_cases_navigation_and_filters(new_page, world, mak
         page.locator("label[for=filters-toggle]").click()
     assert grid.is_visible()
     _shot(page, "runs-list", width)
+
+
+# --- item 15: paging back with the position, why a search matched, the dashboard -------------
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_runs_paging_back_and_position(new_page, world, make, app, width):
+    app.config["RUNS_PAGE_SIZE"] = 2
+    ws = world["ws"]
+    for i in range(4):
+        make.run(ws, query=f"Paged question {i}")
+    page = new_page(width=width)
+    log_in(page, "rita.reviewer")
+    page.goto("/")
+    pager = page.locator("nav.pager")
+    expect(pager.locator(".page-position")).to_have_text(re.compile(r"^1–2\s+of 5$"))
+    pager.get_by_role("link", name=re.compile("Next page")).click()
+    expect(pager.locator(".page-position")).to_have_text(re.compile(r"^3–4\s+of 5$"))
+    pager.get_by_role("link", name=re.compile("Next page")).click()
+    expect(pager.locator(".page-position")).to_have_text(re.compile(r"^5 of 5$"))
+    _shot(page, "runs-paging", width)
+    pager.get_by_role("link", name=re.compile("Previous page")).click()
+    expect(pager.locator(".page-position")).to_have_text(re.compile(r"^3–4\s+of 5$"))
+    pager.get_by_role("link", name=re.compile("Previous page")).click()
+    expect(pager.locator(".page-position")).to_have_text(re.compile(r"^1–2\s+of 5$"))
+    assert pager.get_by_role("link", name=re.compile("Previous page")).count() == 0
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_search_shows_why_a_row_matched(new_page, world, width):
+    page = new_page(width=width)
+    log_in(page, "rita.reviewer")
+    page.goto("/?q=exhausted")
+    row = page.locator("#runs-table tbody tr").first
+    expect(row.locator(".match-excerpt mark")).to_have_text("exhausted")
+    page.goto("/?q=CHECKOUT")
+    expect(page.locator("#runs-table tbody tr").first.locator("td.query a mark")).to_have_text("checkout")
+    _shot(page, "search-match", width)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_dashboard_line_with_counts_and_a_compact_empty_backlog(new_page, world, make, session, width):
+    ws = world["ws"]
+    reviewer = make.actor(world["reviewer"])
+    for day, rating in (("2026-11-25", "positive"), ("2026-11-25", "negative"), ("2026-11-28", "positive")):
+        run = make.run(ws, started_at=f"{day}T10:00:00Z")
+        feedback.upsert_feedback(session, reviewer, "chat_message", _answer_id(run), None, rating)
+    from reviewapp.models import TriageItem
+    for item in session.query(TriageItem):
+        item.state = "resolved"
+    session.commit()
+    page = new_page(width=width)
+    log_in(page, "lena.lead")
+    page.goto("/dashboard/?date_from=2026-11-24&date_to=2026-11-29")
+    chart = page.locator("#ch-useful").locator("xpath=..")
+    notes = chart.locator("text.point-note").all_text_contents()
+    assert notes == ["1 of 2", "1 of 1"]
+    assert chart.locator("polyline.line-gap").count() == 1  # the days between are bridged
+    backlog = page.locator("#ch-backlog").locator("xpath=..")
+    assert backlog.locator("svg").count() == 0
+    assert "Nothing open" in backlog.inner_text()
+    _shot(page, "dashboard", width, full_page=True)
+    assert backlog.bounding_box()["height"] < 200  # a sentence, not a blank chart

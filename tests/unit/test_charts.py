@@ -40,3 +40,13 @@ def test_line_chart_breaks_at_missing_days():
     top = [p for p in chart.points if p.label == "d3"][0]
     bottom = [p for p in chart.points if p.label == "d4"][0]
     assert top.y == chart.top and bottom.y == chart.bottom
+
+
+def test_line_chart_bridges_missing_days_and_keeps_notes():
+    """Issue 17: usefulness per day is a line, not loose dots, and says its counts."""
+    chart = charts.line_chart([("d1", 0.5, "1 of 2"), ("d2", None, ""), ("d3", None, ""),
+                               ("d4", 1.0, "3 of 3"), ("d5", 0.0, "0 of 1")])
+    d1, d4, d5 = chart.points
+    assert chart.bridges == [f"{d1.x:.1f},{d1.y:.1f} {d4.x:.1f},{d4.y:.1f}"]
+    assert chart.paths == [f"{d1.x:.1f},{d1.y:.1f}", f"{d4.x:.1f},{d4.y:.1f} {d5.x:.1f},{d5.y:.1f}"]
+    assert [p.note for p in chart.points] == ["1 of 2", "3 of 3", "0 of 1"]

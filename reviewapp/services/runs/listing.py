@@ -358,6 +358,12 @@ class RunPage:
     reviewed_by_me: frozenset[int] = frozenset()
     workspaces: list[WorkspaceRole] = field(default_factory=list)
     filters: RunFilters = RunFilters()
+    # Paging back and where the page is (issue 17): ``has_previous`` / ``previous_cursor``
+    # (None with ``has_previous``: the first page), ``offset`` the runs before this page
+    # (capped like the counts).
+    has_previous: bool = False
+    previous_cursor: str | None = None
+    offset: Count = Count(0, False)
     matches: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
@@ -371,7 +377,8 @@ def list_runs(
 
     Queries: workspaces, total count, filtered count (skipped when no filter is set),
     the page, the page's "reviewed by me" ids — five at most, whatever the size — plus
-    two with a search (where it matched: ``match_places``).
+    two with a search (where it matched: ``match_places``) and two on a later page (the
+    previous page's cursor and the number of runs before this page).
     Raises ``ValidationFailed`` for a bad filter (naming it) or a malformed cursor.
     """
     filters = (filters or RunFilters()).validated()
@@ -394,8 +401,17 @@ def list_runs(
                 Feedback.run_pk.in_([r.id for r in rows]),
             ).distinct()
         ))
+    has_previous, previous_cursor, offset = False, None, Count(0, False)
+    if cursor and rows:  # a later page: the way back and how many runs come before it
+        order = SORT_TABLE[filters.sort]
+        has_previous, previous_cursor = keyset.previous(session, stmt, order, rows[0], limit,
+                                                        scalars=True)
+        offset = Count(*capped_count(session, stmt.where(order.after(rows[0], reverse=True)),
+                                     min(count_cap, FILTERED_COUNT_CAP)))
     return RunPage(rows, next_cursor, total_count.value, filtered, total_count, reviewed,
-                   workspaces, filters, match_places(session, rows, filters.q))
+                   workspaces, filters, has_previous=has_previous,
+                   previous_cursor=previous_cursor, offset=offset,
+                   matches=match_places(session, rows, filters.q))
 
 
 def neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,
