@@ -635,13 +635,13 @@ def default_tests(module: str) -> list[str]:
 def mutate_module(path: Path, tests: list[str], equivalents: list[Equivalent], *,
                   fork: bool = True, timeout: float | None = None, module: str | None = None,
                   progress: Callable[[str], None] = lambda s: None,
-                  only: set[str] | None = None) -> Result:
+                  only: set[str] | None = None, every: int = 1) -> Result:
     """Run every mutant of the module at ``path`` against ``tests`` (with ``only``: just
     the mutants whose one-line diff is in it; the others count as caught)."""
     module = module or module_name(path)
     result = Result(module, str(path), tests)
     source = path.read_text()
-    result.mutants = enumerate_mutants(source)
+    result.mutants = enumerate_mutants(source)[::every]
     run = _run_forked if fork else _run_subprocess
     with tempfile.TemporaryDirectory(prefix="mutate-") as tmp:
         trace_out, modules_out = Path(tmp) / "lines.json", Path(tmp) / "modules.json"
@@ -788,6 +788,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="run only the mutants that survived in this earlier --json "
                         "output, counting the rest as caught (right when tests were only "
                         "added since)")
+    parser.add_argument("--every", type=int, default=1, metavar="K",
+                        help="a sample: every K-th mutant only (an estimate, for big modules)")
     parser.add_argument("--min", type=float, default=0.0, help="exit 1 below this score")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every mutant")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -820,7 +822,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             only = {_plain(line) for line in earlier[module]["survivors"]}
         try:
             results.append(mutate_module(path, tests, equivalents, fork=not args.no_fork,
-                                         timeout=args.timeout, progress=progress, only=only))
+                                         timeout=args.timeout, progress=progress, only=only,
+                                         every=args.every))
         except BaselineFailed as exc:
             print(exc, file=sys.stderr)
             return 2

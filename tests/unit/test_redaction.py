@@ -247,3 +247,10 @@ def test_no_rule_matches_across_the_separator_of_many():
                 start, end = spans[0]
                 assert b"\x00" not in data[start:end], rule.name
                 pos = max(end, start + 1)
+
+
+def test_the_dense_bound_is_exactly_twenty_thousand_candidates_of_one_rule():
+    """Past 20,000 candidates of one rule in one text (the documented bound of
+    ``domain.redaction``), the rest of the text is replaced whole; up to it, nothing is."""
+    assert redact_text("pwd=x " * 20_000) == "pwd=[redacted] " * 20_000
+    assert redact_text("pwd=x " * 20_001) == "pwd=[redacted] " * 20_000 + REDACTED
