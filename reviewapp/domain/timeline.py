@@ -14,6 +14,7 @@ from datetime import datetime
 
 AXIS_WIDTH = 1000
 MIN_BAR = 4
+OPEN_MARKER = 12  # an open call's marker: its start, not a length
 TICKS = 5  # 0 %, 25 %, 50 %, 75 %, 100 % of the span
 
 
@@ -28,14 +29,17 @@ class CallTiming:
 @dataclass(frozen=True)
 class Bar:
     """One call's bar: ``x`` and ``width`` in axis units; ``timed`` False means the call
-    has no start time and gets no bar; ``open_ended`` means no end event (the bar runs to
-    the end of the axis)."""
+    has no start time and gets no bar; ``open_ended`` means no end event: the call is
+    drawn as a marker at its start (``OPEN_MARKER`` wide), never as a bar of a length
+    nothing says it had (SPEC 4); ``ended_before_start`` means its end time is before
+    its start time (a clock that ran backwards: drawn as a zero-length call)."""
 
     x: float
     width: float
     timed: bool
     open_ended: bool
     offset_ms: int | None  # start relative to the axis start
+    ended_before_start: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,21 +69,25 @@ def format_ms(ms: float) -> str:
 def layout(calls: Sequence[CallTiming], until: datetime | None = None) -> Layout:
     """Place ``calls`` (in display order) on one axis.
 
-    The axis starts at the earliest start time and ends at the latest known time: the
-    latest start or completion, or ``until`` (the run's end) when later. A call without
-    an end event runs to the end of the axis, because it may still be running and
-    nothing else is known about it (SPEC 4: never invent an end).
+    The axis is made from the calls' own times: it starts at the earliest start and
+    ends at the latest start or end of a call. A call without an end event is a marker
+    at its start (``open_ended``): it may still be running or its end was lost, and
+    nothing else is known (SPEC 4: never invent an end), so it neither stretches the
+    axis nor is drawn to its end. ``until`` (the run's end) is accepted for callers but
+    no longer widens the axis: a run that ended long after its last call would squeeze
+    every bar into a corner. A span of zero (one instant) has a single "0 ms" tick.
     """
+    del until  # the axis is the calls' own (issue 17 item 6)
     starts = [c.started_at for c in calls if c.started_at is not None]
     if not starts:
         return Layout(False, None, 0, [], [Bar(0, 0, False, False, None) for _ in calls])
     start = min(starts)
-    known = starts + [c.completed_at for c in calls if c.completed_at is not None]
-    if until is not None:
-        known.append(until)
-    end = max(known)
-    span_ms = max(1, round((end - start).total_seconds() * 1000))
-    scale = AXIS_WIDTH / span_ms
+    ends = [c.completed_at for c in calls
+            if c.started_at is not None and c.completed_at is not None
+            and c.completed_at >= c.started_at]
+    end = max(starts + ends)
+    span_ms = max(0, round((end - start).total_seconds() * 1000))
+    scale = AXIS_WIDTH / span_ms if span_ms else 0.0
 
     bars = []
     for call in calls:
@@ -87,22 +95,24 @@ def layout(calls: Sequence[CallTiming], until: datetime | None = None) -> Layout
             bars.append(Bar(0, 0, False, False, None))
             continue
         offset = max(0, round((call.started_at - start).total_seconds() * 1000))
-        x = min(offset * scale, AXIS_WIDTH - MIN_BAR)
+        backwards = call.completed_at is not None and call.completed_at < call.started_at
         if call.completed_at is None:
-            width = AXIS_WIDTH - x
-            open_ended = True
-        else:
-            length = max(0, (call.completed_at - call.started_at).total_seconds() * 1000)
-            width = length * scale
-            open_ended = False
-        width = min(max(width, MIN_BAR), AXIS_WIDTH - x)
-        bars.append(Bar(round(x, 2), round(width, 2), True, open_ended, offset))
+            x = min(offset * scale, AXIS_WIDTH - OPEN_MARKER)
+            bars.append(Bar(round(x, 2), OPEN_MARKER, True, True, offset))
+            continue
+        x = min(offset * scale, AXIS_WIDTH - MIN_BAR)
+        length = 0.0 if backwards else (call.completed_at - call.started_at).total_seconds() * 1000
+        width = min(max(length * scale, MIN_BAR), AXIS_WIDTH - x)
+        bars.append(Bar(round(x, 2), round(width, 2), True, False, offset, backwards))
     return Layout(True, start, span_ms, axis_ticks(span_ms), bars)
 
 
 def axis_ticks(span_ms: int) -> list[str]:
     """``TICKS`` evenly spaced labels from 0 to ``span_ms``; a label equal to the one
-    before it (a span of a few ms: "0 ms 0 ms 1 ms ...") is left blank ("")."""
+    before it (a span of a few ms: "0 ms 0 ms 1 ms ...") is left blank (""); a span of
+    zero gives "0 ms" and blanks."""
+    if span_ms <= 0:
+        return ["0 ms"] + [""] * (TICKS - 1)
     ticks: list[str] = []
     previous = None
     for i in range(TICKS):

@@ -42,9 +42,9 @@ def _call(call_id: str, tool: str, start: float, seconds: float, args: dict[str,
 CHECKOUT_ANSWER = """**Most likely cause:** the `checkout-service` pods were OOM-killed after the 14:02 deploy
 raised the cart cache size, so the ingress returned 502 while pods restarted.
 
-1. `kubectl get events` shows 37 `OOMKilled` events for `checkout-service` between 14:03 and 14:19 [1].
+1. `kubectl get events` shows 37 `OOMKilled` events for `checkout-service` between 14:03 and 14:19 [c1].
 2. The runbook says 502s at the ingress with healthy upstream DNS mean the upstream pods are
-   restarting [2].
+   restarting [c2].
 3. Memory of the pods climbed from 410 MiB to the 512 MiB limit within four minutes of the deploy.
 
 **Suggested fix:** roll back to `checkout-service:2026.11.27-1` or raise the memory limit to 768 MiB,
@@ -107,7 +107,7 @@ DEMO_RUNS: list[dict[str, Any]] = [
         "query": "How do I rotate the Redis password for the sessions cluster without downtime?",
         "answer": "Use Redis ACL users: add a second password to the `app` user with "
                   "`ACL SETUSER app >NEWPASS`, roll the app config, then remove the old one "
-                  "with `ACL SETUSER app <OLDPASS` [1].\n\nThe vault path is shown in the runbook.",
+                  "with `ACL SETUSER app <OLDPASS` [c1].\n\nThe vault path is shown in the runbook.",
         "status": "SUCCESS",
         "started_at": _t(30), "finished_at": _t(30.9),
         "messages": [
@@ -115,7 +115,7 @@ DEMO_RUNS: list[dict[str, Any]] = [
             {"id": "m2", "role": "assistant",
              "content": "Use Redis ACL users: add a second password to the `app` user with "
                         "`ACL SETUSER app >NEWPASS`, roll the app config, then remove the old one "
-                        "with `ACL SETUSER app <OLDPASS` [1].\n\nThe vault path is shown in the runbook.",
+                        "with `ACL SETUSER app <OLDPASS` [c1].\n\nThe vault path is shown in the runbook.",
              "metadata": {"tool_call_ids": ["demo-call-4", "demo-call-5"], "citations": [
                  {"id": "c1", "title": "Redis ACL docs (semantic match)", "source": "kb://redis/acl",
                   "excerpt": "ACL SETUSER can add multiple passwords to one user", "evidence_ref": "kb://redis/acl"},

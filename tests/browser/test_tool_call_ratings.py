@@ -36,7 +36,7 @@ def tau_world(session, make):
     error = str(failed[0].get("error") or "")
     first_line = next(line.strip() for line in error.splitlines() if line.strip())
     return {"run": run, "user": user, "call": failed[0], "index": index,
-            "first_line": first_line, "calls": len(calls)}
+            "first_line": first_line, "calls": len(calls), "record": record}
 
 
 def _failed_row(page, call_id: str):
@@ -85,7 +85,7 @@ def test_rate_a_tool_call_without_javascript_returns_to_its_row(new_page, tau_wo
     log_in(page, "tess.tools")
     page.goto(f"/runs/{run.id}")
     _failed_row(page, call["id"]).get_by_role("button", name=re.compile("Not helpful")).click()
-    page.wait_for_url(re.compile(rf"/runs/{run.id}#call-"))
+    page.wait_for_url(re.compile(rf"/runs/{run.id}\?.*#fb-tool_call-"))
     row = _failed_row(page, call["id"])
     assert row.locator('.thumb[data-rating="negative"]').get_attribute("aria-pressed") == "true"
     more = row.locator("details.fb-more")
@@ -95,7 +95,7 @@ def test_rate_a_tool_call_without_javascript_returns_to_its_row(new_page, tau_wo
     row.locator("select[name=reason]").select_option("incorrect")
     row.locator("textarea[name=comment]").fill(comment)
     row.get_by_role("button", name="Save details").click()
-    page.wait_for_url(re.compile(rf"/runs/{run.id}#call-"))
+    page.wait_for_url(re.compile(rf"/runs/{run.id}\?.*#fb-tool_call-"))
     row = _failed_row(page, call["id"])
     assert row.locator("textarea[name=comment]").input_value() == comment
     _assert_stored(session, tau_world["user"], run, call["id"], comment)
@@ -120,3 +120,38 @@ def test_j_and_k_walk_through_the_tool_calls(new_page, tau_world, session):
     page.locator(".tl-row .thumbs.is-focused .fb-status .saved").wait_for()
     session.rollback()
     assert [(f.target_type, f.rating) for f in session.query(Feedback)] == [("tool_call", "positive")]
+
+
+def test_a_long_message_expands_in_place_and_turns_are_rated_in_the_conversation(
+        new_page, tau_world, session):
+    """Issue 19 "long messages" and issue 17 item 5: the τ-bench system prompt (cut on
+    the page) opens where it is, its preview replaced, not repeated; the conversation is
+    the main reading path with thumbs on the assistant turns and links to their calls."""
+    run = tau_world["run"]
+    page = new_page(1280, 900)
+    log_in(page, "tess.tools")
+    page.goto(f"/runs/{run.id}")
+    conversation = page.locator("section.conversation-main")
+    assert conversation.is_visible()
+    # The conversation comes before the answer card and the timeline.
+    order = page.evaluate("""() => ['.conversation-main', '.answer', '.timeline'].map(
+        s => document.querySelector(s).getBoundingClientRect().top)""")
+    assert order == sorted(order)
+    system = conversation.locator(".msg-system")
+    preview, full = system.locator(".preview-text"), system.locator(".full-text")
+    assert preview.is_visible() and not full.is_visible()
+    system.locator(".show-all > summary").click()
+    assert full.is_visible() and not preview.is_visible()
+    prompt = next(m["content"] for m in tau_world["record"]["traj"] if m["role"] == "system")
+    assert full.inner_text().strip() == prompt.strip()
+    # A turn that called a tool links to the call's timeline row.
+    link = conversation.locator(".turn-calls a").first
+    target = link.get_attribute("href")
+    assert page.locator(target).count() == 1 and target.startswith("#call-")
+    # Rate the first assistant turn; it is stored as a conversation_turn rating.
+    turn = conversation.locator(".msg-assistant .thumbs").first
+    turn.get_by_role("button", name=re.compile("Not helpful")).click()
+    conversation.locator(".msg-assistant .thumbs").first.locator(".fb-status .saved").wait_for()
+    session.rollback()
+    assert [(f.target_type, f.rating) for f in session.query(Feedback)] == [
+        ("conversation_turn", "negative")]

@@ -11,6 +11,7 @@ from reviewapp.domain.pagination import decode_keyset, encode_keyset
 from reviewapp.domain.timeline import (
     AXIS_WIDTH,
     MIN_BAR,
+    OPEN_MARKER,
     Bar,
     CallTiming,
     Layout,
@@ -36,17 +37,36 @@ def test_layout_places_bars_proportionally_on_one_axis():
     assert placed.ticks == ["0 ms", "2.5 s", "5.0 s", "7.5 s", "10 s"]
 
 
-def test_layout_runs_a_call_without_end_event_to_the_end_of_the_axis():
+def test_a_call_without_end_event_is_a_marker_at_its_start():
+    """Issue 17 item 6: an open call is not drawn to the axis end as if it ran that long."""
     placed = layout([CallTiming(at(0), at(4)), CallTiming(at(1), None)])
     open_bar = placed.bars[1]
     assert open_bar.open_ended
-    assert open_bar.x == 250 and open_bar.x + open_bar.width == AXIS_WIDTH
-
-
-def test_layout_axis_extends_to_the_run_end():
-    placed = layout([CallTiming(at(0), at(1))], until=at(4))
+    assert (open_bar.x, open_bar.width) == (250, OPEN_MARKER)
     assert placed.span_ms == 4000
-    assert placed.bars[0].width == 250
+
+
+def test_the_axis_is_made_from_the_calls_times_not_the_run_end():
+    """Issue 17 item 6: a run that ended long after its calls does not stretch the axis."""
+    placed = layout([CallTiming(at(0), at(1))], until=at(4 * 86_400))
+    assert placed.span_ms == 1000
+    assert placed.bars[0].width == AXIS_WIDTH
+
+
+def test_a_lone_open_call_has_no_made_up_span():
+    """Issue 17 item 6: one call with no end event: no "0 ms – 1 ms" axis, no full bar."""
+    placed = layout([CallTiming(at(0), None)], until=at(4 * 86_400))
+    assert placed.has_axis and placed.span_ms == 0
+    assert placed.ticks == ["0 ms", "", "", "", ""]
+    assert (placed.bars[0].x, placed.bars[0].width, placed.bars[0].open_ended) == (0, OPEN_MARKER, True)
+
+
+def test_a_call_that_ended_before_it_started_says_so():
+    placed = layout([CallTiming(at(0), at(10)), CallTiming(at(5), at(3))])
+    backwards = placed.bars[1]
+    assert backwards.ended_before_start and not placed.bars[0].ended_before_start
+    assert (backwards.x, backwards.width) == (500, MIN_BAR)
+    assert placed.span_ms == 10_000
 
 
 def test_layout_keeps_a_zero_length_call_visible():
@@ -115,15 +135,17 @@ def test_completed_calls_are_not_open_ended_and_carry_their_offset():
 
 def test_a_single_zero_length_call():
     placed = layout([CallTiming(at(3), at(3))])
-    # A span of 0 counts as 1 ms, so the axis has a scale; the bar is widened to 4.
-    assert placed == Layout(True, at(3), 1, ["0 ms", "", "", "1 ms", ""],
+    # A span of 0 is one instant: a single "0 ms" tick (no made-up "1 ms"); the bar is
+    # widened to 4.
+    assert placed == Layout(True, at(3), 0, ["0 ms", "", "", "", ""],
                             [Bar(0, 4, True, False, 0)])
 
 
 def test_a_call_at_the_very_end_of_the_axis_keeps_a_visible_bar_inside_it():
     placed = layout([CallTiming(at(0), at(10)), CallTiming(at(10), at(10)),
                      CallTiming(at(10), None)])
-    assert placed.bars[1:] == [Bar(996, 4, True, False, 10_000), Bar(996, 4, True, True, 10_000)]
+    assert placed.bars[1:] == [Bar(996, 4, True, False, 10_000),
+                               Bar(AXIS_WIDTH - OPEN_MARKER, OPEN_MARKER, True, True, 10_000)]
 
 
 def test_the_run_end_only_extends_the_axis_never_shortens_it():

@@ -299,3 +299,59 @@ def test_list_search_says_where_it_matched_and_filters_failed_calls(client, make
     assert client.get("/?failed_calls=maybe").status_code == 400
     page = client.get(f"/runs/{loud.id}?failed_calls=yes").get_data(as_text=True)
     assert "failed_calls=yes" in page  # the list's filter travels to the run page's links
+
+
+def test_open_calls_are_markers_and_a_backwards_call_says_so(client, make, reviewer):
+    """Issue 17 item 6: no full-width bar for a call with no end event, no axis
+    stretched to the run's end, and a call that ended before it started says so."""
+    ws, _ = reviewer
+    run = make.run(ws, status="SUCCESS", started_at="2026-01-01T00:00:00Z",
+                   finished_at="2026-01-05T00:00:00Z", tool_calls=[
+                       {"id": "done", "tool_name": "a", "status": "completed",
+                        "started_at": "2026-01-01T00:00:00Z", "completed_at": "2026-01-01T00:00:02Z"},
+                       {"id": "open", "tool_name": "b", "status": "started",
+                        "started_at": "2026-01-01T00:00:01Z"}])
+    # A terminal event first, its started event later with a later clock: the row ends
+    # before it starts (late facts win, SPEC 4).
+    tool_calls.apply_events(db.session, make.system, ws.id, [
+        {"id": "back", "run_id": run.run_id, "event": "completed", "tool_name": "c",
+         "timestamp": "2026-01-01T00:00:01Z", "output": "ok"},
+        {"id": "back", "run_id": run.run_id, "event": "started", "tool_name": "c",
+         "timestamp": "2026-01-01T00:00:01.500Z"}])
+    html = client.get(f"/runs/{run.id}/timeline").get_data(as_text=True)
+    bars = re.findall(r'class="bar bar-(\w+)[^"]*"\s+x="([\d.]+)" y="2" width="([\d.]+)"', html)
+    assert [(s, float(x), float(w)) for s, x, w in bars] == [
+        ("completed", 0, 1000), ("started", 500, 12), ("completed", 750, 4)]
+    assert html.count("ended before it started") == 1
+    ticks = re.search(r'<span class="tl-ticks">(.*?)</span>\n', html).group(1)
+    assert re.findall(r"<span>([^<]*)</span>", ticks) == ["0 ms", "500 ms", "1.0 s", "1.5 s", "2.0 s"]
+
+
+def test_no_create_a_case_while_the_run_is_running(client, make, login):
+    """Issue 17 item 9: the case would be made from an answer that is not final."""
+    ws = make.workspace()
+    login(make.user(ws, "lead"))
+    running = make.run(ws, status="RUNNING")
+    finished = make.run(ws)
+    html = client.get(f"/runs/{running.id}").get_data(as_text=True)
+    assert "Create a case from this run" not in html
+    assert "A case can be made once the run has ended" in html
+    assert "Create a case from this run" in client.get(f"/runs/{finished.id}").get_data(as_text=True)
+
+
+def test_demo_answers_cite_the_ids_their_citations_carry(session, make):
+    """Issue 17 item 9: the demo answer said "[1]" while its citations are c1, c2."""
+    from reviewapp.actors import Actor
+    from reviewapp.models import Run
+    from reviewapp.services import demo
+
+    ws = make.workspace()
+    demo.load(session, Actor.system_actor(), ws.id)
+    checked = 0
+    for run in session.query(Run).filter_by(workspace_id=ws.id):
+        cited = set(re.findall(r"\[([A-Za-z0-9_-]+)\]", run.answer or ""))
+        ids = {str(c["id"]) for m in run.messages for c in m.citations}
+        if cited or ids:
+            assert cited <= ids, (run.run_id, cited, ids)
+            checked += 1
+    assert checked >= 2

@@ -213,15 +213,28 @@ class RunDetail:
         """What the page calls the run's answer: "conclusion" for AIOps, else "answer"."""
         return "conclusion" if self.run.kind == RunKind.AIOPS.value else "answer"
 
-    def target(self, target_type: str, target_id: int, subject_key: str = "") -> TargetState:
-        """The thumbs state of one target of this run."""
+    def target(self, target_type: str, target_id: int, subject_key: str = "",
+               name: str | None = None) -> TargetState:
+        """The thumbs state of one target of this run; ``name`` as ``TargetState.name``."""
         key = (target_type, target_id, subject_key or "")
         mine = self.my_feedback.get(key)
         return TargetState(target_type, target_id, subject_key or "", self.run.id,
                            mine, self.summary.get(key), self.reasons,
                            reason_choices(self.workspace),
                            reason_choices(self.workspace, "positive"),
-                           mine is not None and mine.id in self.earlier_ids)
+                           mine is not None and mine.id in self.earlier_ids, name=name)
+
+    @property
+    def multi_turn(self) -> bool:
+        """A chat run with more than one user message (a conversation, e.g. a benchmark
+        dialogue): the page reads it as its conversation first (issue 17 item 5)."""
+        return self.run.kind == RunKind.CHAT.value and sum(
+            1 for m in self.messages if m.role == MessageRole.USER.value) > 1
+
+    @property
+    def call_names(self) -> dict[str, str]:
+        """Tool name by call id, for the conversation's links to the timeline rows."""
+        return {row.call.id: row.call.tool_name for row in self.timeline.rows}
 
 
 def tool_call_name(tool_name: str) -> str:
