@@ -721,12 +721,15 @@ def print_report(results: Sequence[Result], toml: bool, out: Callable[[str], Non
                  ) -> None:
     for r in results:
         survivors = [m for m in r.mutants if m.outcome in (SURVIVED, NOT_COVERED)]
-        if not survivors:
+        if not survivors and not r.count(TIMEOUT):
             continue
         out(f"\n{r.module}: {len(survivors)} survivors (tests: {' '.join(r.tests)})")
         for m in survivors:
             tag = " (not covered)" if m.outcome == NOT_COVERED else ""
             out(f"  {m.diff(Path(r.path).name)}{tag}")
+        for m in r.mutants:  # caught by the clock: worth a look on a loaded machine
+            if m.outcome == TIMEOUT:
+                out(f"  timed out after {m.seconds:.0f} s: {m.diff(Path(r.path).name)}")
         if toml:
             out("")
             for m in survivors:
@@ -841,7 +844,9 @@ def main(argv: Sequence[str] | None = None) -> int:
              "not_covered": r.count(NOT_COVERED), "timeouts": r.count(TIMEOUT),
              "equivalent": r.count(EQUIVALENT), "score": round(r.score, 1),
              "survivors": [m.diff(Path(r.path).name) for m in r.mutants
-                           if m.outcome in (SURVIVED, NOT_COVERED)]}
+                           if m.outcome in (SURVIVED, NOT_COVERED)],
+             "timed_out": [m.diff(Path(r.path).name) for m in r.mutants
+                           if m.outcome == TIMEOUT]}
             for r in results], indent=1))
     return 0 if all(r.score >= args.min for r in results) else 1
 
