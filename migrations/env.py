@@ -106,14 +106,31 @@ def run_migrations_online():
     connectable = get_engine()
 
     with connectable.connect() as connection:
-        context.configure(
-            connection=connection,
-            target_metadata=get_metadata(),
-            **conf_args
-        )
+        # SQLite: batch mode rebuilds a table (copy, DROP, rename); with foreign keys
+        # enforced, the DROP cascades (ON DELETE CASCADE) and silently empties every
+        # child table (memberships, ratings ...). Foreign keys stay off while migrating
+        # (set on the raw connection: PRAGMA foreign_keys is a no-op inside a
+        # transaction), are checked afterwards, and are on again for the pool.
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            connection.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
+        try:
+            context.configure(
+                connection=connection,
+                target_metadata=get_metadata(),
+                **conf_args
+            )
 
-        with context.begin_transaction():
-            context.run_migrations()
+            with context.begin_transaction():
+                context.run_migrations()
+            if sqlite:
+                broken = connection.connection.driver_connection.execute(
+                    "PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise RuntimeError(f"foreign keys broken by the migration: {broken[:5]}")
+        finally:
+            if sqlite:
+                connection.connection.driver_connection.execute("PRAGMA foreign_keys=ON")
 
 
 if context.is_offline_mode():

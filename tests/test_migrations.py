@@ -111,3 +111,35 @@ def test_the_category_merge_keeps_every_value(tmp_path):
     assert settings[1]["fault_categories"][-2:] == ["MY_TYPO", "STORAGE"]
     assert "RETRIEVAL_MISS" in settings[1]["fault_categories"]
     assert "fault_categories" not in settings[2]
+
+
+def test_sqlite_upgrade_keeps_the_rows_of_child_tables(tmp_path):
+    """A batch-mode rebuild of a parent table (user_account in 5b1e0a9c4d27) must not
+    cascade: upgrading a database with a member and a rating keeps both (it emptied
+    membership and user_feedback while foreign keys were enforced during migrations)."""
+    url = f"sqlite:///{tmp_path / 'children.sqlite'}"
+    app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": url})
+    directory = str(REPO_ROOT / "migrations")
+    with app.app_context():
+        upgrade(directory=directory, revision="2eeb0f957fea")
+        db.engine.dispose()
+    engine = create_engine(url)
+    now = "2026-12-01 00:00:00"
+    with engine.begin() as conn:
+        conn.exec_driver_sql("INSERT INTO workspace (id, slug, name, settings, created_at, updated_at) "
+                             "VALUES (1, 'w1', 'W1', '{}', ?, ?)", (now, now))
+        conn.exec_driver_sql("INSERT INTO user_account (id, username, password_hash, active, "
+                             "session_token, created_at, updated_at) VALUES (1, 'u1', 'x', 1, 't', ?, ?)",
+                             (now, now))
+        conn.exec_driver_sql("INSERT INTO membership (id, user_id, workspace_id, role, created_at, "
+                             "updated_at) VALUES (1, 1, 1, 'lead', ?, ?)", (now, now))
+    engine.dispose()
+    with app.app_context():
+        upgrade(directory=directory)
+        db.engine.dispose()
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        counts = [conn.exec_driver_sql(f"SELECT count(*) FROM {t}").scalar_one()
+                  for t in ("workspace", "user_account", "membership")]
+    engine.dispose()
+    assert counts == [1, 1, 1]
