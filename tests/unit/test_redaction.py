@@ -116,6 +116,9 @@ def test_booleans_and_null_under_a_secret_key_stay(value):
     ("MYSQL_PWD", True), ("authToken", True), ("set-cookie", True), ("JSESSIONID", True),
     ("monkey", False), ("bypass", False), ("compass", False), ("PASSWORD_HINT", False),
     ("public_key", False), ("NextToken", False), ("keyboard", False), ("config", False), ("", False),
+    # "key" as a word of its own; a public name however it is spelled; a flag's dashes
+    ("db_key", True), ("Key", True), ("sshKey", True), ("XKEY", False), ("--db-key", True),
+    ("public key", False), ("page.token", False), ("next-token", False),
 ])
 def test_secret_names(name, secret):
     assert is_secret_name(name) is secret
