@@ -178,6 +178,7 @@ def test_an_answer_with_html_and_foreign_images_renders_inert(new_page, make, se
 def test_a_running_runs_timeline_gains_a_call_ingested_while_open(new_page, demo_world, session):
     ws = demo_world["ws"]
     pk = _run_pk(session, "demo-chat-running")
+    session.commit()  # end the read: the server writes (login) before this session does
     page = new_page()
     log_in(page, "rita.reviewer")
     page.goto(f"/runs/{pk}")

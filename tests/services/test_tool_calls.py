@@ -329,3 +329,20 @@ def test_events_in_one_batch_get_consecutive_ordinals_after_existing_rows(sessio
     apply(session, ws, ev("e1", "started", run_id="run-9"), ev("e2", "completed", run_id="run-9"))
     assert [(r.id, r.ordinal) for r in rows(session)] == [("e1", 2), ("e2", 3), ("r1", 1)]
     assert session.scalar(select(func.count()).select_from(ToolCall)) == 3
+
+
+@pytest.mark.skipif(bool(__import__("os").environ.get("REVIEWAPP_TEST_DB_URL")),
+                    reason="SQLite's snapshot isolation (SQLITE_BUSY_SNAPSHOT)")
+def test_a_read_snapshot_older_than_another_writers_commit_is_retried(session, ws, run, app):
+    """A caller that read in a deferred transaction (no write intent) and then ingests,
+    after another connection committed, gets SQLITE_BUSY_SNAPSHOT ("database is locked")
+    on the upgrade; it is a lost race: rolled back and run again."""
+    from sqlalchemy import create_engine, text
+
+    session.scalars(select(Run)).all()  # the session now holds a read snapshot
+    other = create_engine(app.config["DATABASE_URL"])
+    with other.begin() as conn:  # another writer commits meanwhile
+        conn.execute(text("UPDATE workspace SET name = name || ' (renamed)'"))
+    other.dispose()
+    apply(session, ws, ev("c1", "started"))
+    assert [(r.id, r.status) for r in rows(session, ws.id)] == [("c1", "started")]

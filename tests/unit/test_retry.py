@@ -25,6 +25,32 @@ class _Session:
         self.rollbacks += 1
 
 
+def _busy_snapshot() -> sqlite3.OperationalError:
+    """The real SQLITE_BUSY_SNAPSHOT: a read transaction upgrading to a write after
+    another connection committed (WAL)."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "snap.sqlite")
+        a = sqlite3.connect(path, isolation_level=None)
+        b = sqlite3.connect(path, isolation_level=None)
+        try:
+            a.execute("PRAGMA journal_mode=WAL")
+            a.execute("CREATE TABLE t (x)")
+            a.execute("BEGIN")
+            a.execute("SELECT * FROM t").fetchall()
+            b.execute("INSERT INTO t VALUES (1)")
+            try:
+                a.execute("INSERT INTO t VALUES (2)")
+            except sqlite3.OperationalError as exc:
+                return exc
+            raise AssertionError("no SQLITE_BUSY_SNAPSHOT")
+        finally:
+            a.close()
+            b.close()
+
+
 def _operational(sqlstate: str) -> OperationalError:
     return OperationalError("UPDATE diagnosis_run", None, _PgError(sqlstate))
 
@@ -36,6 +62,7 @@ def _operational(sqlstate: str) -> OperationalError:
     (_operational("57P01"), False),  # admin_shutdown: the database is going away
     (_operational("55P03"), False),  # lock_not_available: waited long enough, answer 503
     (OperationalError("BEGIN", None, sqlite3.OperationalError("database is locked")), False),
+    (OperationalError("INSERT", None, _busy_snapshot()), True),  # a stale read snapshot
 ])
 def test_is_lost_race(error: Exception, expected: bool) -> None:
     assert is_lost_race(error) is expected
