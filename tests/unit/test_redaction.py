@@ -257,3 +257,23 @@ def test_the_dense_bound_is_exactly_twenty_thousand_candidates_of_one_rule():
     ``domain.redaction``), the rest of the text is replaced whole; up to it, nothing is."""
     assert redact_text("pwd=x " * 20_000) == "pwd=[redacted] " * 20_000
     assert redact_text("pwd=x " * 20_001) == "pwd=[redacted] " * 20_000 + REDACTED
+
+
+@pytest.mark.parametrize("value", ["true", "FALSE", "null", "None", "nil", "undefined",
+                                   "$DB_PASS", "${DB_PASS}", "$DBPASS"])
+def test_a_value_that_holds_no_secret_is_kept(value):
+    """Booleans, null and variable references name no secret (module doc of redaction)."""
+    assert redact_text(f"password={value}") == f"password={value}"
+
+
+@pytest.mark.parametrize("value", ["$(whoami)", "$x!y", "nothing", "nullify"])
+def test_a_value_that_only_starts_like_one_is_redacted(value):
+    assert redact_text(f"password={value}") == f"password={REDACTED}"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("\\npwd=hunter2", "\\npwd=[redacted]"),    # a JSON-escaped newline glued in front
+    ("%3Fkey=hunter2", "%3Fkey=[redacted]"),    # a percent escape glued in front
+])
+def test_an_escape_glued_in_front_at_the_start_of_a_text(text, expected):
+    assert redact_text(text) == expected
