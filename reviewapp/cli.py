@@ -58,6 +58,49 @@ def create_workspace(slug: str, name: str | None) -> None:
     click.echo(f"workspace '{ws.slug}' created (id {ws.id})")
 
 
+@workspaces_cli.command("rename")
+@click.argument("slug")
+@click.argument("name")
+def rename_workspace(slug: str, name: str) -> None:
+    """Give the workspace SLUG the display name NAME (audited)."""
+    from .services import admin
+
+    try:
+        admin.rename_workspace(db.session, Actor.system_actor(), _workspace_id(slug), name)
+    except ServiceError as exc:
+        _fail(exc)
+    click.echo(f"workspace '{slug}' is now called '{name}'")
+
+
+@workspaces_cli.command("settings")
+@click.argument("slug")
+@click.option("--set", "changes", multiple=True, metavar="CODE=VALUE",
+              help="Change one setting (repeatable); VALUE as on the settings page, '\\n' "
+                   "between lines. Without --set: print the settings.")
+def workspace_settings(slug: str, changes: tuple[str, ...]) -> None:
+    """Show or change the settings of workspace SLUG, through the settings page's
+    service and rules (versioned, audited)."""
+    from .services import admin
+
+    system, workspace_id = Actor.system_actor(), _workspace_id(slug)
+    view = admin.get_settings(db.session, system, workspace_id)
+    if changes:
+        values: dict[str, str] = {}
+        for change in changes:
+            code, sep, value = change.partition("=")
+            if not sep:
+                raise click.ClickException(f"--set {change!r}: write CODE=VALUE")
+            values[code.strip()] = value.replace("\\n", "\n")
+        try:
+            view = admin.update_settings(db.session, system, workspace_id, view.version, values)
+        except ServiceError as exc:
+            _fail(exc)
+    click.echo(f"# settings of '{slug}', version {view.version}")
+    for code, text in view.values.items():
+        click.echo(f"[{code}]")
+        click.echo(text)
+
+
 @users_cli.command("create")
 @click.argument("username")
 @click.option("--workspace", "slug", required=True, help="Workspace slug.")
@@ -109,15 +152,20 @@ def grant(username: str, slug: str, role: str) -> None:
 @users_cli.command("list")
 @click.option("--workspace", "slug", default=None, help="Only this workspace.")
 def list_users(slug: str | None) -> None:
-    """List memberships: workspace, username, role (and 'inactive' when so)."""
+    """List memberships, tab-separated under a header row: workspace, username, role,
+    state (active / inactive), last login (UTC)."""
     from .services import admin
 
     rows = admin.list_members(db.session, Actor.system_actor(),
                               _workspace_id(slug) if slug else None)
     if not rows:
         click.echo("no users")
+        return
+    click.echo("workspace\tusername\trole\tstate\tlast login")
     for row in rows:
-        click.echo(f"{row.workspace}\t{row.username}\t{row.role}" + ("" if row.active else "\tinactive"))
+        login = row.last_login_at.strftime("%Y-%m-%d %H:%M UTC") if row.last_login_at else "never"
+        click.echo(f"{row.workspace}\t{row.username}\t{row.role}\t"
+                   f"{'active' if row.active else 'inactive'}\t{login}")
 
 
 @users_cli.command("set-password")

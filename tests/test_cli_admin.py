@@ -42,11 +42,36 @@ def test_users_list_and_tokens_list(runner, make):
     make.user(a, Role.REVIEWER, username="amy")
     make.user(b, Role.LEAD, username="bob")
     listed = runner.invoke(args=["users", "list"]).output.splitlines()
-    assert listed == ["alpha\tamy\treviewer", "alpha\tzoe\tadmin", "beta\tbob\tlead"]
+    header = "workspace\tusername\trole\tstate\tlast login"
+    assert listed == [header, "alpha\tamy\treviewer\tactive\tnever",
+                      "alpha\tzoe\tadmin\tactive\tnever", "beta\tbob\tlead\tactive\tnever"]
     only_b = runner.invoke(args=["users", "list", "--workspace", "beta"]).output.splitlines()
-    assert only_b == ["beta\tbob\tlead"]
+    assert only_b == [header, "beta\tbob\tlead\tactive\tnever"]
     created = runner.invoke(args=["tokens", "create", "--workspace", "alpha", "--name", "agent-prod"])
     secret = created.output.splitlines()[-1]
     tokens = runner.invoke(args=["tokens", "list", "--workspace", "alpha"]).output
     assert "agent-prod\tactive\tnever used" in tokens and secret not in tokens
     assert runner.invoke(args=["tokens", "list", "--workspace", "beta"]).output.strip() == "no tokens in 'beta'"
+
+
+def test_workspace_rename_and_settings_go_through_the_same_rules(runner, make, session):
+    """The CLI changes settings through the settings service: the same validation (a
+    default reason keeps its polarity) and the same audit record."""
+    from reviewapp.models import AuditEvent, Workspace
+
+    ws = make.workspace(slug="home")
+    out = runner.invoke(args=["workspaces", "rename", "home", "Home on-call"])
+    assert out.exit_code == 0, out.output
+    bad = runner.invoke(args=["workspaces", "settings", "home", "--set",
+                              "feedback_reasons=incorrect | Wrong | positive"])
+    assert bad.exit_code != 0 and "feedback_reasons: line 1" in bad.output
+    ok = runner.invoke(args=["workspaces", "settings", "home", "--set", "triage_negative_targets=1",
+                             "--set", "fault_categories=GENERAL\\nPAYMENTS | Payments"])
+    assert ok.exit_code == 0, ok.output
+    assert "version 2" in ok.output and "PAYMENTS | Payments | incident" in ok.output
+    session.expire_all()
+    stored = session.get(Workspace, ws.id)
+    assert stored.name == "Home on-call" and stored.settings["triage_negative_targets"] is True
+    actions = session.scalars(select(AuditEvent.action).where(AuditEvent.workspace_id == ws.id)
+                              .order_by(AuditEvent.id)).all()
+    assert actions == ["workspace.create", "workspace.rename", "settings.change"]

@@ -78,8 +78,11 @@ class AuditRow:
     before: dict[str, Any] | None
     after: dict[str, Any] | None
 
-    def as_export(self) -> dict[str, Any]:
-        """The export row (``EXPORT_COLUMNS``): times in UTC ISO 8601, JSON as text."""
+    def as_export(self, json_values: bool = False) -> dict[str, Any]:
+        """The export row (``EXPORT_COLUMNS``): times in UTC ISO 8601; ``before`` /
+        ``after`` as JSON text (CSV) or as objects (``json_values``, for JSONL)."""
+        if json_values:
+            return {**self.as_export(), "before": self.before, "after": self.after}
         return {
             "id": self.id, "created_at": self.created_at.isoformat(),
             "workspace_id": self.workspace_id, "actor": self.actor, "action": self.action,
@@ -126,10 +129,10 @@ def list_events(session: Session, actor: Actor, workspace_id: int, *, action: st
 
 
 def export_events(session: Session, actor: Actor, workspace_id: int, *,
-                  action: str | None = None) -> Iterator[dict[str, Any]]:
+                  action: str | None = None, json_values: bool = False) -> Iterator[dict[str, Any]]:
     """Every event of the workspace, oldest first, as ``EXPORT_COLUMNS`` dicts, read in
-    batches of 1,000. The access check runs before the first row is yielded (call
-    ``next`` or iterate after this returns: it is checked here, eagerly). Admins of the
+    batches of 1,000; ``json_values`` keeps ``before`` / ``after`` as objects (JSONL).
+    Access is checked here, eagerly, before the rows are read. Admins of the
     workspace only. Raises ``Forbidden``, ``ValidationFailed``."""
     require_role(session, actor, workspace_id, Role.ADMIN)
     stmt = _statement(workspace_id, action)
@@ -142,7 +145,7 @@ def export_events(session: Session, actor: Actor, workspace_id: int, *,
             if not batch:
                 return
             for event in batch:
-                yield _row(event).as_export()
+                yield _row(event).as_export(json_values)
             after = batch[-1].id
 
     return rows()

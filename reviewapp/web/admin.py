@@ -9,20 +9,32 @@ missing one (SPEC 2)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
-from flask import Blueprint, Response, make_response, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Response,
+    make_response,
+    render_template,
+    request,
+    stream_with_context,
+    url_for,
+)
 from flask_login import login_required
 
+from ..domain import export_format
+from ..domain.audit import AUDIT_ACTIONS
 from ..domain.workspace_settings import SETTINGS
 from ..errors import Conflict, ValidationFailed
 from ..extensions import db
-from ..services import admin
+from ..services import admin, audit
 from .auth import current_actor
 from .forms import (
     ActiveForm,
     AddMemberForm,
     NewAccountForm,
+    RenameWorkspaceForm,
     ResetPasswordForm,
     RoleForm,
     TokenForm,
@@ -33,7 +45,8 @@ from .responses import see_other
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 # The sections of a workspace's admin pages: (endpoint in this blueprint, label).
 ADMIN_TABS: tuple[tuple[str, str], ...] = (("members", "Members"), ("tokens", "Ingest tokens"),
-                                            ("settings", "Settings"))
+                                            ("settings", "Settings"), ("audit", "Audit log"))
+_MIMETYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 
 
 @bp.context_processor
@@ -49,6 +62,11 @@ def _page(workspace_id: int, tab: str, status: int = 200, **context: Any) -> Res
         context["members"] = admin.list_members(db.session, actor, workspace_id)
     elif tab == "tokens":
         context["tokens"] = admin.token_rows(db.session, actor, workspace_id)
+    elif tab == "audit":
+        context["events"], context["more"] = audit.list_events(
+            db.session, actor, workspace_id, action=request.args.get("action") or None,
+            before_id=_int_arg("before"))
+        context["actions"] = AUDIT_ACTIONS
     elif tab == "settings":
         context.setdefault("view", admin.get_settings(db.session, actor, workspace_id))
         context["settings"] = SETTINGS
@@ -69,12 +87,73 @@ def _change(workspace_id: int, tab: str, message: str, call: Callable[[], object
     return see_other(message, url_for(f"admin.{tab}", workspace_id=workspace_id))
 
 
+def _int_arg(name: str) -> int | None:
+    value = request.args.get(name, "")
+    return int(value) if value.isdigit() and len(value) < 10 else None
+
+
+def _index(status: int = 200, error: str | None = None) -> Response:
+    workspaces = admin.list_administered(db.session, current_actor())
+    return make_response(render_template("admin/index.html", workspaces=workspaces,
+                                         error=error), status)
+
+
 @bp.get("/")
 @login_required
-def index() -> str:
-    """The workspaces the user administers, and a form to create one."""
-    workspaces = admin.list_administered(db.session, current_actor())
-    return render_template("admin/index.html", workspaces=workspaces, form=WorkspaceForm())
+def index() -> Response:
+    """The workspaces the user administers: rename them, create another."""
+    return _index()
+
+
+@bp.post("/workspaces")
+@login_required
+def create_workspace() -> Response:
+    """Create a workspace; its creator becomes its admin."""
+    form = WorkspaceForm()
+    try:
+        ws = admin.create_workspace(db.session, current_actor(), form.slug.data or "",
+                                    form.name.data or "")
+    except (ValidationFailed, Conflict) as refused:
+        db.session.rollback()
+        return _index(refused.status, refused.message)
+    return see_other(f"Workspace '{ws.slug}' created; you are its admin.",
+                     url_for("admin.members", workspace_id=ws.id))
+
+
+@bp.post("/<int:workspace_id>/rename")
+@login_required
+def rename_workspace(workspace_id: int) -> Response:
+    """Give the workspace another display name."""
+    form = RenameWorkspaceForm()
+    try:
+        admin.rename_workspace(db.session, current_actor(), workspace_id, form.name.data or "")
+    except ValidationFailed as refused:
+        db.session.rollback()
+        return _index(refused.status, refused.message)
+    return see_other("Workspace renamed.", url_for("admin.index"))
+
+
+@bp.get("/<int:workspace_id>/audit", endpoint="audit")
+@login_required
+def audit_log(workspace_id: int) -> Response:
+    """The audit log, newest first, 100 a page; filter by action."""
+    return _page(workspace_id, "audit")
+
+
+@bp.get("/<int:workspace_id>/audit.<any(csv, jsonl):fmt>")
+@login_required
+def audit_export(workspace_id: int, fmt: str) -> Response:
+    """The whole audit log (filtered by action) as CSV or JSONL, streamed."""
+    rows = audit.export_events(db.session, current_actor(), workspace_id,
+                               action=request.args.get("action") or None,
+                               json_values=fmt == "jsonl")
+    chunks = export_format.chunks(fmt, audit.EXPORT_COLUMNS, rows)
+    response = Response(stream_with_context(c.encode("utf-8") for c in chunks),
+                        mimetype=_MIMETYPES[fmt])
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    response.headers["Content-Disposition"] = f'attachment; filename="audit-{workspace_id}-{stamp}.{fmt}"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 @bp.get("/<int:workspace_id>/members")

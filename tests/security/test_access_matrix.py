@@ -210,6 +210,12 @@ def _settings_form(w: World) -> dict[str, Any]:
 
 BUILDERS: dict[str, Builder] = {
     "admin.settings GET": _get(lambda w, m: f"/admin/{m or w.ws_a.id}/settings"),
+    "admin.audit GET": _get(lambda w, m: f"/admin/{m or w.ws_a.id}/audit"),
+    "admin.audit_export GET": _get(lambda w, m: f"/admin/{m or w.ws_a.id}/audit.csv"),
+    "admin.create_workspace POST": lambda w, c: (Req("POST", "/admin/workspaces", {
+        "slug": w.fresh("made-by"), "name": "Made in the matrix"}), None),
+    "admin.rename_workspace POST": _admin_post(lambda w, ws: f"/admin/{ws}/rename",
+                                               lambda w: {"name": f"Alpha {SECRET_A} {w.fresh('n')}"}),
     "admin.save_settings POST": _admin_post(lambda w, ws: f"/admin/{ws}/settings", _settings_form),
     "account.index GET": _get(lambda w, m: "/account/", None),
     "account.password POST": lambda w, c: (Req("POST", "/account/password", {
@@ -376,6 +382,11 @@ EXPECTED: dict[str, dict[str, str]] = {
     "admin.members GET": html(ADMIN_A, ALL_HIDDEN),
     "admin.tokens GET": html(ADMIN_A, ALL_HIDDEN),
     "admin.settings GET": html(ADMIN_A, ALL_HIDDEN),
+    "admin.audit GET": html(ADMIN_A, ALL_HIDDEN),
+    "admin.audit_export GET": html(ADMIN_A, ALL_HIDDEN),
+    # Any admin may create a workspace (and becomes its admin); others may not.
+    "admin.create_workspace POST": html(ADMIN_POST_A, ADMIN_POST_A),
+    "admin.rename_workspace POST": html(ADMIN_POST_A, ALL_HIDDEN),
     "admin.save_settings POST": html(ADMIN_POST_A, ALL_HIDDEN),
     "admin.add_member POST": html(ADMIN_POST_A, ALL_HIDDEN),
     "admin.new_account POST": html(ADMIN_A, ALL_HIDDEN),  # 200: the one-time password
@@ -447,7 +458,7 @@ EXPECTED: dict[str, dict[str, str]] = {
 
 # Reads whose 2xx answer for an A caller must hold A's data (a check that hid everything
 # from everyone would otherwise pass as "OK").
-SHOWS_A = {"admin.index GET", "admin.members GET", "admin.settings GET", "admin.tokens GET", "runs.index GET", "runs.detail GET", "runs.tool_call GET", "cases.index GET",
+SHOWS_A = {"admin.audit GET", "admin.audit_export GET", "admin.index GET", "admin.members GET", "admin.settings GET", "admin.tokens GET", "runs.index GET", "runs.detail GET", "runs.tool_call GET", "cases.index GET",
            "cases.detail GET", "cases.edit GET", "triage.index GET", "triage.detail GET",
            "exports.download GET", "api.run_trace GET"}
 

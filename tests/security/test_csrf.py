@@ -164,6 +164,9 @@ BUILDERS: dict[str, Callable[[Site], Request]] = {
                                         {"active": "0"}),
     "admin.reset_password POST": lambda s: ("POST", f"/admin/{s.ws.id}/members/{s.member()}/password", {}),
     "admin.save_settings POST": lambda s: ("POST", f"/admin/{s.ws.id}/settings", s.settings_form()),
+    "admin.create_workspace POST": lambda s: ("POST", "/admin/workspaces", {
+        "slug": f"csrf-ws-{s.fresh()}", "name": "Made"}),
+    "admin.rename_workspace POST": lambda s: ("POST", f"/admin/{s.ws.id}/rename", {"name": f"Name {s.fresh()}"}),
     "admin.create_token POST": lambda s: ("POST", f"/admin/{s.ws.id}/tokens", {"name": f"t-{s.fresh()}"}),
     "admin.revoke_token POST": lambda s: ("POST", f"/admin/{s.ws.id}/tokens/{s.token_id()}/revoke", {}),
     "auth.login POST": lambda s: ("POST", "/login", {"username": s.admin.username,

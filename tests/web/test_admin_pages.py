@@ -137,3 +137,51 @@ def test_own_password_change_rotates_other_sessions(client, login, site, app_fac
     assert response.status_code == 303
     assert client.get("/account/").status_code == 200
     assert other.get("/account/").status_code == 303  # the other copy is logged out
+
+
+def test_audit_log_page_and_exports_hold_the_workspace_events_only(client, login, session, site):
+    login(site.a1)
+    client.post(f"/admin/{site.w1.id}/members/{site.shared.id}/role", data={"role": "lead"})
+    page = client.get(f"/admin/{site.w1.id}/audit").get_data(as_text=True)
+    assert "Role changed" in page and "shared" in page and "w2-agent" not in page
+    csv_text = client.get(f"/admin/{site.w1.id}/audit.csv").get_data(as_text=True)
+    lines = csv_text.splitlines()
+    assert lines[0] == ("id,created_at,workspace_id,actor,action,target_type,target_id,target,"
+                        "changed,before,after")
+    assert [line.split(",")[4] for line in lines[1:]] == ["workspace.create", "member.role"]
+    import json
+    rows = [json.loads(line) for line in client.get(
+        f"/admin/{site.w1.id}/audit.jsonl?action=member.role").get_data(as_text=True).splitlines()]
+    assert [(r["actor"], r["before"], r["after"]) for r in rows] == [
+        ("a1", {"role": "reviewer"}, {"role": "lead"})]
+    assert client.get(f"/admin/{site.w2.id}/audit.csv").status_code == 403
+
+
+def test_an_admin_creates_a_workspace_becomes_its_admin_and_renames_it(client, login, session, site):
+    login(site.a1)
+    response = client.post("/admin/workspaces", data={"slug": "fresh", "name": "Fresh"})
+    assert response.status_code == 303
+    session.rollback()
+    from reviewapp.models import Workspace
+    ws = session.scalars(select(Workspace).where(Workspace.slug == "fresh")).one()
+    assert session.scalar(select(Membership.role).where(Membership.workspace_id == ws.id,
+                                                        Membership.user_id == site.a1.id)) == "admin"
+    assert client.post(f"/admin/{ws.id}/rename", data={"name": "Fresh on-call"}).status_code == 303
+    assert "Fresh on-call" in client.get("/admin/").get_data(as_text=True)
+    taken = client.post("/admin/workspaces", data={"slug": "w2", "name": "Clash"})
+    assert taken.status_code == 409 and "already exists" in taken.get_data(as_text=True)
+    lead = client.post(f"/admin/{site.w2.id}/rename", data={"name": "Taken over"})
+    assert lead.status_code == 403
+
+
+def test_a_stale_settings_tab_gets_409_and_keeps_what_was_typed(client, login, site):
+    login(site.a1)
+    page = client.get(f"/admin/{site.w1.id}/settings").get_data(as_text=True)
+    version = re.search(r'name="version" value="(\d+)"', page).group(1)
+    values = {m.group(1): m.group(2) for m in re.finditer(
+        r'<textarea id="set-\w+" name="(\w+)"[^>]*>([^<]*)</textarea>', page)}
+    form = {"version": version, **values, "time_zone": "Asia/Tokyo"}
+    assert client.post(f"/admin/{site.w1.id}/settings", data=form).status_code == 303
+    stale = client.post(f"/admin/{site.w1.id}/settings", data={**form, "time_zone": "America/Lima"})
+    html = stale.get_data(as_text=True)
+    assert stale.status_code == 409 and 'value="Asia/Tokyo"' in html and "America/Lima" in html

@@ -57,7 +57,7 @@ def create_token(session: Session, actor: Actor, workspace_id: int, name: str) -
     session.flush()
     record_event(session, actor, workspace_id=workspace_id, action="token.create",
                  target_type="token", target_id=token.id, target_label=name,
-                 after={"name": name, "prefix": token.prefix, "revoked": False})
+                 after={"name": name, "revoked": False})
     session.commit()
     return NewToken(token, secret)
 

@@ -216,6 +216,7 @@ def test_tokens_create_revoke_with_audit_and_isolation(session, two):
     assert [e.action for e in events] == ["token.create", "token.revoke"]
     raw = json.dumps([(e.before, e.after, e.target_label) for e in events])
     assert new.secret not in raw and new.token.secret_hash not in raw
+    assert new.secret[4:10] not in raw  # not even the prefix people see on the page
 
 
 def test_audit_log_lists_only_the_workspace_and_only_for_its_admins(session, two):
