@@ -185,3 +185,20 @@ document.addEventListener("htmx:configRequest", function (e) {
     e.detail.headers["X-Filter-Errors"] = "1";
   }
 });
+
+// One-time secrets (admin pages, issue 15): "Copy" puts the shown password or token
+// secret on the clipboard; without JavaScript the field is selectable as it is.
+document.addEventListener("click", function (e) {
+  var button = e.target.closest && e.target.closest("[data-copy-target]");
+  if (!button) return;
+  var field = document.getElementById(button.getAttribute("data-copy-target"));
+  if (!field) return;
+  field.select();
+  var done = function () { button.textContent = "Copied"; };
+  if (navigator.clipboard && navigator.clipboard.writeText) {
+    navigator.clipboard.writeText(field.value).then(done, function () { document.execCommand("copy"); done(); });
+  } else {
+    document.execCommand("copy");
+    done();
+  }
+});
