@@ -54,7 +54,7 @@ SECRETS: list[tuple[str, str, list[str]]] = [
     ("github server-to-server token", "GITHUB_TOKEN ghs_Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8", ["Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"]),
     ("github refresh token", "refresh: ghr_P0o9I8u7Y6t5R4e3W2q1A2s3D4f5G6h7J8k9", ["P0o9I8u7Y6t5R4e3W2q1A2s3D4f5G6h7J8k9"]),
     ("github fine-grained token",
-     "token github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456",
+     "using github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456",
      ["11ABCDEFG0123456789_abcdefghijklmnop", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456"]),
     ("gitlab personal token", "GITLAB glpat-xY9zA8bC7dE6fG5hI4jK", ["xY9zA8bC7dE6fG5hI4jK"]),
     ("gitlab deploy token", "deploy gldt-Lm9XzR4tY8wP1kJ6nB3v", ["Lm9XzR4tY8wP1kJ6nB3v"]),
@@ -107,6 +107,7 @@ SECRETS: list[tuple[str, str, list[str]]] = [
     ("doppler token", f"dp.st.prd.{A40}{A40[:4]}", [A40[:30]]),
     ("figma token", f"figd_{A40}_x", [A40[:30]]),
     # Tokens and private keys
+    ("jwt in prose", f"decoded {JWT} ok", ["SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"]),
     ("jwt", f"session cookie {JWT} expired", ["SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "eyJzdWIiOiIxMjM0NTY3ODkw"]),
     ("pem rsa private key", f"key file:\n{PEM_RSA}\nend", ["MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lg", "VTLw7onLRnrq0"]),
     ("pem openssh private key", PEM_OPENSSH,
@@ -202,12 +203,24 @@ SECRETS: list[tuple[str, str, list[str]]] = [
     ("provider key after a digit", "7ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R9", ["a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R9"]),
     ("provider key after an underscore", f"prefix_sk-proj-{A40}", [A40[:30]]),
     ("provider key after %3D", "q%3DAIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWX", ["SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWX"]),
+    # Secret-named word, whitespace, value (AWS CLI, pasted notes); userinfo without a scheme
+    ("aws configure set aws_secret_access_key",
+     "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+     ["wJalrXUtnFEMI/K7MDENG", "bPxRfiCYEXAMPLEKEY"]),
+    ("AWS_SECRET_ACCESS_KEY space value", "AWS_SECRET_ACCESS_KEY wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEZ",
+     ["wJalrXUtnFEMI/K7MDENG", "bPxRfiCYEXAMPLEKEZ"]),
+    ("AWS_SECRET_ACCESS_KEY tab value", "AWS_SECRET_ACCESS_KEY\twJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+     ["wJalrXUtnFEMI/K7MDENG", "bPxRfiCYEXAMPLEKEY"]),
+    ("pwd: password", "login pwd: hunter2hunter2", ["hunter2hunter2"]),
+    ("token space value", "token hunter2hunter3", ["hunter2hunter3"]),
+    ("userinfo without a scheme", "user:hunter2hunter2@host", ["hunter2hunter2"]),
     # Command lines
     ("curl -u user:password", "curl -u deploy:Cu9lPw77 https://api.example.com", ["Cu9lPw77"]),
     ("curl --user", "curl --user 'ops:Cu9lPw88' https://x", ["Cu9lPw88"]),
     ("mysql -pPASSWORD", "mysql -h db -uroot -pMy5qlPw app < dump.sql", ["My5qlPw"]),
     ("--password=", "pg_dump --password=PgDuMp9 app", ["PgDuMp9"]),
     ("--password value", "tool login --password Fl4gPw99 --verbose", ["Fl4gPw99"]),
+    ("--secret value without a digit", "tool login --secret OpenSesameNow", ["OpenSesameNow"]),
     ("--api-key value", "cli deploy --api-key Ak_Fl4g9Wx7", ["Ak_Fl4g9Wx7"]),
     ("sshpass -p", "sshpass -p Ss9hPw ssh ops@host", ["Ss9hPw"]),
     ("redis-cli -a", "redis-cli -h cache -a R3d1sPw ping", ["R3d1sPw"]),
@@ -234,6 +247,9 @@ ORDINARY: list[str] = [
     "Bearer authentication is configured; basic authentication is off.",
     "def handler(signature, payload): return verify(signature)",
     "https://grafana.example.com:3000/d/abc?orgId=1&from=now-1h",
+    "pwd: /home/user; the token bucket refills; a password manager; the secret 42 is out",
+    "see a:b@c and ratio 3:4@10; mailto:ops-team@example.com; image app:v1.2.3-alpine@sha256:ab12",
+    "Key: 2024 budget; api key rotation; pass 12 tests",
 ]
 
 # Base64 image data under a non-secret key: unchanged, byte for byte.

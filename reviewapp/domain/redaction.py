@@ -288,11 +288,47 @@ def _assignment(m: Spans, text: bytes) -> bytes | None:
             # A bare short word before a colon is prose or a table more often than a
             # secret ("PASS: 12", "Key: Value"); with "=" or as a quoted key it is one.
             ss, se = m[2]
-            if b"=" not in text[ss:se] and b"%3" not in text[ss:se] and before not in (b'"', b"'"):
+            if b"=" not in text[ss:se] and b"%3" not in text[ss:se] and before not in (b'"', b"'") \
+                    and not _looks_like_password(text[vs:ve]):
                 return None
             if kind == _WORKDIR and text[vs:vs + 1] in (b"/", b"~"):
                 return None  # the shell's working directory, not a password
     return _replace_group(m, text, g)
+
+
+def _looks_like_password(value: bytes) -> bool:
+    """At least 8 characters with a letter and a digit, not a path: what a password or a
+    key looks like and a word of prose ("bucket", "/home/user", "12 tests") does not."""
+    return (len(value) >= 8 and value[:1] not in (b"/", b"~")
+            and any(c in _DIGITS for c in value) and any(c in _LETTERS for c in value))
+
+
+_DIGITS = frozenset(b"0123456789")
+_LETTERS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _spaced_assignment(m: Spans, text: bytes) -> bytes | None:
+    # ``aws_secret_access_key VALUE``, ``token VALUE``: a secret name, blanks, a value. Only
+    # long secret words (and ``pwd`` / ``pass``) and a value that looks like a password:
+    # "token bucket", "key rotation", "pwd /home/x" are prose.
+    name = _name_of(m, text, 1)
+    kind = _name_kind(name)
+    if kind not in (_SECRET, _WORKDIR) and _squash(name.lstrip("-")) != "pass":
+        return None
+    value = _group(m, text, 2)
+    if _keep_value(value) or not _looks_like_password(value):
+        return None
+    return _replace_group(m, text, 2)
+
+
+def _userinfo(m: Spans, text: bytes) -> bytes | None:
+    # ``user:password@host`` without a scheme: the password must look like one (8+
+    # characters, a letter and a digit), the host must not be a digest algorithm
+    # (``image:v1.2.3@sha256:...``), and ``mailto:`` is an address.
+    user, host = _group(m, text, 1), _group(m, text, 3)
+    if user.lower() == b"mailto" or host.lower().startswith((b"sha", b"md5", b"blake")):
+        return None
+    return _replace_group(m, text, 2) if _looks_like_password(_group(m, text, 2)) else None
 
 
 def _xml_element(m: Spans, text: bytes) -> bytes | None:
@@ -372,6 +408,9 @@ RULES: tuple[Rule, ...] = (
     Rule("password in a url",
          r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\"'<>\\\x00]*:([^\s\"'<>\\\x00]*)"
          r"@[A-Za-z0-9._~-]", lambda m, t: _replace_group(m, t, 1)),
+    # user:password@host with no scheme in front (``_userinfo`` decides).
+    Rule("password in userinfo without a scheme",
+         r"([A-Za-z0-9._-]+):([^\s:/@\"'<>\\\x00]+)@([A-Za-z0-9][A-Za-z0-9.-]*)", _userinfo),
     # Authorization headers: the whole credential after the header name (and scheme).
     Rule("authorization header",
          r"(?i:proxy-authorization|authorization)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
@@ -393,6 +432,8 @@ RULES: tuple[Rule, ...] = (
          r"(?:-p|--password))[ \t]+([^\s\"'\\\x00]+)", lambda m, t: _replace_group(m, t, 1)),
     Rule("--secret-flag value",
          r"--(" + _NAME + r")[ \t]+[\"']?([^\s\"'\\\x00-][^\s\"'\\\x00]*)", _cli_flag),
+    Rule("secret-named word, blanks, value",
+         r"(" + _NAME + r")(?:[ \t]|\\t)+(" + _VALUE + r"*[0-9]" + _VALUE + r"*)", _spaced_assignment),
     Rule("xml element", r"<(" + _NAME + r")>([^<\x00]+)</", _xml_element),
     Rule("secret-named assignment",
          r"(" + _NAME + r")(\\?[\"']?[ \t]*(?::=|=>|[:=]|%3[dD])[ \t]*)"

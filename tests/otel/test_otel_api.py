@@ -341,3 +341,22 @@ def test_the_ended_copy_of_a_pending_root_span_finishes_the_run(client, token, s
     assert post_json(client, token, export(pending_root, pending_chat)).get_json() == {}
     session.expire_all()
     assert session.scalar(select(Run.status).where(Run.run_id == TRACE)) == "SUCCESS"
+
+
+@pytest.mark.parametrize("text", [
+    "aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "AWS_SECRET_ACCESS_KEY\twJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "pwd: hunter2hunter2", "token hunter2hunter2", "user:hunter2hunter2@host",
+])
+def test_secret_shapes_in_span_tool_arguments_are_redacted(client, token, session, text):
+    """A secret written as ``name value`` or ``user:pw@host`` in a tool call's arguments
+    (``{"cmd": ...}``) is stored neither in the span nor in the call (SPEC 4)."""
+    spans = agent_spans()
+    spans[1]["attributes"].append({"key": "gen_ai.tool.call.arguments",
+                                   "value": {"stringValue": json.dumps({"cmd": text})}})
+    assert post_json(client, token, export(*spans)).status_code == 200
+    stored = json.dumps([s.data for s in session.scalars(select(OtelSpan))])
+    calls = json.dumps([(c.result_summary, c.arguments) for c in session.scalars(select(ToolCall))])
+    for secret in ("wJalrXUtnFEMI", "EXAMPLEKEY", "hunter2hunter2"):
+        assert secret not in stored and secret not in calls
+    assert "[redacted]" in calls
