@@ -44,14 +44,17 @@ def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, targe
 def rate_target(session: Session, actor: Actor, target_type: str, target_id: int,
                 subject_id: str | None, rating: str, reason: str | None = None,
                 comment: str | None = None, correction: str | None = None, *,
-                switch: bool = False) -> TargetState:
+                switch: bool = False, based_on: str | None = None) -> TargetState:
     """Save the actor's rating through ``feedback.upsert_feedback`` (which validates,
     checks access, upserts and sets the run verdict for answer-level targets) and return
     the control's new state. ``switch``: only the thumb was clicked (texts kept, a reason
-    of the other polarity dropped). Raises ``ValidationFailed``, ``Forbidden``."""
+    of the other polarity dropped). ``based_on``: the rating the caller's form showed
+    (``feedback.rating_version``; ``None``: no check). Raises ``ValidationFailed``,
+    ``Forbidden``, ``Conflict`` (409: the rating changed since the form was shown)."""
     saved = feedback_service.upsert_feedback(
         session, actor, target_type, target_id, subject_id, rating,
-        reason=reason, comment=comment, correction=correction, switch=switch)
+        reason=reason, comment=comment, correction=correction, switch=switch,
+        based_on=based_on)
     return _state(session, actor, saved.run_pk, saved.workspace_id, saved.target_type,
                   saved.target_id, saved.subject_key or "")
 

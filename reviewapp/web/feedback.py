@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from flask import Blueprint, Response, flash, redirect, url_for
 from flask_login import login_required
 
-from ..errors import ValidationFailed
+from ..errors import Conflict, ValidationFailed
 from ..extensions import db
 from ..services import review
 from .auth import current_actor, safe_next
@@ -91,7 +91,14 @@ def rate() -> Response:
             db.session, actor, form.target_type.data, form.target_id.data,
             form.subject_id.data or None, form.rating.data, reason=form.reason.data or None,
             comment=form.comment.data, correction=form.correction.data,
-            switch=form.switch.data == "1")
+            switch=form.switch.data == "1", based_on=form.based_on.data or None)
+    except Conflict as stale:  # another tab saved a newer rating: show it, with the message
+        db.session.rollback()
+        if not is_htmx():
+            return _not_saved(form, {"rating": stale.message})
+        state = review.target_state(db.session, actor, form.target_type.data,
+                                    form.target_id.data, form.subject_id.data)
+        return _render(state, form, status=409, errors={"stale": stale.message})
     except ValidationFailed as error:
         if error.field not in ("reason", "comment", "correction", "rating"):
             raise

@@ -16,6 +16,7 @@ from markupsafe import Markup
 from ..domain.target_types import TARGET_TYPES
 from ..domain.times import duration_ms, format_duration
 from ..domain.verdicts import VERDICTS, VERIFIER_VERDICTS
+from ..services.feedback import rating_version
 from .markdown import capped, prose, render_markdown
 
 PREVIEW_CHARS = 600
@@ -200,6 +201,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(pretty_json, "pretty_json")
     app.add_template_filter(dom_id, "dom_id")
     app.add_template_filter(initials, "initials")
+    app.add_template_filter(rating_version, "rating_version")
     app.add_template_filter(preview, "preview")
     app.add_template_filter(path_segment, "path_segment")
     app.add_template_filter(as_datetime, "as_datetime")

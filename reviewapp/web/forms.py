@@ -110,6 +110,9 @@ class FeedbackForm(FlaskForm):
     # comment and correction (services.feedback.upsert_feedback(switch=True)).
     switch = HiddenField(validators=[Optional(), AnyOf(["", "1"])])
     compact = HiddenField(validators=[Optional(), Length(max=1)])  # "1": a timeline row's control
+    # The details form: the rating it was shown with (services.feedback.rating_version);
+    # a newer save from another tab makes it stale (409).
+    based_on = HiddenField(validators=[Optional(), Length(max=40)])
 
 
 class _ValuesField(Field):

@@ -181,3 +181,42 @@ def test_plain_form_post_with_a_bad_reason_says_so_and_goes_back(client, setup):
     # ... at the control too, not only at the top of the page
     assert "Your rating was not saved: reason" in page.split(f'id="{control}"', 1)[1]
     assert db.session.query(Feedback).count() == 0
+
+
+def _based_on(html: str) -> str:
+    found = re.search(r'name="based_on" value="([^"]*)"', html)
+    assert found, "the details form carries what it was based on"
+    return found.group(1)
+
+
+def test_a_stale_tabs_details_save_is_refused_409_and_keeps_the_newer_rating(client, setup):
+    # Both tabs show the answer rated Not helpful (with a reason).
+    first = _rate(client, setup, "negative", reason="incorrect", comment="old")
+    tab_b = _based_on(first.get_data(as_text=True))
+    # Tab A: Helpful (a thumb switch).
+    assert _rate(client, setup, "positive", switch="1").status_code == 200
+    # Tab B: saves its details form, based on the negative rating.
+    stale = _rate(client, setup, "negative", reason="incorrect", comment="changed", based_on=tab_b)
+    html = stale.get_data(as_text=True)
+    assert stale.status_code == 409
+    assert "changed in another tab" in html and 'role="alert"' in html
+    assert 'aria-pressed="true" data-rating="positive"' in html  # the current state
+    db.session.expire_all()
+    row = db.session.query(Feedback).one()
+    assert (row.rating, row.comment) == ("positive", "old")
+    # Saving again from the refreshed control (its own based_on) works.
+    fresh = _rate(client, setup, "positive", comment="changed", based_on=_based_on(html))
+    assert fresh.status_code == 200
+    db.session.expire_all()
+    assert db.session.query(Feedback).one().comment == "changed"
+
+
+def test_a_stale_plain_form_save_goes_back_with_the_message(client, setup):
+    tab_b = _based_on(_rate(client, setup, "negative", reason="incorrect").get_data(as_text=True))
+    _rate(client, setup, "positive", switch="1")
+    response = _rate(client, setup, "negative", headers={}, comment="x", based_on=tab_b)
+    assert response.status_code == 303 and "refused=" in response.headers["Location"]
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "changed in another tab" in page
+    db.session.expire_all()
+    assert db.session.query(Feedback).one().rating == "positive"

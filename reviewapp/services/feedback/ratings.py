@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 
 from sqlalchemy import bindparam, select
@@ -26,7 +27,7 @@ from ...domain.feedback import (
     switched,
 )
 from ...domain.reasons import workspace_reasons
-from ...errors import Forbidden, ValidationFailed
+from ...errors import Conflict, Forbidden, ValidationFailed
 from ...models import (
     Feedback,
     FeedbackEvent,
@@ -81,7 +82,8 @@ def _lock_run(session: Session, run_pk: int) -> bool:
 
 _KEY_PARAMS = {name: bindparam(name) for name in _KEY_COLUMNS}
 _EXISTING = (
-    select(Feedback.id, Feedback.rating, Feedback.reason, Feedback.comment, Feedback.correction)
+    select(Feedback.id, Feedback.rating, Feedback.reason, Feedback.comment, Feedback.correction,
+           Feedback.updated_at)
     .where(*(getattr(Feedback, name) == param for name, param in _KEY_PARAMS.items()))
     .with_for_update()
 )
@@ -89,6 +91,22 @@ _ROW_COLUMNS = ("workspace_id", "run_pk", "rating", "reason", "comment", "correc
                 "created_at", "updated_at")
 _EVENT_INSERT = FeedbackEvent.__table__.insert()
 _UPSERTS: dict[str, tuple[Any, Any]] = {}
+
+
+NO_RATING = "none"  # ``based_on`` of a form shown while there was no rating yet
+
+
+def rating_version(row: Any) -> str:
+    """What a form showing ``row`` (a ``Feedback``, or ``None``) was based on: its
+    ``updated_at`` (UTC, microseconds) as text, ``"none"`` without a row. Sent back as
+    ``upsert_feedback(based_on=...)``."""
+    if row is None or row.updated_at is None:
+        return NO_RATING
+    return row.updated_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+STALE_MESSAGE = ("Not saved: this rating was changed in another tab or window since this "
+                 "form was shown. Here is its current state; edit and save again.")
 
 
 def _check_reason(reason: str | None, rating: str, settings: dict[str, Any]) -> None:
@@ -128,7 +146,7 @@ def _upserts(session: Session) -> tuple[Any, Any]:
 
 def _write_row(
     session: Session, author_id: int, target: Target, target_type: str, target_id: int,
-    values: dict[str, Any], *, switch: bool = False,
+    values: dict[str, Any], *, switch: bool = False, based_on: str | None = None,
 ) -> tuple[Feedback, dict[str, Any] | None]:
     """Create or update the row; returns it (detached, every column loaded) with its
     rating fields before the write.
@@ -136,6 +154,9 @@ def _write_row(
     ``switch``: only the thumb was clicked (``upsert_feedback(switch=True)``): an existing
     row keeps its comment and correction, and its reason when it fits the new rating
     (``domain.feedback.switched``, read under the row lock).
+
+    ``based_on``: the ``rating_version`` the caller's form showed; when the row read under
+    the lock is another one, ``Conflict`` (409) with its current state, nothing written.
 
     A first submit is ``INSERT … ON CONFLICT DO NOTHING``: when it inserts, there was no
     row before. When it does not, a racing first submit won and committed; the row is
@@ -150,6 +171,12 @@ def _write_row(
     connection = session.connection()
     for _attempt in range(_UPSERT_ATTEMPTS):
         existing = connection.execute(_EXISTING, key).one_or_none()
+        if based_on is not None and rating_version(existing) != based_on:
+            current = None if existing is None else {
+                name: existing._mapping[name] for name in ("rating", "reason", "comment",
+                                                           "correction")}
+            raise Conflict(STALE_MESSAGE, details={**(current or {"rating": None}),
+                                                   "based_on": rating_version(existing)})
         now = utcnow()
         params = {**key, **values, "workspace_id": target.workspace_id, "run_pk": target.run_pk,
                   "created_at": now, "updated_at": now}
@@ -187,6 +214,7 @@ def upsert_feedback(
     correction: str | None = None,
     *,
     switch: bool = False,
+    based_on: str | None = None,
 ) -> Feedback:
     """Create or replace the actor's rating of one target; commit (SPEC 6.1, 6.2).
 
@@ -212,6 +240,12 @@ def upsert_feedback(
     reason carried over by a switch is dropped: the reviewer asked only for the thumb.
     A changed row appends a create / update ``FeedbackEvent``.
 
+    ``based_on``: what the caller's form showed (``rating_version`` of the rating then,
+    ``"none"`` for no rating); when the stored rating is another one (a newer save from
+    another tab), ``Conflict`` (409, ``details``: the current rating, reason, comment,
+    correction and its ``based_on``) and nothing is written. ``None`` (the JSON API):
+    no check, the last writer wins.
+
     An answer-level target also sets the run's verdict (positive -> useful + case,
     negative -> not_useful + triage item); a negative rating of another target opens a
     triage item when the workspace's ``triage_negative_targets`` setting is on. The run's
@@ -220,8 +254,8 @@ def upsert_feedback(
     Returns the stored row, detached from the session with every column loaded (id,
     created_at, updated_at ...; relationships such as ``author`` are not loaded).
 
-    Raises ``ValidationFailed`` (400, naming the field), ``Forbidden`` (403: missing,
-    foreign, a non-assistant message, a citation id not in the message's metadata, a call
+    Raises ``ValidationFailed`` (400, naming the field), ``Conflict`` (409, stale
+    ``based_on``), ``Forbidden`` (403: missing, foreign, a non-assistant message, a citation id not in the message's metadata, a call
     id that is not of the run, the answer rated as a conversation turn, or an actor that
     is not a user).
     """
@@ -240,7 +274,7 @@ def upsert_feedback(
     _check_reason(values["reason"], values["rating"], target.settings)
 
     row, before = _write_row(session, author_id, target, target_type, target_id, values,
-                             switch=switch)
+                             switch=switch, based_on=based_on)
     after = rating_state({name: getattr(row, name) for name in ("rating", "reason", "comment",
                                                                 "correction")})
     if before != after:

@@ -367,3 +367,36 @@ def test_summary_counts_names_and_disagreement_without_n_plus_one(session, make,
     c1 = summary[("citation", message_id, "c1")]
     assert (c1.positive, c1.negative, c1.positive_reviewers, c1.disagree) == (
         2, 0, ("ada.lovelace", "bob"), False)
+
+
+def test_a_save_based_on_an_older_rating_is_a_conflict(session, make, ws, actor):
+    from reviewapp.errors import Conflict
+    from reviewapp.services.feedback import rating_version
+
+    run = make.run(ws)
+    answer = answer_message(run)
+    first = feedback.upsert_feedback(session, actor, "chat_message", answer.id, None, "negative",
+                                     "incorrect", "old")
+    seen = rating_version(first)
+    second = feedback.upsert_feedback(session, actor, "chat_message", answer.id, None, "positive",
+                                      switch=True, based_on=seen)
+    with pytest.raises(Conflict) as stale:
+        feedback.upsert_feedback(session, actor, "chat_message", answer.id, None, "negative",
+                                 "incorrect", "new", based_on=seen)
+    assert stale.value.details["rating"] == "positive"
+    assert stale.value.details["based_on"] == rating_version(second)
+    session.rollback()
+    assert fresh(session, second).rating == "positive"
+    # No version (the JSON API): the last writer wins.
+    feedback.upsert_feedback(session, actor, "chat_message", answer.id, None, "negative", "incorrect")
+    assert fresh(session, second).rating == "negative"
+
+
+def test_a_first_save_based_on_no_rating_conflicts_with_one_made_meanwhile(session, make, ws, actor):
+    from reviewapp.errors import Conflict
+
+    answer = answer_message(make.run(ws))
+    feedback.upsert_feedback(session, actor, "chat_message", answer.id, None, "positive")
+    with pytest.raises(Conflict):
+        feedback.upsert_feedback(session, actor, "chat_message", answer.id, None, "negative",
+                                 based_on="none")
