@@ -273,6 +273,7 @@ def test_a_value_that_only_starts_like_one_is_redacted(value):
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("\\npwd=hunter2", "\\npwd=[redacted]"),    # a JSON-escaped newline glued in front
+    ("\\tpwd=hunter2", "\\tpwd=[redacted]"), ("\\rpwd=hunter2", "\\rpwd=[redacted]"),
     ("%3Fkey=hunter2", "%3Fkey=[redacted]"),    # a percent escape glued in front
 ])
 def test_an_escape_glued_in_front_at_the_start_of_a_text(text, expected):
