@@ -216,7 +216,7 @@ def test_resend_keeps_earlier_text_and_marks_the_rating(session, make, ws, actor
     assert review.target_state(session, actor, "chat_message", mid, None).earlier_version
     detail = runs.get_run_detail(session, actor, run.id)
     assert detail.target("chat_message", mid).earlier_version
-    row = next(iter(exports.export_feedback(session, admin).rows))
+    [row] = list(exports.export_feedback(session, admin).rows)  # read to the end (server cursor)
     assert row["earlier_version"] is True and row["query"] == "Why?"
     item_id = session.scalars(select(TriageItem.id)).one()
     assert [r.earlier_version for r in triage.get_item(session, admin, item_id).ratings] == [True]
