@@ -41,6 +41,7 @@ from . import keyset
 from .admin.settings import categories_of
 from .keyset import SortKey, SortOrder
 from .params import id_value, text_param, workspace_param
+from .secret_scan import redact_typed
 
 TITLE_MAX = 200
 CODE_MAX = 120
@@ -265,7 +266,8 @@ def _clean_fields(values: Mapping[str, Any], categories: Sequence[str],
             raise ValidationFailed(name, "required")
         if len(value) > limit:
             raise ValidationFailed(name, f"at most {limit} characters")
-        return value or None
+        # Typed text is redacted before storage like an agent's (SPEC 4).
+        return redact_typed(value, limit) or None
 
     category = text("fault_category", 64) or DEFAULT_CATEGORY
     if category not in categories and category != current_category:

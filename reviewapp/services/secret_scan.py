@@ -76,6 +76,14 @@ def redact_text(text: str) -> str:
     return _redactor.text(text)
 
 
+def redact_typed(text: str | None, limit: int) -> str | None:
+    """Text a person typed (a rating comment or correction, a triage note, a case field),
+    redacted like what an agent sends and kept within ``limit`` characters (``[redacted]``
+    can be longer than a short secret it replaces; the cut never uncovers one). ``None``
+    stays ``None``. Callers validate the length as typed first (SPEC 4, 6.1, 7, 8)."""
+    return None if text is None else _redactor.text(text)[:limit]
+
+
 def redact_key(key: str, limit: int | None = None) -> str:
     """An id or a name, redacted and kept unique (``Redactor.key``)."""
     return _redactor.key(key, limit)

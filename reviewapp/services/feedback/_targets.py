@@ -40,6 +40,7 @@ from ...models import (
 )
 from ...models.base import MAX_ID
 from ...queries import scope_to_actor, scope_to_member
+from ..secret_scan import redact_typed
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,10 @@ def validated(
         if check_rating:
             values["rating"] = check_choice(rating, "rating", RATINGS)
             values["reason"] = clean_text(reason, "reason", REASON_MAX, strip=True)
-            values["comment"] = clean_text(comment, "comment", COMMENT_MAX)
-            values["correction"] = clean_text(correction, "correction", CORRECTION_MAX)
+            # Typed text is redacted before storage like an agent's (SPEC 4).
+            values["comment"] = redact_typed(clean_text(comment, "comment", COMMENT_MAX), COMMENT_MAX)
+            values["correction"] = redact_typed(
+                clean_text(correction, "correction", CORRECTION_MAX), CORRECTION_MAX)
         subject = clean_text(subject_id, "subject_id", SUBJECT_MAX, strip=True)
     except InvalidFeedback as exc:
         raise ValidationFailed(exc.field, exc.message) from None

@@ -22,6 +22,7 @@ from ...models.base import MAX_ID, utcnow
 from ...queries import get_triage_item_for
 from ..admin.settings import check_category
 from ..params import id_value, int_param
+from ..secret_scan import redact_typed
 from ._rows import ASSIGNEE_ROLES, TriageRow, rows_by_id, triage_workspaces
 from .history import record
 
@@ -101,7 +102,7 @@ def _note(value: str | None) -> str | None:
         return None
     if len(value) > NOTE_MAX:
         raise ValidationFailed("note", f"at most {NOTE_MAX} characters")
-    return value
+    return redact_typed(value, NOTE_MAX)  # typed text is redacted before storage (SPEC 4)
 
 
 def _state_changes(item: TriageItem, state: str) -> dict[str, Any]:
