@@ -138,3 +138,19 @@ def test_long_answers_are_capped_on_triage_and_case_pages(client, make, login, s
     item = session.query(TriageItem).filter_by(run_pk=run.id).one()
     html = client.get(f"/triage/{item.id}").get_data(as_text=True)
     assert any(total == len(answer) for _, total in _numbers(html)) and len(html) < 1024 * 1024
+
+
+def test_a_3_mb_query_is_cut_on_the_run_page_with_its_marker(client, make, reviewer):
+    """The question is capped like the answer (SPEC 10): the heading shows a short head,
+    "Show the whole question" the first 200,000 characters and says where it was cut."""
+    query = "Why is checkout slow? " + "x" * (3_000_000 - 22)
+    run = make.run(reviewer[0], query=query)
+    response = client.get(f"/runs/{run.id}")
+    body = response.get_data()
+    html = body.decode()
+    assert response.status_code == 200
+    assert len(body) < 1_000_000, len(body)
+    assert (200_000, 3_000_000) in _numbers(html)
+    assert "Cut at 200,000 of 3,000,000 characters" in html
+    heading = re.search(r'<h1[^>]*class="query-title"[^>]*>(.*?)</h1>', html, re.S).group(1)
+    assert heading.startswith("Why is checkout slow? x") and len(heading) < 1_000
