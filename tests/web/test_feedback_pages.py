@@ -220,3 +220,12 @@ def test_a_stale_plain_form_save_goes_back_with_the_message(client, setup):
     assert "changed in another tab" in page
     db.session.expire_all()
     assert db.session.query(Feedback).one().rating == "positive"
+
+
+def test_all_reviewers_initials_name_the_reviewers(client, setup):
+    html = _rate(client, setup, "negative").get_data(as_text=True)
+    others = html.split('class="fb-others"', 1)[1]
+    name = setup["user"].username
+    initials = re.search(r'class="initials"[^>]*>(.*?)</span>', others, re.S).group(1)
+    assert f'title="{name}"' in initials  # each badge letter says whose it is
+    assert f"not helpful: 1, by {name}" in re.sub(r"<[^>]+>", "", others).replace("  ", " ")
