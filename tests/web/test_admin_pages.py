@@ -99,10 +99,18 @@ def test_admin_creates_an_account_who_must_change_the_password_first(client, log
 
 def test_token_secret_is_shown_once_and_never_in_the_audit_log(client, login, session, site):
     login(site.a1)
-    page = client.post(f"/admin/{site.w1.id}/tokens", data={"name": "agent-prod"}).get_data(as_text=True)
+    created = client.post(f"/admin/{site.w1.id}/tokens", data={"name": "agent-prod"})
+    # Post/Redirect/Get: a reload of the page that shows the secret re-posts nothing.
+    assert created.status_code == 303
+    assert created.headers["Location"] == f"/admin/{site.w1.id}/tokens"
+    assert "rvw_" not in created.get_data(as_text=True)
+    shown = client.get(created.headers["Location"])
+    assert shown.headers["Cache-Control"] == "no-store"
+    page = shown.get_data(as_text=True)
     secret = re.search(r'id="nt-secret"[^>]*value="(rvw_[^"]+)"', page).group(1)
-    listing = client.get(f"/admin/{site.w1.id}/tokens").get_data(as_text=True)
+    listing = client.get(f"/admin/{site.w1.id}/tokens").get_data(as_text=True)  # the reload
     assert secret not in listing and "agent-prod" in listing and ">a1<" in listing
+    assert listing.count("<td data-label=\"Name\">agent-prod</td>") == 1  # no duplicate
     session.rollback()
     rows = session.execute(select(AuditEvent.before, AuditEvent.after, AuditEvent.target_label)).all()
     assert secret not in repr(rows)
