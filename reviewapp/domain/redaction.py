@@ -7,7 +7,10 @@ in URLs (also with ``@ / #`` inside), ``NAME=value`` / ``name: value`` / ``"name
 "value"`` / ``<Name>value</Name>`` assignments whose name ends in PASSWORD, SECRET,
 TOKEN, KEY, PWD, PASS, CREDENTIALS (any casing: ``DB_PASSWORD``, ``dbPassword``,
 ``sessionToken``), command-line credentials (``curl -u user:pw``, ``mysql -pPW``,
-``--password pw``) — also when glued to the text before them (after a letter, a digit,
+``--password pw``), a secret name, blanks and a password-looking value (``aws configure
+set aws_secret_access_key V``, ``token V``: 8+ characters with a letter and a digit, so
+"token bucket" stays), and ``user:password@host`` without a scheme (same value rule;
+``mailto:`` and ``image:tag@sha256`` stay) — also when glued to the text before them (after a letter, a digit,
 ``_``, a JSON-escaped ``\\n`` or a percent-encoded ``%3D``). Each becomes ``[redacted]``;
 a label in front of a secret (``password=``, ``Authorization: Bearer``) stays readable.
 
