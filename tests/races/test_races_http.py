@@ -30,6 +30,7 @@ from sqlalchemy import func, select
 
 from reviewapp import create_app
 from reviewapp.actors import Actor, Role
+from reviewapp.domain.fault_categories import FAULT_CATEGORIES
 from reviewapp.extensions import db
 from reviewapp.models import (
     Case,
@@ -304,7 +305,9 @@ def test_concurrent_triage_changes_one_wins_rest_409(world: World) -> None:
         changes = []
         for i in range(k):
             if i % 3 == 2:
-                changes.append(("category", {"fault_category": f"RACE_{rep}_{i}"}))
+                # A code of the workspace's list (unknown codes are refused with 400).
+                code = FAULT_CATEGORIES.codes()[(rep + i) % len(FAULT_CATEGORIES)]
+                changes.append(("category", {"fault_category": code}))
             else:
                 changes.append(("note", {"note": f"note {rep}/{i}"}))
         calls = [lambda s=world.as_user("lead", i), b=world.base(i), a=action, d=data: s.post(
