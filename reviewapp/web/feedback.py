@@ -34,8 +34,9 @@ def _at_control(target: str, control: str | None, key: str) -> str:
     """``target`` scrolled to the control (``#<control>``) with ``<key>=<control>`` in its
     query (``rated``: the control shows "saved" and opens "Why?" after a thumbs-down, as
     the htmx answer does; ``refused``: the control shows the error), issue 17."""
-    if control is None or "#" in target:  # the page named its own place to return to
+    if control is None:
         return target
+    # A fragment the page named (a timeline row) gives way to the control inside it.
     parts = urlsplit(target)
     query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
              if k not in ("rated", "refused")]
