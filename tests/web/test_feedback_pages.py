@@ -229,3 +229,19 @@ def test_all_reviewers_initials_name_the_reviewers(client, setup):
     initials = re.search(r'class="initials"[^>]*>(.*?)</span>', others, re.S).group(1)
     assert f'title="{name}"' in initials  # each badge letter says whose it is
     assert f"not helpful: 1, by {name}" in re.sub(r"<[^>]+>", "", others).replace("  ", " ")
+
+
+def test_a_retired_reason_is_shown_as_retired_and_a_comment_only_save_keeps_it(
+        client, setup, session):
+    _rate(client, setup, "negative", reason="incomplete")
+    ws = setup["ws"]
+    ws.settings = {**(ws.settings or {}), "feedback_reasons": ["citation", "other"]}
+    session.commit()
+    page = client.get(f"/runs/{setup['run'].id}").get_data(as_text=True)
+    assert re.search(r'<option value="incomplete" selected>incomplete\s*\(retired\)</option>', page)
+    saved = _rate(client, setup, "negative", reason="incomplete", comment="only this",
+                  based_on=_based_on(page))
+    assert saved.status_code == 200
+    db.session.expire_all()
+    assert (db.session.query(Feedback).one().reason, db.session.query(Feedback).one().comment) == (
+        "incomplete", "only this")

@@ -109,6 +109,13 @@ STALE_MESSAGE = ("Not saved: this rating was changed in another tab or window si
                  "form was shown. Here is its current state; edit and save again.")
 
 
+def _kept(existing: Any, values: dict[str, Any]) -> bool:
+    """Whether the save keeps the stored rating's reason as it is (same rating, same
+    reason): then a reason an admin has since retired stays, it was valid when given."""
+    return (existing is not None and values["reason"] is not None
+            and (existing.rating, existing.reason) == (values["rating"], values["reason"]))
+
+
 def _check_reason(reason: str | None, rating: str, settings: dict[str, Any]) -> None:
     """The reason must be one of the workspace's (``reasons.workspace_reasons``) and may
     accompany the rating (its ``polarity``, SPEC 6.1). Raises ``ValidationFailed``."""
@@ -116,7 +123,8 @@ def _check_reason(reason: str | None, rating: str, settings: dict[str, Any]) -> 
         return
     reasons = workspace_reasons(settings)
     if reason not in reasons:
-        raise ValidationFailed("reason", f"must be one of {', '.join(reasons.codes())}")
+        raise ValidationFailed("reason", "must be one of "
+                               + ", ".join(f"{row.label} ({row.code})" for row in reasons))
     if not reasons.get(reason).allows(rating):
         allowed = [row.code for row in reasons if row.allows(rating)]
         raise ValidationFailed("reason", f"'{reason}' does not go with a {rating} rating"
@@ -177,6 +185,8 @@ def _write_row(
                                                            "correction")}
             raise Conflict(STALE_MESSAGE, details={**(current or {"rating": None}),
                                                    "based_on": rating_version(existing)})
+        if not _kept(existing, values):
+            _check_reason(values["reason"], values["rating"], target.settings)
         now = utcnow()
         params = {**key, **values, "workspace_id": target.workspace_id, "run_pk": target.run_pk,
                   "created_at": now, "updated_at": now}
@@ -229,7 +239,8 @@ def upsert_feedback(
     Order: validation (type, rating, lengths) -> owner check through the target's run
     (same query as the membership) -> the reason against the workspace's reason list
     (``settings["feedback_reasons"]``, default incorrect / incomplete / citation / unsafe
-    / other; checked only once the workspace is known to be the actor's, so a foreign
+    / other; a reason since retired stays when the save keeps rating and reason as they
+    are; the refusal lists "Label (code)"; checked only once the workspace is known to be the actor's, so a foreign
     workspace's list cannot be probed) -> the upsert on (author, target_type, target_id,
     subject_key). Each submit replaces rating, reason, comment and correction as a
     whole — except a thumb switch (``switch=True``, the page's thumbs buttons, which carry
@@ -271,8 +282,6 @@ def upsert_feedback(
         target = resolve_target(session, author_id, target_type, target_id, subject)
     if switch:
         values = {**values, "reason": None, "comment": None, "correction": None}
-    _check_reason(values["reason"], values["rating"], target.settings)
-
     row, before = _write_row(session, author_id, target, target_type, target_id, values,
                              switch=switch, based_on=based_on)
     after = rating_state({name: getattr(row, name) for name in ("rating", "reason", "comment",

@@ -400,3 +400,23 @@ def test_a_first_save_based_on_no_rating_conflicts_with_one_made_meanwhile(sessi
     with pytest.raises(Conflict):
         feedback.upsert_feedback(session, actor, "chat_message", answer.id, None, "negative",
                                  based_on="none")
+
+
+def test_a_retired_reason_stays_on_a_rating_saved_unchanged_and_new_ones_are_refused_by_label(
+        session, make):
+    ws = make.workspace(feedback_reasons=["incomplete", "stale"])
+    actor = make.actor(make.user(ws))
+    run, target_id, _ = target_in(make, ws, "chat_message")
+    feedback.upsert_feedback(session, actor, "chat_message", target_id, None, "negative", "incomplete")
+    ws.settings = {**(ws.settings or {}), "feedback_reasons": ["stale", {"code": "xss_r",
+                                                                         "label": "Script in answer"}]}
+    session.commit()
+    # Only the comment changes: the retired reason is kept, not a 422.
+    row = feedback.upsert_feedback(session, actor, "chat_message", target_id, None, "negative",
+                                   "incomplete", "only the comment changed")
+    assert (row.reason, row.comment) == ("incomplete", "only the comment changed")
+    other, other_id, _ = target_in(make, ws, "chat_message")
+    with pytest.raises(ValidationFailed) as refused:  # a retired reason is not chosen anew
+        feedback.upsert_feedback(session, actor, "chat_message", other_id, None, "negative",
+                                 "incomplete")
+    assert refused.value.reason == "must be one of Stale (stale), Script in answer (xss_r)"
