@@ -20,6 +20,7 @@ the rule fields (``RULE_FIELDS``) go to ``rule_evaluation``, the rest to
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -129,14 +130,42 @@ def imported_evaluations(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     for key in IMPORTABLE_KEYS:
         if isinstance(doc.get(key), Mapping):
             found[key] = dict(doc[key])
+    if RULE_KEY in found:
+        rule = _rule_as_published(found[RULE_KEY])
+        if rule is None:
+            del found[RULE_KEY]
+        else:
+            found[RULE_KEY] = rule
     return found
+
+
+def _rule_as_published(value: Mapping[str, Any]) -> dict[str, Any] | None:
+    """An imported ``rule_evaluation`` in the shape the app's own has (SPEC 5.1, the trace
+    API's schema): ``evidence_score`` an int in [0, 100] (``evidence_score_of``), ``source``
+    "rule", ``factors`` a list of ``{name: str, delta: int, description: str}``; non-object
+    factors are dropped. None when the score is not a number (nothing to keep)."""
+    score = evidence_score_of(value)
+    if score is None:
+        return None
+    factors = value.get("factors")
+    return {**value, "evidence_score": score, "source": "rule",
+            "factors": [_factor(f) for f in factors if isinstance(f, Mapping)]
+            if isinstance(factors, list) else []}
+
+
+def _factor(value: Mapping[str, Any]) -> dict[str, Any]:
+    name, delta, description = value.get("name"), value.get("delta"), value.get("description")
+    return {**value, "name": name if isinstance(name, str) else "",
+            "delta": int(delta) if isinstance(delta, (int, float))
+            and not isinstance(delta, bool) and math.isfinite(delta) else 0,
+            "description": description if isinstance(description, str) else ""}
 
 
 def evidence_score_of(rule_evaluation: Any) -> int | None:
     """``rule_evaluation["evidence_score"]`` as an int clamped to [0, 100], else None
     (the value of the run-list column ``diagnosis_run.evidence_score``)."""
     score = rule_evaluation.get("evidence_score") if isinstance(rule_evaluation, Mapping) else None
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
         return None
     return min(100, max(0, int(score)))
 

@@ -70,7 +70,8 @@ def test_imported_evaluations_wraps_legacy_roots_and_ignores_nulls():
     assert imported_evaluations({"self_evaluation": VERIFIER_ROOT}) == {
         "verifier_evaluation": VERIFIER_ROOT}
     assert imported_evaluations({"self_evaluation": RULE_ROOT, "aiops_rule_evaluation": None}) == {
-        "rule_evaluation": RULE_ROOT}
+        "rule_evaluation": {"evidence_score": 65, "source": "rule", "factors": [
+            {"name": "l0_exact_match", "delta": 0, "description": ""}]}}
     assert imported_evaluations({"self_evaluation": None}) == {}
 
 
@@ -132,3 +133,27 @@ def test_each_copied_key_names_its_run_list_column():
         "rule_evaluation": ("evidence_score", evidence_score_of),
         "verifier_evaluation": ("verifier_verdict", verifier_verdict_of)}
     assert {column for column, _ in COLUMN_OF_KEY.values()} <= set(Run.__table__.columns.keys())
+
+
+@pytest.mark.parametrize(("sent", "stored"), [
+    # SPEC 5.1: the evidence score is an integer 0-100; the trace API publishes it so.
+    ({"evidence_score": 1.805883924261248e-214}, {"evidence_score": 0, "source": "rule",
+                                                  "factors": []}),
+    ({"evidence_score": 250, "factors": "many"}, {"evidence_score": 100, "source": "rule",
+                                                  "factors": []}),
+    ({"evidence_score": 42.9, "source": "agent", "factors": [
+        {"name": "x", "delta": 5, "description": "d"}, "junk", {"delta": 2.5}]},
+     {"evidence_score": 42, "source": "rule", "factors": [
+         {"name": "x", "delta": 5, "description": "d"},
+         {"name": "", "delta": 2, "description": ""}]}),
+    ({"evidence_score": 7, "factors": [{"name": "n", "delta": float("inf")}]},
+     {"evidence_score": 7, "source": "rule", "factors": [
+         {"name": "n", "delta": 0, "description": ""}]}),
+])
+def test_an_imported_rule_evaluation_is_stored_in_the_published_shape(sent, stored):
+    assert imported_evaluations({"rule_evaluation": sent}) == {"rule_evaluation": stored}
+
+
+@pytest.mark.parametrize("score", [None, "65", True, [65], float("nan"), float("inf")])
+def test_an_imported_rule_evaluation_without_a_numeric_score_is_not_stored(score):
+    assert imported_evaluations({"rule_evaluation": {"evidence_score": score}}) == {}
