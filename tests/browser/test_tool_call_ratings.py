@@ -67,7 +67,11 @@ def test_rate_a_failed_tool_call_with_reason_and_comment_then_reload(new_page, t
     form.locator("select[name=reason]").select_option("incorrect")
     comment = "Said the flight was changed; this call failed."
     form.locator("textarea[name=comment]").fill(comment)
-    form.get_by_role("button", name="Save details").click()
+    # The thumb's own "saved" is already on the row: wait for this save's answer instead.
+    with page.expect_response(lambda r: r.url.endswith("/feedback")
+                              and r.request.method == "POST") as saved:
+        form.get_by_role("button", name="Save details").click()
+    assert saved.value.status == 200
     _failed_row(page, call["id"]).locator(".fb-status .saved").wait_for()
 
     page.reload()
