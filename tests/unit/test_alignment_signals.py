@@ -25,3 +25,18 @@ def test_score_bands_cover_0_to_100_once():
     for index, (_, low, high) in enumerate(SCORE_BANDS):
         assert [s for s in range(101) if covered[s] == index] == list(range(low, high + 1))
     assert score_band(-5) == 0 and score_band(130) == 9
+
+
+def test_score_bands_are_the_ten_bands_of_ten_with_the_last_closed_at_100():
+    # Written out by hand: 0-9, 10-19, ..., 80-89, then 90-100 (a score of 100 has a band).
+    expected = [("0–9", 0, 9), ("10–19", 10, 19), ("20–29", 20, 29), ("30–39", 30, 39),
+                ("40–49", 40, 49), ("50–59", 50, 59), ("60–69", 60, 69), ("70–79", 70, 79),
+                ("80–89", 80, 89), ("90–100", 90, 100)]
+    assert list(SCORE_BANDS) == expected
+
+
+def test_external_outcome_words_in_any_case():
+    for word in ("pass", "PASSED", "Success"):
+        assert predicted(SIGNALS.get("external_outcome"), word) == "useful"
+    for word in ("fail", "Failed", "FAILURE"):
+        assert predicted(SIGNALS.get("external_outcome"), word) == "not_useful"
