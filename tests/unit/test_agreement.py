@@ -151,3 +151,11 @@ def test_roc_auc_matches_the_pair_definition():
         for s in set(pos) | set(neg):
             counts[s] = (pos.count(s), neg.count(s))
         assert math.isclose(roc_auc_from_counts(counts), expected)
+
+
+def test_krippendorff_alpha_with_exactly_two_reviewers_by_hand():
+    # Coincidences: a-a 2, a-b 1, b-a 1, b-b 4; n_a = 3, n_b = 5, n = 8.
+    # D_o = 2/8, D_e = 2*3*5/(8*7) = 30/56, alpha = 1 - (2/8)/(30/56) = 8/15.
+    ratings = {1: {"r1": "a", "r2": "a"}, 2: {"r1": "a", "r2": "b"},
+               3: {"r1": "b", "r2": "b"}, 4: {"r1": "b", "r2": "b"}}
+    assert krippendorff_alpha(ratings) == pytest.approx(8 / 15)
