@@ -34,6 +34,10 @@ def _run_pk(session, run_id: str) -> int:
     return session.query(Run).filter_by(run_id=run_id).one().id
 
 
+def _feedback_post(response) -> bool:
+    return response.url.endswith("/feedback") and response.request.method == "POST"
+
+
 def _wait_saved(thumbs):
     thumbs.locator(".fb-status .saved").wait_for()
 
@@ -91,12 +95,20 @@ def test_rate_the_answer_and_a_citation_then_reload(new_page, demo_world, sessio
     page.locator(".answer .thumbs").get_by_role("button", name=re.compile("^Helpful")).click()
     _wait_saved(page.locator(".answer .thumbs"))
     citation = page.locator(".citation").nth(1)
-    citation.locator(".thumbs").get_by_role("button", name=re.compile("^Not helpful")).click()
+    # Each save is awaited by its own answer: the row's "saved" mark is already on the page
+    # from the thumb before the details are sent, so it cannot tell the two saves apart.
+    with page.expect_response(_feedback_post) as thumbed:
+        citation.locator(".thumbs").get_by_role("button", name=re.compile("^Not helpful")).click()
+    assert thumbed.value.status == 200
     form = page.locator(".citation").nth(1).locator(".fb-details")
     form.wait_for()
     form.locator("select[name=reason]").select_option("citation")
     form.locator("textarea[name=correction]").fill("Cite the runbook revision from 2026-11.")
-    form.get_by_role("button", name="Save details").click()
+    expect(form.locator("select[name=reason]")).to_have_value("citation")
+    with page.expect_response(_feedback_post) as detailed:
+        form.get_by_role("button", name="Save details").click()
+    assert detailed.value.status == 200
+    assert "reason=citation" in (detailed.value.request.post_data or "")
     _wait_saved(page.locator(".citation").nth(1).locator(".thumbs"))
 
     page.reload()
