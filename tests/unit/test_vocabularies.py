@@ -4,6 +4,8 @@ and the models' CHECK constraints and enums are built from the registries."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from reviewapp.domain.reasons import DEFAULT_REASONS, workspace_reasons
@@ -82,3 +84,43 @@ def test_models_derive_their_constraints_and_enums_from_the_registries():
     assert target_model("tool_call") is ToolCallModel
     with pytest.raises(UnknownValue):
         target_model("tool_span")
+
+
+def test_a_registry_of_one_code_gives_valid_sql():
+    # ``IN ('a',)`` is not SQL: a single code is written ``('a')``.
+    one = Registry("x", [VERDICTS.get("useful")])
+    assert (len(one), one.sql_in()) == (1, "('useful')")
+    assert VERDICTS.sql_in() == "('useful', 'not_useful')"
+    assert (len(VERDICTS), len(VERIFIER_VERDICTS), len(TARGET_TYPES)) == (2, 3, 6)
+
+
+def test_the_verdicts_read_as_the_pages_show_them():
+    # SPEC 6.2: a run's verdict useful / not useful; SPEC 5.2: the verifier's verdict is
+    # imported and shown as-is.
+    assert VERDICTS.choices() == (("useful", "Useful"), ("not_useful", "Not useful"))
+    assert VERIFIER_VERDICTS.choices() == (
+        ("PASS", "PASS"), ("LOW_CONFID", "LOW_CONFID"), ("REJECT", "REJECT"))
+
+
+@pytest.mark.parametrize(("registry", "field"), [
+    (VERDICTS, "feedback"), (VERIFIER_VERDICTS, "verdict"), (TARGET_TYPES, "target_type"),
+    (DEFAULT_REASONS, "reason")])
+def test_an_unknown_value_names_the_field_it_came_in(registry, field):
+    """SPEC 6.1 / 6.2 / 5.2 field names: the 4xx names the field."""
+    with pytest.raises(UnknownValue) as error:
+        registry.get("nope")
+    assert error.value.name == field
+    assert str(error.value).startswith(f"{field}: 'nope' is not one of ")
+
+
+def test_verdict_for_rating_names_the_rating_field():
+    with pytest.raises(UnknownValue) as error:
+        verdict_for_rating("meh")
+    assert (error.value.name, error.value.allowed) == ("rating", ("positive", "negative"))
+
+
+@pytest.mark.parametrize("registry", [TARGET_TYPES, VERDICTS, VERIFIER_VERDICTS, DEFAULT_REASONS])
+def test_the_rows_of_a_registry_cannot_be_changed(registry):
+    row = next(iter(registry))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.label = "changed"

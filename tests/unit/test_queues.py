@@ -1,0 +1,79 @@
+"""The pure rules of review queues (domain/queues.py, issue 16): deterministic sampling, the
+limits a queue's settings keep (which must agree with the database's own constraints, or a
+value the service lets through would fail as a 500 at commit), and the filters a rule may
+not hold."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pytest
+
+from reviewapp.domain.queues import (
+    NAME_MAX,
+    RESERVATION_DEFAULT_MINUTES,
+    RESERVATION_MAX_MINUTES,
+    REVIEWERS_MAX,
+    REVIEWERS_MIN,
+    in_sample,
+    sample_slot,
+)
+from reviewapp.errors import ValidationFailed
+from reviewapp.models import ReviewQueue
+from reviewapp.services.review_queues import clean_rule
+
+
+def _slot(queue_id: int, run_pk: int) -> int:
+    """The slot recomputed here: the first 8 bytes of SHA-256 of the two ids, big-endian,
+    mod 100. The salt is part of the stored state: changing it re-samples every queue, so
+    re-evaluating a rule would add and remove runs (issue 16)."""
+    digest = hashlib.sha256(f"review-queue:{queue_id}:run:{run_pk}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % 100
+
+
+def test_sample_slot_is_the_hash_of_both_ids():
+    for queue_id, run_pk in [(1, 1), (1, 2), (2, 1), (7, 12345)]:
+        assert sample_slot(queue_id, run_pk) == _slot(queue_id, run_pk)
+    assert {sample_slot(1, pk) for pk in range(1, 2000)} == set(range(100))
+
+
+def test_a_run_is_in_the_sample_exactly_when_its_slot_is_below_the_rate():
+    by_slot = {}
+    for pk in range(1, 2000):
+        by_slot.setdefault(_slot(3, pk), pk)
+    lowest, highest = by_slot[0], by_slot[99]
+    assert in_sample(3, lowest, 1)  # slot 0 is in a 1 % sample
+    assert not in_sample(3, by_slot[1], 1)  # slot 1 is not
+    assert in_sample(3, by_slot[1], 2)
+    assert not in_sample(3, highest, 99)  # slot 99 only in a 100 % sample
+    assert in_sample(3, highest, 100)
+    for pk in range(1, 300):
+        assert in_sample(3, pk, 100)
+        assert in_sample(3, pk, 40) == (_slot(3, pk) < 40)
+
+
+def _check(column: str) -> tuple[int, int]:
+    for constraint in ReviewQueue.__table__.constraints:
+        text = str(getattr(constraint, "sqltext", ""))
+        found = re.fullmatch(rf"{column} BETWEEN (\d+) AND (\d+)", text)
+        if found:
+            return int(found[1]), int(found[2])
+    raise AssertionError(f"no CHECK on {column}")
+
+
+def test_the_limits_are_issue_16s_and_agree_with_the_schema():
+    # Issue 16: 1-5 reviewers per run, a reservation of 10 minutes by default.
+    assert (REVIEWERS_MIN, REVIEWERS_MAX) == (1, 5) == _check("reviewers_per_run")
+    assert RESERVATION_DEFAULT_MINUTES == 10
+    assert _check("reservation_minutes") == (1, RESERVATION_MAX_MINUTES)
+    assert ReviewQueue.__table__.c.reservation_minutes.default.arg == RESERVATION_DEFAULT_MINUTES
+    assert ReviewQueue.__table__.c.name.type.length == NAME_MAX
+
+
+@pytest.mark.parametrize("key", ["workspace", "sort", "reviewed"])
+def test_a_rule_may_not_hold_the_workspace_the_sort_or_reviewed_by_me(key):
+    with pytest.raises(ValidationFailed) as refused:
+        clean_rule({key: "1"})
+    assert refused.value.field == f"rule.{key}"
+    assert "not allowed" in refused.value.reason
