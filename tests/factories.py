@@ -122,9 +122,11 @@ def _feedback_row(self, run: Run, author: User, *, rating: str = "negative",
                   target_type: str = "chat_message", target_id: int | None = None,
                   subject_key: str = "", reason: str | None = None, comment: str | None = None,
                   correction: str | None = None, created_at: Any = None):
-    """A ``user_feedback`` row plus its ``feedback_event`` "create" (direct insert). The
+    """A ``user_feedback`` row plus its ``feedback_event`` "create" (direct insert), and
+    the run's review-queue completion refreshed as the feedback service does. The
     target defaults to the run's first assistant message."""
     from reviewapp.models import Feedback, FeedbackEvent, Message
+    from reviewapp.services.queue_completion import refresh_run
 
     if target_id is None:
         from sqlalchemy import select
@@ -145,6 +147,8 @@ def _feedback_row(self, run: Run, author: User, *, rating: str = "negative",
         target_type=target_type, target_id=target_id, subject_key=subject_key, action="create",
         before=None, after={"rating": rating, "reason": reason, "comment": comment,
                             "correction": correction}))
+    self.session.flush()
+    refresh_run(self.session, run.id)
     self.session.commit()
     return row
 

@@ -143,3 +143,68 @@ def test_sqlite_upgrade_keeps_the_rows_of_child_tables(tmp_path):
                   for t in ("workspace", "user_account", "membership")]
     engine.dispose()
     assert counts == [1, 1, 1]
+
+
+def test_queue_item_completion_backfill(tmp_path):
+    """7c2d41a9e0b3 stores each queue item's count of answer raters and its completion.
+    By hand: run 1 (chat) has its answer (message 12, the last assistant text; message 11
+    is an earlier turn) rated by users 1 and 2, a citation of it by user 3 and the earlier
+    turn by user 3 -> 2 raters; run 2 (aiops with a report) has its report rated by user
+    3 and its message by user 1 -> 1 rater; run 3 has none. Queue 1 needs 2 reviewers,
+    queue 2 needs 1."""
+    url = f"sqlite:///{tmp_path / 'completion.sqlite'}"
+    app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": url})
+    directory = str(REPO_ROOT / "migrations")
+    with app.app_context():
+        upgrade(directory=directory, revision="5b1e0a9c4d27")
+        db.engine.dispose()
+    engine = create_engine(url)
+    now = "2026-12-01 00:00:00"
+    with engine.begin() as conn:
+        sql = conn.exec_driver_sql
+        sql("INSERT INTO workspace (id, slug, name, settings, created_at, updated_at) "
+            "VALUES (1, 'w1', 'W1', '{}', ?, ?)", (now, now))
+        for uid in (1, 2, 3):
+            sql("INSERT INTO user_account (id, username, password_hash, active, session_token, "
+                "created_at, updated_at) VALUES (?, ?, 'x', 1, ?, ?, ?)",
+                (uid, f"u{uid}", f"t{uid}", now, now))
+        sql("INSERT INTO diagnosis_session (id, session_id, workspace_id, kind) "
+            "VALUES (1, 's1', 1, 'chat')")
+        for pk, kind in ((1, "chat"), (2, "aiops"), (3, "chat")):
+            sql("INSERT INTO diagnosis_run (id, run_id, workspace_id, diagnosis_session_id, kind, "
+                "query, status, tool_call_count, failed_tool_call_count) "
+                "VALUES (?, ?, 1, 1, ?, 'q', 'SUCCESS', 0, 0)", (pk, f"r{pk}", kind))
+        for mid, run, ordinal, text in ((11, 1, 1, "First turn."), (12, 1, 3, "The answer."),
+                                        (13, 1, 4, "  "), (21, 2, 1, "Conclusion."),
+                                        (31, 3, 1, "Answer.")):
+            sql("INSERT INTO message (id, run_pk, ordinal, role, content, metadata, created_at, "
+                "updated_at) VALUES (?, ?, ?, 'assistant', ?, '{}', ?, ?)",
+                (mid, run, ordinal, text, now, now))
+        sql("INSERT INTO diagnostic_report (id, run_pk, content, created_at, updated_at) "
+            "VALUES (5, 2, '{}', ?, ?)", (now, now))
+        for author, run, ttype, tid, subject in (
+                (1, 1, "chat_message", 12, ""), (2, 1, "chat_message", 12, ""),
+                (3, 1, "citation", 12, "c1"), (3, 1, "conversation_turn", 11, ""),
+                (3, 2, "diagnostic_report", 5, ""), (1, 2, "chat_message", 21, "")):
+            sql("INSERT INTO user_feedback (author_id, workspace_id, run_pk, target_type, "
+                "target_id, subject_key, rating, created_at, updated_at) "
+                "VALUES (?, 1, ?, ?, ?, ?, 'positive', ?, ?)",
+                (author, run, ttype, tid, subject, now, now))
+        for qid, needed in ((1, 2), (2, 1)):
+            sql("INSERT INTO review_queue (id, workspace_id, name, rule, sample_percent, "
+                "reviewers_per_run, blind, reservation_minutes, created_at, updated_at) "
+                "VALUES (?, 1, ?, '{}', 100, ?, 0, 10, ?, ?)", (qid, f"q{qid}", needed, now, now))
+            for run in (1, 2, 3):
+                sql("INSERT INTO review_queue_item (queue_id, run_pk, source, created_at, "
+                    "updated_at) VALUES (?, ?, 'rule', ?, ?)", (qid, run, now, now))
+    engine.dispose()
+    with app.app_context():
+        upgrade(directory=directory)
+        db.engine.dispose()
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        rows = {(q, r): (n, done is not None) for q, r, n, done in conn.exec_driver_sql(
+            "SELECT queue_id, run_pk, ratings_count, completed_at FROM review_queue_item")}
+    engine.dispose()
+    assert rows == {(1, 1): (2, True), (1, 2): (1, False), (1, 3): (0, False),
+                    (2, 1): (2, True), (2, 2): (1, True), (2, 3): (0, False)}

@@ -60,13 +60,21 @@ class ReviewQueue(TimestampMixin, db.Model):
 class QueueItem(TimestampMixin, db.Model):
     """A run in a queue (``review_queue_item``), at most once (unique). ``source`` and
     ``created_at`` say why and since when it is there; ``reserved_by`` /
-    ``reserved_until`` (UTC) the one reviewer who holds it until then."""
+    ``reserved_until`` (UTC) the one reviewer who holds it until then.
+
+    ``ratings_count``: how many different reviewers have rated the run's answer-level
+    target; ``completed_at`` (UTC): since when that count reaches the queue's
+    ``reviewers_per_run`` (null while it does not). Both are kept by the services
+    (``services/queue_completion.py``) whenever a rating is written or deleted, so "the
+    next open item" is an index range (queue, completed_at null, id), not a count."""
 
     __tablename__ = "review_queue_item"
     __table_args__ = (
         UniqueConstraint("queue_id", "run_pk"),
         CheckConstraint(f"source IN {enum_values(ItemSource)!r}", name="source"),
+        CheckConstraint("ratings_count >= 0", name="ratings_count"),
         Index("ix_review_queue_item_run", "run_pk"),
+        Index("ix_review_queue_item_open", "queue_id", "completed_at", "id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -78,3 +86,5 @@ class QueueItem(TimestampMixin, db.Model):
     reserved_by: Mapped[int | None] = mapped_column(
         ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True)
     reserved_until: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    ratings_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

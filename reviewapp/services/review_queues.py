@@ -14,7 +14,9 @@ UPDATE (the row is free, expired, already theirs, or held by someone who has rat
 since), so two reviewers asking at the same instant never get the same item. ``renew``
 extends one's own reservation, ``release`` gives it up (skip). An item is **complete**
 when ``reviewers_per_run`` different reviewers have rated its run's answer-level target
-(``agreement.answer_rating_condition``: a chat run's answer, an AIOps run's report).
+(``agreement.answer_rating_condition``: a chat run's answer, an AIOps run's report); the
+item stores it (``queue_completion``: ``ratings_count``, ``completed_at``), so the next
+item is an index lookup.
 
 Not here yet (issue 16): named reviewers and assignment, blind visibility, the verdict
 from N ratings and adjudication, pages.
@@ -29,9 +31,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
-from sqlalchemy import and_, case, distinct, exists, false, func, or_, select, update
+from sqlalchemy import (
+    Integer,
+    and_,
+    bindparam,
+    case,
+    distinct,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
@@ -184,14 +198,6 @@ def remove_run(session: Session, actor: Actor, queue_id: Any, run_pk: Any) -> bo
 # --- working through a queue -----------------------------------------------------------
 
 
-def _raters() -> Any:
-    """Correlated count: different reviewers who rated the item's run's answer."""
-    return (select(func.count(distinct(Feedback.author_id)))
-            .select_from(Feedback).join(Run, Run.id == Feedback.run_pk)
-            .where(Feedback.run_pk == QueueItem.run_pk, answer_rating_condition())
-            .scalar_subquery())
-
-
 def _rated_by(user_col: Any) -> Any:
     """EXISTS: the user in ``user_col`` rated the item's run's answer."""
     return (select(Feedback.id).join(Run, Run.id == Feedback.run_pk)
@@ -200,61 +206,83 @@ def _rated_by(user_col: Any) -> Any:
             .exists())
 
 
-def _free_for(user_id: int, now: datetime) -> Any:
+def _free_for(user_id: Any, now: Any) -> Any:
     """The item is not held by anyone else right now."""
     return or_(QueueItem.reserved_by.is_(None), QueueItem.reserved_until.is_(None),
                QueueItem.reserved_until <= now, QueueItem.reserved_by == user_id,
                _rated_by(QueueItem.reserved_by))
 
 
-def _open_for(queue_id: int, reviewers_per_run: int, user_id: int) -> list[Any]:
-    return [QueueItem.queue_id == queue_id, _raters() < reviewers_per_run, ~_rated_by(user_id)]
+@dataclass(frozen=True)
+class _NextStatements:
+    held: Any
+    candidates: Any
+    claim: Any
+    item: Any
+
+
+@cache
+def _next_statements() -> _NextStatements:
+    """The statements of ``next_item``, built once with bound parameters (``:queue_id``,
+    ``:user_id``, ``:now``, ``:until``, ``:item_id``): their construction and compilation
+    cost more than running them (the issue 16 benchmark), so both are reused."""
+    when = QueueItem.__table__.c.reserved_until.type
+    user = bindparam("user_id", type_=Integer)
+    now = bindparam("now", type_=when)
+    open_conds = [QueueItem.queue_id == bindparam("queue_id", type_=Integer),
+                  QueueItem.completed_at.is_(None),  # an index range, not a count
+                  ~_rated_by(user)]
+    free = _free_for(user, now)
+    return _NextStatements(
+        held=select(QueueItem.id).where(*open_conds, QueueItem.reserved_by == user,
+                                        QueueItem.reserved_until > now)
+        .order_by(QueueItem.id).limit(1),
+        candidates=select(QueueItem.id).where(*open_conds, free)
+        .order_by(QueueItem.id).limit(CANDIDATES),
+        claim=update(QueueItem).where(QueueItem.id == bindparam("item_id", type_=Integer), free)
+        .values(reserved_by=user, reserved_until=bindparam("until", type_=when),
+                updated_at=now),
+        item=select(QueueItem).where(QueueItem.id == bindparam("item_id", type_=Integer))
+        .execution_options(populate_existing=True),
+    )
 
 
 def next_item(session: Session, actor: Actor, queue_id: Any,
               now: datetime | None = None) -> QueueItem | None:
     """Reserve and return the actor's next item: the one they already hold, else the
-    oldest open item nobody else holds; ``None`` when there is none. The reservation
-    lasts the queue's ``reservation_minutes``. A reviewer of the workspace may ask
-    (``Forbidden`` otherwise). Commits.
+    oldest open item nobody else holds; ``None`` when there is none. An item is open
+    while not complete (its stored ``completed_at``) and not rated by the actor. The
+    reservation lasts the queue's ``reservation_minutes``. A reviewer of the workspace
+    may ask (``Forbidden`` otherwise). Commits.
 
     The search runs in a read transaction of its own (``read_intent``: on SQLite it
-    does not hold the write lock while it skips complete items); only the claim, one
-    conditional UPDATE of one row, writes."""
+    does not hold the write lock while it skips items); only the claim, one conditional
+    UPDATE of one row, writes."""
     if not actor.is_user:
         raise Forbidden()
     queue = get_queue(session, actor, queue_id, Role.REVIEWER)
-    qid, needed, minutes = queue.id, queue.reviewers_per_run, queue.reservation_minutes
-    session.commit()
     now = now or utcnow()
-    until = now + timedelta(minutes=minutes)
-    user = actor.user_id
-    open_conds = _open_for(qid, needed, user)
+    params = {"queue_id": queue.id, "user_id": actor.user_id, "now": now,
+              "until": now + timedelta(minutes=queue.reservation_minutes)}
+    session.commit()
+    stmts = _next_statements()
     first = True
     while True:
         with read_intent():
-            held = session.scalar(select(QueueItem.id).where(
-                *open_conds, QueueItem.reserved_by == user, QueueItem.reserved_until > now)
-                .order_by(QueueItem.id).limit(1)) if first else None
-            candidates = [held] if held is not None else list(session.scalars(
-                select(QueueItem.id).where(*open_conds, _free_for(user, now))
-                .order_by(QueueItem.id).limit(CANDIDATES)))
+            connection = session.connection()
+            held = connection.execute(stmts.held, params).scalar() if first else None
+            candidates = [held] if held is not None else list(
+                connection.execute(stmts.candidates, params).scalars())
             session.commit()
         first = False
         if not candidates:
             return None
         for item_id in candidates:
-            claimed = session.execute(
-                update(QueueItem)
-                .where(QueueItem.id == item_id, _free_for(user, now))
-                .values(reserved_by=user, reserved_until=until, updated_at=now)
-                .execution_options(synchronize_session=False)
-            ).rowcount
+            claimed = session.connection().execute(
+                stmts.claim, {**params, "item_id": item_id}).rowcount
             session.commit()
             if claimed:
-                item = session.get(QueueItem, item_id)
-                session.refresh(item)
-                return item
+                return session.scalars(stmts.item, {"item_id": item_id}).one()
         # every candidate was taken meanwhile: look again
 
 
@@ -307,16 +335,22 @@ def progress(session: Session, actor: Actor, queue_id: Any, now: datetime | None
     reviewer of its workspace."""
     queue = get_queue(session, actor, queue_id, Role.REVIEWER)
     now = now or utcnow()
-    base = [QueueItem.queue_id == queue.id]
-    mine = _rated_by(actor.user_id) if actor.is_user else false()
     row = session.execute(select(
         func.count(),
-        func.coalesce(func.sum(_case(_raters() >= queue.reviewers_per_run)), 0),
-        func.coalesce(func.sum(_case(mine)), 0),
+        func.coalesce(func.sum(_case(QueueItem.completed_at.is_not(None))), 0),
         func.coalesce(func.sum(_case(and_(QueueItem.reserved_by.is_not(None),
                                           QueueItem.reserved_until > now))), 0),
-    ).where(*base)).one()
-    return QueueProgress(*(int(v) for v in row))
+    ).where(QueueItem.queue_id == queue.id)).one()
+    mine = 0
+    if actor.is_user:  # from the actor's ratings, not from every item
+        mine = session.scalar(
+            select(func.count(distinct(QueueItem.id)))
+            .select_from(Feedback).join(Run, Run.id == Feedback.run_pk)
+            .join(QueueItem, QueueItem.run_pk == Feedback.run_pk)
+            .where(QueueItem.queue_id == queue.id, Feedback.author_id == actor.user_id,
+                   answer_rating_condition())) or 0
+    return QueueProgress(items=int(row[0]), complete=int(row[1]), mine=int(mine),
+                         reserved=int(row[2]))
 
 
 def _case(condition: Any) -> Any:

@@ -254,3 +254,87 @@ def test_rule_with_failed_calls_and_text(session, make, world):
                                    {"failed_calls": "yes", "q": "checkout"})
     assert queue.rule == {"failed_calls": "yes", "q": "checkout"}
     assert added == 1 and _items(session, queue) == [failing.id]
+
+
+def _answer_id(session, run):
+    from reviewapp.models import Message
+
+    return session.scalar(select(Message.id).where(Message.run_pk == run.id,
+                                                   Message.role == "assistant"))
+
+
+def _stored(session, item_id):
+    session.rollback()
+    return session.execute(select(QueueItem.ratings_count, QueueItem.completed_at)
+                           .where(QueueItem.id == item_id)).one()
+
+
+def test_completion_is_stored_by_the_feedback_services(session, make, world):
+    """Ratings through ``upsert_feedback`` / ``delete_feedback`` keep each item's count of
+    answer raters and ``completed_at``; ``item_completion`` reads them."""
+    from reviewapp.services import feedback
+    from reviewapp.services.queue_completion import item_completion
+
+    two = _queue(session, make, world, n=2)
+    one = _queue(session, make, world, n=1)
+    run = world.chat[0]
+    item2 = session.scalar(select(QueueItem).where(QueueItem.queue_id == two.id,
+                                                   QueueItem.run_pk == run.id))
+    item1 = session.scalar(select(QueueItem).where(QueueItem.queue_id == one.id,
+                                                   QueueItem.run_pk == run.id))
+    ann, bob, cy = (make.actor(u) for u in world.reviewers)
+    answer = _answer_id(session, run)
+    first = feedback.upsert_feedback(session, ann, "chat_message", answer, None, "positive")
+    assert _stored(session, item2.id)[0] == 1 and _stored(session, item2.id)[1] is None
+    assert _stored(session, item1.id)[1] is not None  # N = 1: complete at once
+    c = item_completion(session, item2)
+    assert (c.count, c.needed, c.complete) == (1, 2, False)
+    # The same reviewer again (a thumb switch), and a citation: still one rater.
+    feedback.upsert_feedback(session, ann, "chat_message", answer, None, "negative")
+    feedback.upsert_feedback(session, cy, "citation", answer, "c1", "negative")
+    assert _stored(session, item2.id) == (1, None)
+    feedback.upsert_feedback(session, bob, "chat_message", answer, None, "negative")
+    count, completed = _stored(session, item2.id)
+    assert count == 2 and completed is not None
+    assert item_completion(session, item2).complete is True
+    # Another rater keeps the first completion time; a delete below N clears it.
+    feedback.upsert_feedback(session, cy, "chat_message", answer, None, "positive")
+    assert _stored(session, item2.id) == (3, completed)
+    feedback.delete_feedback(session, ann, first.id)
+    assert _stored(session, item2.id) == (2, completed)
+    bobs = session.scalar(select(type(first).id).where(type(first).author_id == world.reviewers[1].id,
+                                                       type(first).target_type == "chat_message"))
+    feedback.delete_feedback(session, bob, bobs)
+    assert _stored(session, item2.id) == (1, None)
+    assert _stored(session, item1.id)[0] == 1 and _stored(session, item1.id)[1] is not None
+    # An AIOps run: its report is the answer-level target.
+    aiops_item = session.scalar(select(QueueItem).where(QueueItem.queue_id == one.id,
+                                                        QueueItem.run_pk == world.aiops.id))
+    assert aiops_item is None  # the rule is chat only
+    assert rq.add_runs(session, make.actor(world.lead), one.id, [world.aiops.id]) == 1
+    from reviewapp.models import DiagnosticReport
+    report = session.scalar(select(DiagnosticReport.id).where(DiagnosticReport.run_pk == world.aiops.id))
+    feedback.upsert_feedback(session, ann, "diagnostic_report", report, None, "positive")
+    aiops_item = session.scalar(select(QueueItem.id).where(QueueItem.queue_id == one.id,
+                                                           QueueItem.run_pk == world.aiops.id))
+    assert _stored(session, aiops_item)[0] == 1 and _stored(session, aiops_item)[1] is not None
+
+
+def test_a_run_rated_before_it_entered_gets_its_count(session, make, world):
+    run = world.chat[3]
+    make.feedback_row(run, world.reviewers[0], rating="positive")
+    make.feedback_row(run, world.reviewers[1], rating="negative")
+    queue, _ = rq.create_queue(session, make.actor(world.lead), world.ws.id, "Later",
+                               {"status": "FAILED"}, reviewers_per_run=2)
+    assert rq.add_runs(session, make.actor(world.lead), queue.id, [run.id, world.chat[4].id]) == 2
+    items = dict(session.execute(select(QueueItem.run_pk, QueueItem.ratings_count)
+                                 .where(QueueItem.queue_id == queue.id)).all())
+    assert items == {run.id: 2, world.chat[4].id: 0}
+    assert rq.progress(session, make.actor(world.reviewers[0]), queue.id).complete == 1
+    # Filled by its rule at creation too.
+    filled, _ = rq.create_queue(session, make.actor(world.lead), world.ws.id, "All chat",
+                                {"kind": "chat"}, reviewers_per_run=3)
+    counts = dict(session.execute(select(QueueItem.run_pk, QueueItem.ratings_count)
+                                  .where(QueueItem.queue_id == filled.id)).all())
+    assert counts[run.id] == 2 and sum(counts.values()) == 2
+    assert rq.progress(session, make.actor(world.reviewers[0]), filled.id).complete == 0

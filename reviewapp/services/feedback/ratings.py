@@ -38,6 +38,7 @@ from ...models import (
 )
 from ...models.base import MAX_ID, utcnow
 from ...queries import insert_for, on_earlier_version, scope_to_actor
+from ..queue_completion import refresh_run
 from ._targets import Target, author_of, resolve_target, validated, visible_run
 from .verdict import follow_rating, rederive_verdict
 
@@ -296,6 +297,8 @@ def upsert_feedback(
 
     follow_rating(session, target.run_pk, values["rating"], is_answer=target.is_answer,
                   changed=before != after, settings=target.settings)
+    if target.is_answer:
+        refresh_run(session, target.run_pk)  # review-queue completion (issue 16)
     session.commit()
     return row
 
@@ -336,6 +339,8 @@ def delete_feedback(session: Session, actor: Actor, feedback_id: int) -> None:
     ))
     session.delete(row)
     rederive_verdict(session, run)
+    session.flush()
+    refresh_run(session, run.id)  # review-queue completion (issue 16)
     session.commit()
 
 

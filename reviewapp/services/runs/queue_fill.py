@@ -24,6 +24,7 @@ from ...domain.queues import in_sample
 from ...models import ItemSource, QueueItem, ReviewQueue, Run
 from ...models.base import utcnow
 from ...queries import insert_for
+from ..queue_completion import refresh_run, refresh_runs
 from .listing import RunFilters, filtered_runs, rateable_run
 
 BATCH = 1000
@@ -43,8 +44,9 @@ def _matching(queue: ReviewQueue) -> Any:
 def insert_items(session: Session, queue_id: int, run_pks: Sequence[int], source: str,
                  added_by: int | None = None) -> int:
     """Add ``run_pks`` to the queue, skipping those already in it; returns how many were
-    added. ``source`` is an ``ItemSource`` value."""
-    added = 0
+    added. ``source`` is an ``ItemSource`` value. An added run that already carries
+    answer ratings gets its count and completion (``queue_completion``)."""
+    added: list[int] = []
     now = utcnow()
     for start in range(0, len(run_pks), BATCH):
         chunk = run_pks[start:start + BATCH]
@@ -52,9 +54,10 @@ def insert_items(session: Session, queue_id: int, run_pks: Sequence[int], source
             {"queue_id": queue_id, "run_pk": pk, "source": source, "added_by": added_by,
              "created_at": now, "updated_at": now} for pk in chunk
         ]).on_conflict_do_nothing(index_elements=["queue_id", "run_pk"]).returning(
-            QueueItem.__table__.c.id)
-        added += len(session.execute(stmt).all())
-    return added
+            QueueItem.__table__.c.run_pk)
+        added.extend(session.scalars(stmt))
+    refresh_runs(session, queue_id, added, now)
+    return len(added)
 
 
 def fill(session: Session, queue: ReviewQueue) -> int:
@@ -67,8 +70,10 @@ def fill(session: Session, queue: ReviewQueue) -> int:
 
 def offer_run(session: Session, run: Run) -> int:
     """Apply every queue of the run's workspace to this one run (after it was stored or
-    finished); returns how many queues took it. One query when the workspace has no
-    queue."""
+    finished); returns how many queues took it. Its items in queues it was already in
+    get their completion re-derived (the answer may have changed). Two queries when the
+    workspace has no queue."""
+    refresh_run(session, run.id)
     queues = list(session.scalars(
         select(ReviewQueue).where(ReviewQueue.workspace_id == run.workspace_id)))
     taken = 0
