@@ -59,6 +59,19 @@ class Forbidden(ServiceError):
         super().__init__(FORBIDDEN_MESSAGE)
 
 
+class PasswordChangeRequired(ServiceError):
+    """A logged-in user whose password an admin chose (a new account, a reset) acts only
+    to change it (SPEC 8): ``AUTH_PASSWORD_CHANGE_REQUIRED``, HTTP 403. Pages send the
+    user to their account page instead; the JSON API answers with this error."""
+
+    code = "AUTH_PASSWORD_CHANGE_REQUIRED"
+    status = 403
+
+    def __init__(self) -> None:
+        super().__init__("Change your password first: an admin set it. "
+                         "Your account page (/account/) has the form.")
+
+
 class Unauthenticated(ServiceError):
     """No or bad credentials: ``AUTH_UNAUTHENTICATED``, HTTP 401."""
 

@@ -40,7 +40,8 @@ def session_actor() -> Actor:
     """The logged-in user's actor. State-changing requests must carry the CSRF token in
     ``X-CSRFToken`` (the /api blueprint is CSRF-exempt only for token callers).
     Raises ``Unauthenticated`` (401) when not logged in, ``CsrfInvalid`` (400) without
-    a valid CSRF header."""
+    a valid CSRF header, ``PasswordChangeRequired`` (403) while the user must change the
+    password an admin set (``admin.actor_for``)."""
     if not current_user.is_authenticated:
         raise Unauthenticated("log in first")
     if request.method not in _SAFE_METHODS:
@@ -51,7 +52,7 @@ def session_actor() -> Actor:
                 validate_csrf(request.headers.get("X-CSRFToken", ""))
             except ValidationError:
                 raise CsrfInvalid("missing or invalid X-CSRFToken header") from None
-    return Actor.for_user(current_user.id, label=current_user.username)
+    return admin.actor_for(current_user)
 
 
 def any_actor() -> Actor:

@@ -21,7 +21,7 @@ def _page(form: PasswordChangeForm, status: int = 200, error: str | None = None,
           field: str | None = None) -> Response:
     return make_response(render_template(
         "account/index.html", form=form, error=error, error_field=field,
-        memberships=admin.my_memberships(db.session, current_actor()),
+        memberships=admin.my_memberships(db.session, current_actor(password_change=True)),
         must_change=current_user.must_change_password), status)
 
 
@@ -40,7 +40,8 @@ def password() -> Response:
     if (form.new_password.data or "") != (form.confirm.data or ""):
         return _page(form, 400, "The two new passwords differ.", "confirm")
     try:
-        user = admin.change_own_password(db.session, current_actor(), form.current_password.data or "",
+        user = admin.change_own_password(db.session, current_actor(password_change=True),
+                                         form.current_password.data or "",
                                          form.new_password.data or "")
     except ValidationFailed as refused:
         db.session.rollback()

@@ -38,9 +38,11 @@ def _load_user(cookie_id: str):  # noqa: ANN202 - Flask-Login callback
     return admin.load_user(db.session, cookie_id)
 
 
-def current_actor() -> Actor:
-    """The ``Actor`` for the logged-in user (views call services with it)."""
-    return Actor.for_user(current_user.id, label=current_user.username)
+def current_actor(*, password_change: bool = False) -> Actor:
+    """The ``Actor`` for the logged-in user (views call services with it). Raises
+    ``PasswordChangeRequired`` while the user must change their password, unless the view
+    is one of those that let them (``password_change``; ``admin.actor_for``)."""
+    return admin.actor_for(current_user, password_change=password_change)
 
 
 def safe_next(target: str | None) -> str:
@@ -102,7 +104,7 @@ def login() -> Response | str:
 @login_required
 def logout() -> Response:
     """Log out; the session token rotates so copies of the cookie stop working too."""
-    admin.end_all_sessions(db.session, current_actor(), current_user.id)
+    admin.end_all_sessions(db.session, current_actor(password_change=True), current_user.id)
     logout_user()
     session.clear()
     flash("You are logged out.", "info")

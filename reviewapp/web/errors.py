@@ -25,7 +25,7 @@ from flask_wtf.csrf import CSRFError
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 
 from ..db_setup import DISK_FULL_MESSAGE, is_disk_full
-from ..errors import ServiceError, Unavailable
+from ..errors import PasswordChangeRequired, ServiceError, Unavailable
 from ..extensions import db, login_manager
 from .htmx import current_url, is_htmx, redirect_window, retarget
 
@@ -74,7 +74,19 @@ def _error_response(status: int, code: str, message: str, details: Any = None) -
 
 def _service_error(error: ServiceError) -> Response:
     db.session.rollback()
+    if isinstance(error, PasswordChangeRequired) and not wants_json():
+        return _to_account_page()
     return _error_response(error.status, error.code, error.message, error.details)
+
+
+def _to_account_page() -> Response:
+    """A page asked for by a user who must change their password first: to their account
+    page, which has the form (htmx: the whole window)."""
+    flash("Choose a new password to continue: yours was set by an admin.", "info")
+    target = url_for("account.index")
+    if is_htmx():
+        return redirect_window(make_response("", 204), target)
+    return redirect(target, 303)
 
 
 def _storage_error(error: Exception) -> Response:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, Response, current_app, flash, g, make_response, redirect, request, url_for
+from flask import Flask, Response, current_app, g, request
 from flask_login import current_user
 from werkzeug.local import LocalProxy
 
@@ -17,7 +17,6 @@ from ..models.base import MAX_ID
 from ..services.access import highest_role
 from .auth import current_actor
 from .errors import SAFE_METHODS, wants_json
-from .htmx import is_htmx, redirect_window
 from .nav import nav_items
 
 
@@ -55,20 +54,16 @@ _BEFORE_PASSWORD_CHANGE = frozenset({"account.index", "account.password", "auth.
                                      "auth.login", "static"})
 
 
-def _password_change_first() -> Response | None:
+def _password_change_first() -> None:
     """A user whose password an admin chose (a new account, a reset) sees only their
-    account page until they have changed it (SPEC 8); pages redirect there (htmx: the
-    whole window). The JSON API answers as usual."""
+    account page until they have changed it (SPEC 8). The rule is the services'
+    (``admin.actor_for``, which every caller's actor goes through, the JSON API's too);
+    this hook only applies it before any page that would not resolve an actor, and
+    ``errors.py`` answers its ``PasswordChangeRequired`` with the redirect there."""
     if wants_json() or request.endpoint in _BEFORE_PASSWORD_CHANGE:
-        return None
-    if current_user and current_user.is_authenticated \
-            and getattr(current_user, "must_change_password", False):
-        flash("Choose a new password to continue: yours was set by an admin.", "info")
-        target = url_for("account.index")
-        if is_htmx():
-            return redirect_window(make_response("", 204), target)
-        return redirect(target, 303)
-    return None
+        return
+    if current_user and current_user.is_authenticated:
+        current_actor()
 
 
 def _declare_write_intent() -> None:
@@ -117,7 +112,7 @@ def _nav_role() -> str | None:
     if "nav_role" not in g:
         role = None
         if current_user and current_user.is_authenticated:
-            role = highest_role(db.session, current_actor())
+            role = highest_role(db.session, current_actor(password_change=True))
         g.nav_role = role.value if role else None
     return g.nav_role
 

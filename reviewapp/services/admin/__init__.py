@@ -11,6 +11,7 @@ split by concern; every public name stays importable from ``reviewapp.services.a
 from .accounts import (
     MIN_PASSWORD_LENGTH,
     SessionUser,
+    actor_for,
     authenticate,
     change_own_password,
     check_new_password,
@@ -67,7 +68,7 @@ from .workspaces import (
 __all__ = [
     "MIN_PASSWORD_LENGTH", "ROLE_CHOICES", "SLUG_RE", "TOKEN_PREFIX", "MemberRow", "NewAccount",
     "NewToken", "SessionUser", "SettingsView", "TokenRow", "categories_of", "check_category",
-    "get_settings", "update_settings", "add_member", "administered", "authenticate",
+    "get_settings", "update_settings", "actor_for", "add_member", "administered", "authenticate",
     "authenticate_token", "change_own_password", "change_role", "check_new_password",
     "create_member_account", "create_token", "create_user", "create_workspace",
     "end_all_sessions", "generate_password", "get_user_by_username", "get_workspace",

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from ...actors import Actor
 from ...db_setup import write_intent
-from ...errors import Forbidden, ValidationFailed
+from ...errors import Forbidden, PasswordChangeRequired, ValidationFailed
 from ...models import User
 from ...models.base import utcnow
 from ..access import WorkspaceRole, roles_of
@@ -156,6 +156,19 @@ def load_user(session: Session, cookie_id: str) -> SessionUser | None:
         return None
     return SessionUser(row.id, row.username, row.active, row.session_token,
                        row.must_change_password)
+
+
+def actor_for(user: SessionUser, *, password_change: bool = False) -> Actor:
+    """The ``Actor`` a logged-in user (``load_user``'s value, read from the database on
+    this request) acts as, for every caller: pages, htmx fragments, the session JSON API.
+
+    A user whose password an admin chose (``must_change_password``: a new account, a
+    reset) may act only to change it, read their own account page or log out (SPEC 8):
+    those callers pass ``password_change=True``; every other call raises
+    ``PasswordChangeRequired`` (403 ``AUTH_PASSWORD_CHANGE_REQUIRED``)."""
+    if user.must_change_password and not password_change:
+        raise PasswordChangeRequired()
+    return Actor.for_user(user.id, label=user.username)
 
 
 def end_all_sessions(session: Session, actor: Actor, user_id: int) -> None:
