@@ -1,8 +1,9 @@
 """Admin pages (SPEC 8), per workspace, for its admins: members and accounts, ingest
 tokens, workspaces. Every rule is in ``services/admin``; a view reads the form, calls
 one service and answers: 303 back to the page after a change (Post/Redirect/Get), the
-page itself (200, ``no-store``) when it must show a secret once (a new account's
-password; a new token's secret is kept in the session for the one GET after the 303), the page again with the service's message on a refused change
+page itself (200 / 201, ``no-store``) when it must show a secret once (a new account's
+or a reset's password, a new token's secret; never kept in the session cookie, which is
+signed, not encrypted), the page again with the service's message on a refused change
 (400 / 409). A workspace the user does not administer answers 403, the same as a
 missing one (SPEC 2)."""
 
@@ -18,7 +19,6 @@ from flask import (
     make_response,
     render_template,
     request,
-    session,
     stream_with_context,
     url_for,
 )
@@ -47,8 +47,6 @@ bp = Blueprint("admin", __name__, url_prefix="/admin")
 # The sections of a workspace's admin pages: (endpoint in this blueprint, label).
 ADMIN_TABS: tuple[tuple[str, str], ...] = (("members", "Members"), ("tokens", "Ingest tokens"),
                                             ("settings", "Settings"), ("audit", "Audit log"))
-# Session key of a new token's secret, kept for the one page view that shows it.
-_NEW_TOKEN = "new_token_once"
 _MIMETYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 
 
@@ -238,28 +236,25 @@ def reset_password(workspace_id: int, user_id: int) -> Response:
 @login_required
 def tokens(workspace_id: int) -> Response:
     """Ingest tokens: name, prefix, created by, last used, state; create and revoke."""
-    # A token just created (``create_token``): its secret, shown on this one answer.
-    new_token = None
-    pending = session.get(_NEW_TOKEN)
-    if isinstance(pending, dict) and pending.get("workspace_id") == workspace_id:
-        new_token = session.pop(_NEW_TOKEN)
-    return _page(workspace_id, "tokens", new_token=new_token)
+    return _page(workspace_id, "tokens")
 
 
 @bp.post("/<int:workspace_id>/tokens")
 @login_required
 def create_token(workspace_id: int) -> Response:
-    """Create a token; 303 to the tokens page, which shows its secret once (Post/Redirect/
-    Get: reloading that page re-posts nothing, so it creates no second token)."""
+    """Create a token: 201 with the tokens page showing its secret this once (``no-store``).
+    The secret is on this answer only, never in the session cookie (signed, not encrypted:
+    anyone holding the cookie could read it). In a browser, app.js turns the page's history
+    entry into a GET of the tokens page, so a reload shows no secret and creates no second
+    token."""
     form = TokenForm()
     try:
         new = admin.create_token(db.session, current_actor(), workspace_id, form.name.data or "")
     except ValidationFailed as refused:
         db.session.rollback()
         return _page(workspace_id, "tokens", refused.status, error=refused.message)
-    session[_NEW_TOKEN] = {"workspace_id": workspace_id, "name": new.token.name,
-                           "secret": new.secret}
-    return see_other("Token created.", url_for("admin.tokens", workspace_id=workspace_id))
+    return _page(workspace_id, "tokens", 201, new_token={"name": new.token.name,
+                                                         "secret": new.secret})
 
 
 @bp.post("/<int:workspace_id>/tokens/<int:token_id>/revoke")

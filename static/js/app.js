@@ -186,6 +186,16 @@ document.addEventListener("htmx:configRequest", function (e) {
   }
 });
 
+// A page that shows a one-time secret is the answer to a POST: its history entry becomes
+// a GET of the plain page, so a reload or Back shows no secret and re-posts nothing (no
+// second token or account). Without JavaScript the browser asks before re-posting.
+(function () {
+  var shown = document.querySelector("[data-replace-history]");
+  if (shown && window.history && history.replaceState) {
+    history.replaceState(null, "", shown.getAttribute("data-replace-history"));
+  }
+})();
+
 // One-time secrets (admin pages, issue 15): "Copy" puts the shown password or token
 // secret on the clipboard; without JavaScript the field is selectable as it is.
 document.addEventListener("click", function (e) {

@@ -61,6 +61,14 @@ def test_admin_manages_the_workspace_and_the_new_user_logs_in(new_page, make, se
     page.get_by_role("button", name="Copy").click()
     page.get_by_role("button", name="Copied").wait_for()
     _shoot(page, "tokens-secret-1280")
+    # A reload is a GET of the tokens page (app.js replaced the POST's history entry):
+    # no secret, no second token.
+    assert page.url.endswith(f"/admin/{ws.id}/tokens")
+    with page.expect_response(lambda r: r.url.endswith(f"/admin/{ws.id}/tokens")) as reloaded:
+        page.reload()
+    assert reloaded.value.request.method == "GET" and reloaded.value.status == 200
+    assert page.locator("#nt-secret").count() == 0
+    assert page.locator("table.tokens tr", has_text="agent-prod").count() == 1
     page.goto(f"/admin/{ws.id}/tokens")
     token_row = page.locator("table.tokens tr", has_text="agent-prod")
     assert "ada" in token_row.inner_text() and "never" in token_row.inner_text()

@@ -394,7 +394,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "admin.remove_member POST": html(ADMIN_POST_A, ALL_HIDDEN),
     "admin.set_active POST": html(ADMIN_POST_A, ALL_HIDDEN),
     "admin.reset_password POST": html(ADMIN_A, ALL_HIDDEN),  # 200: the one-time password
-    "admin.create_token POST": html(ADMIN_POST_A, ALL_HIDDEN),  # 303: the secret on the GET after
+    "admin.create_token POST": html(ADMIN_A, ALL_HIDDEN),  # 201: the secret on this answer
     "admin.revoke_token POST": html(ADMIN_POST_A, ALL_HIDDEN),
     "runs.index GET": html(READ_A, (OK, OK, OK)),
     "runs.detail GET": html(READ_A, ALL_HIDDEN),

@@ -100,20 +100,66 @@ def test_admin_creates_an_account_who_must_change_the_password_first(client, log
 def test_token_secret_is_shown_once_and_never_in_the_audit_log(client, login, session, site):
     login(site.a1)
     created = client.post(f"/admin/{site.w1.id}/tokens", data={"name": "agent-prod"})
-    # Post/Redirect/Get: a reload of the page that shows the secret re-posts nothing.
-    assert created.status_code == 303
-    assert created.headers["Location"] == f"/admin/{site.w1.id}/tokens"
-    assert "rvw_" not in created.get_data(as_text=True)
-    shown = client.get(created.headers["Location"])
-    assert shown.headers["Cache-Control"] == "no-store"
-    page = shown.get_data(as_text=True)
+    # The secret is on the POST's own answer (never in the session cookie: see
+    # test_no_one_time_secret_travels_in_a_cookie); a reload in a browser turns into a GET
+    # of the tokens page (app.js replaces the history entry), which shows no secret.
+    assert created.status_code == 201
+    assert created.headers["Cache-Control"] == "no-store"
+    page = created.get_data(as_text=True)
     secret = re.search(r'id="nt-secret"[^>]*value="(rvw_[^"]+)"', page).group(1)
+    assert "data-replace-history" in page
     listing = client.get(f"/admin/{site.w1.id}/tokens").get_data(as_text=True)  # the reload
     assert secret not in listing and "agent-prod" in listing and ">a1<" in listing
     assert listing.count("<td data-label=\"Name\">agent-prod</td>") == 1  # no duplicate
     session.rollback()
     rows = session.execute(select(AuditEvent.before, AuditEvent.after, AuditEvent.target_label)).all()
     assert secret not in repr(rows)
+
+
+def _session_cookies(app, response) -> list[tuple[str, object]]:
+    """Every cookie the response sets: its raw value and, for the Flask session cookie,
+    the decoded session (signed, not encrypted: anyone holding the cookie can read it)."""
+    serializer = app.session_interface.get_signing_serializer(app)
+    found = []
+    for header in response.headers.getlist("Set-Cookie"):
+        name, _, rest = header.partition("=")
+        value = rest.split(";", 1)[0]
+        decoded = serializer.loads(value) if name == app.config["SESSION_COOKIE_NAME"] and value \
+            else None
+        found.append((value, decoded))
+    return found
+
+
+def _assert_not_in_cookies(app, response, secret: str) -> None:
+    for raw, decoded in _session_cookies(app, response):
+        assert secret not in raw and secret not in repr(decoded)
+
+
+def test_no_one_time_secret_travels_in_a_cookie(app, client, login, make, site):
+    """A new token's secret, a new account's and a reset's one-time password: on the
+    answer's page only, in no Set-Cookie of that answer nor of the next page's."""
+    pavel = make.user(site.w1, username="pavel")
+    login(site.a1)
+    answers = {
+        "token": client.post(f"/admin/{site.w1.id}/tokens", data={"name": "agent-cookie"}),
+        "account": client.post(f"/admin/{site.w1.id}/members/new",
+                               data={"username": "olga", "role": "reviewer"}),
+        "reset": client.post(f"/admin/{site.w1.id}/members/{pavel.id}/password", data={}),
+    }
+    patterns = {"token": r'id="nt-secret"[^>]*value="(rvw_[^"]+)"',
+                "account": r'id="ot-pw"[^>]*value="([^"]+)"',
+                "reset": r'id="ot-pw"[^>]*value="([^"]+)"'}
+    for what, answer in answers.items():
+        assert answer.status_code in (200, 201), (what, answer.status_code)
+        secret = re.search(patterns[what], answer.get_data(as_text=True)).group(1)
+        assert len(secret) >= 8
+        _assert_not_in_cookies(app, answer, secret)
+        after = client.get(f"/admin/{site.w1.id}/tokens")
+        _assert_not_in_cookies(app, after, secret)
+        # The session as the browser now holds it carries no secret either.
+        cookie = client.get_cookie(app.config["SESSION_COOKIE_NAME"])
+        held = app.session_interface.get_signing_serializer(app).loads(cookie.value) if cookie else {}
+        assert secret not in repr(held), what
 
 
 def test_refused_change_shows_the_reason_on_the_page(client, login, site):
