@@ -63,3 +63,39 @@ def test_unknown_format_is_refused():
 
     with pytest.raises(ValueError):
         chunks("xlsx", ["a"], [])
+
+
+def test_the_error_for_an_unknown_format_names_both():
+    import pytest
+
+    with pytest.raises(ValueError, match=r"^format must be one of csv, jsonl$"):
+        chunks("xlsx", ["a"], [])
+
+
+def test_the_bom_is_the_one_character_u_feff():
+    assert "".join(csv_chunks(["a"], [{"a": 1}], bom=True)) == "\ufeffa\r\n1\r\n"
+
+
+# A chunk is yielded as soon as it holds 64 KiB = 65,536 characters or more (by hand:
+# 64 * 1024), never before.
+KIB64 = 65_536
+
+
+def test_a_csv_chunk_ends_at_the_row_that_reaches_64_kib():
+    # The header "a\r\n" is 3 characters, a row "x...x\r\n" n + 2.
+    exactly = [{"a": "x" * (KIB64 - 5)}, {"a": "y"}]
+    assert [len(c) for c in csv_chunks(["a"], exactly)] == [KIB64, 3]
+    one_short = [{"a": "x" * (KIB64 - 6)}, {"a": "y"}]
+    assert [len(c) for c in csv_chunks(["a"], one_short)] == [KIB64 - 1 + 3]
+
+
+def _line(length: int) -> dict:
+    return {"a": "x" * (length - len('{"a":""}\n'))}
+
+
+def test_a_jsonl_chunk_ends_at_the_line_that_reaches_64_kib_and_the_count_restarts():
+    lines = [_line(n) for n in (KIB64, KIB64 - 1, 10, KIB64, 10)]
+    got = list(jsonl_chunks(lines))
+    assert [len(c) for c in got] == [KIB64, KIB64 - 1 + 10, KIB64, 10]
+    assert "".join(got) == "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in lines)
+    assert [len(c) for c in jsonl_chunks([_line(KIB64 - 1), _line(10)])] == [KIB64 - 1 + 10]

@@ -124,3 +124,51 @@ def test_the_rows_of_a_registry_cannot_be_changed(registry):
     row = next(iter(registry))
     with pytest.raises(dataclasses.FrozenInstanceError):
         row.label = "changed"
+
+
+# SPEC 6.1, by hand: what each type rates (model, only assistant messages for the three
+# message types), how the owner check reaches the run (the model's run column, the column
+# target_id matches, the column the subject matches), what the subject names, whether a
+# rating of it is answer-level (SPEC 6.2: the chat answer and the AIOps report), and the
+# noun lists and filters show.
+SPEC_6_1 = {
+    # code: (model, role, parent, key, subject, subject_column, answer_level, noun)
+    "chat_message": ("Message", "assistant", "run_pk", "id", None, None, True, "Answer"),
+    "citation": ("Message", "assistant", "run_pk", "id", "citation id", None, False, "Citation"),
+    "diagnostic_step": ("DiagnosticStep", None, "run_pk", "id", None, None, False, "Step"),
+    "diagnostic_report": ("DiagnosticReport", None, "run_pk", "id", None, None, True, "Report"),
+    "tool_call": ("ToolCall", None, "run_pk", "run_pk", "tool call id", "id", False, "Tool call"),
+    "conversation_turn": ("Message", "assistant", "run_pk", "id", None, None, False, "Turn"),
+}
+
+
+def test_each_target_type_rates_what_spec_6_1_says():
+    got = {r.code: (r.model, r.role, r.parent, r.key, r.subject, r.subject_column,
+                    r.answer_level, r.noun) for r in TARGET_TYPES}
+    assert got == SPEC_6_1
+    for row in TARGET_TYPES:  # the columns named exist on the model
+        columns = target_model(row.code).__table__.c
+        assert {row.parent, row.key, row.subject_column or row.key} <= set(columns.keys())
+
+
+def test_the_default_reasons_read_as_spec_6_1_names_them():
+    assert DEFAULT_REASONS.choices() == (
+        ("incorrect", "Incorrect"), ("incomplete", "Incomplete"), ("citation", "Citation"),
+        ("unsafe", "Unsafe"), ("other", "Other"))
+
+
+def test_a_workspace_row_takes_its_polarity_and_falls_back_to_a_label_from_its_code():
+    own = workspace_reasons({"feedback_reasons": [
+        {"code": "fast_answer", "polarity": "positive"},
+        {"code": "any_thing", "label": "", "polarity": "either"},
+        {"code": "bad_tone", "label": "Tone", "polarity": "negative"},
+        {"code": "odd", "polarity": "sideways"}]})
+    assert [(r.code, r.label, r.polarity) for r in own] == [
+        ("fast_answer", "Fast answer", ("positive",)),
+        ("any_thing", "Any thing", ("positive", "negative")),
+        ("bad_tone", "Tone", ("negative",)),
+        ("odd", "Odd", ("positive", "negative"))]  # an unknown polarity: either
+    assert own.get("fast_answer").allows("positive") and not own.get("fast_answer").allows("negative")
+    with pytest.raises(UnknownValue) as error:
+        own.get("nope")
+    assert error.value.name == "reason"

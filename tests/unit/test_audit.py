@@ -1,0 +1,56 @@
+"""The admin audit log's rules (domain/audit.py, SPEC 8 "an audit log of admin actions"):
+the actions and how the log page names them, no secret ever recorded, what changed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from reviewapp.domain.audit import AUDIT_ACTIONS, changed_keys, scrub
+from reviewapp.domain.vocabulary import UnknownValue
+
+HIDDEN = "[not recorded]"
+
+
+def test_the_actions_and_their_labels_on_the_log_page():
+    assert AUDIT_ACTIONS.choices() == (
+        ("workspace.create", "Workspace created"), ("workspace.rename", "Workspace renamed"),
+        ("member.add", "Member added"), ("member.role", "Role changed"),
+        ("member.remove", "Member removed"), ("user.create", "Account created"),
+        ("user.deactivate", "Account deactivated"), ("user.activate", "Account reactivated"),
+        ("user.password_reset", "One-time password set"),
+        ("token.create", "Ingest token created"), ("token.revoke", "Ingest token revoked"),
+        ("settings.change", "Settings changed"))
+    with pytest.raises(UnknownValue) as error:
+        AUDIT_ACTIONS.get("user.delete")
+    assert error.value.name == "action"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        AUDIT_ACTIONS.get("user.create").label = "x"
+
+
+@pytest.mark.parametrize("key", [
+    "password", "password_hash", "new_password", "current_password", "secret", "secret_hash",
+    "token", "session_token", "Password", "TOKEN", "Secret_Hash"])
+def test_no_password_hash_or_token_secret_is_recorded_in_any_case(key):
+    assert scrub({key: "hunter2", "username": "ann"}) == {key: HIDDEN, "username": "ann"}
+
+
+def test_scrub_reaches_into_mappings_and_lists_at_any_depth():
+    given = {"user": {"name": "ann", "password": "p"}, "tokens": [{"token": "t", "id": 3}, "x"],
+             "pair": ({"secret": "s"}, 1), 7: "seven", "empty": None}
+    assert scrub(given) == {"user": {"name": "ann", "password": HIDDEN},
+                            "tokens": [{"token": HIDDEN, "id": 3}, "x"],
+                            "pair": [{"secret": HIDDEN}, 1], "7": "seven", "empty": None}
+    assert scrub(None) is None
+    assert scrub("password") == "password"
+    assert scrub({"tokenizer": "bpe", "passwords_count": 2}) == {"tokenizer": "bpe",
+                                                                 "passwords_count": 2}
+
+
+def test_changed_keys_are_the_differing_ones_sorted():
+    assert changed_keys({"b": 1, "a": 1, "c": 3}, {"a": 2, "b": 1, "d": 4}) == ["a", "c", "d"]
+    assert changed_keys(None, {"x": 1}) == ["x"]
+    assert changed_keys({"x": 1}, None) == ["x"]
+    assert changed_keys({"x": None}, {}) == []
+    assert changed_keys(None, None) == []
