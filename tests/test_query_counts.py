@@ -119,7 +119,9 @@ def test_feedback_upsert_statements(served, login, make, session):
 # previous / next in the list (one UNION ALL), the timeline's calls, the nav role.
 _RUN_PAGE = [
     ("SELECT", "user_account"),
-    ("SELECT", "diagnosis_run"),
+    # The run, its session and workspace, and whether it is blind for the viewer (issue 16):
+    # the blind check's EXISTS on the queue items is the first FROM the reader meets.
+    ("SELECT", "review_queue_item"),
     ("SELECT", "message"),
     ("SELECT", "diagnostic_step"),
     ("SELECT", "diagnostic_report"),

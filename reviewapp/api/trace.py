@@ -29,7 +29,7 @@ def _trace_json(t: RunTrace) -> dict[str, Any]:
         "run": {
             "runId": run.run_id, "sessionId": ds.session_id, "kind": run.kind,
             "status": run.status, "query": run.query, "answer": run.answer,
-            "feedback": run.feedback, "alert": run.alert,
+            "feedback": t.verdict, "alert": run.alert,
             "orchestrationTrace": run.orchestration_trace,
             "externalOutcome": run.external_outcome,
             "externalOutcomeDetail": run.external_outcome_detail,
@@ -65,7 +65,7 @@ def _trace_json(t: RunTrace) -> dict[str, Any]:
         ],
         "selfEvaluation": t.self_evaluation,
         "feedback": {
-            "verdict": run.feedback,
+            "verdict": t.verdict,
             "items": [
                 {"id": f.feedback.id, "author": f.author, "targetType": f.feedback.target_type,
                  "targetId": f.feedback.target_id, "subjectKey": f.feedback.subject_key,

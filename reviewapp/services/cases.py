@@ -39,6 +39,7 @@ from ..models.cases import new_case_id
 from ..queries import get_case_for, get_run_for, insert_for, scope_to_actor
 from . import keyset
 from .admin.settings import categories_of
+from .blind import blind_condition, is_blind
 from .keyset import SortKey, SortOrder
 from .params import id_value, text_param, workspace_param
 from .secret_scan import redact_typed
@@ -154,6 +155,14 @@ CASE_ORDER = SortOrder("newest", "Newest first", (
 ))
 
 
+def not_blind_case(actor: Actor) -> Any:
+    """SQL condition on ``Case``: its run is not blind for the actor (services/blind.py;
+    a case without a run always passes)."""
+    # Run is FROM inside (the list joins Run outside too); Case correlates to the list.
+    return or_(Case.run_pk.is_(None), ~select(Run.id).where(
+        Run.id == Case.run_pk, blind_condition(actor)).correlate_except(Run).exists())
+
+
 def list_cases(
     session: Session, actor: Actor, filters: CaseFilters | None = None, *,
     limit: int = 50, cursor: str | None = None,
@@ -166,7 +175,8 @@ def list_cases(
     if not workspaces:
         raise Forbidden()
     limit = max(1, min(int(limit), 500))
-    conds = case_conditions(filters)
+    # Blind review: the case of a run that is blind for the actor is not shown.
+    conds = [*case_conditions(filters), not_blind_case(actor)]
     base = scope_to_actor(select(Case.case_id), actor, Case.workspace_id, Role.REVIEWER)
     total = session.scalar(select(func.count()).select_from(base.where(*conds).subquery())) or 0
     stmt = scope_to_actor(
@@ -217,8 +227,8 @@ class CaseDetail:
 def get_case(session: Session, actor: Actor, case_id: str) -> CaseDetail:
     """One case for any member of its workspace. Raises ``Forbidden``."""
     case = get_case_for(session, actor, str(case_id))
-    if case is None:
-        raise Forbidden()
+    if case is None or (case.run_pk is not None and is_blind(session, actor, case.run_pk)):
+        raise Forbidden()  # blind review: a run's case shows once the actor rated it
     can_edit = get_case_for(session, actor, case.case_id, Role.LEAD) is not None
     ws_name = session.scalar(select(Workspace.name).where(Workspace.id == case.workspace_id))
     return CaseDetail(case, case.run, ws_name or "", can_edit)

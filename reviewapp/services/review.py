@@ -17,6 +17,7 @@ from ..errors import Forbidden
 from ..models import Feedback, Run, TargetType, ToolCall, Workspace, target_model
 from ..queries import scope_to_actor
 from . import feedback as feedback_service
+from .blind import is_blind
 from .runs import TargetState, reason_choices, tool_call_name, workspace_reasons
 
 
@@ -26,6 +27,8 @@ def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, targe
     mine = next((f for f in feedback_service.list_my_feedback(session, actor, run_pk)
                  if (f.target_type, f.target_id, f.subject_key or "") == key), None)
     summary = feedback_service.feedback_summary(session, actor, run_pk).get(key)
+    if is_blind(session, actor, run_pk):  # blind review: others' ratings stay hidden
+        summary = None
     workspace = session.get(Workspace, workspace_id)
     reasons = workspace_reasons(workspace) if workspace is not None else []
     choices = reason_choices(workspace) if workspace is not None else ()

@@ -22,6 +22,7 @@ from ..models import (
     User,
 )
 from ..queries import get_run_by_external_id_for
+from .blind import is_blind
 from .runs import check_run_id
 
 
@@ -39,7 +40,9 @@ class RunTrace:
 
     ``self_evaluation`` is read tolerantly (legacy roots wrapped, keys may be missing:
     SPEC 5). ``has_feedback``: the run has a verdict (``run.feedback``) or at least one
-    reviewer rating. ``step_ids`` maps ``diagnostic_step.id`` to the agent's step id for
+    reviewer rating. ``verdict`` is ``run.feedback`` as the actor may see it; while the run
+    is ``blind`` for them (services/blind.py) ``verdict`` is ``None`` and ``feedback``
+    holds only their own ratings. ``step_ids`` maps ``diagnostic_step.id`` to the agent's step id for
     the tool calls that belong to a step.
     """
 
@@ -53,6 +56,8 @@ class RunTrace:
     self_evaluation: dict[str, Any]
     feedback: list[FeedbackRow]
     has_feedback: bool
+    verdict: str | None
+    blind: bool
     has_verifier_evaluation: bool
     has_aiops_rule_evaluation: bool
 
@@ -81,13 +86,14 @@ def get_trace(session: Session, actor: Actor, run_id: str) -> RunTrace:
     tool_calls = list(session.scalars(
         select(ToolCall).where(ToolCall.run_pk == run.id)
         .order_by(ToolCall.ordinal, ToolCall.started_at, ToolCall.id)))
-    feedback = [
-        FeedbackRow(row, username)
-        for row, username in session.execute(
-            select(Feedback, User.username).join(User, User.id == Feedback.author_id)
-            .where(Feedback.run_pk == run.id, Feedback.workspace_id == run.workspace_id)
-            .order_by(Feedback.created_at, Feedback.id))
-    ]
+    blind = is_blind(session, actor, run.id)
+    ratings = (select(Feedback, User.username).join(User, User.id == Feedback.author_id)
+               .where(Feedback.run_pk == run.id, Feedback.workspace_id == run.workspace_id))
+    if blind:  # blind review: only the actor's own ratings
+        ratings = ratings.where(Feedback.author_id == actor.user_id)
+    feedback = [FeedbackRow(row, username) for row, username in session.execute(
+        ratings.order_by(Feedback.created_at, Feedback.id))]
+    verdict = None if blind else run.feedback
     evaluation = read_self_evaluation(run.self_evaluation)
     return RunTrace(
         run=run,
@@ -99,7 +105,9 @@ def get_trace(session: Session, actor: Actor, run_id: str) -> RunTrace:
         step_ids={s.id: s.step_id for s in steps},
         self_evaluation=evaluation,
         feedback=feedback,
-        has_feedback=run.feedback is not None or bool(feedback),
+        has_feedback=verdict is not None or bool(feedback),
+        verdict=verdict,
+        blind=blind,
         has_verifier_evaluation=VERIFIER_KEY in evaluation,
         has_aiops_rule_evaluation=AIOPS_KEY in evaluation,
     )

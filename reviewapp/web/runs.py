@@ -140,6 +140,6 @@ def tool_call(run_pk: int, call_id: str) -> Response:
 @login_required
 def verdict(run_pk: int) -> Response:
     """The run's verdict badge (refreshed after an answer-level rating)."""
-    run = runs_service.get_run(db.session, current_actor(), run_pk)
-    return page_or_fragment("runs/_verdict.html", "runs/_verdict.html", run=run)
+    view = runs_service.get_verdict(db.session, current_actor(), run_pk)
+    return page_or_fragment("runs/_verdict.html", "runs/_verdict.html", v=view)
 

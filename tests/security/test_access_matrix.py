@@ -682,3 +682,70 @@ def test_access_matrix_of_the_tool_call_and_turn_targets(app_factory, make, sess
     rated = session.execute(select(Feedback.target_type, Feedback.author_id)
                             .where(Feedback.run_pk == run.id)).all()
     assert sorted(rated) == sorted((t, world.users[c].id) for t in targets for c in MEMBERS_A)
+
+
+BLIND_MARKER = "blind-only-marker-41c9"  # in other reviewers' judgement of the blind run
+
+
+def test_access_matrix_of_blind_review(app_factory, make, session):
+    """Issue 16 "Blind review": a run in a blind queue, rated by reviewer_a (comment and
+    case carry ``BLIND_MARKER``). A second reviewer of A who has not rated its answer gets
+    no page, fragment or API answer showing the marker or the verdict; leads and admins of
+    A always see it; once the reviewer rated the answer, they see it too. Each route that
+    shows a run's judgement to a reviewer is walked."""
+    from reviewapp.services import review_queues
+
+    app = app_factory()
+    world = _build_world(make, session)
+    run = world.run
+    make.feedback_row(run, world.users["reviewer_a"], rating="positive", target_type="citation",
+                      subject_key="c1", comment=BLIND_MARKER)
+    session.get(Run, run.id).feedback = "useful"
+    world.case.title = f"Case {BLIND_MARKER}"
+    session.commit()
+    queue, _ = review_queues.create_queue(session, Actor.system_actor(), world.ws_a.id,
+                                          "Blind", {"q": "never-matches-anything"}, blind=True)
+    review_queues.add_runs(session, Actor.system_actor(), queue.id, [run.id])
+    make.user(world.ws_a, Role.REVIEWER, username="reviewer-blind")
+    reads = {
+        "runs.detail": f"/runs/{run.id}",
+        "runs.verdict": f"/runs/{run.id}/verdict",
+        "runs.timeline": f"/runs/{run.id}/timeline",
+        "runs.index": "/",
+        "runs.index (verdict filter)": "/?feedback=useful",
+        "cases.index": "/cases",
+        "api.run_trace": f"/api/runs/{run.run_id}/trace",
+    }
+    case_url = f"/cases/{world.case.case_id}"
+
+    def client_for(username):
+        client = app.test_client()
+        _log_in(client, username)
+        return client
+
+    failures = []
+    blind_client = client_for("reviewer-blind")
+    for name, url in reads.items():
+        body = blind_client.get(url).get_data(as_text=True)
+        for leak in (BLIND_MARKER, "✓ Useful", "✓ useful", '"verdict": "useful"',
+                     '"verdict":"useful"', world.case.case_id, "reviewer-a"):
+            if leak in body:
+                failures.append(f"{name} shows {leak!r} to a blind reviewer")
+    if blind_client.get(case_url).status_code != 403:
+        failures.append("the blind run's case page answers the blind reviewer")
+    for caller in ("lead_a", "admin_a"):
+        client = client_for(world.users[caller].username)
+        if BLIND_MARKER not in client.get(reads["api.run_trace"]).get_data(as_text=True):
+            failures.append(f"the trace hides the other reviewer's comment from {caller}")
+        page = client.get(reads["runs.detail"]).get_data(as_text=True)
+        if "reviewer-a" not in page or world.case.case_id not in page:
+            failures.append(f"the run page hides the ratings or the case from {caller}")
+    assert not failures, "\n".join(failures)
+
+    # Once the reviewer has rated the answer, the same reads show everything.
+    rated = blind_client.put("/api/feedback/targets", json={
+        "targetType": "chat_message", "targetId": world.message_id, "rating": "negative"})
+    assert rated.status_code == 200, rated.get_data(as_text=True)
+    assert BLIND_MARKER in blind_client.get(reads["api.run_trace"]).get_data(as_text=True)
+    assert "reviewer-a" in blind_client.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert "Blind review" not in blind_client.get(reads["runs.verdict"]).get_data(as_text=True)

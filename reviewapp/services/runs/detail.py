@@ -38,6 +38,7 @@ from ...queries import (
     scope_to_actor,
 )
 from .. import feedback as feedback_service
+from ..blind import blind_condition, is_blind
 from .listing import RunFilters, neighbours
 
 TOOL_CALL = TargetType.TOOL_CALL.value
@@ -198,6 +199,14 @@ class RunDetail:
     case_id: str | None = None
     earlier_ids: frozenset[int] = frozenset()
     outcome: OutcomeView | None = None
+    # Blind review (services/blind.py): the viewer has not rated the answer of a run in a
+    # blind queue yet; ``summary`` then holds nothing, ``verdict`` and ``case_id`` None.
+    blind: bool = False
+
+    @property
+    def verdict(self) -> str | None:
+        """The run's verdict as this viewer may see it (``None`` while blind)."""
+        return None if self.blind else self.run.feedback
 
     @property
     def answer_rateable(self) -> bool:
@@ -255,9 +264,12 @@ def reason_choices(workspace: Workspace, rating: str = "negative") -> tuple[tupl
                  if row.allows(rating))
 
 
-def _load_run(session: Session, actor: Actor, run_pk: int) -> tuple[Run, DiagnosisSession, Workspace]:
+def _load_run(session: Session, actor: Actor, run_pk: int
+              ) -> tuple[Run, DiagnosisSession, Workspace, bool]:
+    """The run, its session and workspace, and whether the run is blind for the actor
+    (``blind.blind_condition``), in one query. Raises ``Forbidden``."""
     stmt = scope_to_actor(
-        select(Run, DiagnosisSession, Workspace)
+        select(Run, DiagnosisSession, Workspace, blind_condition(actor))
         .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
         .join(Workspace, Workspace.id == Run.workspace_id)
         .where(Run.id == run_pk),
@@ -266,7 +278,7 @@ def _load_run(session: Session, actor: Actor, run_pk: int) -> tuple[Run, Diagnos
     row = session.execute(stmt).one_or_none()
     if row is None:
         raise Forbidden()
-    return row[0], row[1], row[2]
+    return row[0], row[1], row[2], bool(row[3])
 
 
 def evaluation_view(raw: Any) -> dict[str, Any] | None:
@@ -347,7 +359,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     bad filters.
     """
     filters = (filters or RunFilters()).validated()
-    run, diagnosis_session, workspace = _load_run(session, actor, run_pk)
+    run, diagnosis_session, workspace, blind = _load_run(session, actor, run_pk)
     messages = list(session.scalars(
         select(Message).where(Message.run_pk == run.id).order_by(Message.ordinal)))
     steps = list(session.scalars(
@@ -366,7 +378,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     # The run was access-checked by _load_run above: no second and third check.
     mine = {(f.target_type, f.target_id, f.subject_key or ""): f
             for f in feedback_service.my_feedback_of_visible_run(session, actor.user_id, run.id)}
-    summary = feedback_service.summary_of_visible_run(session, run.id)
+    summary = {} if blind else feedback_service.summary_of_visible_run(session, run.id)
     reasons = workspace_reasons(workspace)
     prev_pk, next_pk = neighbours(session, actor, run, filters, None)
     return RunDetail(
@@ -375,9 +387,9 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
         report=report, timeline=_timeline(session, run, steps, workspace, mine, summary),
         evaluation=evaluation,
         my_feedback=mine, summary=summary, reasons=list(reasons), filters=filters,
-        prev_pk=prev_pk, next_pk=next_pk, case_id=case_id,
+        prev_pk=prev_pk, next_pk=next_pk, case_id=None if blind else case_id,
         earlier_ids=frozenset(feedback_service.earlier_version_ids(session, run.id)),
-        outcome=outcome_view(run.external_outcome, run.external_outcome_detail),
+        outcome=outcome_view(run.external_outcome, run.external_outcome_detail), blind=blind,
     )
 
 
@@ -386,7 +398,7 @@ def get_timeline(session: Session, actor: Actor, run_pk: int) -> Timeline:
 
     Raises ``Forbidden`` for a missing or foreign run, or an actor that is not a user.
     """
-    run, _, workspace = _load_run(session, actor, run_pk)
+    run, _, workspace, blind = _load_run(session, actor, run_pk)
     if actor.user_id is None:
         raise Forbidden()
     steps = list(session.scalars(
@@ -395,12 +407,12 @@ def get_timeline(session: Session, actor: Actor, run_pk: int) -> Timeline:
     # The run was access-checked by _load_run above.
     mine = {(f.target_type, f.target_id, f.subject_key or ""): f
             for f in feedback_service.my_feedback_of_visible_run(session, actor.user_id, run.id)}
-    summary = feedback_service.summary_of_visible_run(session, run.id)
+    summary = {} if blind else feedback_service.summary_of_visible_run(session, run.id)
     return _timeline(session, run, steps, workspace, mine, summary)
 
 
 def get_run(session: Session, actor: Actor, run_pk: int) -> Run:
-    """The run ``run_pk`` if the actor may see it (e.g. to re-render its verdict badge).
+    """The run ``run_pk`` if the actor may see it.
 
     Raises ``Forbidden`` for a missing or foreign run.
     """
@@ -408,6 +420,24 @@ def get_run(session: Session, actor: Actor, run_pk: int) -> Run:
     if run is None:
         raise Forbidden()
     return run
+
+
+@dataclass(frozen=True)
+class VerdictView:
+    """The run's verdict badge: ``verdict`` as the viewer may see it (``None`` while the
+    run is ``blind`` for them, services/blind.py)."""
+
+    run_pk: int
+    verdict: str | None
+    blind: bool
+
+
+def get_verdict(session: Session, actor: Actor, run_pk: int) -> VerdictView:
+    """The verdict badge of run ``run_pk`` (refreshed after an answer-level rating), with
+    blind review applied. Raises ``Forbidden`` for a missing or foreign run."""
+    run = get_run(session, actor, run_pk)
+    blind = is_blind(session, actor, run.id)
+    return VerdictView(run.id, None if blind else run.feedback, blind)
 
 
 def get_tool_call(session: Session, actor: Actor, run_pk: int, call_id: str) -> ToolCall:

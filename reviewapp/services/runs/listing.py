@@ -37,6 +37,7 @@ from ...queries import (
 )
 from .. import keyset
 from ..access import WorkspaceRole, roles_of
+from ..blind import blind_condition
 from ..keyset import SortKey, SortOrder
 from ..params import choice_param, int_param, text_param, workspace_param
 
@@ -249,8 +250,10 @@ def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None)
         stmt = stmt.where(Run.verifier_verdict.is_(None) if filters.verdict == "none"
                           else Run.verifier_verdict == filters.verdict)
     if filters.feedback:
+        # Blind review: a run whose verdict the actor may not see yet matches no
+        # verdict filter (services/blind.py), so the filter cannot reveal it.
         stmt = stmt.where(Run.feedback.is_(None) if filters.feedback == "none"
-                          else Run.feedback == filters.feedback)
+                          else Run.feedback == filters.feedback, ~blind_condition(actor))
     if filters.score_min is not None:
         stmt = stmt.where(Run.evidence_score >= filters.score_min)
     if filters.score_max is not None:
@@ -347,7 +350,8 @@ class RunPage:
     the filters (up to ``FILTERED_COUNT_CAP``; see ``queries.capped_count``); ``reviewed_by_me`` holds the
     ids of the page's runs the actor has rated; ``workspaces`` the actor's workspaces
     (for the workspace filter); ``matches`` where the search text was found in each run
-    of the page (``match_places``; empty without a search).
+    of the page (``match_places``; empty without a search); ``blind`` the ids of the
+    page's runs whose verdict the actor may not see yet (services/blind.py).
     """
 
     runs: list[Run]
@@ -365,6 +369,7 @@ class RunPage:
     previous_cursor: str | None = None
     offset: Count = Count(0, False)
     matches: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    blind: frozenset[int] = frozenset()
 
 
 def list_runs(
@@ -394,13 +399,12 @@ def list_runs(
     rows, next_cursor = keyset.page(session, stmt, SORT_TABLE[filters.sort], cursor, limit,
                                     scalars=True)
     reviewed: frozenset[int] = frozenset()
-    if rows and actor.is_user:
-        reviewed = frozenset(session.scalars(
-            select(Feedback.run_pk).where(
-                Feedback.author_id == actor.user_id,
-                Feedback.run_pk.in_([r.id for r in rows]),
-            ).distinct()
-        ))
+    blind: frozenset[int] = frozenset()
+    if rows and actor.is_user:  # one query: rated by the actor, and blind for them
+        marks = session.execute(select(Run.id, _reviewed_by(actor), blind_condition(actor))
+                                .where(Run.id.in_([r.id for r in rows]))).all()
+        reviewed = frozenset(pk for pk, mine, _ in marks if mine)
+        blind = frozenset(pk for pk, _, hidden in marks if hidden)
     has_previous, previous_cursor, offset = False, None, Count(0, False)
     if cursor and rows:  # a later page: the way back and how many runs come before it
         order = SORT_TABLE[filters.sort]
@@ -411,7 +415,7 @@ def list_runs(
     return RunPage(rows, next_cursor, total_count.value, filtered, total_count, reviewed,
                    workspaces, filters, has_previous=has_previous,
                    previous_cursor=previous_cursor, offset=offset,
-                   matches=match_places(session, rows, filters.q))
+                   matches=match_places(session, rows, filters.q), blind=blind)
 
 
 def neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,

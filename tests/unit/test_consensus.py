@@ -1,0 +1,54 @@
+"""The verdict from several reviewers (issue 16): majority, ties and "needs a decision",
+each case worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewapp.domain.consensus import DISPUTE_RULES, Consensus, consensus
+from reviewapp.domain.vocabulary import UnknownValue
+
+P, N = "positive", "negative"
+
+
+@pytest.mark.parametrize(("ratings", "needed", "rule", "expected"), [
+    # Fewer ratings than reviewers per run: nothing follows yet.
+    ([], 2, "tie", Consensus("pending", None, 0, 0)),
+    ([P], 2, "tie", Consensus("pending", None, 1, 0)),
+    ([P, N], 3, "any_split", Consensus("pending", None, 1, 1)),
+    # N = 1: the one rating decides.
+    ([N], 1, "tie", Consensus("verdict", "not_useful", 0, 1)),
+    ([P], 1, "any_split", Consensus("verdict", "useful", 1, 0)),
+    # Two agree.
+    ([P, P], 2, "tie", Consensus("verdict", "useful", 2, 0)),
+    ([N, N], 2, "any_split", Consensus("verdict", "not_useful", 0, 2)),
+    # A 1-1 tie is disputed under either rule.
+    ([P, N], 2, "tie", Consensus("disputed", None, 1, 1)),
+    ([N, P], 2, "any_split", Consensus("disputed", None, 1, 1)),
+    # 2 to 1: the majority under "tie", a decision under "any_split".
+    ([P, N, P], 3, "tie", Consensus("verdict", "useful", 2, 1)),
+    ([N, P, N], 3, "tie", Consensus("verdict", "not_useful", 1, 2)),
+    ([P, N, P], 3, "any_split", Consensus("disputed", None, 2, 1)),
+    # More ratings than needed: all of them count (3 of 2 needed, 2-1 majority).
+    ([N, N, P], 2, "tie", Consensus("verdict", "not_useful", 1, 2)),
+    # 2-2 of four is a tie again.
+    ([P, P, N, N], 4, "tie", Consensus("disputed", None, 2, 2)),
+    ([P, P, P, P, N], 5, "tie", Consensus("verdict", "useful", 4, 1)),
+])
+def test_consensus(ratings, needed, rule, expected):
+    assert consensus(ratings, needed, rule) == expected
+
+
+def test_the_default_rule_is_tie():
+    assert consensus([P, N, P], 3) == Consensus("verdict", "useful", 2, 1)
+    assert DISPUTE_RULES.codes() == ("tie", "any_split")
+
+
+@pytest.mark.parametrize(("ratings", "needed", "rule", "error"), [
+    ([P], 0, "tie", ValueError),
+    (["maybe"], 1, "tie", UnknownValue),
+    ([P], 1, "coin_flip", UnknownValue),
+])
+def test_bad_input_is_refused(ratings, needed, rule, error):
+    with pytest.raises(error):
+        consensus(ratings, needed, rule)
