@@ -1,0 +1,88 @@
+"""The one fault-category vocabulary of triage and cases (domain/fault_categories.py,
+SPEC 7): the default list, a workspace's own list (GENERAL always kept as the default),
+and the old codes mapped on read."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from reviewapp.domain.fault_categories import (
+    FAULT_CATEGORIES,
+    GROUPS,
+    normalise,
+    workspace_categories,
+)
+from reviewapp.domain.vocabulary import UnknownValue
+
+# By hand: incident categories (what broke, the case library's view; GENERAL first, the
+# default of SPEC 3 / 7), then agent categories (what the agent got wrong, triage's view).
+INCIDENT_ROWS = [
+    ("GENERAL", "General / other"), ("RESOURCE_EXHAUSTION", "Resource exhaustion"),
+    ("DATABASE", "Database"), ("NETWORK", "Network"), ("DEPLOYMENT", "Deployment"),
+    ("DEPENDENCY", "Dependency"), ("AUTH", "Authentication / authorisation"),
+    ("CONFIGURATION", "Configuration"), ("CAPACITY", "Capacity")]
+AGENT_ROWS = [
+    ("NO_EVIDENCE", "No evidence"), ("RETRIEVAL_MISS", "Retrieval miss"),
+    ("TOOL_FAILURE", "Tool failure"), ("UNGROUNDED_CLAIM", "Ungrounded claim"),
+    ("WRONG_ROOT_CAUSE", "Wrong root cause"), ("INCOMPLETE_ANSWER", "Incomplete answer"),
+    ("UNSAFE_ADVICE", "Unsafe advice"), ("CITATION_PROBLEM", "Citation problem"),
+    ("KNOWLEDGE_GAP", "Knowledge gap")]
+
+
+def test_the_default_list_its_labels_and_groups():
+    assert [(c.code, c.label, c.group) for c in FAULT_CATEGORIES] == (
+        [(code, label, "incident") for code, label in INCIDENT_ROWS]
+        + [(code, label, "agent") for code, label in AGENT_ROWS])
+    assert GROUPS == {"incident": "Incident (what broke)",
+                      "agent": "Agent (what the agent got wrong)"}
+    with pytest.raises(UnknownValue) as error:
+        FAULT_CATEGORIES.get("OTHER")
+    assert error.value.name == "fault_category"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        FAULT_CATEGORIES.get("DATABASE").group = "agent"
+
+
+def test_old_codes_are_mapped_and_others_kept():
+    assert normalise("OTHER") == "GENERAL"
+    assert normalise("DATABASE") == "DATABASE"
+    assert normalise("SOMETHING_NEW") == "SOMETHING_NEW"
+    assert normalise(None) is None
+    assert normalise("") == ""
+
+
+def _rows(registry):
+    return [(c.code, c.label, c.group) for c in registry]
+
+
+def test_a_workspace_list_keeps_general_first_and_reads_codes_and_rows():
+    own = workspace_categories({"fault_categories": [
+        "DATABASE", "FLAKY_TEST", {"code": "BAD_PROMPT", "label": "Bad prompt", "group": "agent"},
+        {"code": "QUOTA", "label": "", "group": "nonsense"}, {"code": "LATE_PAGE"}, "DATABASE"]})
+    assert _rows(own) == [
+        ("GENERAL", "General / other", "incident"), ("DATABASE", "Database", "incident"),
+        ("FLAKY_TEST", "Flaky test", "incident"), ("BAD_PROMPT", "Bad prompt", "agent"),
+        ("QUOTA", "Quota", "incident"), ("LATE_PAGE", "Late page", "incident")]
+    with pytest.raises(UnknownValue) as error:
+        own.get("NETWORK")
+    assert error.value.name == "fault_category"
+
+
+def test_a_workspace_list_that_holds_general_keeps_it_where_it_is():
+    own = workspace_categories({"fault_categories": ["NETWORK", "GENERAL"]})
+    assert own.codes() == ("NETWORK", "GENERAL")
+
+
+@pytest.mark.parametrize("settings", [
+    None, {}, {"fault_categories": []}, {"fault_categories": "DATABASE"},
+    {"fault_categories": ["DATABASE", "lower_case"]}, {"fault_categories": ["DATABASE", 7]},
+    {"fault_categories": [{"label": "no code"}]}, {"fault_categories": [{"code": "bad code"}]},
+    {"other_setting": ["NETWORK"]}])
+def test_anything_but_a_list_of_codes_or_rows_means_the_default_list(settings):
+    assert workspace_categories(settings) is FAULT_CATEGORIES
+
+
+def test_a_tuple_works_like_a_list():
+    assert workspace_categories({"fault_categories": ("GENERAL", "NETWORK")}).codes() == (
+        "GENERAL", "NETWORK")
