@@ -23,11 +23,13 @@ tokens_cli = AppGroup("tokens", help="Manage ingest tokens.")
 demo_cli = AppGroup("demo", help="Demo data.")
 runs_cli = AppGroup("runs", help="Import and re-score runs.")
 export_cli = AppGroup("export", help="Export cases, feedback or the eval set (CSV / JSONL).")
+dashboard_cli = AppGroup("dashboard", help="The dashboard's roll-ups.")
 
 
 def init_app(app: Flask) -> None:
     """Register the command groups."""
-    for group in (users_cli, workspaces_cli, tokens_cli, demo_cli, runs_cli, export_cli):
+    for group in (users_cli, workspaces_cli, tokens_cli, demo_cli, runs_cli, export_cli,
+                  dashboard_cli):
         app.cli.add_command(group)
 
 
@@ -534,3 +536,23 @@ def runs_rescore(slug: str | None, since: datetime | None, batch_size: int) -> N
     click.echo(f"runs rescored: {summary.scanned} scanned, {summary.changed} changed, "
                f"{summary.failed} with a scoring error (see the log) "
                f"in {time.perf_counter() - started:.1f} s")
+
+
+@dashboard_cli.command("rebuild")
+@click.option("--workspace", "slug", default=None, help="Only this workspace (slug).")
+def dashboard_rebuild(slug: str | None) -> None:
+    """Recompute the dashboard's roll-ups (runs and tool calls per workspace and UTC day)
+    from the runs, tool calls and ratings: after a bulk load that bypassed the services,
+    or to repair. PostgreSQL: writers wait for it (the roll-ups are locked meanwhile)."""
+    from .db_setup import write_intent
+    from .services import dashboard
+
+    workspace_id = _workspace_id(slug) if slug else None
+    started = time.perf_counter()
+    try:
+        with write_intent():
+            summary = dashboard.rebuild(db.session, Actor.system_actor(), workspace_id)
+    except ServiceError as exc:
+        _fail(exc)
+    click.echo(f"dashboard roll-ups rebuilt: {summary.run_rows} run rows, "
+               f"{summary.tool_rows} tool rows in {time.perf_counter() - started:.1f} s")

@@ -9,6 +9,7 @@ from .cases import Case, SourceType
 from .feedback import Feedback, FeedbackEvent, Rating, TargetType
 from .otel import OtelSpan
 from .queues import ItemSource, QueueItem, ReviewQueue
+from .rollups import RunDayCount, ToolDayCount
 from .runs import (
     DiagnosisSession,
     DiagnosticReport,
@@ -35,7 +36,8 @@ __all__ = [
     "AuditEvent", "Case", "DiagnosisSession", "DiagnosticReport", "DiagnosticStep", "Feedback",
     "FeedbackEvent", "IngestToken", "ItemSource", "MatchLevel", "Membership", "Message",
     "MessageRole", "OtelSpan", "QueueItem", "Rating", "ReviewQueue", "Run", "RunKind",
-    "RunStatus", "SourceType", "TargetRevision", "TargetType", "ToolCall", "ToolCallStatus",
+    "RunDayCount", "RunStatus", "SourceType", "TargetRevision", "TargetType", "ToolCall",
+    "ToolCallStatus", "ToolDayCount",
     "TriageEvent", "TriageItem", "TriageState", "User", "Verdict", "Workspace",
     "target_model",
 ]

@@ -2,11 +2,14 @@
 histogram, verifier verdict counts, most-failing tools, the tools whose calls reviewers rated
 negative (most disliked), triage backlog by state and age.
 
-Every number is computed by the database (GROUP BY), over the runs of the workspaces
-where the actor is lead or admin, optionally narrowed to one workspace and a date range.
-A run's day is its ``started_at`` (the agent's clock) or, when the agent sent none, the
-day it was stored; days are UTC. The triage backlog is the queue as it is *now* (open
-items by age), so the date range does not apply to it.
+Over the runs of the workspaces where the actor is lead or admin, optionally narrowed
+to one workspace and a date range (inclusive UTC days). The run and tool figures are
+read from the roll-ups the services keep per workspace and day (``services/rollups.py``,
+``flask dashboard rebuild``), so a range costs what its days and tools cost, not its
+runs. A run's day is its ``started_at`` (the agent's clock) or, when the agent sent
+none, the day it was stored; days are UTC — the workspace's time zone setting is stored
+but not used here. The triage backlog is the queue as it is *now* (open items by age,
+counted live), so the date range does not apply to it.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from ..actors import Actor, Role
 from ..domain import triage_flow
 from ..domain.verdicts import VERIFIER_VERDICTS
 from ..errors import Forbidden
-from ..models import Feedback, Run, TargetType, ToolCall, TriageItem, Workspace
-from ..queries import scope_to_actor, utc_day
-from .params import date_range_params, day_range, workspace_param
+from ..models import RunDayCount, ToolDayCount, TriageItem, Workspace
+from ..queries import scope_to_actor
+from . import rollups
+from .access import require_role
+from .params import date_range_params, workspace_param
 
 TOP_TOOLS = 10
 SCORE_BUCKETS = tuple(f"{low}–{low + 9}" if low < 90 else "90–100" for low in range(0, 100, 10))
@@ -133,78 +138,42 @@ def build(session: Session, actor: Actor, filters: DashboardFilters | None = Non
         raise Forbidden()
     ws_ids = [filters.workspace_id] if filters.workspace_id is not None else sorted(allowed)
 
-    run_time = func.coalesce(Run.started_at, Run.created_at)
-    run_conds: list[Any] = [Run.workspace_id.in_(ws_ids)]
-    start, end = day_range(filters.date_from, filters.date_to)
-    if start is not None:
-        run_conds.append(run_time >= start)
-    if end is not None:
-        run_conds.append(run_time < end)
-
-    day = utc_day(session, run_time).label("day")
+    runs_by_day = _run_counts(session, ws_ids, filters, by_day=True)
     usefulness = [
-        DayUsefulness(d, int(total), int(useful or 0), int(not_useful or 0))
-        for d, total, useful, not_useful in session.execute(
-            select(day, func.count(),
-                   func.sum(case((Run.feedback == "useful", 1), else_=0)),
-                   func.sum(case((Run.feedback == "not_useful", 1), else_=0)))
-            .where(*run_conds).group_by(day).order_by(day)
-        )
+        DayUsefulness(d.isoformat(), sum(values.values()), values.get("useful", 0),
+                      values.get("not_useful", 0))
+        for d, values in sorted(runs_by_day.items())
     ]
     runs = sum(d.runs for d in usefulness)
     usefulness = _every_day(usefulness)
 
-    bucket = case((Run.evidence_score >= 90, literal(9)),
-                  else_=Run.evidence_score // 10).label("bucket")
-    counts = dict.fromkeys(range(10), 0)
-    for b, n in session.execute(
-        select(bucket, func.count()).where(*run_conds, Run.evidence_score.is_not(None))
-        .group_by(bucket)
-    ):
-        counts[max(0, min(9, int(b)))] += int(n)
-    unscored = int(session.scalar(
-        select(func.count()).select_from(Run).where(*run_conds, Run.evidence_score.is_(None))
-    ) or 0)
+    bands = _run_counts(session, ws_ids, filters, "score_band")
+    unscored = bands.pop(rollups.NO_VALUE, 0)
+    counts = {i: bands.get(str(i), 0) for i in range(10)}
 
     verdict_counts = dict.fromkeys(VERDICTS, 0)
-    verdict_col = func.coalesce(Run.verifier_verdict, "none")
-    for verdict, n in session.execute(
-        select(verdict_col, func.count()).where(*run_conds).group_by(verdict_col)
-    ):
-        verdict_counts[verdict] = verdict_counts.get(verdict, 0) + int(n)
+    for verdict, n in _run_counts(session, ws_ids, filters, "verifier").items():
+        key = verdict or "none"
+        verdict_counts[key] = verdict_counts.get(key, 0) + n
 
-    failed = func.sum(case((ToolCall.status == "failed", 1), else_=0))
+    tools = ToolDayCount
+    tool_conds = _day_conds(tools.workspace_id, tools.day, ws_ids, filters)
+    failed = func.sum(tools.failed)
     failing_tools = [
-        ToolFailures(name, int(f or 0), int(total))
+        ToolFailures(name, int(f), int(total))
         for name, f, total in session.execute(
-            select(ToolCall.tool_name, failed.label("failed"), func.count())
-            .join(Run, Run.id == ToolCall.run_pk)
-            .where(*run_conds)
-            .group_by(ToolCall.tool_name)
-            .having(failed > 0)
-            .order_by(failed.desc(), ToolCall.tool_name)
-            .limit(TOP_TOOLS)
-        )
+            select(tools.tool_name, failed, func.sum(tools.calls)).where(*tool_conds)
+            .group_by(tools.tool_name).having(failed > 0)
+            .order_by(failed.desc(), tools.tool_name).limit(TOP_TOOLS))
     ]
-
-    negative = func.sum(case((Feedback.rating == "negative", 1), else_=0))
-    disliked_calls = func.count(func.distinct(case(
-        (Feedback.rating == "negative", ToolCall.id), else_=None)))
+    negative = func.sum(tools.negative)
     disliked_tools = [
-        ToolDislikes(name, int(n or 0), int(rated), int(calls))
+        ToolDislikes(name, int(n), int(rated), int(calls))
         for name, n, rated, calls in session.execute(
-            select(ToolCall.tool_name, negative, func.count(), disliked_calls)
-            .select_from(Feedback)
-            .join(ToolCall, (ToolCall.run_pk == Feedback.target_id)
-                  & (ToolCall.id == Feedback.subject_key)
-                  & (ToolCall.workspace_id == Feedback.workspace_id))
-            .join(Run, Run.id == Feedback.run_pk)
-            .where(*run_conds, Feedback.target_type == TargetType.TOOL_CALL.value)
-            .group_by(ToolCall.tool_name)
-            .having(negative > 0)
-            .order_by(negative.desc(), ToolCall.tool_name)
-            .limit(TOP_TOOLS)
-        )
+            select(tools.tool_name, negative, func.sum(tools.rated),
+                   func.sum(tools.disliked_calls)).where(*tool_conds)
+            .group_by(tools.tool_name).having(negative > 0)
+            .order_by(negative.desc(), tools.tool_name).limit(TOP_TOOLS))
     ]
 
     backlog, states = _backlog(session, ws_ids, now)
@@ -215,6 +184,51 @@ def build(session: Session, actor: Actor, filters: DashboardFilters | None = Non
         failing_tools=failing_tools, backlog=backlog, triage_states=states,
         disliked_tools=disliked_tools,
     )
+
+
+def _day_conds(workspace_col: Any, day_col: Any, ws_ids: list[int],
+               filters: DashboardFilters) -> list[Any]:
+    conds = [workspace_col.in_(ws_ids)]
+    if filters.date_from is not None:
+        conds.append(day_col >= filters.date_from)
+    if filters.date_to is not None:
+        conds.append(day_col <= filters.date_to)
+    return conds
+
+
+def _run_counts(session: Session, ws_ids: list[int], filters: DashboardFilters,
+                dimension: str = "verdict", *, by_day: bool = False) -> Any:
+    """Runs per value of ``dimension`` in the range, from the roll-up; ``by_day``:
+    ``{day: {value: runs}}`` instead of ``{value: runs}``. Zero counts left out."""
+    table = RunDayCount
+    conds = [*_day_conds(table.workspace_id, table.day, ws_ids, filters),
+             table.dimension == dimension]
+    keys = (table.day, table.value) if by_day else (table.value,)
+    total = func.sum(table.runs)
+    rows = session.execute(select(*keys, total).where(*conds).group_by(*keys)
+                           .having(total != 0))
+    if not by_day:
+        return {value: int(n) for value, n in rows}
+    out: dict[date, dict[str, int]] = {}
+    for day, value, n in rows:
+        out.setdefault(day, {})[value] = int(n)
+    return out
+
+
+def rebuild(session: Session, actor: Actor, workspace_id: int | None = None
+            ) -> rollups.RebuildSummary:
+    """Recompute the dashboard's roll-ups from the runs, tool calls and ratings (of one
+    workspace, or of all: ``None``); commit (``rollups.rebuild``). For repairs and after
+    bulk loads that bypass the services. Access: the system actor; an admin for their own
+    workspace. Raises ``Forbidden``."""
+    if workspace_id is None:
+        if not actor.system:
+            raise Forbidden()
+    else:
+        require_role(session, actor, workspace_id, Role.ADMIN)
+        if actor.is_token:
+            raise Forbidden()
+    return rollups.rebuild(session, workspace_id)
 
 
 MAX_DAYS = 400

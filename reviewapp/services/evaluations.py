@@ -57,6 +57,7 @@ from ..domain.self_evaluation import (
 from ..errors import Forbidden, ValidationFailed
 from ..models import DiagnosticReport, Message, Run, ToolCall, Workspace
 from ..queries import get_run_for, scope_to_actor, self_evaluation_key_update
+from . import rollups
 from .access import require_role
 
 log = logging.getLogger("reviewapp.evaluations")
@@ -236,11 +237,15 @@ def _pending_writes(
 
 def _write_key(session: Session, run_pk: int, key: str, value: Mapping[str, Any] | None,
                columns: Mapping[str, Any] | None = None) -> None:
-    """One atomic single-key UPDATE (plus column copies). No commit."""
+    """One atomic single-key UPDATE (plus column copies). No commit. The column copies
+    (evidence score, verifier verdict) are counted by the dashboard's roll-ups: the run
+    is tracked (``rollups.track``) before the first write of the transaction."""
     columns = dict(columns or {})
     if key in COLUMN_OF_KEY:
         column, derive = COLUMN_OF_KEY[key]
         columns.setdefault(column, derive(value))
+    if columns:
+        rollups.track(session, [run_pk], rollups.Part.RUN, lock=True)
     stmt = self_evaluation_key_update(session, key, remove=value is None,
                                       columns=tuple(sorted(columns)))
     params: dict[str, Any] = {"run_pk": run_pk}
@@ -412,6 +417,8 @@ def rescore_runs(
         if not rows:
             break
         last_pk = rows[-1].id
+        # Locked and remembered before the writes: the roll-ups get the net change.
+        rollups.track(session, [row.id for row in rows], rollups.Part.RUN, lock=True)
         writes: dict[tuple[str, bool, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
         verdicts: list[dict[str, Any]] = []
         for inp in _load_inputs(session, rows):

@@ -37,7 +37,7 @@ from ..domain.times import duration_ms, parse_timestamp
 from ..errors import PayloadTooLarge, ValidationFailed
 from ..models import DiagnosticStep, Run, RunKind, RunStatus, ToolCall, ToolCallStatus
 from ..models.base import utcnow
-from . import documents
+from . import documents, rollups
 from .access import require_role
 from .evaluations import refresh_run
 from .retry import retry_on_conflict
@@ -200,7 +200,7 @@ _RUN = Run.__table__
 # running them.
 _RUN_COLUMNS = select(
     _RUN.c.id, _RUN.c.run_id, _RUN.c.kind, _RUN.c.diagnosis_session_id, _RUN.c.status,
-    _RUN.c.tool_call_count,
+    _RUN.c.tool_call_count, _RUN.c.started_at, _RUN.c.created_at,
 ).where(_RUN.c.workspace_id == bindparam("workspace_id"))
 # The runs are locked (PostgreSQL ``FOR NO KEY UPDATE``, in id order; SQLite's writers are
 # serialised by ``BEGIN IMMEDIATE`` and it has no row locks) before their calls are read:
@@ -257,6 +257,8 @@ class _Batch:
         ) if len(call_ids) == 1 else self.conn.execute(
             _SELECT_ROWS, {"workspace_id": workspace_id, "ids": call_ids})
         self.rows: dict[str, dict[str, Any]] = {r["id"]: dict(r) for r in found_rows.mappings()}
+        # (tool_name, status) as stored, for the dashboard's roll-ups (count_calls)
+        self.stored = {call_id: (r["tool_name"], r["status"]) for call_id, r in self.rows.items()}
         self.new: dict[str, dict[str, Any]] = {}
         self.dirty: set[str] = set()
         self.added: dict[int, int] = {}
@@ -292,7 +294,32 @@ class _Batch:
         if row["status"] == ToolCallStatus.FAILED.value and was != row["status"]:
             self.failed[row["run_pk"]] = self.failed.get(row["run_pk"], 0) + 1
 
+    def count_calls(self) -> None:
+        """Give the dashboard's roll-ups the calls' net change before ``write``: a created
+        call counts on its run's day, a changed one moves from what it was to what it is
+        (``rollups.add_tool_calls``); a call renamed from ``unknown`` takes its ratings
+        with it (``rollups.track``)."""
+        runs = {run.id: run for run in self.runs.values()}
+        renamed: set[int] = set()
+        failed = ToolCallStatus.FAILED.value
+        for call_id in [*self.new, *sorted(self.dirty)]:
+            row = self.rows[call_id]
+            run = runs[row["run_pk"]]
+            day = rollups.run_day(run.started_at, run.created_at)
+            was = self.stored.get(call_id)
+            if was == (row["tool_name"], row["status"]):
+                continue
+            if was is not None:
+                renamed.update([run.id] if was[0] != row["tool_name"] else [])
+                rollups.add_tool_calls(self.session, self.workspace_id, day, was[0], -1,
+                                       -int(was[1] == failed))
+            rollups.add_tool_calls(self.session, self.workspace_id, day, row["tool_name"], 1,
+                                   int(row["status"] == failed))
+        if renamed:
+            rollups.track(self.session, sorted(renamed), rollups.Part.TOOL_FEEDBACK)
+
     def write(self) -> None:
+        self.count_calls()
         if self.new:
             self.conn.execute(_TOOL_CALL.insert(), list(self.new.values()))
         if self.dirty:

@@ -1,4 +1,9 @@
-"""Dashboard aggregates (SPEC 8), computed by hand from the rows the test creates."""
+"""Dashboard aggregates (SPEC 8), computed by hand from the rows the test creates.
+
+These tests write verdicts and scores straight into the run rows, past the services that
+keep the dashboard's roll-ups, and so rebuild the roll-ups from the rows the way
+``flask dashboard rebuild`` does (``rebuild``); tests/services/test_dashboard_rollups.py
+checks that the services keep them on every write."""
 
 from __future__ import annotations
 
@@ -6,12 +11,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reviewapp.actors import Role
+from reviewapp.actors import Actor, Role
 from reviewapp.errors import Forbidden, ValidationFailed
 from reviewapp.services import dashboard
 from reviewapp.services.dashboard import DashboardFilters
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def rebuild(session):
+    dashboard.rebuild(session, Actor.system_actor())
 
 
 def _call(i, status="completed", tool="query_logs"):
@@ -43,6 +52,7 @@ def data(session, make):
     other = make.workspace()
     make.run(other, started_at=day1).feedback = "useful"
     session.commit()
+    rebuild(session)
     return type("Data", (), dict(ws=ws, lead=lead, runs=runs))
 
 
@@ -97,6 +107,7 @@ def test_days_without_runs_are_gaps_in_the_usefulness_series(session, make):
     for day in ("2026-11-01T10:00:00Z", "2026-11-04T10:00:00Z"):
         make.run(ws, started_at=day).feedback = "useful"
     session.commit()
+    rebuild(session)
     board = dashboard.build(session, make.actor(lead), now=NOW)
     assert [(d.day, d.runs, d.rate) for d in board.usefulness] == [
         ("2026-11-01", 1, 1.0), ("2026-11-02", 0, None), ("2026-11-03", 0, None),

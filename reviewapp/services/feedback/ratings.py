@@ -38,6 +38,7 @@ from ...models import (
 )
 from ...models.base import MAX_ID, utcnow
 from ...queries import insert_for, on_earlier_version, scope_to_actor
+from .. import rollups
 from ..queue_completion import refresh_run
 from ._targets import Target, author_of, resolve_target, validated, visible_run
 from .verdict import follow_rating, rederive_verdict
@@ -281,6 +282,9 @@ def upsert_feedback(
         # Checked again under the lock: a re-ingest that committed meanwhile may have
         # removed the target (SPEC 10 keeps only children that already carry feedback).
         target = resolve_target(session, author_id, target_type, target_id, subject)
+    if target_type == TargetType.TOOL_CALL.value:
+        # The dashboard counts tool calls' ratings (rollups; the run is locked above).
+        rollups.track(session, [target.run_pk], rollups.Part.TOOL_FEEDBACK)
     if switch:
         values = {**values, "reason": None, "comment": None, "correction": None}
     row, before = _write_row(session, author_id, target, target_type, target_id, values,
@@ -330,6 +334,8 @@ def delete_feedback(session: Session, actor: Actor, feedback_id: int) -> None:
         raise Forbidden()
     run = session.get(Run, row.run_pk)
     assert run is not None  # the row's run_pk is a cascading foreign key
+    if row.target_type == TargetType.TOOL_CALL.value:
+        rollups.track(session, [run.id], rollups.Part.TOOL_FEEDBACK)
     session.add(FeedbackEvent(
         feedback_id=row.id, actor_id=author_id, workspace_id=row.workspace_id,
         run_pk=row.run_pk, target_type=row.target_type, target_id=row.target_id,

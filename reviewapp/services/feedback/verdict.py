@@ -67,6 +67,7 @@ from ...models import (
 from ...models.base import utcnow
 from ...models.cases import new_case_id
 from ...queries import insert_for, scope_to_actor
+from .. import rollups
 from ..triage.history import record as record_triage_event
 
 AUTO_CASE_AUTHOR = "system"
@@ -93,6 +94,16 @@ class VerdictResult:
 # --- the verdict -----------------------------------------------------------------------
 
 
+def store_verdict(session: Session, run: Run, verdict: str | None) -> str | None:
+    """The one write of ``run.feedback`` (every path that sets or clears a verdict goes
+    through here); returns the verdict before. The dashboard's roll-ups count verdicts:
+    the run is locked and tracked first (``rollups.track``). No commit, no consequences
+    (``apply_verdict`` has them)."""
+    rollups.track(session, [run.id], rollups.Part.RUN, lock=True)
+    previous, run.feedback = run.feedback, verdict
+    return previous
+
+
 def apply_verdict(session: Session, run: Run, verdict: str) -> str | None:
     """Set ``run.feedback`` and its consequences; returns the case id of a useful run
     (``None`` while the run cannot be promoted: RUNNING or no answer, SPEC 7).
@@ -100,8 +111,7 @@ def apply_verdict(session: Session, run: Run, verdict: str) -> str | None:
 
     Leaving ``useful`` withdraws or flags the run's case (``case_left_useful``); coming
     back restores it (``restore_case``)."""
-    previous = run.feedback
-    run.feedback = verdict
+    previous = store_verdict(session, run, verdict)
     if verdict == "useful":
         restore_case(session, run)
         case = promote_useful(session, run)
@@ -166,7 +176,7 @@ def rederive_verdict(session: Session, run: Run) -> None:
     if verdict == run.feedback:
         return
     if verdict is None:
-        previous, run.feedback = run.feedback, None
+        previous = store_verdict(session, run, None)
         if previous == "useful":
             case_left_useful(session, run)
         elif previous == "not_useful" and session.scalar(select(Feedback.id).where(

@@ -28,7 +28,7 @@ from ...models.base import utcnow
 from ...queries import (
     insert_for,
 )
-from .. import documents
+from .. import documents, rollups
 from ..access import require_role
 from ..evaluations import apply_imported, refresh_run
 from ..feedback.verdict import promote_on_finish
@@ -217,6 +217,9 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
         # or a stale agent must not reopen it and wipe its end (SPEC 9).
         raise Conflict(f"status: run is already {run.status}; a finished run cannot go back to RUNNING",
                        details=_state(run))
+    if run is not None:
+        # The dashboard's roll-ups get the net change of everything below at commit.
+        rollups.track(session, [run.id], rollups.Part.ALL)
     ds = _get_or_create_session(session, workspace_id, doc.get("session_id") or run_id, kind)
     created = run is None
     fields: dict[str, Any] = {
@@ -236,6 +239,7 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
         run = Run(run_id=run_id, workspace_id=workspace_id, **fields)
         session.add(run)
         session.flush()
+        rollups.track(session, [run.id], rollups.Part.ALL, created=True)
         changed = True
     else:
         parent_before = (run.kind, run.diagnosis_session_id)
@@ -337,6 +341,7 @@ def finish_run(
     ).one_or_none()
     if run is None:
         raise Forbidden()
+    rollups.track(session, [run.id], rollups.Part.RUN)
     _check_order(run.started_at, finished_at, "finished_at")
     if run.status not in (RunStatus.RUNNING.value, status):
         raise Conflict(f"run is already {run.status}", details=_state(run))

@@ -1,0 +1,48 @@
+"""The dashboard's roll-ups (SPEC 8, issue 18): counts per workspace and UTC day, kept by
+the services as deltas on every write that changes a counted value
+(``services/rollups.py``), so the dashboard reads a few hundred rows per day of its range
+instead of every run and tool call. ``flask dashboard rebuild`` recomputes them."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from sqlalchemy import Date, ForeignKey, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ..extensions import db
+
+
+class RunDayCount(db.Model):
+    """Runs of one workspace and UTC day having one ``value`` of one ``dimension``
+    (``dashboard_run_day``): ``kind``, ``status``, ``verdict`` (the run's ``feedback``),
+    ``score_band`` (``"0"`` ... ``"9"``: evidence score 0-9 ... 90-100) and ``verifier``
+    (``verifier_verdict``); ``""`` is "no value". Every run counts once per dimension, so
+    the runs of a day are the sum over any one dimension."""
+
+    __tablename__ = "dashboard_run_day"
+
+    workspace_id: Mapped[int] = mapped_column(
+        ForeignKey("workspace.id", ondelete="CASCADE"), primary_key=True)
+    dimension: Mapped[str] = mapped_column(String(16), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    value: Mapped[str] = mapped_column(String(32), primary_key=True)
+    runs: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class ToolDayCount(db.Model):
+    """One tool's calls in the runs of one workspace and UTC day (``dashboard_tool_day``):
+    ``calls`` and ``failed`` calls; the reviewers' ratings of those calls, ``rated`` and
+    ``negative``, and ``disliked_calls``, the calls with at least one negative rating."""
+
+    __tablename__ = "dashboard_tool_day"
+
+    workspace_id: Mapped[int] = mapped_column(
+        ForeignKey("workspace.id", ondelete="CASCADE"), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    tool_name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    calls: Mapped[int] = mapped_column(Integer, default=0)
+    failed: Mapped[int] = mapped_column(Integer, default=0)
+    rated: Mapped[int] = mapped_column(Integer, default=0)
+    negative: Mapped[int] = mapped_column(Integer, default=0)
+    disliked_calls: Mapped[int] = mapped_column(Integer, default=0)

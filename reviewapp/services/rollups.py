@@ -1,0 +1,374 @@
+"""The dashboard's roll-ups, kept at write time (SPEC 8, issue 18; models/rollups.py).
+
+**The day rule** (one place): a run's day is the UTC calendar day of its ``started_at``
+(the agent's clock) or, when the agent sent none, of ``created_at`` (when it was
+stored); its tool calls and their ratings count on the run's day. The workspace's time
+zone setting is not used: days are UTC. ``run_time`` / ``run_day`` are the rule in SQL
+and in Python.
+
+**What is counted** per workspace and day: runs by ``kind``, ``status``, ``verdict``,
+``score_band`` and ``verifier`` (``DIMENSIONS``), and per tool its calls, failed calls,
+ratings, negative ratings and calls with a negative rating.
+
+**How they are kept**: a service that is about to change a run, its calls or its calls'
+ratings calls ``track`` (after taking the run's lock, before writing) with the parts it
+changes (``Part``); the state of those parts is read then, and again when the session
+commits, and the difference goes to the roll-ups as deltas
+(``INSERT ... ON CONFLICT DO UPDATE SET n = n + excluded.n``, safe under concurrency on
+SQLite and PostgreSQL, written last and in key order so writers never deadlock on
+them). Whatever path changed the values, and however often, the commit writes exactly
+the net change; a run that was deleted counts as nothing. The tool-event hot path adds
+its known deltas directly (``add_tool_calls``) instead of reading twice. A rollback
+drops everything pending. ``rebuild`` recomputes everything from the base tables
+(``flask dashboard rebuild``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any
+
+from sqlalchemy import (
+    Integer,
+    String,
+    case,
+    cast,
+    delete,
+    event,
+    func,
+    literal,
+    select,
+    union_all,
+)
+from sqlalchemy.orm import Session, SessionTransaction
+
+from ..models import Feedback, Run, RunDayCount, TargetType, ToolCall, ToolCallStatus, ToolDayCount
+from ..queries import insert_for
+
+NO_VALUE = ""  # the stored value of a dimension the run has no value for
+
+
+def run_time() -> Any:
+    """SQL: the time that decides a run's day, ``coalesce(started_at, created_at)``."""
+    return func.coalesce(Run.started_at, Run.created_at)
+
+
+def run_day(started_at: datetime | None, created_at: datetime) -> date:
+    """The run's UTC day from its ``started_at`` (or, when ``None``, ``created_at``);
+    naive values are UTC."""
+    when = started_at if started_at is not None else created_at
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).date()
+
+
+def day_sql(session: Session, column: Any) -> Any:
+    """SQL: the UTC day (a ``DATE``) of a timestamp expression, as the roll-ups store it."""
+    if session.get_bind().dialect.name == "postgresql":
+        return cast(func.timezone("UTC", column), RunDayCount.day.type)
+    return func.date(column)
+
+
+def score_band(score: int | None) -> str:
+    """The histogram band of an evidence score: ``"0"`` for 0-9 ... ``"9"`` for 90-100
+    (scores outside 0-100 go to the nearest band); ``""`` when unscored."""
+    if score is None:
+        return NO_VALUE
+    return str(max(0, min(9, int(score) // 10)))
+
+
+def _score_band_sql() -> Any:
+    # The same bands in SQL (integer division truncates; negatives land in "0").
+    score = Run.evidence_score
+    return case((score.is_(None), literal(NO_VALUE)), (score >= 90, literal("9")),
+                (score < 10, literal("0")), else_=cast(score // 10, String))
+
+
+# dimension -> (the value of a run's row in Python, the same in SQL)
+DIMENSIONS: dict[str, tuple[Callable[[Any], str], Callable[[], Any]]] = {
+    "kind": (lambda r: r.kind or NO_VALUE, lambda: func.coalesce(Run.kind, NO_VALUE)),
+    "status": (lambda r: r.status or NO_VALUE, lambda: func.coalesce(Run.status, NO_VALUE)),
+    "verdict": (lambda r: r.feedback or NO_VALUE, lambda: func.coalesce(Run.feedback, NO_VALUE)),
+    "score_band": (lambda r: score_band(r.evidence_score), _score_band_sql),
+    "verifier": (lambda r: r.verifier_verdict or NO_VALUE,
+                 lambda: func.coalesce(Run.verifier_verdict, NO_VALUE)),
+}
+
+
+class Part(enum.Flag):
+    """What a write changes: the run's own values, its tool calls, its calls' ratings."""
+
+    RUN = enum.auto()
+    TOOLS = enum.auto()
+    TOOL_FEEDBACK = enum.auto()
+    ALL = RUN | TOOLS | TOOL_FEEDBACK
+
+
+# (workspace, dimension, day, value) -> runs; (workspace, day, tool) -> counters
+RunKey = tuple[int, str, date, str]
+ToolKey = tuple[int, date, str]
+TOOL_COUNTERS = ("calls", "failed", "rated", "negative", "disliked_calls")
+
+
+@dataclass
+class _Snapshot:
+    """A run's counted state (``None`` fields: not read, or the run does not exist)."""
+
+    parts: Part
+    run: Any = None  # the row of _RUN_COLUMNS
+    tools: dict[str, tuple[int, int]] = field(default_factory=dict)  # calls, failed
+    feedback: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+
+    def contribution(self, parts: Part, runs: dict[RunKey, int],
+                     tools: dict[ToolKey, list[int]], sign: int) -> None:
+        if self.run is None:
+            return
+        ws, day = self.run.workspace_id, run_day(self.run.started_at, self.run.created_at)
+        if Part.RUN in parts:
+            for dimension, (value_of, _) in DIMENSIONS.items():
+                runs[(ws, dimension, day, value_of(self.run))] += sign
+        if Part.TOOLS in parts:
+            for tool, (calls, failed) in self.tools.items():
+                counters = tools[(ws, day, tool)]
+                counters[0] += sign * calls
+                counters[1] += sign * failed
+        if Part.TOOL_FEEDBACK in parts:
+            for tool, (rated, negative, disliked) in self.feedback.items():
+                counters = tools[(ws, day, tool)]
+                counters[2] += sign * rated
+                counters[3] += sign * negative
+                counters[4] += sign * disliked
+
+
+_RUN_COLUMNS = (Run.id, Run.workspace_id, Run.started_at, Run.created_at, Run.kind,
+                Run.status, Run.feedback, Run.evidence_score, Run.verifier_verdict)
+_FAILED = func.sum(case((ToolCall.status == ToolCallStatus.FAILED.value, 1), else_=0))
+_NEGATIVE = case((Feedback.rating == "negative", 1), else_=0)
+# A tool call's ratings: its run is the rating's target_id, its id the subject_key.
+_RATED_CALL = ((ToolCall.run_pk == Feedback.target_id) & (ToolCall.id == Feedback.subject_key)
+               & (ToolCall.workspace_id == Feedback.workspace_id))
+
+
+def _read(session: Session, pks: list[int], parts: Part, *, lock: bool = False
+          ) -> dict[int, _Snapshot]:
+    """The counted state of runs ``pks`` (absent runs: an empty snapshot). Read on the
+    session's connection without autoflush: pending ORM changes are not yet "before"."""
+    conn = session.connection()
+    snaps = {pk: _Snapshot(parts) for pk in pks}
+    stmt = select(*_RUN_COLUMNS).where(Run.id.in_(pks))
+    if lock:
+        stmt = stmt.with_for_update(key_share=True)
+    for row in conn.execute(stmt):
+        snaps[row.id].run = row
+    if Part.TOOLS in parts:
+        for pk, tool, calls, failed in conn.execute(
+                select(ToolCall.run_pk, ToolCall.tool_name, func.count(), _FAILED)
+                .where(ToolCall.run_pk.in_(pks)).group_by(ToolCall.run_pk, ToolCall.tool_name)):
+            snaps[pk].tools[tool] = (int(calls), int(failed or 0))
+    if Part.TOOL_FEEDBACK in parts:
+        per_call = (
+            select(Feedback.run_pk, ToolCall.tool_name, func.count().label("rated"),
+                   func.sum(_NEGATIVE).label("negative"))
+            .join(ToolCall, _RATED_CALL)
+            .where(Feedback.run_pk.in_(pks), Feedback.target_type == TargetType.TOOL_CALL.value)
+            .group_by(Feedback.run_pk, ToolCall.tool_name, ToolCall.id).subquery())
+        for pk, tool, rated, negative, disliked in conn.execute(
+                select(per_call.c.run_pk, per_call.c.tool_name, func.sum(per_call.c.rated),
+                       func.sum(per_call.c.negative),
+                       func.sum(case((per_call.c.negative > 0, 1), else_=0)))
+                .group_by(per_call.c.run_pk, per_call.c.tool_name)):
+            snaps[pk].feedback[tool] = (int(rated), int(negative or 0), int(disliked or 0))
+    return snaps
+
+
+@dataclass
+class _Pending:
+    """What one session's transaction has to bring to the roll-ups at commit."""
+
+    before: dict[int, _Snapshot] = field(default_factory=dict)
+    runs: dict[RunKey, int] = field(default_factory=lambda: defaultdict(int))
+    tools: dict[ToolKey, list[int]] = field(
+        default_factory=lambda: defaultdict(lambda: [0] * len(TOOL_COUNTERS)))
+
+
+_INFO_KEY = "dashboard_rollups"
+
+
+def _pending(session: Session) -> _Pending:
+    pending = session.info.get(_INFO_KEY)
+    if pending is None:
+        pending = session.info[_INFO_KEY] = _Pending()
+    return pending
+
+
+def track(session: Session, run_pks: Iterable[int], parts: Part = Part.ALL, *,
+          created: bool = False, lock: bool = False) -> None:
+    """Remember the counted ``parts`` of runs ``run_pks`` as they are now; at commit the
+    roll-ups get the difference to the state then. Call it before the write (after the
+    run's lock: the before and after states must not interleave with another writer's),
+    once or more per transaction (a part already tracked keeps its first state).
+    ``created``: the runs did not exist before this transaction (their "before" is
+    nothing). ``lock``: take the runs' lock (PostgreSQL ``FOR NO KEY UPDATE``) with the
+    read. No commit."""
+    pending = _pending(session)
+    missing: dict[Part, list[int]] = defaultdict(list)
+    for pk in dict.fromkeys(run_pks):
+        known = pending.before.get(pk)
+        wanted = parts if known is None else parts & ~known.parts
+        if wanted:
+            missing[wanted].append(pk)
+    for wanted, pks in missing.items():
+        snaps = {pk: _Snapshot(wanted) for pk in pks} if created else \
+            _read(session, pks, wanted, lock=lock)
+        for pk, snap in snaps.items():
+            known = pending.before.get(pk)
+            if known is None:
+                pending.before[pk] = snap
+                continue
+            known.parts |= wanted
+            if snap.run is not None:
+                known.run = known.run or snap.run
+            known.tools.update(snap.tools)
+            known.feedback.update(snap.feedback)
+
+
+def add_tool_calls(session: Session, workspace_id: int, day: date, tool_name: str,
+                   calls: int, failed: int) -> None:
+    """Add known deltas of one tool's ``calls`` and ``failed`` calls on ``day`` (the
+    tool-event path, which knows them without reading). Never for a run whose ``TOOLS``
+    are tracked in the same transaction (they would count twice). No commit."""
+    counters = _pending(session).tools[(workspace_id, day, tool_name)]
+    counters[0] += calls
+    counters[1] += failed
+
+
+def _settle(session: Session) -> None:
+    """Before commit: read the tracked runs again and write every delta."""
+    pending: _Pending | None = session.info.get(_INFO_KEY)
+    if pending is None:
+        return
+    runs, tools = pending.runs, pending.tools
+    if pending.before:
+        session.flush()
+        by_parts: dict[Part, list[int]] = defaultdict(list)
+        for pk, snap in pending.before.items():
+            by_parts[snap.parts].append(pk)
+        for parts, pks in by_parts.items():
+            after = _read(session, pks, parts)
+            for pk in pks:
+                pending.before[pk].contribution(parts, runs, tools, -1)
+                after[pk].contribution(parts, runs, tools, +1)
+        pending.before.clear()
+    write_deltas(session, runs, tools)
+    runs.clear()
+    tools.clear()
+
+
+def write_deltas(session: Session, runs: Mapping[RunKey, int],
+                 tools: Mapping[ToolKey, list[int]]) -> None:
+    """Add ``runs`` / ``tools`` deltas to the roll-ups (zero deltas skipped), in key
+    order, with ``INSERT ... ON CONFLICT DO UPDATE SET n = n + excluded.n``. No commit."""
+    run_rows = [{"workspace_id": k[0], "dimension": k[1], "day": k[2], "value": k[3], "runs": n}
+                for k, n in sorted(runs.items()) if n]
+    tool_rows = [{"workspace_id": k[0], "day": k[1], "tool_name": k[2],
+                  **dict(zip(TOOL_COUNTERS, c, strict=True))}
+                 for k, c in sorted(tools.items()) if any(c)]
+    conn = session.connection()
+    if run_rows:
+        conn.execute(_upsert(session, RunDayCount.__table__, ("runs",)), run_rows)
+    if tool_rows:
+        conn.execute(_upsert(session, ToolDayCount.__table__, TOOL_COUNTERS), tool_rows)
+
+
+def _upsert(session: Session, table: Any, counters: tuple[str, ...]) -> Any:
+    stmt = insert_for(session, table)
+    return stmt.on_conflict_do_update(
+        index_elements=[c.name for c in table.primary_key.columns],
+        set_={name: table.c[name] + stmt.excluded[name] for name in counters})
+
+
+def _before_commit(session: Session) -> None:
+    if session.info.get(_INFO_KEY) is not None:
+        _settle(session)
+
+
+def _after_transaction_end(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is None:  # the outermost transaction: committed or rolled back
+        session.info.pop(_INFO_KEY, None)
+
+
+event.listen(Session, "before_commit", _before_commit)
+event.listen(Session, "after_transaction_end", _after_transaction_end)
+
+
+# --------------------------------------------------------------------------- rebuild
+
+
+@dataclass(frozen=True)
+class RebuildSummary:
+    """Rows written by ``rebuild``: run-dimension rows and tool rows."""
+
+    run_rows: int
+    tool_rows: int
+
+
+def rebuild(session: Session, workspace_id: int | None = None) -> RebuildSummary:
+    """Recompute the roll-ups of ``workspace_id`` (``None``: every workspace) from the
+    runs, tool calls and ratings, replacing what was there; commit. On PostgreSQL the
+    roll-up tables are locked for the duration (writers wait), so nothing written
+    meanwhile is lost or counted twice. Set-based: one INSERT ... SELECT per table."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(select(literal(1)))  # begin
+        session.connection().exec_driver_sql(
+            "LOCK TABLE dashboard_run_day, dashboard_tool_day IN EXCLUSIVE MODE")
+    run_table, tool_table = RunDayCount.__table__, ToolDayCount.__table__
+    scope: list[Any] = [] if workspace_id is None else [Run.workspace_id == workspace_id]
+    for table in (run_table, tool_table):
+        stmt = delete(table)
+        if workspace_id is not None:
+            stmt = stmt.where(table.c.workspace_id == workspace_id)
+        session.execute(stmt)
+    day = day_sql(session, run_time())
+    per_dimension = [
+        select(Run.workspace_id, literal(name, String).label("dimension"), day.label("day"),
+               value_sql().label("value"))
+        .where(*scope)
+        for name, (_, value_sql) in DIMENSIONS.items()
+    ]
+    runs = union_all(*per_dimension).subquery()
+    session.execute(run_table.insert().from_select(
+        ["workspace_id", "dimension", "day", "value", "runs"],
+        select(runs.c.workspace_id, runs.c.dimension, runs.c.day, runs.c.value, func.count())
+        .group_by(runs.c.workspace_id, runs.c.dimension, runs.c.day, runs.c.value)))
+    zero = literal(0, Integer)
+    calls = (
+        select(Run.workspace_id, day.label("day"), ToolCall.tool_name,
+               literal(1, Integer).label("calls"),
+               case((ToolCall.status == ToolCallStatus.FAILED.value, 1), else_=0).label("failed"),
+               zero.label("rated"), zero.label("negative"), zero.label("disliked_calls"))
+        .join(Run, Run.id == ToolCall.run_pk).where(*scope))
+    per_call = (
+        select(Run.workspace_id, day.label("day"), ToolCall.tool_name,
+               zero.label("calls"), zero.label("failed"), func.count().label("rated"),
+               func.sum(_NEGATIVE).label("negative"),
+               case((func.sum(_NEGATIVE) > 0, 1), else_=0).label("disliked_calls"))
+        .select_from(Feedback).join(ToolCall, _RATED_CALL).join(Run, Run.id == Feedback.run_pk)
+        .where(*scope, Feedback.target_type == TargetType.TOOL_CALL.value)
+        .group_by(Run.workspace_id, day, ToolCall.tool_name, ToolCall.id))
+    both = union_all(calls, per_call).subquery()
+    session.execute(tool_table.insert().from_select(
+        ["workspace_id", "day", "tool_name", *TOOL_COUNTERS],
+        select(both.c.workspace_id, both.c.day, both.c.tool_name,
+               *(func.sum(both.c[name]) for name in TOOL_COUNTERS))
+        .group_by(both.c.workspace_id, both.c.day, both.c.tool_name)))
+    summary = RebuildSummary(*(
+        int(session.scalar(select(func.count()).select_from(table).where(
+            *([] if workspace_id is None else [table.c.workspace_id == workspace_id]))) or 0)
+        for table in (run_table, tool_table)))
+    session.info.pop(_INFO_KEY, None)  # nothing pending may add to the fresh counts
+    session.commit()
+    return summary
