@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
 import pytest
 
 from reviewapp.domain.agreement import (
+    PairAgreement,
+    ReviewerAgreement,
     cohen_kappa,
     kappa_from_matrix,
     krippendorff_alpha,
@@ -16,6 +19,7 @@ from reviewapp.domain.agreement import (
     strict_majority,
     summarise,
 )
+from reviewapp.services.agreement import DEFAULT_MIN_SHARED
 
 
 def _pairs(table: dict[tuple[str, str], int]) -> list[tuple[str, str]]:
@@ -159,3 +163,39 @@ def test_krippendorff_alpha_with_exactly_two_reviewers_by_hand():
     ratings = {1: {"r1": "a", "r2": "a"}, 2: {"r1": "a", "r2": "b"},
                3: {"r1": "b", "r2": "b"}, 4: {"r1": "b", "r2": "b"}}
     assert krippendorff_alpha(ratings) == pytest.approx(8 / 15)
+
+
+def test_kappa_when_one_reviewer_uses_a_category_the_other_never_does():
+    # ann: a, b; bob: a, a. p_o = 1/2; p_e = (1/2 * 2/2) + (1/2 * 0/2) = 1/2; kappa = 0.
+    assert cohen_kappa([("a", "a"), ("b", "a")]) == pytest.approx(0.0)
+    assert kappa_from_matrix({("a", "a"): 1, ("b", "a"): 1}) == pytest.approx(0.0)
+    # Never the same category: p_o = 0, p_e = 0, kappa = 0 (defined, not None).
+    assert kappa_from_matrix({("a", "b"): 2}) == 0.0
+    assert cohen_kappa([("a", "b"), ("a", "b")]) == 0.0
+    # Both always "a": p_e = 1, kappa undefined.
+    assert kappa_from_matrix({("a", "a"): 3}) is None
+
+
+def test_a_pair_with_exactly_the_minimum_shared_items_gets_its_kappa():
+    ratings = {i: {"ann": v, "bob": w} for i, (v, w) in enumerate(
+        [("+", "+"), ("+", "-"), ("-", "-"), ("-", "-")])}
+    pair = summarise(ratings, min_shared=4).pairs[0]
+    # p_o = 3/4; ann + 1/2, bob + 1/4: p_e = 1/8 + 3/8 = 1/2; kappa = (3/4 - 1/2) / (1/2) = 1/2.
+    assert (pair.shared, pair.enough, pair.observed) == (4, True, 0.75)
+    assert pair.kappa == pytest.approx(0.5)
+    assert summarise(ratings, min_shared=5).pairs[0].kappa is None
+    assert summarise(ratings, min_shared=1).min_shared == 1
+    with pytest.raises(ValueError, match="^min_shared must be at least 1$"):
+        summarise(ratings, min_shared=0)
+
+
+def test_the_default_minimum_is_the_agreement_pages():
+    assert summarise({}).min_shared == DEFAULT_MIN_SHARED
+    assert PairAgreement("a", "b", 0, 0, None, False).observed is None
+
+
+@pytest.mark.parametrize("row", [PairAgreement("a", "b", 1, 1, None, False),
+                                 ReviewerAgreement("a", 1, 0, 0), summarise({})])
+def test_the_figures_cannot_be_changed(row):
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.first = "x"

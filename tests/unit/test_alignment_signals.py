@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 from reviewapp.domain.alignment import SCORE_BANDS, SIGNALS, predicted, score_band
+from reviewapp.domain.vocabulary import UnknownValue
 
 
 def test_predictions():
@@ -40,3 +45,26 @@ def test_external_outcome_words_in_any_case():
         assert predicted(SIGNALS.get("external_outcome"), word) == "useful"
     for word in ("fail", "Failed", "FAILURE"):
         assert predicted(SIGNALS.get("external_outcome"), word) == "not_useful"
+
+
+def test_by_default_a_score_of_half_or_more_predicts_useful():
+    score = SIGNALS.get("evidence_score")
+    assert [predicted(score, v) for v in (49, 50)] == ["not_useful", "useful"]
+    assert score.mapping_text() == "score ≥ 50 → useful; below → not useful"
+
+
+def test_the_signals_read_as_the_alignment_page_shows_them():
+    assert SIGNALS.choices() == (
+        ("evidence_score", "Evidence score"), ("verifier_verdict", "Verifier verdict"),
+        ("aiops_verdict", "AIOps rule verdict"), ("external_outcome", "External outcome"))
+    verifier, outcome = SIGNALS.get("verifier_verdict"), SIGNALS.get("external_outcome")
+    assert verifier.values == ("PASS", "LOW_CONFID", "REJECT")
+    assert verifier.mapping_text() == (
+        "PASS → useful; LOW_CONFID, REJECT → not useful; anything else: no prediction")
+    assert outcome.mapping_text() == ("pass, passed, success → useful; fail, failed, failure → "
+                                      "not useful; anything else: no prediction")
+    with pytest.raises(UnknownValue) as error:
+        SIGNALS.get("latency")
+    assert error.value.name == "signal"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verifier.useful = ()
