@@ -12,6 +12,7 @@ from sqlalchemy import create_engine
 
 from reviewapp import REPO_ROOT, create_app
 from reviewapp.extensions import db
+from reviewapp.search_index import include_name
 
 from .conftest import PG_URL
 from .databases import private_postgres
@@ -41,10 +42,12 @@ def test_upgrade_on_empty_database_matches_models(empty_database_url, tmp_path):
         upgrade(directory=str(REPO_ROOT / "migrations"))
         engine = create_engine(empty_database_url)
         with engine.connect() as conn:
-            context = MigrationContext.configure(conn, opts={"compare_type": True})
+            context = MigrationContext.configure(conn, opts={
+                "compare_type": True, "include_name": include_name})
             diff = compare_metadata(context, db.metadata)
             tables = set(db.metadata.tables)
-            present = set(conn.dialect.get_table_names(conn)) - {"alembic_version"}
+            present = {name for name in conn.dialect.get_table_names(conn)
+                       if include_name(name, "table", {})} - {"alembic_version"}
         engine.dispose()
         db.engine.dispose()
     assert diff == []
@@ -208,3 +211,61 @@ def test_queue_item_completion_backfill(tmp_path):
     engine.dispose()
     assert rows == {(1, 1): (2, True), (1, 2): (1, False), (1, 3): (0, False),
                     (2, 1): (2, True), (2, 2): (1, True), (2, 3): (0, False)}
+
+
+def test_the_search_index_migration_indexes_the_runs_already_there(empty_database_url):
+    """7c3e5a1f0b29 fills ``run_search`` for the runs that exist: folded query and
+    answer, and the run id, session id and tool calls joined by the separator; the index
+    then finds them (on the database under test). On SQLite the trigger that forgets a
+    deleted run's row is there at the head (a later rebuild of diagnosis_run would drop it)."""
+    import json
+
+    from sqlalchemy import select, text
+
+    from reviewapp import search_index
+    from reviewapp.models import Run
+
+    app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": empty_database_url})
+    directory = str(REPO_ROOT / "migrations")
+    with app.app_context():
+        upgrade(directory=directory, revision="3e6019ba2422")
+        db.engine.dispose()
+    engine = create_engine(empty_database_url)
+    sqlite = engine.dialect.name == "sqlite"
+    arguments = "CAST(:args AS jsonb)" if not sqlite else ":args"
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO workspace (id, slug, name, settings) VALUES (1, 'w1', 'W', '{}')"))
+        conn.execute(text("INSERT INTO diagnosis_session (id, session_id, workspace_id, kind) "
+                          "VALUES (1, 'Sess-1', 1, 'chat')"))
+        for pk, query, answer in ((1, "Lieferadresse Hauptstraße", "ÉCHEC"), (2, "订单服务超时", None)):
+            conn.execute(text(
+                "INSERT INTO diagnosis_run (id, run_id, workspace_id, diagnosis_session_id, kind, query, "
+                "answer, status, tool_call_count, failed_tool_call_count) "
+                "VALUES (:pk, :rid, 1, 1, 'chat', :q, :a, 'SUCCESS', 0, 0)"),
+                {"pk": pk, "rid": f"R-{pk}", "q": query, "a": answer})
+        conn.execute(text(
+            "INSERT INTO tool_call_audit (workspace_id, id, run_pk, chat_session_id, ordinal, tool_name, "
+            f"status, arguments, result_summary, compensated) VALUES (1, 'c1', 2, 1, 0, 'Search', "
+            f"'completed', {arguments}, 'Flight ZZX903', false)"),
+            {"args": json.dumps({"city": "東京"})})  # stored as the app stores JSON
+    engine.dispose()
+    with app.app_context():
+        upgrade(directory=directory)
+        db.engine.dispose()
+    engine = create_engine(empty_database_url)
+    key = "rowid" if sqlite else "run_pk"
+    with engine.connect() as conn:
+        rows = {pk: (q, a, o) for pk, q, a, o in conn.execute(
+            text(f"SELECT {key}, query, answer, other FROM run_search ORDER BY {key}"))}
+        found = {term: sorted(conn.scalars(select(Run.id).where(search_index.TextMatch(Run.id, term))))
+                 for term in ("hauptstrasse", "échec", "服务超", "zzx903", "sess-1", "r-2", "nowhere")}
+        trigger = conn.execute(text("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' "
+                                    "AND name = 'run_search_forget'")).scalar() if sqlite else 1
+    engine.dispose()
+    assert rows == {
+        1: ("lieferadresse hauptstrasse", "échec", "r-1\x1fsess-1"),
+        2: ("订单服务超时", "", 'r-2\x1fsess-1\x1fsearch\x1f{"city": "東京"}\x1fflight zzx903'),
+    }
+    assert found == {"hauptstrasse": [1], "échec": [1], "服务超": [2], "zzx903": [2],
+                     "sess-1": [1, 2], "r-2": [2], "nowhere": []}
+    assert trigger == 1

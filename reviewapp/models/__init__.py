@@ -3,6 +3,8 @@
 from typing import Any
 
 from ..domain.target_types import TARGET_TYPES
+from ..extensions import db
+from ..search_index import install as _install_search_index
 from .accounts import IngestToken, Membership, User, Workspace
 from .audit import AuditEvent
 from .cases import Case, SourceType
@@ -24,6 +26,10 @@ from .runs import (
 )
 from .tool_calls import MatchLevel, ToolCall, ToolCallStatus
 from .triage import TriageEvent, TriageItem, TriageState
+
+# The full-text index of run text is no model (a virtual table on SQLite): ``create_all``
+# makes it through this hook, migrations through their own DDL.
+_install_search_index(db.metadata)
 
 
 def target_model(target_type: str) -> Any:

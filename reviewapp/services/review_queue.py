@@ -19,7 +19,7 @@ from ..models import Run
 from ..queries import capped_count, get_run_for
 from .params import id_value
 from .runs import COUNT_CAP, RunFilters, filtered_runs, rateable_run, single_workspace
-from .runs.listing import SORT_TABLE
+from .runs.listing import order_of
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
     filters = (filters or RunFilters()).validated()
     _, only = single_workspace(session, actor)
     todo = replace(filters, reviewed="not_mine")
-    sort = SORT_TABLE[filters.sort]
+    sort = order_of(filters)
     order = sort.order_by()
     base = (filtered_runs(actor, todo, only).where(rateable_run())
             .with_only_columns(Run.id, maintain_column_froms=True))

@@ -41,6 +41,7 @@ from . import documents, rollups
 from .access import require_role
 from .evaluations import refresh_run
 from .retry import retry_on_conflict
+from .run_text import store_run_text
 from .secret_scan import redact_text, redact_tool_event, summary
 
 log = logging.getLogger("reviewapp.tool_calls")
@@ -534,6 +535,7 @@ def _apply_all(session: Session, workspace_id: int, events: list[_Event]) -> lis
     for run in touched.values():
         if run.status != RunStatus.RUNNING.value:
             refresh_run(session, session.get(Run, run.id))
+    store_run_text(session, touched)  # the calls' text is searched (SPEC 8)
     session.commit()
     return results
 

@@ -193,6 +193,17 @@ def highlight(text: str | None, needle: str | None, width: int = 140) -> Markup 
         "…" if stop < len(text) else "")
 
 
+def excerpt_html(excerpt: Any) -> Markup | None:
+    """A search excerpt (``domain.search_text.Snippet``: plain text from the agent) as
+    HTML: every part escaped, the match in ``<mark>``, "…" where text was left out;
+    ``None`` for no excerpt."""
+    if excerpt is None:
+        return None
+    return Markup("{}{}<mark>{}</mark>{}{}").format(
+        "…" if excerpt.cut_before else "", excerpt.before, excerpt.match, excerpt.after,
+        "…" if excerpt.cut_after else "")
+
+
 def register(app: Flask) -> None:
     """Add the filters to ``app``'s Jinja environment, and ``show_bidi_controls`` as its
     ``finalize`` hook."""
@@ -209,6 +220,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(capped, "capped")
     app.add_template_filter(thousands, "thousands")
     app.add_template_filter(highlight, "highlight")
+    app.add_template_filter(excerpt_html, "excerpt_html")
     app.jinja_env.globals["arguments_view"] = arguments_view
     app.jinja_env.globals["summary_view"] = summary_view
     app.add_template_filter(local_time, "local_time")

@@ -33,6 +33,7 @@ from ..access import require_role
 from ..evaluations import apply_imported, refresh_run
 from ..feedback.verdict import promote_on_finish
 from ..retry import retry_on_conflict
+from ..run_text import store_run_text
 from ..secret_scan import redact_finish, redact_outcome, redact_run_document
 from ..tool_calls import check_records, upsert_records
 from ._children import (
@@ -284,6 +285,7 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
         refresh_run(session, run)
         promote_on_finish(session, run)
         offer_run(session, run)
+        store_run_text(session, [run.id])
     session.commit()
     return UpsertResult(
         run=run,
@@ -359,6 +361,7 @@ def finish_run(
         refresh_run(session, run)
         promote_on_finish(session, run)
         offer_run(session, run)
+        store_run_text(session, [run.id])
     session.commit()
     return UpsertResult(run, "updated" if changed else "unchanged",
                         run.tool_call_count, run.failed_tool_call_count)

@@ -14,6 +14,8 @@ from sqlalchemy import false as sa_false
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
+from ...domain.search_text import MIN_INDEXED_CHARS, SHORT_TERM_RUNS, Snippet, is_short, search_term
+from ...domain.search_text import rank as search_rank
 from ...domain.verdicts import VERDICTS as VERDICT_REGISTRY
 from ...domain.verdicts import VERIFIER_VERDICTS as VERIFIER_VERDICT_REGISTRY
 from ...errors import Forbidden, ValidationFailed
@@ -40,6 +42,7 @@ from ..access import WorkspaceRole, roles_of
 from ..blind import blind_condition
 from ..keyset import SortKey, SortOrder
 from ..params import choice_param, int_param, text_param, workspace_param
+from ..run_text import snippets, text_condition, text_rank
 
 _ID_DESC = SortKey(Run.id, True, attrgetter("id"))
 _ID_ASC = SortKey(Run.id, False, attrgetter("id"))
@@ -66,8 +69,31 @@ SORT_TABLE: dict[str, SortOrder] = {order.name: order for order in (
     SortOrder("calls_desc", "Most tool calls", (
         SortKey(Run.tool_call_count, True, attrgetter("tool_call_count")), _ID_DESC)),
 )}
+# A text search's own order (``order_of``): best match first (``domain.search_text.rank``:
+# the term in the question, then in the answer, then elsewhere), newest first within a rank.
+RELEVANCE = "relevance"
 # name -> label, for the sort select.
-SORTS: dict[str, str] = {name: order.label for name, order in SORT_TABLE.items()}
+SORTS: dict[str, str] = {**{name: order.label for name, order in SORT_TABLE.items()},
+                         RELEVANCE: "Best match (with a search)"}
+
+
+def order_of(filters: RunFilters) -> SortOrder:
+    """The sort order of ``filters``: a row of ``SORT_TABLE``, or for ``relevance`` with a
+    search term the rank of the match (never NULL; computed from the index row, the same
+    rule as ``domain.search_text.rank`` on the run's own text), then newest, then id.
+    ``relevance`` without a term is ``newest``."""
+    term = search_term(filters.q)
+    if filters.sort != RELEVANCE:
+        return SORT_TABLE[filters.sort]
+    newest = SORT_TABLE["newest"]
+    if not term:
+        return SortOrder(RELEVANCE, SORTS[RELEVANCE], newest.keys)
+    return SortOrder(RELEVANCE, SORTS[RELEVANCE], (
+        SortKey(text_rank(term), True, lambda run: _rank_of(run, term)), *newest.keys))
+
+
+def _rank_of(run: Run, term: str) -> int:
+    return search_rank(run.query, run.answer, term)
 # The registries' codes plus "none" (no verdict yet / not verified).
 FEEDBACK_STATES = (*VERDICT_REGISTRY.codes(), "none")
 VERIFIER_VERDICTS = (*VERIFIER_VERDICT_REGISTRY.codes(), "none")
@@ -140,7 +166,9 @@ class RunFilters:
             outcome=text_param(params, "outcome", 32),
             reviewed=choice_param(params, "reviewed", REVIEWED_STATES),
             q=text_param(params, "q", MAX_QUERY_TEXT),
-            sort=choice_param(params, "sort", SORTS) or "newest",
+            # A search lists the best matches first unless another order is asked for.
+            sort=choice_param(params, "sort", SORTS) or (
+                RELEVANCE if search_term(params.get("q")) else "newest"),
             failed_calls=choice_param(params, "failed_calls", FAILED_CALLS_STATES),
         ).validated()
 
@@ -152,7 +180,7 @@ class RunFilters:
             "status": self.status,
             "verdict": self.verdict, "feedback": self.feedback, "score_min": self.score_min,
             "score_max": self.score_max, "outcome": self.outcome, "reviewed": self.reviewed,
-            "q": self.q, "sort": None if self.sort == "newest" else self.sort,
+            "q": self.q, "sort": None if self.sort == self.default_sort else self.sort,
             "failed_calls": self.failed_calls,
         }
         values.update(overrides)
@@ -189,6 +217,12 @@ class RunFilters:
         return self
 
     @property
+    def default_sort(self) -> str:
+        """The order a list gets without a ``sort`` parameter: ``relevance`` with a
+        search term, else ``newest``."""
+        return RELEVANCE if search_term(self.q) else "newest"
+
+    @property
     def active(self) -> bool:
         """True when any filter (not the sort) narrows the list."""
         return any(getattr(self, f) not in (None, "") for f in (
@@ -197,18 +231,19 @@ class RunFilters:
 
 
 def sort_keys(sort: str) -> list[tuple[Any, bool]]:
-    """(expression, descending) pairs of the order ``sort`` (``SORT_TABLE``)."""
-    return SORT_TABLE[sort].pairs()
+    """(expression, descending) pairs of the order ``sort`` (``SORT_TABLE``; ``relevance``
+    without a term reads as ``newest``)."""
+    return order_of(RunFilters(sort=sort)).pairs()
 
 
 def sort_values(run: Run, sort: str) -> list[Any]:
     """``run``'s values for the keys of ``sort`` (what a cursor stores)."""
-    return SORT_TABLE[sort].values(run)
+    return order_of(RunFilters(sort=sort)).values(run)
 
 
 def bind_sort_values(sort: str, values: list[Any]) -> list[Any]:
     """Cursor values back to bind parameters. Raises ``ValidationFailed`` for bad cursors."""
-    return SORT_TABLE[sort].bind(values)
+    return order_of(RunFilters(sort=sort)).bind(values)
 
 
 def _reviewed_by(actor: Actor) -> Any:
@@ -266,18 +301,9 @@ def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None)
         stmt = stmt.where(_reviewed_by(actor))
     if filters.failed_calls == "yes":
         stmt = stmt.where(Run.failed_tool_call_count > 0)
-    if filters.q and filters.q.strip():
-        text = filters.q.strip()
-        in_session = select(DiagnosisSession.id).where(
-            DiagnosisSession.session_id.icontains(text, autoescape=True))
-        in_tool_call = exists().where(
-            ToolCall.run_pk == Run.id, ToolCall.workspace_id == Run.workspace_id,
-            or_(*_tool_call_matches(text)))
-        stmt = stmt.where(or_(Run.query.icontains(text, autoescape=True),
-                              Run.answer.icontains(text, autoescape=True),
-                              Run.run_id.icontains(text, autoescape=True),
-                              Run.diagnosis_session_id.in_(in_session),
-                              in_tool_call))
+    term = search_term(filters.q)
+    if term:  # through the full-text index (services.run_text, SPEC 8)
+        stmt = stmt.where(text_condition(term, stmt))
     return stmt
 
 
@@ -370,6 +396,19 @@ class RunPage:
     offset: Count = Count(0, False)
     matches: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     blind: frozenset[int] = frozenset()
+    # The excerpt around the match in each run's question or answer (``run_text.snippets``).
+    snippets: Mapping[int, Snippet] = field(default_factory=dict)
+    # Set when the search term was too short for the index: what was searched instead
+    # (the newest ``SHORT_TERM_RUNS`` runs of the list), said on the page.
+    search_note: str | None = None
+
+
+def _search_note(filters: RunFilters) -> str | None:
+    if not is_short(search_term(filters.q)):
+        return None
+    return (f"Terms shorter than {MIN_INDEXED_CHARS} characters are looked for in the newest "
+            f"{SHORT_TERM_RUNS:,} runs of this list only; type {MIN_INDEXED_CHARS} or more to "
+            "search every run.")
 
 
 def list_runs(
@@ -396,7 +435,8 @@ def list_runs(
     total_count = Count(*capped_count(session, filtered_runs(actor, RunFilters(), only), count_cap))
     filtered = (Count(*capped_count(session, stmt, min(count_cap, FILTERED_COUNT_CAP)))
                 if filters.active else total_count)
-    rows, next_cursor = keyset.page(session, stmt, SORT_TABLE[filters.sort], cursor, limit,
+    order = order_of(filters)
+    rows, next_cursor = keyset.page(session, stmt, order, cursor, limit,
                                     scalars=True)
     reviewed: frozenset[int] = frozenset()
     blind: frozenset[int] = frozenset()
@@ -407,7 +447,6 @@ def list_runs(
         blind = frozenset(pk for pk, _, hidden in marks if hidden)
     has_previous, previous_cursor, offset = False, None, Count(0, False)
     if cursor and rows:  # a later page: the way back and how many runs come before it
-        order = SORT_TABLE[filters.sort]
         has_previous, previous_cursor = keyset.previous(session, stmt, order, rows[0], limit,
                                                         scalars=True)
         offset = Count(*capped_count(session, stmt.where(order.after(rows[0], reverse=True)),
@@ -415,14 +454,16 @@ def list_runs(
     return RunPage(rows, next_cursor, total_count.value, filtered, total_count, reviewed,
                    workspaces, filters, has_previous=has_previous,
                    previous_cursor=previous_cursor, offset=offset,
-                   matches=match_places(session, rows, filters.q), blind=blind)
+                   matches=match_places(session, rows, filters.q), blind=blind,
+                   snippets=snippets(rows, search_term(filters.q)),
+                   search_note=_search_note(filters))
 
 
 def neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,
                 only: int | None) -> tuple[int | None, int | None]:
     """The ids of the runs just before and just after ``run`` in the filtered list order
     (one query: the two one-row lookups joined with UNION ALL)."""
-    order = SORT_TABLE[filters.sort]
+    order = order_of(filters)
     base = filtered_runs(actor, filters, only)
 
     def one(previous: bool) -> Any:
