@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .times import MAX_YEAR, MIN_YEAR
+from .tool_failure import mcp_error_text
 
 SOURCE = "otlp"
 HEX32 = re.compile(r"[0-9a-f]{32}")
@@ -172,14 +173,6 @@ def _exception(span: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _mcp_error(result: Any) -> str | None:
-    """The text of an MCP tool result that says ``isError: true`` (else ``None``)."""
-    if not isinstance(result, Mapping) or result.get("isError") is not True:
-        return None
-    parts = [p.get("text") for p in result.get("content") or () if isinstance(p, Mapping)]
-    return " ".join(str(p) for p in parts if p) or "MCP tool result isError: true"
-
-
 def tool_error(span: Mapping[str, Any]) -> str | None:
     """Why a tool span failed, or ``None`` when it did not. Failed when the status is
     ERROR, ``error.type`` is set, an ``exception`` event is present (its type and message
@@ -193,7 +186,7 @@ def tool_error(span: Mapping[str, Any]) -> str | None:
     if span.get("status") == "ERROR" or error_type not in (None, ""):
         text = ": ".join(str(p) for p in (error_type, message) if p not in (None, ""))
         return text or "status ERROR"
-    return _mcp_error(tool_result(span))
+    return mcp_error_text(tool_result(span))
 
 
 def tool_arguments(span: Mapping[str, Any]) -> Any:

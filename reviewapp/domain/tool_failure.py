@@ -140,6 +140,22 @@ def _non_empty(value: Any) -> bool:
     return True
 
 
+def is_mcp_error(result: Any) -> bool:
+    """True when ``result`` (a structured value, already read from JSON) is an MCP tool
+    result that says ``isError: true`` (rule ``mcp_is_error``; the OTLP mapping's too)."""
+    return isinstance(result, Mapping) and result.get("isError") is True
+
+
+def mcp_error_text(result: Any) -> str | None:
+    """The error of an MCP tool result that says ``isError: true`` (``is_mcp_error``):
+    the text parts of its ``content`` joined by a blank, or
+    ``"MCP tool result isError: true"`` when it has none; ``None`` for any other value."""
+    if not is_mcp_error(result):
+        return None
+    parts = [p.get("text") for p in result.get("content") or () if isinstance(p, Mapping)]
+    return " ".join(str(p) for p in parts if p) or "MCP tool result isError: true"
+
+
 def failure_rule(result: Any, message: Mapping[str, Any] | None = None, *,
                  exit_code: Any = None) -> str | None:
     """The code of the first failure rule (``FAILURE_RULES``) that ``result`` meets, or
@@ -171,6 +187,6 @@ def failure_rule(result: Any, message: Mapping[str, Any] | None = None, *,
             return "exit_code"
         if _non_empty(obj.get("error")):
             return "json_error"
-        if obj.get("isError") is True:
+        if is_mcp_error(obj):
             return "mcp_is_error"
     return None

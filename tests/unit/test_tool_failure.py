@@ -97,3 +97,31 @@ def test_header_exit_code_stops_at_the_output():
     assert header_exit_code("Process exited with code 7\nOutput:\n") == 7
     assert header_exit_code("Output:\nProcess exited with code 7") is None
     assert header_exit_code("x" * 10_000) is None
+
+
+# The MCP isError rule is one function: the importers' failure_rule and the OTLP mapping's
+# tool_error agree on every result, the error text coming from the result's text parts.
+@pytest.mark.parametrize("result, text", [
+    ({"isError": True, "content": [{"type": "text", "text": "no such file"},
+                                   {"type": "image", "data": "..."},
+                                   {"type": "text", "text": "(ENOENT)"}]}, "no such file (ENOENT)"),
+    ({"isError": True, "content": []}, "MCP tool result isError: true"),
+    ({"isError": True}, "MCP tool result isError: true"),
+    ({"isError": "true", "content": [{"type": "text", "text": "x"}]}, None),  # not the boolean
+    ({"isError": 1, "content": []}, None),
+    ({"isError": False, "content": [{"type": "text", "text": "fine"}]}, None),
+    ({"content": [{"type": "text", "text": "fine"}]}, None),
+])
+def test_mcp_is_error_is_one_rule_for_importers_and_otlp(result, text):
+    from reviewapp.domain import otel_mapping
+    from reviewapp.domain.tool_failure import mcp_error_text
+
+    assert mcp_error_text(result) == text
+    assert failure_rule(result) == ("mcp_is_error" if text else None)
+    assert failure_rule(json.dumps(result)) == ("mcp_is_error" if text else None)
+    span = {"trace_id": "1" * 32, "span_id": "a" * 16, "parent_span_id": None, "name": "t",
+            "start_ns": 0, "end_ns": 10, "status": "UNSET", "status_message": "",
+            "attributes": {"gen_ai.operation.name": "execute_tool",
+                           "gen_ai.tool.call.result": json.dumps(result)},
+            "events": [], "resource": {}}
+    assert otel_mapping.tool_error(span) == text
