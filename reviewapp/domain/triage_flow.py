@@ -20,6 +20,9 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
     WONT_FIX: (TRIAGED,),
 }
 
+# The states an item can be moved to (a bulk move's choices): every transition's target.
+MOVE_TARGETS: tuple[str, ...] = tuple(s for s in STATES if any(s in t for t in TRANSITIONS.values()))
+
 # Why an item was opened: the run's not_useful verdict, or a negative rating of a
 # citation / step / report when the workspace asks (SPEC 3, 6.2).
 OPENED_NOT_USEFUL = "not_useful"
@@ -31,16 +34,24 @@ STATE_LABELS: dict[str, str] = {
 }
 
 
+def state_choices() -> list[tuple[str, str]]:
+    """``[(state, label)]`` in ``STATES`` order (the queue's tabs and filters)."""
+    return [(state, STATE_LABELS[state]) for state in STATES]
+
+
 def can_move(current: str, target: str) -> bool:
     """True when ``current -> target`` is an allowed move (``TRANSITIONS``)."""
     return target in TRANSITIONS.get(current, ())
 
 
-def action_label(current: str, target: str) -> str:
+def action_label(current: str, target: str, *, short: bool = False) -> str:
     """The button wording for ``current -> target``: "Reopen" for a closed item, else
-    "Mark triaged" / "Resolve" / "Won't fix"."""
+    "Mark triaged" / "Resolve" / "Won't fix"; ``short`` (the queue's compact row): the
+    state's label "Triaged" instead of "Mark triaged"."""
     if current in CLOSED_STATES and target == TRIAGED:
         return "Reopen"
+    if short and target == TRIAGED:
+        return STATE_LABELS[TRIAGED]
     return {TRIAGED: "Mark triaged", RESOLVED: "Resolve", WONT_FIX: "Won't fix"}.get(target, target)
 
 # What a triage item's history records (``triage_event.action``), with how it is told.

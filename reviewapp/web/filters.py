@@ -13,6 +13,7 @@ from typing import Any
 from flask import Flask, current_app
 from markupsafe import Markup
 
+from ..domain import triage_flow
 from ..domain.target_types import TARGET_TYPES
 from ..domain.times import duration_ms, format_duration
 from ..domain.verdicts import VERDICTS, VERIFIER_VERDICTS
@@ -231,3 +232,9 @@ def register(app: Flask) -> None:
     # The vocabularies' registries: templates take codes and labels from them.
     app.jinja_env.globals.update(TARGET_TYPES=TARGET_TYPES, VERDICTS=VERDICTS,
                                  VERIFIER_VERDICTS=VERIFIER_VERDICTS)
+    # Triage states, their labels and the move buttons' wording (domain/triage_flow.py).
+    app.jinja_env.globals.update(triage_state_choices=triage_flow.state_choices,
+                                 TRIAGE_OPEN_STATES=triage_flow.OPEN_STATES,
+                                 TRIAGE_MOVE_TARGETS=triage_flow.MOVE_TARGETS,
+                                 TRIAGE_STATE_LABELS=triage_flow.STATE_LABELS,
+                                 triage_action_label=triage_flow.action_label)

@@ -68,3 +68,18 @@ def test_the_sentences_of_automatic_changes():
     assert flow.RESOLVED_NO_NEGATIVE == (
         "the run's last negative rating was withdrawn, so nothing is left to triage")
     assert flow.REOPENED_NOT_USEFUL == "the run was judged not useful again"
+
+
+@pytest.mark.parametrize("current, target, label", [
+    ("new", "triaged", "Triaged"), ("new", "resolved", "Resolve"), ("new", "wont_fix", "Won't fix"),
+    ("triaged", "resolved", "Resolve"), ("resolved", "triaged", "Reopen"),
+    ("wont_fix", "triaged", "Reopen"),
+])
+def test_the_compact_rows_short_button_labels(current, target, label):
+    assert flow.action_label(current, target, short=True) == label
+
+
+def test_state_choices_and_move_targets_for_the_pages():
+    assert flow.state_choices() == [("new", "New"), ("triaged", "Triaged"),
+                                    ("resolved", "Resolved"), ("wont_fix", "Won't fix")]
+    assert flow.MOVE_TARGETS == ("triaged", "resolved", "wont_fix")  # nothing moves back to new

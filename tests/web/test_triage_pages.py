@@ -361,3 +361,46 @@ def test_a_stale_case_edit_shows_the_users_own_version(client, login, site):
     assert stale.status_code == 409
     html = stale.get_data(as_text=True)
     assert "Your version (not saved)" in html and "my careful rewrite" in html and "my steps" in html
+
+
+def test_every_triage_state_shows_the_registrys_label(client, login, site, make, monkeypatch):
+    """The pages take state labels from domain/triage_flow.py, never from their own
+    copies: with the registry's labels changed, the badges, tabs, filter and bulk-move
+    choices show the new ones."""
+    from reviewapp.domain import triage_flow
+
+    labels = {"new": "Fresh one", "triaged": "Looked at", "resolved": "Sorted out",
+              "wont_fix": "Left alone"}
+    for state, label in labels.items():
+        monkeypatch.setitem(triage_flow.STATE_LABELS, state, label)
+    items = {state: make.triage_item(make.run(site.ws), state=state) for state in labels}
+    login(site.users[Role.LEAD])
+    listing = client.get("/triage/").get_data(as_text=True)
+    for state, item in items.items():
+        row = listing.split(f'id="triage-row-{item.id}"', 1)[1].split("</tr>", 1)[0]
+        assert f'<span class="badge badge-triage-{state}">{labels[state]}' in row
+        page = client.get(f"/triage/{item.id}").get_data(as_text=True)
+        assert f'<span class="badge badge-triage-{state}">{labels[state]}' in page
+    tabs = listing.split('id="triage-tabs"', 1)[1].split("</nav>", 1)[0]
+    assert re.findall(r'>([^<>]+) <span class="count">', tabs) == [
+        "All", "Open", "Fresh one", "Looked at", "Sorted out", "Left alone"]
+    state_filter = listing.split('id="f-state"', 1)[1].split("</select>", 1)[0]
+    assert re.findall(r">([^<>]+)</option>", state_filter) == [
+        "All", "Open (fresh one + looked at)", "Fresh one", "Looked at", "Sorted out", "Left alone"]
+    bulk = listing.split('id="bulk-state"', 1)[1].split("</select>", 1)[0]
+    assert re.findall(r">([^<>]+)</option>", bulk) == [
+        "Looked at (or reopen)", "Sorted out", "Left alone"]
+    # The compact row's move button for a closed item still says "Reopen"; an open one
+    # uses the triaged state's label.
+    new_row = listing.split(f'id="triage-row-{items["new"].id}"', 1)[1].split("</tr>", 1)[0]
+    assert re.findall(r'<button type="submit"[^>]*>([^<]+)</button>', new_row)[-3:] == [
+        "Looked at", "Resolve", "Won&#39;t fix"]
+
+
+def test_the_registrys_own_labels_show_on_the_queue(client, login, site, make):
+    item = make.triage_item(make.run(site.ws), state="wont_fix")
+    login(site.users[Role.LEAD])
+    listing = client.get("/triage/").get_data(as_text=True)
+    row = listing.split(f'id="triage-row-{item.id}"', 1)[1].split("</tr>", 1)[0]
+    assert '<span class="badge badge-triage-wont_fix">Won&#39;t fix' in row
+    assert re.findall(r'<button type="submit"[^>]*>([^<]+)</button>', row)[-1] == "Reopen"
