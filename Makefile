@@ -57,7 +57,7 @@ test: $(VENV)/.installed-test chromium
 
 ## bench: the benchmarks under benchmarks/ (not part of CI)
 bench: $(VENV)/.installed-test
-	@for b in benchmarks/*.py; do echo "=== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in benchmarks/[!_]*.py; do echo "=== $$b"; $(BIN)/python $$b || exit 1; done
 
 ## mutate: mutation testing of the pure rules (tools/mutate.py; not part of CI). One module: make mutate MODULES=gatekeeper
 MODULES ?=

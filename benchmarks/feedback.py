@@ -32,7 +32,6 @@ import json
 import os
 import re
 import secrets
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -45,7 +44,11 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 BIN = Path(sys.executable).parent
+
+from benchmarks._servers import free_port
+
 PASSWORD = "benchmark-password-1"
 
 REFERENCE_SQL = """
@@ -121,12 +124,6 @@ def reference_app() -> Any:
 
 
 # --- set-up ---------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def prepare_reviewapp(url: str, secret_key: str, clients: int) -> tuple[str, list[int]]:

@@ -21,8 +21,6 @@ import argparse
 import http.client
 import json
 import os
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,25 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 BIN = Path(sys.executable).parent
+
+from benchmarks._servers import free_port, stop_servers, wait_until_up
+
 RUNS_PER_THREAD = 50
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until_up(port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"server on port {port} did not start")
 
 
 def prepare_reviewapp(folder: Path, concurrency: int) -> tuple[dict[str, str], str]:
@@ -239,14 +224,7 @@ def main() -> int:
         print(f"target batches >= 5,000 events/s: {'met' if batch_rate >= 5000 else 'NOT met'} ({batch_rate:.0f})")
         return 0
     finally:
-        for server in servers:
-            server.terminate()
-        for server in servers:
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-        shutil.rmtree(folder, ignore_errors=True)
+        stop_servers(servers, folder)
 
 
 if __name__ == "__main__":

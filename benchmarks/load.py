@@ -31,7 +31,6 @@ import os
 import random
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -48,17 +47,15 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 BIN = Path(sys.executable).parent
+
+from benchmarks._servers import free_port
+
 PASSWORD = "load-test-password-1"
 REVIEWERS = 4
 MIX = (("page", 70), ("feedback", 20), ("event", 10))
 CSRF_INPUT = re.compile(r'name="csrf_token"[^>]*value="([^"]+)"')
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def tau_bench_file() -> Path | None:

@@ -24,7 +24,6 @@ import http.client
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from benchmarks._servers import stop_servers
 from benchmarks.ingest import BIN, free_port, start_server
 
 SPANS_PER_TRACE = 50
@@ -267,14 +267,7 @@ def main() -> int:
                   f">= 40% of reference {'met' if r >= 0.4 * ref else 'NOT met'} ({r / ref:.0%})")
         return 0
     finally:
-        for server in servers:
-            server.terminate()
-        for server in servers:
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-        shutil.rmtree(folder, ignore_errors=True)
+        stop_servers(servers, folder)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks._servers import stop_servers
 from benchmarks.ingest import Client, free_port, prepare_reviewapp, start_server
 from reviewapp.config import Config
 from reviewapp.services.secret_scan import redact_text
@@ -78,14 +78,7 @@ def ingest_rates(seconds: float, rounds: int, concurrency: int) -> None:
               f"{statistics.fmean(rates['reference']):.0f}/s: {ratio:.0%} of the reference "
               f"(target >= 50 %: {'met' if ratio >= 0.5 else 'NOT met'})")
     finally:
-        for server in servers:
-            server.terminate()
-        for server in servers:
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-        shutil.rmtree(folder, ignore_errors=True)
+        stop_servers(servers, folder)
 
 
 def main() -> int:

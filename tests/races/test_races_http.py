@@ -19,17 +19,14 @@ in the database and that no response was a 5xx:
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-import requests
 from sqlalchemy import func, select
 
-from reviewapp import create_app
-from reviewapp.actors import Actor, Role
+from reviewapp.actors import Actor
 from reviewapp.domain.fault_categories import FAULT_CATEGORIES
 from reviewapp.extensions import db
 from reviewapp.models import (
@@ -42,87 +39,19 @@ from reviewapp.models import (
     TriageItem,
     Workspace,
 )
-from reviewapp.services import admin
 from reviewapp.services import feedback as feedback_service
 
-from ..factories import DEFAULT_PASSWORD, Factories
-from .servers import SECRET, client, fire, login, private_database, start_servers
+from ..factories import Factories
+from .servers import fire
+from .world import REPS, World, no_5xx, serving_world
 
-REPS = int(os.environ.get("REVIEWAPP_RACE_REPS", "12"))
 T0 = datetime(2026, 3, 1, 8, 0, 0, tzinfo=UTC)
 _seq = itertools.count(1)
 
 
-class World:
-    """The shared set-up: database, two servers, users with their login cookies per server,
-    an ingest token, and an in-process app for seeding and for reading the database."""
-
-    def __init__(self, url: str, servers: list, app: Any) -> None:
-        self.url, self.servers, self.app = url, servers, app
-        with app.app_context():
-            make = Factories(db.session)
-            self.ws = make.workspace()
-            self.ws_id = self.ws.id
-            self.users = {name: make.user(self.ws, role, username=f"{name}-{next(_seq)}")
-                          for name, role in (("r1", Role.REVIEWER), ("r2", Role.REVIEWER),
-                                             ("r3", Role.REVIEWER), ("lead", Role.LEAD))}
-            self.usernames = {k: u.username for k, u in self.users.items()}
-            self.user_ids = {k: u.id for k, u in self.users.items()}
-            self.token = admin.create_token(db.session, Actor.system_actor(), self.ws_id,
-                                            "race").secret
-        # One login per user and server (each process checks the cookie on its own).
-        self.cookies = {(name, i): login(s.base, self.usernames[name], DEFAULT_PASSWORD)
-                        for name in self.usernames for i, s in enumerate(servers)}
-
-    def base(self, i: int) -> str:
-        return self.servers[i % len(self.servers)].base
-
-    def as_user(self, name: str, i: int) -> requests.Session:
-        return client(self.cookies[(name, i % len(self.servers))])
-
-    def as_token(self) -> requests.Session:
-        s = client()
-        s.headers["Authorization"] = f"Bearer {self.token}"
-        return s
-
-    def run(self, **doc: Any) -> tuple[int, str, str]:
-        """A fresh run through the services; returns (pk, run_id, session_id)."""
-        n = next(_seq)
-        run_id, session_id = f"race-run-{n}", f"race-session-{n}"
-        with self.app.app_context():
-            workspace = db.session.get(Workspace, self.ws_id)
-            run = Factories(db.session).run(workspace, run_id, session_id=session_id, **doc)
-            return run.id, run_id, session_id
-
-    def read(self, fn: Any) -> Any:
-        with self.app.app_context():
-            try:
-                return fn(db.session)
-            finally:
-                db.session.remove()
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    folder = tmp_path_factory.mktemp("races")
-    with private_database(folder) as url:
-        app = create_app({"TESTING": True, "SECRET_KEY": SECRET, "DATABASE_URL": url})
-        servers = start_servers(url, folder)
-        try:
-            yield World(url, servers, app)
-            for server in servers:
-                assert "Traceback" not in server.log(), server.log()[-3000:]
-        finally:
-            for server in servers:
-                server.stop()
-            with app.app_context():
-                db.engine.dispose()
-
-
-def no_5xx(responses: list[requests.Response]) -> None:
-    bad = [(r.request.method, r.url, r.status_code, r.text[:300]) for r in responses
-           if r.status_code >= 500]
-    assert not bad, bad
+    yield from serving_world(tmp_path_factory, "races")
 
 
 def _final_message(session: Any, run_pk: int) -> int:

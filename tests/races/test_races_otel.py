@@ -13,31 +13,17 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from reviewapp import create_app
-from reviewapp.extensions import db
 from reviewapp.models import DiagnosticStep, OtelSpan, Run, ToolCall
 
-from .servers import SECRET, fire, private_database, start_servers
-from .test_races_http import REPS, World, no_5xx
+from .servers import fire
+from .world import REPS, World, no_5xx, serving_world
 
 _seq = itertools.count(1)
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    folder = tmp_path_factory.mktemp("races-otel")
-    with private_database(folder) as url:
-        app = create_app({"TESTING": True, "SECRET_KEY": SECRET, "DATABASE_URL": url})
-        servers = start_servers(url, folder)
-        try:
-            yield World(url, servers, app)
-            for server in servers:
-                assert "Traceback" not in server.log(), server.log()[-3000:]
-        finally:
-            for server in servers:
-                server.stop()
-            with app.app_context():
-                db.engine.dispose()
+    yield from serving_world(tmp_path_factory, "races-otel")
 
 
 def _span(trace: str, n: int, name: str, start_ms: int, end_ms: int, parent: str | None,
