@@ -17,6 +17,29 @@ NAME_MAX = 120
 # sort does not select, and "reviewed by me" depends on who asks.
 RULE_FORBIDDEN = ("workspace", "sort", "reviewed")
 
+# Who may review a queue: every reviewer (or lead) of its workspace, or the named ones.
+REVIEWERS_ALL, REVIEWERS_NAMED = "all", "named"
+REVIEWER_SCOPES = {REVIEWERS_ALL: "All reviewers of the workspace",
+                   REVIEWERS_NAMED: "Named reviewers"}
+
+# How items reach reviewers: whoever asks next (open), or assigned to reviewers who may
+# review it — dealt round-robin as items enter, or by a lead per item.
+ASSIGN_OPEN, ASSIGN_ROUND_ROBIN, ASSIGN_BY_HAND = "open", "round_robin", "by_hand"
+ASSIGNMENT_MODES = {ASSIGN_OPEN: "Open: whoever asks for the next item",
+                    ASSIGN_ROUND_ROBIN: "Assigned round-robin as items enter",
+                    ASSIGN_BY_HAND: "Assigned by a lead, item by item"}
+
+
+def round_robin(pool: list[int], start: int, items: int, per_item: int) -> list[list[int]]:
+    """Deal ``items`` items to the ``pool`` (user ids, in order), ``per_item`` different
+    reviewers each (at most the pool's size), continuing from deal number ``start``:
+    item k gets the reviewers at positions ``(start + k * n + j) % len(pool)`` for j <
+    n, n = min(per_item, len(pool)). Empty lists for an empty pool."""
+    if not pool:
+        return [[] for _ in range(items)]
+    n = min(per_item, len(pool))
+    return [[pool[(start + k * n + j) % len(pool)] for j in range(n)] for k in range(items)]
+
 
 def sample_slot(queue_id: int, run_pk: int) -> int:
     """A stable number in [0, 100) for the run in the queue (SHA-256 of both ids)."""

@@ -10,7 +10,7 @@ from .audit import AuditEvent
 from .cases import Case, SourceType
 from .feedback import Feedback, FeedbackEvent, Rating, TargetType
 from .otel import OtelSpan
-from .queues import ItemSource, QueueItem, ReviewQueue
+from .queues import ItemSource, QueueAssignment, QueueItem, QueueReviewer, ReviewQueue
 from .rollups import RunDayCount, ToolDayCount
 from .runs import (
     DiagnosisSession,
@@ -41,7 +41,7 @@ def target_model(target_type: str) -> Any:
 __all__ = [
     "AuditEvent", "Case", "DiagnosisSession", "DiagnosticReport", "DiagnosticStep", "Feedback",
     "FeedbackEvent", "IngestToken", "ItemSource", "MatchLevel", "Membership", "Message",
-    "MessageRole", "OtelSpan", "QueueItem", "Rating", "ReviewQueue", "Run", "RunKind",
+    "MessageRole", "OtelSpan", "QueueAssignment", "QueueItem", "QueueReviewer", "Rating", "ReviewQueue", "Run", "RunKind",
     "RunDayCount", "RunStatus", "SourceType", "TargetRevision", "TargetType", "ToolCall",
     "ToolCallStatus", "ToolDayCount",
     "TriageEvent", "TriageItem", "TriageState", "User", "Verdict", "Workspace",

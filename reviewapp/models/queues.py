@@ -19,6 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from ..domain.queues import ASSIGNMENT_MODES, REVIEWER_SCOPES
 from ..extensions import db
 from .base import JSONType, TimestampMixin, UTCDateTime, enum_values
 
@@ -35,7 +36,11 @@ class ReviewQueue(TimestampMixin, db.Model):
     query-string form (``RunFilters.as_params``, without workspace and sort);
     ``sample_percent`` (1-100) of the matching runs enter, chosen per run
     deterministically; ``reviewers_per_run`` (1-5) ratings complete an item;
-    ``reservation_minutes`` how long opening an item holds it for one reviewer."""
+    ``reservation_minutes`` how long opening an item holds it for one reviewer;
+    ``reviewers``: who may review (``domain.queues.REVIEWER_SCOPES``: all reviewers of
+    the workspace, or the named ones in ``review_queue_reviewer``); ``assignment``: how
+    items reach them (``ASSIGNMENT_MODES``); ``dealt``: how many round-robin deals were
+    made (where the next one starts)."""
 
     __tablename__ = "review_queue"
     __table_args__ = (
@@ -43,6 +48,8 @@ class ReviewQueue(TimestampMixin, db.Model):
         CheckConstraint("sample_percent BETWEEN 1 AND 100", name="sample_percent"),
         CheckConstraint("reviewers_per_run BETWEEN 1 AND 5", name="reviewers_per_run"),
         CheckConstraint("reservation_minutes BETWEEN 1 AND 240", name="reservation_minutes"),
+        CheckConstraint(f"reviewers IN {tuple(REVIEWER_SCOPES)!r}", name="reviewers"),
+        CheckConstraint(f"assignment IN {tuple(ASSIGNMENT_MODES)!r}", name="assignment"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -54,6 +61,40 @@ class ReviewQueue(TimestampMixin, db.Model):
     blind: Mapped[bool] = mapped_column(Boolean, default=False)
     reservation_minutes: Mapped[int] = mapped_column(Integer, default=10)
     created_by: Mapped[int | None] = mapped_column(
+        ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True)
+    reviewers: Mapped[str] = mapped_column(String(16), default="all", server_default="all")
+    assignment: Mapped[str] = mapped_column(String(16), default="open", server_default="open")
+    dealt: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class QueueReviewer(TimestampMixin, db.Model):
+    """A reviewer named on a queue (``review_queue_reviewer``): who may review it when
+    its ``reviewers`` is ``named``, in ``position`` order for round-robin deals."""
+
+    __tablename__ = "review_queue_reviewer"
+    __table_args__ = (UniqueConstraint("queue_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    queue_id: Mapped[int] = mapped_column(ForeignKey("review_queue.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class QueueAssignment(TimestampMixin, db.Model):
+    """An item assigned to a reviewer (``review_queue_assignment``): in an assigned
+    queue, the reviewers whose next item it may be. ``assigned_by`` null: dealt
+    round-robin."""
+
+    __tablename__ = "review_queue_assignment"
+    __table_args__ = (
+        UniqueConstraint("item_id", "user_id"),
+        Index("ix_review_queue_assignment_user", "user_id", "item_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("review_queue_item.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"))
+    assigned_by: Mapped[int | None] = mapped_column(
         ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True)
 
 

@@ -39,6 +39,7 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
+    delete,
     distinct,
     exists,
     func,
@@ -51,19 +52,45 @@ from sqlalchemy.orm import Session
 from ..actors import Actor, Role
 from ..db_setup import read_intent
 from ..domain.queues import (
+    ASSIGN_OPEN,
+    ASSIGN_ROUND_ROBIN,
+    ASSIGNMENT_MODES,
     NAME_MAX,
     RESERVATION_DEFAULT_MINUTES,
     RESERVATION_MAX_MINUTES,
+    REVIEWER_SCOPES,
+    REVIEWERS_ALL,
     REVIEWERS_MAX,
     REVIEWERS_MIN,
+    REVIEWERS_NAMED,
     RULE_FORBIDDEN,
 )
 from ..errors import Conflict, Forbidden, ValidationFailed
-from ..models import Feedback, ItemSource, QueueItem, ReviewQueue, Run, Workspace
+from ..models import (
+    Feedback,
+    ItemSource,
+    QueueAssignment,
+    QueueItem,
+    QueueReviewer,
+    ReviewQueue,
+    Run,
+    Workspace,
+)
 from ..models.base import utcnow
 from ..queries import scope_to_actor
 from .agreement import answer_rating_condition
 from .params import id_value
+from .queue_assignment import (
+    assigned_condition,
+    deal_unassigned,
+    drop_outsiders,
+    may_review,
+    workspace_reviewers,
+)
+from .queue_assignment import (
+    named as named_reviewers,
+)
+from .queue_completion import recount_queue
 from .runs.listing import RunFilters
 from .runs.queue_fill import fill, insert_items
 
@@ -113,43 +140,174 @@ def _whole(value: Any, field: str, low: int, high: int) -> int:
     return value
 
 
+def _settings(session: Session, ws_id: int, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The queue's settings in ``values`` checked and cleaned (only the keys present);
+    ``named`` (user ids) becomes ``_named``, each a reviewer of the workspace."""
+    out: dict[str, Any] = {}
+    if "name" in values:
+        name = values["name"]
+        text = name.strip() if isinstance(name, str) else ""
+        if not text or len(text) > NAME_MAX:
+            raise ValidationFailed("name", f"must be 1 to {NAME_MAX} characters")
+        out["name"] = text
+    if "rule" in values:
+        out["rule"] = clean_rule(values["rule"])
+    if "sample_percent" in values:
+        out["sample_percent"] = _whole(values["sample_percent"], "sample_percent", 1, 100)
+    if "reviewers_per_run" in values:
+        out["reviewers_per_run"] = _whole(values["reviewers_per_run"], "reviewers_per_run",
+                                          REVIEWERS_MIN, REVIEWERS_MAX)
+    if "blind" in values:
+        if not isinstance(values["blind"], bool):
+            raise ValidationFailed("blind", "must be true or false")
+        out["blind"] = values["blind"]
+    if "reservation_minutes" in values:
+        out["reservation_minutes"] = _whole(values["reservation_minutes"],
+                                            "reservation_minutes", 1, RESERVATION_MAX_MINUTES)
+    for field, vocabulary in (("reviewers", REVIEWER_SCOPES), ("assignment", ASSIGNMENT_MODES)):
+        if field in values:
+            if values[field] not in vocabulary:
+                raise ValidationFailed(field, f"must be one of {', '.join(vocabulary)}")
+            out[field] = values[field]
+    if "named" in values:
+        raw = values["named"]
+        if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
+            raise ValidationFailed("named", "must be a list of user ids")
+        ids = [id_value(v, "named", "must be user ids") for v in raw]
+        if None in ids:
+            raise ValidationFailed("named", "must be user ids")
+        members = {i for i, _ in workspace_reviewers(session, ws_id)}
+        strangers = [i for i in ids if i not in members]
+        if strangers:
+            raise ValidationFailed("named", "must be reviewers of the queue's workspace "
+                                   f"(not: {', '.join(map(str, strangers))})")
+        out["_named"] = list(dict.fromkeys(ids))
+    return out
+
+
+def _set_named(session: Session, queue: ReviewQueue, ids: list[int]) -> None:
+    session.execute(delete(QueueReviewer).where(QueueReviewer.queue_id == queue.id))
+    session.add_all([QueueReviewer(queue_id=queue.id, user_id=uid, position=pos)
+                     for pos, uid in enumerate(ids)])
+    session.flush()
+
+
+def _check_named(queue: ReviewQueue, named_ids: list[int]) -> None:
+    if queue.reviewers == REVIEWERS_NAMED and not named_ids:
+        raise ValidationFailed("named", "name at least one reviewer, or let all review")
+
+
 def create_queue(session: Session, actor: Actor, workspace_id: Any, name: Any,
                  rule: Any = None, *, sample_percent: Any = 100, reviewers_per_run: Any = 1,
-                 blind: Any = False, reservation_minutes: Any = RESERVATION_DEFAULT_MINUTES
-                 ) -> tuple[ReviewQueue, int]:
+                 blind: Any = False, reservation_minutes: Any = RESERVATION_DEFAULT_MINUTES,
+                 reviewers: Any = REVIEWERS_ALL, named: Any = (),
+                 assignment: Any = ASSIGN_OPEN) -> tuple[ReviewQueue, int]:
     """Create a queue in the workspace and fill it from the existing runs; returns (the
     queue, runs added). The actor must lead the workspace (``Forbidden``, also for a
     missing one). ``ValidationFailed`` names the field (``name``, ``rule.<field>``,
     ``sample_percent`` 1-100, ``reviewers_per_run`` 1-5, ``blind``, ``reservation_minutes``
-    1-240); ``Conflict`` when the workspace has a queue of that name. Commits."""
+    1-240, ``reviewers`` all | named, ``named``: user ids of reviewers of the workspace,
+    at least one when ``reviewers`` is named, ``assignment`` open | round_robin |
+    by_hand); ``Conflict`` when the workspace has a queue of that name. Commits."""
+    ws_id = _led_workspace(session, actor, workspace_id)
+    values = _settings(session, ws_id, {
+        "name": name, "rule": rule, "sample_percent": sample_percent,
+        "reviewers_per_run": reviewers_per_run, "blind": blind,
+        "reservation_minutes": reservation_minutes, "reviewers": reviewers, "named": named,
+        "assignment": assignment})
+    named_ids = values.pop("_named")
+    queue = ReviewQueue(workspace_id=ws_id, created_by=actor.user_id if actor.is_user else None,
+                        **values)
+    _check_named(queue, named_ids)
+    _unique_name(session, ws_id, queue.name, None)
+    session.add(queue)
+    session.flush()
+    _set_named(session, queue, named_ids)
+    added = fill(session, queue)
+    session.commit()
+    return queue, added
+
+
+def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
+                 ) -> tuple[ReviewQueue, int]:
+    """A lead changes a queue's settings (any of ``create_queue``'s keyword fields and
+    ``name``; the same ``ValidationFailed`` / ``Conflict``); returns (queue, runs added).
+    A changed rule or a larger sample is applied to the existing runs (runs already in
+    the queue stay; a run enters at most once); a changed ``reviewers_per_run``
+    re-derives every item's completion from its stored count; becoming round-robin deals
+    the open items nobody is assigned; assignments to reviewers no longer named are
+    dropped. Commits."""
+    queue = get_queue(session, actor, queue_id, Role.LEAD)
+    unknown = set(changes) - set(_EDITABLE)
+    if unknown:
+        raise ValidationFailed(sorted(unknown)[0], "is not a queue setting")
+    values = _settings(session, queue.workspace_id, changes)
+    named_ids = values.pop("_named", None)
+    if "name" in values:
+        _unique_name(session, queue.workspace_id, values["name"], queue.id)
+    refill = any(k in values and values[k] != getattr(queue, k)
+                 for k in ("rule", "sample_percent"))
+    recount = "reviewers_per_run" in values and values["reviewers_per_run"] != \
+        queue.reviewers_per_run
+    became_rr = values.get("assignment", queue.assignment) == ASSIGN_ROUND_ROBIN != \
+        queue.assignment
+    for key, value in values.items():
+        setattr(queue, key, value)
+    if named_ids is not None:
+        _set_named(session, queue, named_ids)
+    _check_named(queue, named_ids if named_ids is not None else named_reviewers(session, queue.id))
+    session.flush()
+    if recount:
+        recount_queue(session, queue.id)
+    drop_outsiders(session, queue)
+    added = fill(session, queue) if refill else 0
+    if became_rr:
+        deal_unassigned(session, queue)
+    session.commit()
+    return queue, added
+
+
+_EDITABLE = ("name", "rule", "sample_percent", "reviewers_per_run", "blind",
+             "reservation_minutes", "reviewers", "named", "assignment")
+
+
+def _led_workspace(session: Session, actor: Actor, workspace_id: Any) -> int:
     ws_id = id_value(workspace_id, "workspace", "must be a workspace id")
     if ws_id is None or session.scalar(scope_to_actor(
             select(Workspace.id).where(Workspace.id == ws_id), actor, Workspace.id,
             Role.LEAD)) is None:
         raise Forbidden()
-    text = str(name or "").strip() if isinstance(name, str) or name is None else None
-    if not text or len(text) > NAME_MAX:
-        raise ValidationFailed("name", f"must be 1 to {NAME_MAX} characters")
-    if not isinstance(blind, bool):
-        raise ValidationFailed("blind", "must be true or false")
-    queue = ReviewQueue(
-        workspace_id=ws_id, name=text, rule=clean_rule(rule),
-        sample_percent=_whole(sample_percent, "sample_percent", 1, 100),
-        reviewers_per_run=_whole(reviewers_per_run, "reviewers_per_run", REVIEWERS_MIN,
-                                 REVIEWERS_MAX),
-        blind=blind,
-        reservation_minutes=_whole(reservation_minutes, "reservation_minutes", 1,
-                                   RESERVATION_MAX_MINUTES),
-        created_by=actor.user_id if actor.is_user else None,
-    )
-    if session.scalar(select(ReviewQueue.id).where(
-            ReviewQueue.workspace_id == ws_id, ReviewQueue.name == text)) is not None:
-        raise Conflict(f"name: the workspace already has a queue named '{text}'")
-    session.add(queue)
-    session.flush()
-    added = fill(session, queue)
+    return ws_id
+
+
+def _unique_name(session: Session, ws_id: int, name: str, own_id: int | None) -> None:
+    other = session.scalar(select(ReviewQueue.id).where(
+        ReviewQueue.workspace_id == ws_id, ReviewQueue.name == name))
+    if other is not None and other != own_id:
+        raise Conflict(f"name: the workspace already has a queue named '{name}'")
+
+
+def assign(session: Session, actor: Actor, item_id: Any, user_ids: Iterable[Any]) -> list[int]:
+    """A lead sets who an item is assigned to (by hand; replaces the item's assignees;
+    an empty list unassigns it); returns the user ids. Each must be allowed to review the
+    queue (``ValidationFailed`` ``assignees``); ``Forbidden`` unless a lead of the
+    queue's workspace. Commits."""
+    item, queue = _item_for(session, actor, item_id, Role.LEAD)
+    ids = [id_value(v, "assignees", "must be user ids") for v in user_ids]
+    if None in ids:
+        raise ValidationFailed("assignees", "must be user ids")
+    allowed = set(named_reviewers(session, queue.id)) if queue.reviewers == REVIEWERS_NAMED else \
+        {i for i, _ in workspace_reviewers(session, queue.workspace_id)}
+    outside = [i for i in ids if i not in allowed]
+    if outside:
+        raise ValidationFailed("assignees", "must be reviewers who may review this queue "
+                               f"(not: {', '.join(map(str, outside))})")
+    chosen = list(dict.fromkeys(i for i in ids if i is not None))
+    session.execute(delete(QueueAssignment).where(QueueAssignment.item_id == item.id))
+    session.add_all([QueueAssignment(item_id=item.id, user_id=uid,
+                                     assigned_by=actor.user_id) for uid in chosen])
     session.commit()
-    return queue, added
+    return chosen
 
 
 def get_queue(session: Session, actor: Actor, queue_id: Any,
@@ -176,7 +334,7 @@ def add_runs(session: Session, actor: Actor, queue_id: Any, run_pks: Iterable[An
         Run.id.in_(pks), Run.workspace_id == queue.workspace_id)))
     if found != set(pks):
         raise Forbidden()
-    added = insert_items(session, queue.id, pks, ItemSource.MANUAL.value,
+    added = insert_items(session, queue, pks, ItemSource.MANUAL.value,
                          actor.user_id if actor.is_user else None)
     session.commit()
     return added
@@ -222,16 +380,19 @@ class _NextStatements:
 
 
 @cache
-def _next_statements() -> _NextStatements:
+def _next_statements(assigned: bool) -> _NextStatements:
     """The statements of ``next_item``, built once with bound parameters (``:queue_id``,
     ``:user_id``, ``:now``, ``:until``, ``:item_id``): their construction and compilation
-    cost more than running them (the issue 16 benchmark), so both are reused."""
+    cost more than running them (the issue 16 benchmark), so both are reused.
+    ``assigned``: the queue assigns items, so only the user's own are open to them."""
     when = QueueItem.__table__.c.reserved_until.type
     user = bindparam("user_id", type_=Integer)
     now = bindparam("now", type_=when)
     open_conds = [QueueItem.queue_id == bindparam("queue_id", type_=Integer),
                   QueueItem.completed_at.is_(None),  # an index range, not a count
                   ~_rated_by(user)]
+    if assigned:
+        open_conds.append(assigned_condition(user))
     free = _free_for(user, now)
     return _NextStatements(
         held=select(QueueItem.id).where(*open_conds, QueueItem.reserved_by == user,
@@ -251,9 +412,12 @@ def next_item(session: Session, actor: Actor, queue_id: Any,
               now: datetime | None = None) -> QueueItem | None:
     """Reserve and return the actor's next item: the one they already hold, else the
     oldest open item nobody else holds; ``None`` when there is none. An item is open
-    while not complete (its stored ``completed_at``) and not rated by the actor. The
-    reservation lasts the queue's ``reservation_minutes``. A reviewer of the workspace
-    may ask (``Forbidden`` otherwise). Commits.
+    while not complete (its stored ``completed_at``) and not rated by the actor, and in
+    an assigned queue (round-robin, by hand) only when assigned to the actor. A held
+    item is never handed to anyone else until its reservation expires (or its holder has
+    rated it). The reservation lasts the queue's ``reservation_minutes``. A reviewer of
+    the workspace who may review the queue (all, or named) may ask (``Forbidden``
+    otherwise). Commits.
 
     The search runs in a read transaction of its own (``read_intent``: on SQLite it
     does not hold the write lock while it skips items); only the claim, one conditional
@@ -261,11 +425,13 @@ def next_item(session: Session, actor: Actor, queue_id: Any,
     if not actor.is_user:
         raise Forbidden()
     queue = get_queue(session, actor, queue_id, Role.REVIEWER)
+    if not may_review(session, queue, actor.user_id):
+        raise Forbidden()
     now = now or utcnow()
     params = {"queue_id": queue.id, "user_id": actor.user_id, "now": now,
               "until": now + timedelta(minutes=queue.reservation_minutes)}
     session.commit()
-    stmts = _next_statements()
+    stmts = _next_statements(queue.assignment != ASSIGN_OPEN)
     first = True
     while True:
         with read_intent():
@@ -282,7 +448,8 @@ def next_item(session: Session, actor: Actor, queue_id: Any,
                 stmts.claim, {**params, "item_id": item_id}).rowcount
             session.commit()
             if claimed:
-                return session.scalars(stmts.item, {"item_id": item_id}).one()
+                with read_intent():  # a read: on SQLite it must not take the write lock
+                    return session.scalars(stmts.item, {"item_id": item_id}).one()
         # every candidate was taken meanwhile: look again
 
 
@@ -316,13 +483,14 @@ def release(session: Session, actor: Actor, item_id: Any) -> bool:
     return bool(done)
 
 
-def _item_for(session: Session, actor: Actor, item_id: Any) -> tuple[QueueItem, ReviewQueue]:
+def _item_for(session: Session, actor: Actor, item_id: Any, min_role: Role = Role.REVIEWER
+              ) -> tuple[QueueItem, ReviewQueue]:
     if not actor.is_user:
         raise Forbidden()
     pk = id_value(item_id, "item", "must be a queue item id")
     row = session.execute(scope_to_actor(
         select(QueueItem, ReviewQueue).join(ReviewQueue, ReviewQueue.id == QueueItem.queue_id)
-        .where(QueueItem.id == pk), actor, ReviewQueue.workspace_id, Role.REVIEWER)
+        .where(QueueItem.id == pk), actor, ReviewQueue.workspace_id, min_role)
     ).one_or_none()
     if row is None:
         raise Forbidden()

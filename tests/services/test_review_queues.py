@@ -338,3 +338,121 @@ def test_a_run_rated_before_it_entered_gets_its_count(session, make, world):
                                   .where(QueueItem.queue_id == filled.id)).all())
     assert counts[run.id] == 2 and sum(counts.values()) == 2
     assert rq.progress(session, make.actor(world.reviewers[0]), filled.id).complete == 0
+
+
+def _run_of(session, item):
+    return None if item is None else item.run_pk
+
+
+def test_named_reviewers_only_they_may_review(session, make, world):
+    ann, bob, cy = world.reviewers
+    queue, _ = rq.create_queue(session, make.actor(world.lead), world.ws.id, "Named",
+                               {"kind": "chat"}, reviewers="named", named=[bob.id, ann.id])
+    assert rq.next_item(session, make.actor(bob), queue.id).run_pk == world.chat[0].id
+    assert rq.next_item(session, make.actor(ann), queue.id).run_pk == world.chat[1].id
+    with pytest.raises(Forbidden):
+        rq.next_item(session, make.actor(cy), queue.id)
+    with pytest.raises(Forbidden):  # a lead who is not named does not review it either
+        rq.next_item(session, make.actor(world.lead), queue.id)
+    stranger = make.user(world.other, Role.REVIEWER)
+    with pytest.raises(ValidationFailed) as caught:
+        rq.create_queue(session, make.actor(world.lead), world.ws.id, "X", named=[stranger.id],
+                        reviewers="named")
+    assert caught.value.field == "named"
+    with pytest.raises(ValidationFailed) as caught:
+        rq.create_queue(session, make.actor(world.lead), world.ws.id, "Y", reviewers="named")
+    assert caught.value.field == "named"
+    for field, value in (("reviewers", "some"), ("assignment", "lottery")):
+        with pytest.raises(ValidationFailed) as caught:
+            rq.create_queue(session, make.actor(world.lead), world.ws.id, "Z", **{field: value})
+        assert caught.value.field == field
+    # Opening the queue to all lets cy in.
+    rq.update_queue(session, make.actor(world.lead), queue.id, reviewers="all")
+    assert rq.next_item(session, make.actor(cy), queue.id).run_pk == world.chat[2].id
+
+
+def _assignees(session, queue):
+    from reviewapp.models import QueueAssignment
+
+    rows = session.execute(select(QueueItem.run_pk, QueueAssignment.user_id)
+                           .join(QueueAssignment, QueueAssignment.item_id == QueueItem.id)
+                           .where(QueueItem.queue_id == queue.id)
+                           .order_by(QueueItem.id, QueueAssignment.user_id)).all()
+    out: dict[int, list[int]] = {}
+    for run_pk, user_id in rows:
+        out.setdefault(run_pk, []).append(user_id)
+    return out
+
+
+def test_round_robin_deals_items_in_turn(session, make, world):
+    ann, bob, cy = world.reviewers
+    c = [r.id for r in world.chat]
+    queue, _ = rq.create_queue(session, make.actor(world.lead), world.ws.id, "Dealt",
+                               {"kind": "chat"}, reviewers="named", named=[ann.id, bob.id, cy.id],
+                               assignment="round_robin", reviewers_per_run=2)
+    # By hand: deals of two, in the named order, continuing: (ann, bob), (cy, ann),
+    # (bob, cy), (ann, bob), (cy, ann), (bob, cy).
+    assert _assignees(session, queue) == {
+        c[0]: sorted([ann.id, bob.id]), c[1]: sorted([cy.id, ann.id]),
+        c[2]: sorted([bob.id, cy.id]), c[3]: sorted([ann.id, bob.id]),
+        c[4]: sorted([cy.id, ann.id]), c[5]: sorted([bob.id, cy.id])}
+    # A new run continues the turn: (ann, bob) again (12 deals made so far, 12 % 3 = 0).
+    fresh = make.run(world.ws)
+    assert _assignees(session, queue)[fresh.id] == sorted([ann.id, bob.id])
+    # cy's items are c1, c2, c4, c5 only.
+    got = []
+    for _ in range(5):
+        item = rq.next_item(session, make.actor(cy), queue.id)
+        if item is None:
+            break
+        got.append(item.run_pk)
+        make.feedback_row(session.get(type(world.chat[0]), item.run_pk), cy)
+    assert got == [c[1], c[2], c[4], c[5]]
+
+
+def test_assignment_by_hand(session, make, world):
+    ann, bob, cy = world.reviewers
+    lead = make.actor(world.lead)
+    queue, _ = rq.create_queue(session, lead, world.ws.id, "Hand", {"kind": "chat"},
+                               assignment="by_hand")
+    assert rq.next_item(session, make.actor(ann), queue.id) is None  # nothing assigned yet
+    item = session.scalar(select(QueueItem).where(QueueItem.queue_id == queue.id,
+                                                  QueueItem.run_pk == world.chat[3].id))
+    assert rq.assign(session, lead, item.id, [bob.id, str(cy.id)]) == [bob.id, cy.id]
+    assert rq.next_item(session, make.actor(ann), queue.id) is None
+    assert rq.next_item(session, make.actor(bob), queue.id).id == item.id
+    # bob holds it: cy, also assigned, does not get it while the reservation lasts.
+    assert rq.next_item(session, make.actor(cy), queue.id) is None
+    assert rq.assign(session, lead, item.id, [ann.id]) == [ann.id]
+    assert _assignees(session, queue) == {world.chat[3].id: [ann.id]}
+    with pytest.raises(ValidationFailed) as caught:
+        rq.assign(session, lead, item.id, [make.user(world.other).id])
+    assert caught.value.field == "assignees"
+    with pytest.raises(Forbidden):
+        rq.assign(session, make.actor(ann), item.id, [ann.id])
+    # Becoming round-robin deals the open items nobody is assigned (5 of 6; N = 1),
+    # to the workspace's reviewers by username: ann, bob, cy, lead (user…), in turn.
+    rq.update_queue(session, lead, queue.id, assignment="round_robin")
+    dealt = _assignees(session, queue)
+    assert len(dealt) == 6 and all(len(v) == 1 for v in dealt.values())
+    assert dealt[world.chat[3].id] == [ann.id]
+
+
+def test_update_queue_recounts_and_refills(session, make, world):
+    lead = make.actor(world.lead)
+    queue, _ = rq.create_queue(session, lead, world.ws.id, "Two", {"kind": "chat"},
+                               reviewers_per_run=2)
+    make.feedback_row(world.chat[0], world.reviewers[0], rating="positive")
+    assert rq.progress(session, lead, queue.id).complete == 0
+    rq.update_queue(session, lead, queue.id, reviewers_per_run=1)
+    assert rq.progress(session, lead, queue.id).complete == 1
+    _, added = rq.update_queue(session, lead, queue.id, rule={})  # every rateable run
+    assert added == 1 and world.aiops.id in _items(session, queue)
+    with pytest.raises(ValidationFailed) as caught:
+        rq.update_queue(session, lead, queue.id, colour="red")
+    assert caught.value.field == "colour"
+    rq.create_queue(session, lead, world.ws.id, "Other")
+    with pytest.raises(Conflict):
+        rq.update_queue(session, lead, queue.id, name="Other")
+    with pytest.raises(Forbidden):
+        rq.update_queue(session, make.actor(world.reviewers[0]), queue.id, name="Mine")

@@ -24,6 +24,7 @@ from ...domain.queues import in_sample
 from ...models import ItemSource, QueueItem, ReviewQueue, Run
 from ...models.base import utcnow
 from ...queries import insert_for
+from ..queue_assignment import deal
 from ..queue_completion import refresh_run, refresh_runs
 from .listing import RunFilters, filtered_runs, rateable_run
 
@@ -41,12 +42,15 @@ def _matching(queue: ReviewQueue) -> Any:
             .where(rateable_run()).with_only_columns(Run.id, maintain_column_froms=True))
 
 
-def insert_items(session: Session, queue_id: int, run_pks: Sequence[int], source: str,
+def insert_items(session: Session, queue: ReviewQueue, run_pks: Sequence[int], source: str,
                  added_by: int | None = None) -> int:
     """Add ``run_pks`` to the queue, skipping those already in it; returns how many were
     added. ``source`` is an ``ItemSource`` value. An added run that already carries
-    answer ratings gets its count and completion (``queue_completion``)."""
+    answer ratings gets its count and completion (``queue_completion``); in a
+    round-robin queue the new items are dealt (``queue_assignment.deal``)."""
+    queue_id = queue.id
     added: list[int] = []
+    item_ids: list[int] = []
     now = utcnow()
     for start in range(0, len(run_pks), BATCH):
         chunk = run_pks[start:start + BATCH]
@@ -54,9 +58,12 @@ def insert_items(session: Session, queue_id: int, run_pks: Sequence[int], source
             {"queue_id": queue_id, "run_pk": pk, "source": source, "added_by": added_by,
              "created_at": now, "updated_at": now} for pk in chunk
         ]).on_conflict_do_nothing(index_elements=["queue_id", "run_pk"]).returning(
-            QueueItem.__table__.c.run_pk)
-        added.extend(session.scalars(stmt))
+            QueueItem.__table__.c.id, QueueItem.__table__.c.run_pk)
+        for item_id, run_pk in session.execute(stmt):
+            item_ids.append(item_id)
+            added.append(run_pk)
     refresh_runs(session, queue_id, added, now)
+    deal(session, queue, sorted(item_ids))
     return len(added)
 
 
@@ -65,7 +72,7 @@ def fill(session: Session, queue: ReviewQueue) -> int:
     how many runs were added (0 when applied again: the sample is deterministic)."""
     chosen = [pk for pk in session.scalars(_matching(queue).order_by(Run.id))
               if in_sample(queue.id, pk, queue.sample_percent)]
-    return insert_items(session, queue.id, chosen, ItemSource.RULE.value)
+    return insert_items(session, queue, chosen, ItemSource.RULE.value)
 
 
 def offer_run(session: Session, run: Run) -> int:
@@ -82,5 +89,5 @@ def offer_run(session: Session, run: Run) -> int:
             continue
         if session.scalar(_matching(queue).where(Run.id == run.id)) is None:
             continue
-        taken += insert_items(session, queue.id, [run.id], ItemSource.RULE.value)
+        taken += insert_items(session, queue, [run.id], ItemSource.RULE.value)
     return taken
