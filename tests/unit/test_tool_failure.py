@@ -3,11 +3,13 @@ convention, and nothing else is a failure."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from reviewapp.domain.tool_failure import FAILURE_RULES, failure_rule, header_exit_code
+from reviewapp.domain.vocabulary import UnknownValue
 
 
 @pytest.mark.parametrize("message", [
@@ -125,3 +127,59 @@ def test_mcp_is_error_is_one_rule_for_importers_and_otlp(result, text):
                            "gen_ai.tool.call.result": json.dumps(result)},
             "events": [], "resource": {}}
     assert otel_mapping.tool_error(span) == text
+
+
+def test_a_failure_status_is_a_flag():
+    assert failure_rule("done", {"status": "Failure"}) == "flag"
+
+
+@pytest.mark.parametrize("key", ["exit_code", "exitCode", "returncode", "return_code"])
+def test_each_json_exit_code_key(key):
+    assert failure_rule(json.dumps({key: 2, "stdout": ""})) == "exit_code"
+    assert failure_rule({"metadata": {key: "3"}}) == "exit_code"
+    assert failure_rule(json.dumps({key: 0})) is None
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("exit status 4\nout", 4), ("exit status: 5", 5), ("exit code 6", 6), ("Exit code: 7", 7),
+    ("exited with code 8", 8), ("Process exited with code 9", 9),
+    ("Exit code 2 after 3.1s\n", 2), ("exit code: -1", -1)])
+def test_each_header_form_and_the_first_word_after_it(text, code):
+    assert header_exit_code(text) == code
+
+
+def test_the_header_may_be_any_of_the_first_six_lines():
+    five = "Running\n" * 5
+    assert header_exit_code(five + "Exit code: 1\n") == 1  # line 6
+    assert header_exit_code(five + "more\nExit code: 1\n") is None  # line 7
+
+
+def test_only_the_first_600_characters_are_read():
+    filler = "x" * 588 + "\n"  # 589 characters
+    assert header_exit_code(filler + "exit code 1") == 1  # its last character is the 600th
+    assert header_exit_code(filler + "exit code 12") == 1  # the 601st is not read
+    assert header_exit_code("x" * 589 + "\nexit code 1") is None  # "1" would be the 601st
+
+
+def test_a_json_text_of_up_to_a_million_characters_is_read():
+    def sized(n: int) -> str:
+        head = '{"error": "boom", "pad": "'
+        return head + "a" * (n - len(head) - 2) + '"}'
+    assert len(sized(1_000_000)) == 1_000_000
+    assert failure_rule(sized(1_000_000)) == "json_error"
+    assert failure_rule(sized(1_000_001)) is None
+
+
+@pytest.mark.parametrize(("result", "exit_code"), [
+    ([1, 2], None), (5, None), (None, None), ("ok", True), ("ok", "X1"), ("ok", 1.5),
+    ({"exit_code": True}, None), ({"exit_code": "-"}, None)])
+def test_odd_values_are_not_failures_and_never_raise(result, exit_code):
+    assert failure_rule(result, exit_code=exit_code) is None
+
+
+def test_the_rules_cannot_be_changed_and_an_unknown_one_names_the_field():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        FAILURE_RULES.get("flag").label = "x"
+    with pytest.raises(UnknownValue) as error:
+        FAILURE_RULES.get("timeout")
+    assert error.value.name == "failure_rule"
