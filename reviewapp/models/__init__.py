@@ -8,6 +8,7 @@ from ..search_index import install as _install_search_index
 from .accounts import IngestToken, Membership, User, Workspace
 from .audit import AuditEvent
 from .cases import Case, SourceType
+from .decisions import VerdictDecision
 from .feedback import Feedback, FeedbackEvent, Rating, TargetType
 from .otel import OtelSpan
 from .queues import ItemSource, QueueAssignment, QueueItem, QueueReviewer, ReviewQueue
@@ -44,6 +45,7 @@ __all__ = [
     "MessageRole", "OtelSpan", "QueueAssignment", "QueueItem", "QueueReviewer", "Rating", "ReviewQueue", "Run", "RunKind",
     "RunDayCount", "RunStatus", "SourceType", "TargetRevision", "TargetType", "ToolCall",
     "ToolCallStatus", "ToolDayCount",
-    "TriageEvent", "TriageItem", "TriageState", "User", "Verdict", "Workspace",
+    "TriageEvent", "TriageItem", "TriageState", "User", "Verdict", "VerdictDecision",
+    "Workspace",
     "target_model",
 ]

@@ -19,6 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from ..domain.consensus import DEFAULT_DISPUTE_RULE, DISPUTE_RULES
 from ..domain.queues import ASSIGNMENT_MODES, REVIEWER_SCOPES
 from ..extensions import db
 from .base import JSONType, TimestampMixin, UTCDateTime, enum_values
@@ -40,7 +41,8 @@ class ReviewQueue(TimestampMixin, db.Model):
     ``reviewers``: who may review (``domain.queues.REVIEWER_SCOPES``: all reviewers of
     the workspace, or the named ones in ``review_queue_reviewer``); ``assignment``: how
     items reach them (``ASSIGNMENT_MODES``); ``dealt``: how many round-robin deals were
-    made (where the next one starts)."""
+    made (where the next one starts); ``dispute_rule`` which split of N > 1 ratings
+    needs a lead's decision (``domain/consensus.DISPUTE_RULES``)."""
 
     __tablename__ = "review_queue"
     __table_args__ = (
@@ -50,6 +52,7 @@ class ReviewQueue(TimestampMixin, db.Model):
         CheckConstraint("reservation_minutes BETWEEN 1 AND 240", name="reservation_minutes"),
         CheckConstraint(f"reviewers IN {tuple(REVIEWER_SCOPES)!r}", name="reviewers"),
         CheckConstraint(f"assignment IN {tuple(ASSIGNMENT_MODES)!r}", name="assignment"),
+        CheckConstraint(f"dispute_rule IN {DISPUTE_RULES.sql_in()}", name="dispute_rule"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -60,6 +63,8 @@ class ReviewQueue(TimestampMixin, db.Model):
     reviewers_per_run: Mapped[int] = mapped_column(Integer, default=1)
     blind: Mapped[bool] = mapped_column(Boolean, default=False)
     reservation_minutes: Mapped[int] = mapped_column(Integer, default=10)
+    dispute_rule: Mapped[str] = mapped_column(String(16), default=DEFAULT_DISPUTE_RULE,
+                                              server_default=DEFAULT_DISPUTE_RULE)
     created_by: Mapped[int | None] = mapped_column(
         ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True)
     reviewers: Mapped[str] = mapped_column(String(16), default="all", server_default="all")

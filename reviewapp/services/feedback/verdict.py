@@ -32,6 +32,7 @@ from sqlalchemy import and_, false, select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
+from ...domain.consensus import DECIDED, DISPUTED, consensus
 from ...domain.feedback import (
     VERDICTS,
     InvalidFeedback,
@@ -56,12 +57,15 @@ from ...models import (
     Feedback,
     Message,
     MessageRole,
+    QueueItem,
+    ReviewQueue,
     Run,
     RunKind,
     SourceType,
     TargetType,
     TriageItem,
     TriageState,
+    VerdictDecision,
     Workspace,
 )
 from ...models.base import utcnow
@@ -156,6 +160,64 @@ def _answer_condition(session: Session, run: Run) -> Any:
     )
 
 
+def governing_queue(session: Session, run: Run) -> ReviewQueue | None:
+    """The review queue whose reviewers decide the run's verdict together (issue 16):
+    among the queues of the run's workspace that hold the run with ``reviewers_per_run``
+    > 1, the one with the most reviewers (the oldest on a tie); ``None`` when there is
+    none — then the latest answer-level rating is the verdict, as ever (SPEC 6.2)."""
+    return session.scalars(
+        select(ReviewQueue).join(QueueItem, QueueItem.queue_id == ReviewQueue.id)
+        .where(QueueItem.run_pk == run.id, ReviewQueue.workspace_id == run.workspace_id,
+               ReviewQueue.reviewers_per_run > 1)
+        .order_by(ReviewQueue.reviewers_per_run.desc(), ReviewQueue.id).limit(1)).first()
+
+
+def latest_decision(session: Session, run_pk: int) -> VerdictDecision | None:
+    """The run's latest lead decision (``verdict_decision``), or ``None``."""
+    return session.scalars(select(VerdictDecision).where(VerdictDecision.run_pk == run_pk)
+                           .order_by(VerdictDecision.id.desc()).limit(1)).first()
+
+
+def answer_ratings_of(session: Session, run: Run) -> list[str]:
+    """The current answer-level ratings of the run, one per reviewer (SPEC 6.2)."""
+    session.flush()
+    return list(session.scalars(select(Feedback.rating).where(
+        Feedback.run_pk == run.id, _answer_condition(session, run))))
+
+
+def settle_from_ratings(session: Session, run: Run, queue: ReviewQueue) -> None:
+    """The verdict of a run that ``queue`` (N = ``reviewers_per_run`` > 1) governs, after
+    its answer-level ratings changed (issue 16, ``domain.consensus``); no commit.
+
+    A lead's decision, once given, stands: ratings no longer move the verdict. Otherwise,
+    with fewer than N ratings the verdict stays as it is (the item is not complete);
+    with N or more, the majority's verdict is applied (``apply_verdict``: case, triage),
+    and a dispute (a tie, or any split under the queue's ``any_split`` rule) leaves the
+    run without a verdict until a lead decides (a verdict it had is withdrawn as when
+    the last rating is taken back)."""
+    if latest_decision(session, run.id) is not None:
+        return
+    result = consensus(answer_ratings_of(session, run), queue.reviewers_per_run,
+                       queue.dispute_rule)
+    if result.outcome == DECIDED and result.verdict != run.feedback:
+        assert result.verdict is not None
+        apply_verdict(session, run, result.verdict)
+    elif result.outcome == DISPUTED and run.feedback is not None:
+        _clear_verdict(session, run)
+
+
+def _clear_verdict(session: Session, run: Run) -> None:
+    """The run has no verdict any more: a useful one withdraws or flags the case (SPEC
+    7); after not_useful, the item opened for it is resolved when no negative rating of
+    the run is left."""
+    previous = store_verdict(session, run, None)
+    if previous == "useful":
+        case_left_useful(session, run)
+    elif previous == "not_useful" and session.scalar(select(Feedback.id).where(
+            Feedback.run_pk == run.id, Feedback.rating == "negative").limit(1)) is None:
+        close_item_automatically(session, run, RESOLVED_NO_NEGATIVE)
+
+
 def rederive_verdict(session: Session, run: Run) -> None:
     """After a delete: the verdict of the latest remaining answer-level rating, or null.
 
@@ -167,6 +229,10 @@ def rederive_verdict(session: Session, run: Run) -> None:
     it), noted in the item's history (issue 17).
     """
     session.flush()
+    queue = governing_queue(session, run)
+    if queue is not None:  # several reviewers per run decide together (issue 16)
+        settle_from_ratings(session, run, queue)
+        return
     rows = session.execute(
         select(Feedback.updated_at, Feedback.id, Feedback.rating).where(
             Feedback.run_pk == run.id, _answer_condition(session, run)
@@ -176,12 +242,7 @@ def rederive_verdict(session: Session, run: Run) -> None:
     if verdict == run.feedback:
         return
     if verdict is None:
-        previous = store_verdict(session, run, None)
-        if previous == "useful":
-            case_left_useful(session, run)
-        elif previous == "not_useful" and session.scalar(select(Feedback.id).where(
-                Feedback.run_pk == run.id, Feedback.rating == "negative").limit(1)) is None:
-            close_item_automatically(session, run, RESOLVED_NO_NEGATIVE)
+        _clear_verdict(session, run)
     else:
         apply_verdict(session, run, verdict)
 
@@ -191,13 +252,19 @@ def follow_rating(session: Session, run_pk: int, rating: str, *, is_answer: bool
     """What a saved rating of run ``run_pk`` changes beyond itself; no commit (SPEC 6.2).
 
     An answer-level rating sets the run's verdict (positive -> useful + case, negative ->
-    not_useful + triage item) when the rating ``changed`` or the verdict differs; a
+    not_useful + triage item) when the rating ``changed`` or the verdict differs — unless
+    the run is in a review queue with N > 1 reviewers per run (``governing_queue``):
+    then the N ratings decide together (``settle_from_ratings``); a
     negative rating of another part opens a triage item when the workspace's
     ``triage_negative_targets`` setting is on. The run's ``status`` never changes.
     """
     if is_answer:
         run = session.get(Run, run_pk)
         assert run is not None  # resolved in this transaction; runs are not deleted here
+        queue = governing_queue(session, run)
+        if queue is not None:  # N > 1 reviewers decide together (issue 16)
+            settle_from_ratings(session, run, queue)
+            return
         verdict = verdict_for_rating(rating)
         if changed or run.feedback != verdict:
             apply_verdict(session, run, verdict)

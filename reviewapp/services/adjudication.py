@@ -1,0 +1,306 @@
+"""Adjudication (issue 16): the lead's list of disputed runs and the lead's decision.
+
+A run is **disputed** when the queue that governs its verdict (``verdict.governing_queue``:
+a queue with N = ``reviewers_per_run`` > 1 holding the run) has at least N answer-level
+ratings of it and ``domain.consensus`` finds no verdict in them (a tie, or any split
+under the queue's ``any_split`` rule), and no lead has decided it yet.
+
+A **decision** (``verdict_decision``) is a record of its own, not a rating: who decided,
+when, the verdict and a note. It sets the run's verdict through the one code path every
+verdict takes (``verdict.apply_verdict``: a useful run becomes a case, a not useful one
+opens its triage item) and stands from then on: later ratings no longer move the verdict
+(``verdict.settle_from_ratings``). Decisions show in the triage item's history and the
+adjudication page, and are exported (``exports.export_decisions``).
+
+Leads and admins of the run's workspace only; a missing and a foreign run answer the same
+``Forbidden`` (SPEC 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, exists, select
+from sqlalchemy.orm import Session, selectinload
+
+from ..actors import Actor, Role
+from ..domain.consensus import DISPUTE_RULES, DISPUTED, consensus
+from ..domain.feedback import COMMENT_MAX, VERDICTS, InvalidFeedback, check_choice, clean_text
+from ..errors import Forbidden, ValidationFailed
+from ..models import (
+    Feedback,
+    QueueItem,
+    ReviewQueue,
+    Run,
+    ToolCall,
+    User,
+    VerdictDecision,
+    Workspace,
+)
+from ..queries import get_run_for, on_earlier_version
+from .agreement import answer_rating_condition, lead_workspaces
+from .feedback.verdict import apply_verdict, governing_queue
+from .params import id_value, workspace_param
+from .secret_scan import redact_typed
+from .triage.detail import RatingView, _label, _target_labels
+
+NOTE_MAX = COMMENT_MAX
+PAGE_MAX = 50
+
+
+@dataclass(frozen=True)
+class ReviewerColumn:
+    """One reviewer's judgement of a disputed run, side by side with the others':
+    ``answer`` their answer-level rating (reason, comment, correction), ``others``
+    their ratings of the run's other parts."""
+
+    reviewer: str
+    answer: RatingView | None
+    others: list[RatingView]
+
+
+@dataclass(frozen=True)
+class DisputedItem:
+    """A disputed run: the run (messages, report loaded), its governing ``queue``, how
+    many ratings of each kind, and one column per reviewer (by name)."""
+
+    run: Run
+    workspace: str
+    queue_id: int
+    queue_name: str
+    needed: int
+    rule_label: str
+    positive: int
+    negative: int
+    columns: list[ReviewerColumn]
+
+
+@dataclass(frozen=True)
+class AdjudicationFilters:
+    """``workspace_id`` / ``queue_id``: narrow the list (``None``: all the actor leads)."""
+
+    workspace_id: int | None = None
+    queue_id: int | None = None
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> AdjudicationFilters:
+        """Parse query-string values. Raises ``ValidationFailed`` naming ``workspace``
+        or ``queue``."""
+        return cls(workspace_param(params), id_value(params.get("queue"), "queue",
+                                                     "must be a queue id"))
+
+
+@dataclass(frozen=True)
+class AdjudicationPage:
+    """The lead's list: filters, (id, name) workspaces and queues (N > 1) to filter by,
+    the disputed items (oldest item first, at most ``PAGE_MAX``) and how many there are,
+    and the latest decisions given (newest first, at most ``PAGE_MAX``)."""
+
+    filters: AdjudicationFilters
+    workspaces: list[tuple[int, str]]
+    queues: list[tuple[int, str]]
+    items: list[DisputedItem]
+    total: int
+    decided: list[DecisionView] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DecisionView:
+    """A decision as shown and exported: when (UTC), by whom, the verdict, the note, the
+    run (pk and agent id) and the queue's name (``None`` once deleted)."""
+
+    id: int
+    at: datetime
+    lead: str
+    verdict: str
+    note: str | None
+    run_pk: int
+    run_id: str
+    queue: str | None
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    """What ``decide`` recorded: the decision's id, the run's verdict and its case id (a
+    useful run that could be promoted, SPEC 7), else ``None``."""
+
+    decision_id: int
+    run_pk: int
+    verdict: str
+    case_id: str | None
+
+
+def _both_ratings_given() -> Any:
+    """SQL condition on ``Run``: its answer has a positive and a negative rating (every
+    dispute has both: N >= 2 ratings with a tie or a split)."""
+    def given(rating: str) -> Any:
+        return (select(Feedback.id)
+                .where(Feedback.run_pk == Run.id, Feedback.rating == rating,
+                       answer_rating_condition())
+                .exists())
+    return and_(given("positive"), given("negative"))
+
+
+def disputed(session: Session, actor: Actor, filters: AdjudicationFilters | None = None
+             ) -> AdjudicationPage:
+    """The disputed runs of the workspaces the actor leads (module docstring). Raises
+    ``Forbidden`` when the actor leads none or names a workspace or queue they do not
+    lead."""
+    filters = filters or AdjudicationFilters()
+    workspaces, ws_ids = lead_workspaces(session, actor, filters.workspace_id)
+    queues = [(qid, name) for qid, name in session.execute(
+        select(ReviewQueue.id, ReviewQueue.name)
+        .where(ReviewQueue.workspace_id.in_(ws_ids), ReviewQueue.reviewers_per_run > 1)
+        .order_by(ReviewQueue.name, ReviewQueue.id))]
+    if filters.queue_id is not None and filters.queue_id not in {q for q, _ in queues}:
+        raise Forbidden()
+    candidates = session.execute(
+        select(QueueItem.run_pk, ReviewQueue)
+        .join(ReviewQueue, ReviewQueue.id == QueueItem.queue_id)
+        .join(Run, Run.id == QueueItem.run_pk)
+        .where(ReviewQueue.workspace_id.in_(ws_ids), ReviewQueue.reviewers_per_run > 1,
+               Run.workspace_id == ReviewQueue.workspace_id, _both_ratings_given(),
+               ~exists().where(VerdictDecision.run_pk == Run.id))
+        .order_by(QueueItem.id)).all()
+    governing: dict[int, ReviewQueue] = {}
+    for run_pk, queue in candidates:  # the queue with most reviewers, then the oldest
+        held = governing.get(run_pk)
+        if held is None or (queue.reviewers_per_run, -queue.id) > (held.reviewers_per_run,
+                                                                    -held.id):
+            governing[run_pk] = queue
+    if filters.queue_id is not None:
+        governing = {pk: q for pk, q in governing.items() if q.id == filters.queue_id}
+    answers = _answer_ratings(session, list(governing))
+    disputes = []
+    for run_pk, queue in governing.items():
+        result = consensus([r for _, r in answers.get(run_pk, [])], queue.reviewers_per_run,
+                           queue.dispute_rule)
+        if result.outcome == DISPUTED:
+            disputes.append((run_pk, queue, result))
+    shown = disputes[:PAGE_MAX]
+    items = _items(session, shown, answers)
+    return AdjudicationPage(filters, workspaces, queues, items, len(disputes),
+                            decisions(session, ws_ids, PAGE_MAX, filters.queue_id))
+
+
+def _answer_ratings(session: Session, run_pks: list[int]) -> dict[int, list[tuple[int, str]]]:
+    """(feedback id, rating) of the answer-level ratings of each run."""
+    found: dict[int, list[tuple[int, str]]] = {}
+    if not run_pks:
+        return found
+    for fid, run_pk, rating in session.execute(
+            select(Feedback.id, Feedback.run_pk, Feedback.rating)
+            .join(Run, Run.id == Feedback.run_pk)
+            .where(Feedback.run_pk.in_(run_pks), answer_rating_condition())):
+        found.setdefault(run_pk, []).append((fid, rating))
+    return found
+
+
+def _items(session: Session, shown: list[tuple[int, ReviewQueue, Any]],
+           answers: Mapping[int, list[tuple[int, str]]]) -> list[DisputedItem]:
+    """The side-by-side view of each shown dispute (a fixed number of queries)."""
+    pks = [pk for pk, _, _ in shown]
+    if not pks:
+        return []
+    runs = {run.id: run for run in session.scalars(
+        select(Run).where(Run.id.in_(pks)).options(
+            selectinload(Run.messages), selectinload(Run.steps), selectinload(Run.report)))}
+    names = dict(session.execute(select(Workspace.id, Workspace.name).where(
+        Workspace.id.in_({run.workspace_id for run in runs.values()}))).all())
+    tools: dict[int, dict[str, str]] = {}
+    for run_pk, call_id, tool in session.execute(
+            select(ToolCall.run_pk, ToolCall.id, ToolCall.tool_name)
+            .where(ToolCall.run_pk.in_(pks))):
+        tools.setdefault(run_pk, {})[call_id] = tool
+    ratings: dict[int, list[tuple[Feedback, str, bool]]] = {}
+    for fb, username, earlier in session.execute(
+            select(Feedback, User.username, on_earlier_version(Feedback))
+            .join(User, User.id == Feedback.author_id)
+            .where(Feedback.run_pk.in_(pks))
+            .order_by(User.username, Feedback.target_type, Feedback.target_id,
+                      Feedback.subject_key)):
+        ratings.setdefault(fb.run_pk, []).append((fb, username, bool(earlier)))
+    items = []
+    for run_pk, queue, result in shown:
+        run = runs[run_pk]
+        labels = _target_labels(run, tools.get(run_pk, {}))
+        answer_ids = {fid for fid, _ in answers.get(run_pk, [])}
+        columns: dict[str, ReviewerColumn] = {}
+        for fb, username, earlier in ratings.get(run_pk, []):
+            view = RatingView(
+                id=fb.id, reviewer=username, target_type=fb.target_type,
+                target_label=_label(labels, fb.target_type, fb.target_id, fb.subject_key),
+                subject_key=fb.subject_key, rating=fb.rating, reason=fb.reason,
+                comment=fb.comment, correction=fb.correction, created_at=fb.created_at,
+                updated_at=fb.updated_at, earlier_version=earlier)
+            column = columns.setdefault(username, ReviewerColumn(username, None, []))
+            if fb.id in answer_ids:
+                columns[username] = ReviewerColumn(username, view, column.others)
+            else:
+                column.others.append(view)
+        items.append(DisputedItem(
+            run=run, workspace=names.get(run.workspace_id, ""), queue_id=queue.id,
+            queue_name=queue.name, needed=queue.reviewers_per_run,
+            rule_label=DISPUTE_RULES.label(queue.dispute_rule), positive=result.positive,
+            negative=result.negative,
+            columns=sorted((c for c in columns.values() if c.answer is not None),
+                           key=lambda c: c.reviewer)))
+    return items
+
+
+def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any = None
+           ) -> DecisionResult:
+    """Record a lead's decision on run ``run_pk`` and set its verdict; commit.
+
+    ``verdict``: useful | not_useful (``ValidationFailed`` naming ``verdict``); ``note``:
+    optional text up to ``NOTE_MAX`` characters, redacted like every typed text
+    (``ValidationFailed`` naming ``note``). The run must be in a queue with more than one
+    reviewer per run (``ValidationFailed`` naming ``run``) of a workspace the actor leads
+    (``Forbidden`` otherwise, and for a missing run). The verdict takes the one path of
+    every verdict (``apply_verdict``: case for useful, triage item for not useful) and
+    the decision stands against later ratings."""
+    pk = id_value(run_pk, "run", "must be a run id")
+    run = get_run_for(session, actor, pk, Role.LEAD) if pk is not None else None
+    if run is None or not actor.is_user:
+        raise Forbidden()
+    try:
+        chosen = check_choice(verdict, "verdict", VERDICTS)
+        text = redact_typed(clean_text(note, "note", NOTE_MAX), NOTE_MAX)
+    except InvalidFeedback as invalid:
+        raise ValidationFailed(invalid.field, invalid.message) from None
+    queue = governing_queue(session, run)
+    if queue is None:
+        raise ValidationFailed("run", "is in no review queue with more than one reviewer per run")
+    decision = VerdictDecision(workspace_id=run.workspace_id, run_pk=run.id, queue_id=queue.id,
+                               decided_by=actor.user_id, verdict=chosen, note=text)
+    session.add(decision)
+    case_id = apply_verdict(session, run, chosen)
+    session.flush()
+    result = DecisionResult(decision.id, run.id, chosen, case_id)
+    session.commit()
+    return result
+
+
+def decisions(session: Session, ws_ids: list[int], limit: int | None = None,
+              queue_id: int | None = None, run_pk: int | None = None) -> list[DecisionView]:
+    """Decisions of the workspaces ``ws_ids`` (optionally of one queue or one run),
+    newest first. No access check: the caller resolved ``ws_ids`` / the run through the
+    actor."""
+    stmt = (select(VerdictDecision, User.username, Run.run_id, ReviewQueue.name)
+            .join(Run, Run.id == VerdictDecision.run_pk)
+            .outerjoin(User, User.id == VerdictDecision.decided_by)
+            .outerjoin(ReviewQueue, ReviewQueue.id == VerdictDecision.queue_id)
+            .where(VerdictDecision.workspace_id.in_(ws_ids))
+            .order_by(VerdictDecision.created_at.desc(), VerdictDecision.id.desc()))
+    if queue_id is not None:
+        stmt = stmt.where(VerdictDecision.queue_id == queue_id)
+    if run_pk is not None:
+        stmt = stmt.where(VerdictDecision.run_pk == run_pk)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return [DecisionView(d.id, d.created_at, username or "(deleted user)", d.verdict, d.note,
+                         d.run_pk, run_id, queue)
+            for d, username, run_id, queue in session.execute(stmt)]
