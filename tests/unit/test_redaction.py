@@ -278,3 +278,46 @@ def test_a_value_that_only_starts_like_one_is_redacted(value):
 ])
 def test_an_escape_glued_in_front_at_the_start_of_a_text(text, expected):
     assert redact_text(text) == expected
+
+
+GH_TOKEN = "ghp_" + "Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"  # a GitHub personal token shape
+
+
+def test_typed_text_is_redacted_then_cut_and_none_stays_none():
+    assert secret_scan.redact_typed(None, 10) is None
+    typed = secret_scan.redact_typed(f"my token {GH_TOKEN} leaked", 500)
+    assert GH_TOKEN[4:] not in typed and REDACTED in typed and typed.startswith("my token ")
+    assert secret_scan.redact_typed("plain words", 5) == "plain"
+
+
+def test_an_outcome_and_a_finish_body_are_redacted():
+    outcome = secret_scan.redact_outcome({"external_outcome": "pass",
+                                          "external_outcome_detail": {"note": f"k {GH_TOKEN}"}})
+    assert outcome["external_outcome"] == "pass"
+    assert GH_TOKEN[4:] not in json.dumps(outcome) and REDACTED in json.dumps(outcome)
+    finish = secret_scan.redact_finish({"answer": f"use {GH_TOKEN} here"})
+    assert GH_TOKEN[4:] not in finish["answer"] and finish["answer"].startswith("use ")
+
+
+def test_summary_cuts_an_already_redacted_value_and_keeps_its_length():
+    cut = secret_scan.summary("x" * (SUMMARY_LIMIT + 5))
+    assert (cut.text, cut.length) == ("x" * SUMMARY_LIMIT, SUMMARY_LIMIT + 5)
+    assert secret_scan.summary({"a": 1}, 3).text == '{"a'
+
+
+def test_the_app_secret_keys_the_digest_of_a_redacted_id(monkeypatch):
+    import hashlib
+
+    monkeypatch.setattr(secret_scan, "_redactor", secret_scan._redactor)  # restored after
+    key = f"call-{GH_TOKEN}"
+
+    def digest(secret: bytes) -> str:  # module doc of redaction: a 16-hex keyed BLAKE2b
+        id_key = hashlib.blake2b(secret, digest_size=32).digest() if secret else b""
+        return hashlib.blake2b(key.encode(), key=id_key, digest_size=8).hexdigest()
+
+    secret_scan.configure({"SECRET_KEY": "one"})
+    assert redact_key(key).endswith("~" + digest(b"one"))
+    secret_scan.configure({"SECRET_KEY": "two"})
+    assert redact_key(key).endswith("~" + digest(b"two"))
+    secret_scan.configure({})
+    assert redact_key(key).endswith("~" + digest(b""))
