@@ -22,6 +22,7 @@ from sqlalchemy import (
     or_,
     select,
     type_coerce,
+    union_all,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
@@ -201,19 +202,32 @@ def keyset_after(keys: Sequence[tuple[Any, bool]], values: Sequence[Any], *,
     return or_(*clauses)
 
 
-def capped_count(session: Session, stmt: Select[Any], cap: int) -> tuple[int, bool]:
+def capped_count(session: Session, stmt: Select[Any] | Sequence[Select[Any]],
+                 cap: int) -> tuple[int, bool]:
     """Count the rows of ``stmt`` up to ``cap``: (count, True) when there are more.
 
     The cost stays bounded on huge tables (the page says "10,000+"), which is what keeps
-    the runs list as fast with a million runs as with ten thousand.
+    the runs list as fast with a million runs as with ten thousand. ``stmt`` may be
+    several statements over disjoint rows (one per workspace): each is read up to the
+    cap, then the union is counted up to the cap (one query either way).
     """
-    limited = (
-        stmt.with_only_columns(literal_column("1"), maintain_column_froms=True)
+    stmts = [stmt] if isinstance(stmt, Select) else list(stmt)
+    limited = [
+        s.with_only_columns(literal_column("1").label("one"), maintain_column_froms=True)
         .order_by(None)
         .limit(cap + 1)
-    )
-    found = session.scalar(select(func.count()).select_from(limited.subquery())) or 0
+        for s in stmts
+    ]
+    if len(limited) == 1:
+        source = limited[0].subquery()
+    else:
+        arms = [select(arm.c.one) for arm in (s.subquery() for s in limited)]
+        merged = union_all(*arms).subquery()
+        source = select(merged.c.one).limit(cap + 1).subquery()
+    found = session.scalar(select(func.count()).select_from(source)) or 0
     return (cap, True) if found > cap else (int(found), False)
+
+
 def self_evaluation_key_update(
     session: Session, key: str, *, remove: bool = False, columns: tuple[str, ...] = ()
 ) -> Any:

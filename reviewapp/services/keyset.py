@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Select
+from sqlalchemy import Select, select, union_all
 from sqlalchemy.orm import Session
 
 from ..domain.pagination import decode_keyset, encode_keyset
@@ -102,16 +102,51 @@ def _bound(value: Any, kind: type) -> Any:
     return value
 
 
-def page(session: Session, stmt: Select[Any], order: SortOrder, cursor: str | None,
+def ordered(stmts: Select[Any] | Sequence[Select[Any]], order: SortOrder, limit: int, *,
+            reverse: bool = False) -> Select[Any]:
+    """The first ``limit`` rows of ``stmts`` in ``order`` (``reverse``: the opposite way).
+
+    ``stmts`` is one statement, or several selecting the same entity over disjoint row
+    sets (one per workspace, say): each is then read as its own ordered range of at most
+    ``limit`` rows — an index range when an index gives the order within it — and the
+    ranges are merged by the keys (UNION ALL, then ORDER BY ... LIMIT over at most
+    ``limit`` x the number of statements rows). The merged statement joins back to the
+    entity on the order's last key (its unique id), so it yields the same records."""
+    if isinstance(stmts, Select):
+        stmts = [stmts]
+    if len(stmts) == 1:
+        return stmts[0].order_by(*order.order_by(reverse=reverse)).limit(limit)
+    keys = [key.expression.label(f"k{j}") for j, key in enumerate(order.keys)]
+    arms = []
+    for stmt in stmts:
+        arm = (stmt.with_only_columns(*keys, maintain_column_froms=True)
+               .order_by(*order.order_by(reverse=reverse)).limit(limit).subquery())
+        arms.append(select(*arm.c))
+    merged = union_all(*arms).subquery()
+    merge_order = [merged.c[f"k{j}"].desc() if key.descending != reverse
+                   else merged.c[f"k{j}"].asc() for j, key in enumerate(order.keys)]
+    first = stmts[0]
+    entity = first.column_descriptions[0]["entity"]
+    return (select(*[d["expr"] for d in first.column_descriptions]).select_from(merged)
+            .join(entity, order.keys[-1].expression == merged.c[f"k{len(order.keys) - 1}"])
+            .order_by(*merge_order).limit(limit))
+
+
+def page(session: Session, stmt: Select[Any] | Sequence[Select[Any]], order: SortOrder,
+         cursor: str | None,
          limit: int, *, last: Callable[[Any], Any] = lambda record: record,
          scalars: bool = False) -> tuple[list[Any], str | None]:
     """One page of ``stmt`` in ``order`` after ``cursor`` (``None``: the first page):
     (records, the next page's cursor or ``None`` on the last page). ``scalars`` reads
     the first column only (ORM objects); ``last`` picks the row the keys are read from
-    out of a record. One query. Raises ``ValidationFailed`` for a bad cursor."""
+    out of a record. ``stmt`` may be several statements over disjoint rows (one per
+    workspace): they are merged (``ordered``). One query. Raises ``ValidationFailed`` for
+    a bad cursor."""
+    stmts = [stmt] if isinstance(stmt, Select) else list(stmt)
     if cursor:
-        stmt = stmt.where(order.decode(cursor))
-    stmt = stmt.order_by(*order.order_by()).limit(limit + 1)
+        after = order.decode(cursor)
+        stmts = [s.where(after) for s in stmts]
+    stmt = ordered(stmts, order, limit + 1)
     records = list(session.scalars(stmt)) if scalars else session.execute(stmt).all()
     if len(records) <= limit:
         return records, None
@@ -119,14 +154,15 @@ def page(session: Session, stmt: Select[Any], order: SortOrder, cursor: str | No
     return records, order.encode(last(records[-1]))
 
 
-def previous(session: Session, stmt: Select[Any], order: SortOrder, first: Any, limit: int, *,
-             scalars: bool = False) -> tuple[bool, str | None]:
+def previous(session: Session, stmt: Select[Any] | Sequence[Select[Any]], order: SortOrder,
+             first: Any, limit: int, *, scalars: bool = False) -> tuple[bool, str | None]:
     """The page before the one that starts with row ``first`` (read with ``page``):
     (whether there is one, its cursor — ``None`` when it is the first page). One query:
     up to ``limit`` + 1 rows before ``first``, read backwards; the row just before the
-    previous page is the one whose cursor opens it."""
-    stmt = stmt.where(order.after(first, reverse=True)).order_by(
-        *order.order_by(reverse=True)).limit(limit + 1)
+    previous page is the one whose cursor opens it. ``stmt`` as in ``page``."""
+    before = order.after(first, reverse=True)
+    stmts = [stmt] if isinstance(stmt, Select) else list(stmt)
+    stmt = ordered([s.where(before) for s in stmts], order, limit + 1, reverse=True)
     records = list(session.scalars(stmt)) if scalars else session.execute(stmt).all()
     if not records:
         return False, None

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..actors import Actor
 from ..errors import Forbidden
-from ..models import Run
+from ..models import Feedback, Run
 from ..queries import capped_count, get_run_for
+from . import keyset
+from .access import WorkspaceRole
 from .params import id_value
-from .runs import COUNT_CAP, RunFilters, filtered_runs, rateable_run, single_workspace
-from .runs.listing import order_of
+from .runs import COUNT_CAP, RunFilters, rateable_run, single_workspace
+from .runs.listing import order_of, scoped_runs
 
 
 @dataclass(frozen=True)
@@ -46,12 +49,19 @@ class QueueState:
     filters: RunFilters
 
 
-def _progress(session: Session, actor: Actor, filters: RunFilters, only: int | None) -> Progress:
+def _progress(session: Session, actor: Actor, filters: RunFilters,
+              workspaces: list[WorkspaceRole]) -> Progress:
     everything = replace(filters, reviewed=None)
     total, capped = capped_count(
-        session, filtered_runs(actor, everything, only).where(rateable_run()), COUNT_CAP)
+        session, [s.where(rateable_run()) for s in scoped_runs(actor, everything, workspaces)],
+        COUNT_CAP)
+    # "Reviewed by me" read from my own ratings (the runs they name), not by probing
+    # every run for a rating of mine: it costs what I rated, not what the list holds.
+    if not actor.is_user:  # ratings belong to people
+        return Progress(0, total, capped)
+    mine = Run.id.in_(select(Feedback.run_pk).where(Feedback.author_id == actor.user_id))
     reviewed, _ = capped_count(
-        session, filtered_runs(actor, replace(filters, reviewed="mine"), only).where(rateable_run()),
+        session, [s.where(rateable_run(), mine) for s in scoped_runs(actor, everything, workspaces)],
         COUNT_CAP)
     return Progress(reviewed, total, capped)
 
@@ -60,8 +70,8 @@ def progress(session: Session, actor: Actor, filters: RunFilters | None = None) 
     """How far the actor got through the runs matching ``filters`` (their ``reviewed``
     field is ignored). Raises ``ValidationFailed`` for bad filters."""
     filters = (filters or RunFilters()).validated()
-    _, only = single_workspace(session, actor)
-    return _progress(session, actor, filters, only)
+    workspaces, _ = single_workspace(session, actor)
+    return _progress(session, actor, filters, workspaces)
 
 
 def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
@@ -75,20 +85,21 @@ def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
     """
     after_run_pk = id_value(after_run_pk, "after", "must be a run's number")
     filters = (filters or RunFilters()).validated()
-    _, only = single_workspace(session, actor)
+    workspaces, _ = single_workspace(session, actor)
     todo = replace(filters, reviewed="not_mine")
     sort = order_of(filters)
-    order = sort.order_by()
-    base = (filtered_runs(actor, todo, only).where(rateable_run())
-            .with_only_columns(Run.id, maintain_column_froms=True))
+    base = [s.where(rateable_run()).with_only_columns(Run.id, maintain_column_froms=True)
+            for s in scoped_runs(actor, todo, workspaces)]
     found = None
     if after_run_pk is not None:
         after = get_run_for(session, actor, after_run_pk)
         if after is None:
             raise Forbidden()
-        found = session.scalar(base.where(sort.after(after)).order_by(*order).limit(1))
+        later = sort.after(after)
+        found = session.scalar(keyset.ordered([s.where(later) for s in base], sort, 1))
         if found is None:
-            found = session.scalar(base.where(Run.id != after.id).order_by(*order).limit(1))
+            found = session.scalar(keyset.ordered([s.where(Run.id != after.id) for s in base],
+                                                  sort, 1))
     else:
-        found = session.scalar(base.order_by(*order).limit(1))
-    return QueueState(found, _progress(session, actor, filters, only), filters)
+        found = session.scalar(keyset.ordered(base, sort, 1))
+    return QueueState(found, _progress(session, actor, filters, workspaces), filters)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
@@ -11,9 +11,9 @@ from typing import Any
 
 from sqlalchemy import Select, Text, cast, exists, func, literal, or_, select, union_all
 from sqlalchemy import false as sa_false
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
-from ...actors import Actor
+from ...actors import Actor, Role
 from ...domain.search_text import MIN_INDEXED_CHARS, SHORT_TERM_RUNS, Snippet, is_short, search_term
 from ...domain.search_text import rank as search_rank
 from ...domain.verdicts import VERDICTS as VERDICT_REGISTRY
@@ -24,6 +24,7 @@ from ...models import (
     DiagnosticReport,
     DiagnosticStep,
     Feedback,
+    Membership,
     Message,
     MessageRole,
     Run,
@@ -270,10 +271,38 @@ def rateable_run() -> Any:
 def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None) -> Select[Any]:
     """The visible runs narrowed by ``filters``, unordered. ``only_workspace`` adds an
     equality on the workspace (an index range instead of a scan) when the actor sees one
-    workspace or picked one; the membership check stays in the query either way."""
+    workspace or picked one; the membership check stays in the query either way. For
+    a list over several workspaces, ``scoped_runs`` (one such statement per workspace)."""
     workspace_id = filters.workspace_id or only_workspace
     stmt = (runs_of_workspace_visible_to(actor, workspace_id) if workspace_id is not None
             else runs_visible_to(actor))
+    return _narrowed(stmt, actor, filters)
+
+
+def scoped_runs(actor: Actor, filters: RunFilters,
+                workspaces: Sequence[WorkspaceRole]) -> list[Select[Any]]:
+    """The runs of ``filters`` as one ``filtered_runs`` statement per workspace the list
+    covers: the picked workspace, the token's, or each of ``workspaces`` (the actor's,
+    from ``single_workspace``, read once per request). Each statement is one range of
+    the ``(workspace_id, created_at, id)`` index with a constant membership check, so
+    ``keyset.page`` / ``keyset.ordered`` merge ordered ranges and ``capped_count`` counts
+    them without the per-row membership check that made the database scan and sort
+    every run of a two-workspace user (issue 18)."""
+    if filters.workspace_id is not None:
+        return [filtered_runs(actor, filters, None)]
+    if filters.workspace_slug:
+        ids = [w.workspace_id for w in workspaces if w.slug == filters.workspace_slug]
+        return [filtered_runs(actor, filters, ids[0] if ids else None)]
+    if actor.is_token:
+        return [filtered_runs(actor, filters, actor.token_workspace_id)]
+    ids = [w.workspace_id for w in workspaces]
+    if len(ids) <= 1:
+        return [filtered_runs(actor, filters, ids[0] if ids else None)]
+    return [filtered_runs(actor, filters, workspace_id) for workspace_id in ids]
+
+
+def _narrowed(stmt: Select[Any], actor: Actor, filters: RunFilters) -> Select[Any]:
+    """``stmt`` (a select over ``Run``) narrowed by every filter but the workspace id."""
     if filters.workspace_slug:
         stmt = stmt.where(Run.workspace_id == select(Workspace.id).where(
             Workspace.slug == filters.workspace_slug).scalar_subquery())
@@ -431,8 +460,9 @@ def list_runs(
     workspaces, only = single_workspace(session, actor)
     if filters.workspace_slug and all(w.slug != filters.workspace_slug for w in workspaces):
         raise ValidationFailed("workspace", f"you have no workspace '{filters.workspace_slug}'")
-    stmt = filtered_runs(actor, filters, only)
-    total_count = Count(*capped_count(session, filtered_runs(actor, RunFilters(), only), count_cap))
+    stmt = scoped_runs(actor, filters, workspaces)
+    total_count = Count(*capped_count(session, scoped_runs(actor, RunFilters(), workspaces),
+                                      count_cap))
     filtered = (Count(*capped_count(session, stmt, min(count_cap, FILTERED_COUNT_CAP)))
                 if filters.active else total_count)
     order = order_of(filters)
@@ -449,7 +479,8 @@ def list_runs(
     if cursor and rows:  # a later page: the way back and how many runs come before it
         has_previous, previous_cursor = keyset.previous(session, stmt, order, rows[0], limit,
                                                         scalars=True)
-        offset = Count(*capped_count(session, stmt.where(order.after(rows[0], reverse=True)),
+        before = order.after(rows[0], reverse=True)
+        offset = Count(*capped_count(session, [s.where(before) for s in stmt],
                                      min(count_cap, FILTERED_COUNT_CAP)))
     return RunPage(rows, next_cursor, total_count.value, filtered, total_count, reviewed,
                    workspaces, filters, has_previous=has_previous,
@@ -460,23 +491,38 @@ def list_runs(
 
 
 def neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,
-                only: int | None) -> tuple[int | None, int | None]:
+               only: int | None) -> tuple[int | None, int | None]:
     """The ids of the runs just before and just after ``run`` in the filtered list order
-    (one query: the two one-row lookups joined with UNION ALL)."""
+    (one query: the two one-row lookups joined with UNION ALL). A user's list over all
+    their workspaces looks up the nearest run in each workspace they belong to (a
+    correlated one-row index range per membership) and keeps the nearest of those, so
+    the workspace index gives the order however many workspaces there are (issue 18)."""
     order = order_of(filters)
-    base = filtered_runs(actor, filters, only)
+    per_membership = (actor.is_user and only is None and filters.workspace_id is None
+                      and not filters.workspace_slug)
 
     def one(previous: bool) -> Any:
-        return (base.with_only_columns(Run.id, literal(1 if previous else 2).label("side"),
-                                       maintain_column_froms=True)
-                .where(order.after(run, reverse=previous))
-                .order_by(*order.order_by(reverse=previous)).limit(1).subquery())
+        side = literal(1 if previous else 2).label("side")
+        near = order.after(run, reverse=previous)
+        if per_membership:
+            member = aliased(Membership)
+            nearest = (_narrowed(select(Run.id).where(Run.workspace_id == member.workspace_id),
+                                 actor, filters)
+                       .where(near).order_by(*order.order_by(reverse=previous)).limit(1)
+                       .scalar_subquery())
+            candidates = (select(nearest.label("id"))
+                          .where(member.user_id == actor.user_id,
+                                 member.role.in_(Role.REVIEWER.at_least())).subquery())
+            return (select(Run.id, side).join(candidates, candidates.c.id == Run.id)
+                    .order_by(*order.order_by(reverse=previous)).limit(1).subquery())
+        base = filtered_runs(actor, filters, only)
+        return (base.with_only_columns(Run.id, side, maintain_column_froms=True)
+                .where(near).order_by(*order.order_by(reverse=previous)).limit(1).subquery())
 
     before, after = one(True), one(False)
     found = {side: pk for pk, side in session.execute(
         union_all(select(before.c.id, before.c.side), select(after.c.id, after.c.side)))}
     return found.get(1), found.get(2)
-
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,117 @@
+"""The runs list of a user in two workspaces reads the ``(workspace_id, created_at, id)``
+index instead of scanning every run (issue 18): the database's own plan of the page
+statement, on enough rows (and fresh statistics) that a planner would pick an index.
+
+PostgreSQL: no ``Seq Scan on diagnosis_run`` in ``EXPLAIN``. SQLite: no ``SCAN
+diagnosis_run`` without an index in ``EXPLAIN QUERY PLAN``, and no sort (temporary
+B-tree) but the outer one that merges the per-workspace ranges.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import event, insert, text
+
+from reviewapp.actors import Actor, Role
+from reviewapp.extensions import db
+from reviewapp.models import DiagnosisSession, Membership, Run
+from reviewapp.services import runs
+from reviewapp.services.runs import RunFilters
+
+RUNS_PER_WORKSPACE = 6_000
+
+
+@pytest.fixture
+def two_workspaces(session, make):
+    """Two workspaces of 6,000 runs each (bulk inserted), a user who belongs to both."""
+    alpha, beta = make.workspace(), make.workspace()
+    user = make.user(alpha, Role.REVIEWER)
+    session.add(Membership(user_id=user.id, workspace_id=beta.id, role=Role.LEAD.value))
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for ws in (alpha, beta):
+        sess = DiagnosisSession(session_id=f"s-{ws.id}", workspace_id=ws.id, kind="chat")
+        session.add(sess)
+        session.flush()
+        session.execute(insert(Run.__table__), [{
+            "run_id": f"r-{ws.id}-{i}", "workspace_id": ws.id, "diagnosis_session_id": sess.id,
+            "kind": "chat" if i % 2 else "aiops", "query": f"q {i}", "status": "SUCCESS",
+            "tool_call_count": 0, "failed_tool_call_count": 0,
+            "created_at": start + timedelta(seconds=2 * i + (ws.id % 2)),
+            "updated_at": start} for i in range(RUNS_PER_WORKSPACE)])
+    session.commit()
+    session.execute(text("ANALYZE"))
+    session.commit()
+    return make.actor(user)
+
+
+def _page_statements(session, actor: Actor, filters: RunFilters, cursor: str | None = None
+                     ) -> tuple[list[tuple[str, Any]], Any]:
+    """The statements ``list_runs`` sends (SQL text and parameters) and the page."""
+    seen: list[tuple[str, Any]] = []
+
+    def listener(conn, cursor_, statement, parameters, context, executemany):  # noqa: ANN001
+        seen.append((statement, parameters))
+
+    event.listen(db.engine, "before_cursor_execute", listener)
+    try:
+        page = runs.list_runs(session, actor, limit=50, cursor=cursor, filters=filters)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", listener)
+    return seen, page
+
+
+def _plan(session, statement: str, parameters: Any) -> str:
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        rows = connection.exec_driver_sql("EXPLAIN " + statement, parameters).all()
+        return "\n".join(r[0] for r in rows)
+    rows = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters).all()
+    return "\n".join(f"{r[0]}|{r[1]}|{r[3]}" for r in rows)
+
+
+def _assert_indexed(plan: str, dialect: str) -> None:
+    if dialect == "postgresql":
+        assert "Seq Scan on diagnosis_run" not in plan, plan
+        return
+    for line in plan.splitlines():
+        _, parent, detail = line.split("|", 2)
+        assert not (detail.startswith("SCAN diagnosis_run") and "INDEX" not in detail), plan
+        # Sorting is for the merge of the ranges (the outer query, parent 0) only.
+        assert not ("TEMP B-TREE" in detail and parent != "0"), plan
+
+
+def _page_statement(statements: list[tuple[str, Any]]) -> tuple[str, Any]:
+    pages = [(s, p) for s, p in statements
+             if "diagnosis_run" in s and "ORDER BY" in s and "count(" not in s.lower()]
+    assert pages, statements
+    return pages[0]
+
+
+@pytest.mark.parametrize("filters", [RunFilters(), RunFilters(kind="aiops"),
+                                     RunFilters(sort="oldest")], ids=["newest", "kind", "oldest"])
+def test_two_workspace_runs_list_reads_the_workspace_index(session, two_workspaces, filters):
+    actor = two_workspaces
+    statements, page = _page_statements(session, actor, filters)
+    # The page itself: the 50 newest (oldest) runs of both workspaces, interleaved —
+    # workspace beta's runs are one second after alpha's of the same number.
+    expected_count = 50
+    assert len(page.runs) == expected_count
+    created = [r.created_at for r in page.runs]
+    assert created == sorted(created, reverse=filters.sort != "oldest")
+    assert len({r.workspace_id for r in page.runs}) == 2
+    statement, parameters = _page_statement(statements)
+    _assert_indexed(_plan(session, statement, parameters), db.engine.dialect.name)
+
+
+def test_second_page_and_counts_stay_on_the_index(session, two_workspaces):
+    actor = two_workspaces
+    first = runs.list_runs(session, actor, limit=50)
+    assert (first.total_count.value, first.total_count.capped) == (10_000, True)  # 12,000
+    statements, page = _page_statements(session, actor, RunFilters(), cursor=first.next_cursor)
+    assert [r.id for r in page.runs][:1] != [r.id for r in first.runs][:1]
+    for statement, parameters in statements:
+        if "diagnosis_run" in statement:
+            _assert_indexed(_plan(session, statement, parameters), db.engine.dialect.name)
