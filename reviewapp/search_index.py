@@ -24,10 +24,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, Integer, bindparam, event, text
+from sqlalchemy import Integer, bindparam, event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement
+from sqlalchemy.sql.visitors import InternalTraversal
+from sqlalchemy.types import NullType
 
 from .domain.search_text import RANK_ANSWER, RANK_OTHER, RANK_QUERY, SEPARATOR
 
@@ -108,62 +110,66 @@ def fts_phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-class TextMatch(ColumnElement[bool]):
-    """Condition: the run whose primary key is ``pk`` has ``term`` (folded, at least
-    ``MIN_INDEXED_CHARS`` long) in one of its indexed fields. Answered by the index."""
+class _OnRun(ColumnElement[Any]):
+    """A condition or value about the run whose primary key is ``pk`` and a folded search
+    term. Cacheable: the term travels as bound parameters (``term``; ``phrase`` and
+    ``pattern``, its FTS5 and LIKE forms), so a statement compiles once per shape."""
 
-    type = Boolean()
-    inherit_cache = False
+    inherit_cache = True
+    _traverse_internals = [
+        ("pk", InternalTraversal.dp_clauseelement),
+        ("term", InternalTraversal.dp_clauseelement),
+        ("phrase", InternalTraversal.dp_clauseelement),
+        ("pattern", InternalTraversal.dp_clauseelement),
+    ]
+    # Not Boolean: SQLite (no native boolean) would get "(...) = 1", which hides the IN
+    # from its planner and turns an index lookup into a scan of every run.
+    type = NullType()
 
     def __init__(self, pk: Any, term: str) -> None:
         self.pk = pk
-        self.term = term
+        self.term = bindparam(None, term, unique=True)
+        self.phrase = bindparam(None, fts_phrase(term), unique=True)
+        self.pattern = bindparam(None, like_pattern(term), unique=True)
 
 
-class TextContains(ColumnElement[bool]):
+class TextMatch(_OnRun):
+    """Condition: the run has the term (at least ``MIN_INDEXED_CHARS`` long) in one of
+    its indexed fields. Answered by the index."""
+
+    inherit_cache = True
+
+
+class TextContains(_OnRun):
     """Condition: like ``TextMatch`` for any term (also a short one), tested on the run's
     row of the index by primary key: for a bounded set of runs, not a whole list."""
 
-    type = Boolean()
-    inherit_cache = False
-
-    def __init__(self, pk: Any, term: str) -> None:
-        self.pk = pk
-        self.term = term
+    inherit_cache = True
 
 
-class TextRank(ColumnElement[int]):
-    """The rank of a run for ``term`` (``domain.search_text.rank``, computed on the
+class TextRank(_OnRun):
+    """The rank of a run for the term (``domain.search_text.rank``, computed on the
     index's folded fields): ``RANK_QUERY`` | ``RANK_ANSWER`` | ``RANK_OTHER``, ``0`` for a
     run without an index row."""
 
+    inherit_cache = True
     type = Integer()
-    inherit_cache = False
-
-    def __init__(self, pk: Any, term: str) -> None:
-        self.pk = pk
-        self.term = term
-
-
-def _bind(compiler: Any, value: str, **kw: Any) -> str:
-    return compiler.process(bindparam(None, value, unique=True), **kw)
 
 
 @compiles(TextMatch, "sqlite")
 def _match_sqlite(element: TextMatch, compiler: Any, **kw: Any) -> str:
     return (f"{compiler.process(element.pk, **kw)} IN (SELECT rowid FROM {SEARCH_TABLE} "
-            f"WHERE {SEARCH_TABLE} MATCH {_bind(compiler, fts_phrase(element.term), **kw)})")
+            f"WHERE {SEARCH_TABLE} MATCH {compiler.process(element.phrase, **kw)})")
 
 
 @compiles(TextMatch, "postgresql")
 def _match_postgresql(element: TextMatch, compiler: Any, **kw: Any) -> str:
     return (f"{compiler.process(element.pk, **kw)} IN (SELECT run_pk FROM {SEARCH_TABLE} "
-            f"WHERE {_PG_TEXT} LIKE {_bind(compiler, like_pattern(element.term), **kw)})")
+            f"WHERE {_PG_TEXT} LIKE {compiler.process(element.pattern, **kw)})")
 
 
-def _contains(function: str, term: str, compiler: Any, **kw: Any) -> str:
-    # One bound parameter per use: SQLite's parameters are positional.
-    return " OR ".join(f"{function}(s.{field}, {_bind(compiler, term, **kw)}) > 0"
+def _contains(function: str, term: Any, compiler: Any, **kw: Any) -> str:
+    return " OR ".join(f"{function}(s.{field}, {compiler.process(term, **kw)}) > 0"
                        for field in ("query", "answer", "other"))
 
 
@@ -180,7 +186,7 @@ def _contains_postgresql(element: TextContains, compiler: Any, **kw: Any) -> str
 
 
 def _rank(function: str, key: str, element: TextRank, compiler: Any, **kw: Any) -> str:
-    first, second = _bind(compiler, element.term, **kw), _bind(compiler, element.term, **kw)
+    first, second = compiler.process(element.term, **kw), compiler.process(element.term, **kw)
     return (f"coalesce((SELECT CASE WHEN {function}(s.query, {first}) > 0 THEN {RANK_QUERY} "
             f"WHEN {function}(s.answer, {second}) > 0 THEN {RANK_ANSWER} ELSE {RANK_OTHER} END "
             f"FROM {SEARCH_TABLE} AS s WHERE s.{key} = {compiler.process(element.pk, **kw)}), 0)")

@@ -282,10 +282,10 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     changed |= apply_imported(session, run, imported_evaluations(doc))
     if changed:
         session.flush()
+        store_run_text(session, [run.id])  # before queue rules read it (offer_run)
         refresh_run(session, run)
         promote_on_finish(session, run)
         offer_run(session, run)
-        store_run_text(session, [run.id])
     session.commit()
     return UpsertResult(
         run=run,
@@ -358,10 +358,10 @@ def finish_run(
     if changed:
         session.flush()
         ensure_answer_message(session, run)
+        store_run_text(session, [run.id])  # before queue rules read it (offer_run)
         refresh_run(session, run)
         promote_on_finish(session, run)
         offer_run(session, run)
-        store_run_text(session, [run.id])
     session.commit()
     return UpsertResult(run, "updated" if changed else "unchanged",
                         run.tool_call_count, run.failed_tool_call_count)

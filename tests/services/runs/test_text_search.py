@@ -223,3 +223,22 @@ def test_the_database_answers_from_the_index(session, world):
         plan = _plan(session, select(Run.id).where(search_index.TextMatch(Run.id, "disk 100%")))
         assert "Bitmap Index Scan on ix_run_search_text" in plan, plan
     session.rollback()
+
+
+def test_a_queue_rule_with_text_takes_a_new_run_that_holds_it(session, make):
+    """The queue rules read the index when a run arrives (runs/queue_fill.offer_run): the
+    run's row must be written before, or a new run would never match a text rule."""
+    from reviewapp.models import QueueItem
+    from reviewapp.services import review_queues
+
+    ws = make.workspace()
+    lead = make.actor(make.user(ws, role="lead"))
+    queue, added = review_queues.create_queue(session, lead, ws.id, "Checkout", {"q": "checkout"})
+    assert added == 0
+    holds = make.run(ws, "new-1", query="Why is checkout slow?")
+    make.run(ws, "new-2", query="Why is search slow?")
+    later = make.run(ws, "new-3", query="q", status="RUNNING")
+    runs.finish_run(session, SYSTEM, ws.id, "new-3", {"status": "SUCCESS", "answer": "the Checkout pods"})
+    session.commit()
+    assert sorted(session.scalars(select(QueueItem.run_pk).where(QueueItem.queue_id == queue.id))) == \
+        [holds.id, later.id]
