@@ -103,11 +103,13 @@ def _triage_item(self, run: Run, *, state: str = "new", assignee: User | None = 
                  opened_reason: str = "not_useful", fault_category: str | None = None,
                  note: str | None = None, created_at: Any = None, verdict: bool = True):
     """A triage item for ``run`` (direct insert); ``verdict`` also sets ``run.feedback =
-    not_useful`` as the feedback service would."""
+    not_useful`` as the feedback service would (through its one verdict write, which the
+    dashboard's roll-ups follow)."""
     from reviewapp.models import TriageItem
+    from reviewapp.services.feedback.verdict import store_verdict
 
     if verdict and opened_reason == "not_useful":
-        run.feedback = "not_useful"
+        store_verdict(self.session, run, "not_useful")
     item = TriageItem(workspace_id=run.workspace_id, run_pk=run.id, state=state,
                       opened_reason=opened_reason, fault_category=fault_category, note=note,
                       assignee_id=assignee.id if assignee else None)
@@ -126,6 +128,7 @@ def _feedback_row(self, run: Run, author: User, *, rating: str = "negative",
     the run's review-queue completion refreshed as the feedback service does. The
     target defaults to the run's first assistant message."""
     from reviewapp.models import Feedback, FeedbackEvent, Message
+    from reviewapp.services import rollups
     from reviewapp.services.queue_completion import refresh_run
 
     if target_id is None:
@@ -135,6 +138,8 @@ def _feedback_row(self, run: Run, author: User, *, rating: str = "negative",
             select(Message.id).where(Message.run_pk == run.id, Message.role == "assistant")
             .order_by(Message.ordinal).limit(1)
         ) or 0
+    if target_type == "tool_call":  # counted by the dashboard's roll-ups, as the service does
+        rollups.track(self.session, [run.id], rollups.Part.TOOL_FEEDBACK)
     row = Feedback(author_id=author.id, workspace_id=run.workspace_id, run_pk=run.id,
                    target_type=target_type, target_id=target_id, subject_key=subject_key,
                    rating=rating, reason=reason, comment=comment, correction=correction)

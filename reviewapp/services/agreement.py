@@ -43,6 +43,7 @@ from ..models import (
     Workspace,
 )
 from ..queries import scope_to_actor
+from . import rollups
 from .params import date_range_params, day_range, int_param, workspace_param
 
 DEFAULT_MIN_SHARED = 5
@@ -103,7 +104,7 @@ def run_time_conditions(ws_ids: list[int], date_from: date | None, date_to: date
                         ) -> list[Any]:
     """SQL conditions: the run is in ``ws_ids`` and its day (``started_at``, else
     ``created_at``; UTC) lies in the inclusive range."""
-    run_time = func.coalesce(Run.started_at, Run.created_at)
+    run_time = rollups.run_time()  # the one day rule (the dashboard's)
     conds: list[Any] = [Run.workspace_id.in_(ws_ids)]
     start, end = day_range(date_from, date_to)
     if start is not None:

@@ -36,6 +36,7 @@ from ..domain.alignment import (
     score_band,
 )
 from ..models import Run
+from . import rollups
 from .agreement import lead_workspaces, run_time_conditions
 from .params import choice_param, date_range_params, int_param, workspace_param
 
@@ -277,7 +278,7 @@ def _signal_report(row: SignalRow, counts: Mapping[Any, list[int]], threshold: i
 def _disagreements(session: Session, row: SignalRow, conds: list[Any], threshold: int,
                    limit: int) -> list[DisagreeingRun]:
     column = _column(row)
-    run_time = func.coalesce(Run.started_at, Run.created_at)
+    run_time = rollups.run_time()
     found = session.execute(
         select(Run.id, Run.run_id, column, Run.feedback, func.substr(Run.query, 1, QUERY_CHARS))
         .where(*conds, _disagreement_condition(row, threshold))
