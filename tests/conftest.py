@@ -129,6 +129,12 @@ def make(session) -> Factories:
 
 
 @pytest.fixture
+def ws(make):
+    """A fresh workspace (a module may define its own ``ws`` with other settings)."""
+    return make.workspace()
+
+
+@pytest.fixture
 def login(client):
     """``login(user)`` logs the test client in as ``user`` (password from the factory)."""
     from .factories import DEFAULT_PASSWORD

@@ -39,6 +39,10 @@ class Factories:
             self.session.commit()
         return ws
 
+    def token(self, workspace: Workspace, name: str = "agent") -> str:
+        """The secret of a new ingest token of ``workspace``."""
+        return admin.create_token(self.session, self.system, workspace.id, name).secret
+
     def user(self, workspace: Workspace | None = None, role: Role | str = Role.REVIEWER,
              username: str | None = None) -> User:
         n = next(_seq)

@@ -7,22 +7,15 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from reviewapp.actors import Actor
 from reviewapp.errors import FORBIDDEN_MESSAGE
 from reviewapp.models import Run
-from reviewapp.services import admin
 
 HUGE = 99999999999999999999  # > 2**64: overflows every SQL integer type
 
 
 @pytest.fixture
-def ws(make):
-    return make.workspace()
-
-
-@pytest.fixture
-def token(session, ws):
-    return admin.create_token(session, Actor.system_actor(), ws.id, "agent").secret
+def token(make, ws):
+    return make.token(ws)
 
 
 @pytest.fixture

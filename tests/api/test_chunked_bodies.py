@@ -16,9 +16,7 @@ from urllib.parse import urlparse
 import pytest
 from sqlalchemy import func, select
 
-from reviewapp.actors import Actor
 from reviewapp.models import Run
-from reviewapp.services import admin
 
 LIMIT = 4096  # bytes: a small MAX_CONTENT_LENGTH for this test
 
@@ -29,9 +27,8 @@ def app_config(app_config):
 
 
 @pytest.fixture
-def token(session, make):
-    ws = make.workspace("chunky")
-    return admin.create_token(session, Actor.system_actor(), ws.id, "agent").secret
+def token(make):
+    return make.token(make.workspace("chunky"))
 
 
 def _send_chunked(base: str, token: str, body: bytes, chunk: int = 1000) -> tuple[int, bytes]:

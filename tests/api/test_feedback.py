@@ -47,11 +47,6 @@ def put(client, target_type, target_id, subject=None, rating="positive", **extra
 
 
 @pytest.fixture
-def ws(make):
-    return make.workspace()
-
-
-@pytest.fixture
 def reviewer(make, ws):
     return make.user(ws)
 

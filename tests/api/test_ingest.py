@@ -13,13 +13,8 @@ from reviewapp.services import admin
 
 
 @pytest.fixture
-def ws(make):
-    return make.workspace()
-
-
-@pytest.fixture
-def token(session, ws):
-    return admin.create_token(session, Actor.system_actor(), ws.id, "agent").secret
+def token(make, ws):
+    return make.token(ws)
 
 
 def headers(secret: str) -> dict[str, str]:

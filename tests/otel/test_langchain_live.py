@@ -14,10 +14,8 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import ToolException, tool
 
-from reviewapp.actors import Actor
 from reviewapp.client import ReviewappClient
 from reviewapp.langchain_handler import ReviewappCallbackHandler
-from reviewapp.services import admin
 
 
 @tool
@@ -73,9 +71,8 @@ def agent(inputs: dict, config: RunnableConfig) -> dict:
 
 
 @pytest.fixture
-def token(session, make):
-    ws = make.workspace()
-    return admin.create_token(session, Actor.system_actor(), ws.id, "langchain").secret
+def token(make, ws):
+    return make.token(ws, "langchain")
 
 
 def test_langchain_agent_with_the_handler_makes_a_reviewable_run(live_server, token):

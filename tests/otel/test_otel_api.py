@@ -28,13 +28,8 @@ PATHS = ("/v1/traces", "/api/otel/v1/traces")
 
 
 @pytest.fixture
-def ws(make):
-    return make.workspace()
-
-
-@pytest.fixture
-def token(session, ws):
-    return admin.create_token(session, Actor.system_actor(), ws.id, "otel").secret
+def token(make, ws):
+    return make.token(ws, "otel")
 
 
 def span(span_id: str, name: str, *, parent: str | None = None, start: int = 0, end: int = 1,

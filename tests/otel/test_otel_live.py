@@ -10,9 +10,6 @@ import pytest
 import requests
 from opentelemetry.trace import Status, StatusCode
 
-from reviewapp.actors import Actor
-from reviewapp.services import admin
-
 from .otlp import RESOURCE, gzip_json, otlp_json, provider
 
 CITATIONS = [{"id": "c1", "title": "Runbook: checkout OOM", "source": "kb://runbooks/checkout",
@@ -22,9 +19,8 @@ CITATIONS = [{"id": "c1", "title": "Runbook: checkout OOM", "source": "kb://runb
 
 
 @pytest.fixture
-def token(session, make):
-    ws = make.workspace()
-    return admin.create_token(session, Actor.system_actor(), ws.id, "otel").secret
+def token(make, ws):
+    return make.token(ws, "otel")
 
 
 def genai_trace(tracer) -> str:

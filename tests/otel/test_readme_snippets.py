@@ -12,9 +12,7 @@ from langchain_core.runnables import RunnableLambda
 from sqlalchemy import select
 
 from reviewapp import REPO_ROOT
-from reviewapp.actors import Actor
 from reviewapp.models import DiagnosisSession, Run
-from reviewapp.services import admin
 
 from .test_langchain_live import agent
 
@@ -28,9 +26,8 @@ def snippet(name: str) -> str:
 
 
 @pytest.fixture
-def token(session, make):
-    ws = make.workspace()
-    return admin.create_token(session, Actor.system_actor(), ws.id, "readme").secret
+def token(make, ws):
+    return make.token(ws, "readme")
 
 
 def real(code: str, live_server: str, token: str) -> str:

@@ -31,11 +31,6 @@ def ev(call_id: str, event: str, run_id: str = "run-1", seconds: float | None = 
 
 
 @pytest.fixture
-def ws(make):
-    return make.workspace()
-
-
-@pytest.fixture
 def run(make, ws):
     return make.run(ws, "run-1", status="RUNNING", messages=[])
 

@@ -6,11 +6,6 @@ import pytest
 
 
 @pytest.fixture
-def ws(make):
-    return make.workspace()
-
-
-@pytest.fixture
 def reviewer(make, ws):
     return make.user(ws)
 

@@ -41,11 +41,6 @@ def count(session, model) -> int:
     return session.scalar(select(func.count()).select_from(model))
 
 
-@pytest.fixture
-def ws(make):
-    return make.workspace()
-
-
 def test_upsert_creates_then_reingest_is_unchanged(session, ws):
     first = upsert_run(session, SYSTEM, ws.id, "r1", doc())
     assert (first.result, first.tool_calls, first.failed_tool_calls) == ("created", 2, 1)
