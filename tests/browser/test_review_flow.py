@@ -79,7 +79,12 @@ def test_review_an_imported_tau_bench_run(new_page, demo_world, session):
     assert "incomplete" in restored.locator(".fb-status").inner_text()
     assert "Not useful" in page.locator(f"#run-{tau.id}-verdict").inner_text()
 
-    restored.locator('.thumb[data-rating="negative"]').click()  # the active thumb: delete
+    # The active thumb: delete. Awaited by its own answer before the reload, like the
+    # saves above (a "saved" mark is no proof that this request was answered).
+    with page.expect_response(lambda r: r.url.endswith("/delete")
+                              and r.request.method == "POST") as deleted:
+        restored.locator('.thumb[data-rating="negative"]').click()
+    assert deleted.value.status == 200
     page.locator(".answer .thumbs .fb-status .saved").wait_for()
     page.reload()
     assert page.locator('.answer .thumbs .thumb[aria-pressed="true"]').count() == 0
