@@ -407,3 +407,34 @@ def test_rebuild_is_for_the_system_or_an_admin_of_the_workspace(session, make):
     with pytest.raises(Forbidden):
         dashboard.rebuild(session, make.actor(admin))
     assert dashboard.rebuild(session, make.actor(admin), ws.id).run_rows == 0
+
+
+def test_a_leads_decision_and_a_dispute_move_the_verdict_counts(session, make):
+    """Issue 16's verdict paths (majority of N, a dispute withdrawing the verdict, the
+    lead's decision) all write through the one verdict write the roll-ups follow."""
+    from reviewapp.services import adjudication
+    from reviewapp.services import review_queues as rq
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann, bob = make.user(ws), make.user(ws)
+    run = make.run(ws, started_at="2026-11-20T10:00:00Z")
+    rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {}, reviewers_per_run=2)
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id,
+                                                     Message.role == "assistant"))
+
+    def verdicts():
+        board = shown(dashboard.build(session, make.actor(lead)))
+        assert board == expected(session, [ws.id])
+        return board["days"]["2026-11-20"]
+
+    for user in (ann, bob):
+        feedback.upsert_feedback(session, make.actor(user), "chat_message", answer, None,
+                                 "positive")
+    assert verdicts() == (1, 1, 0)  # (runs, useful, not useful): the majority of two
+    feedback.upsert_feedback(session, make.actor(bob), "chat_message", answer, None, "negative")
+    assert verdicts() == (1, 0, 0)  # a tie: the verdict is withdrawn, the lead decides
+    adjudication.decide(session, make.actor(lead), run.id, "not_useful")
+    assert verdicts() == (1, 0, 1)
+    adjudication.decide(session, make.actor(lead), run.id, "useful")
+    assert verdicts() == (1, 1, 0)
