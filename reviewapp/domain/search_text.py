@@ -30,6 +30,9 @@ SEPARATOR = "\x1f"
 MIN_INDEXED_CHARS = 3
 # A shorter term is looked for in this many runs, the newest of the list, without the index.
 SHORT_TERM_RUNS = 10_000
+# A term more runs than this hold is listed newest first instead of ranked (the rank
+# would be computed for every match); the page says so.
+RANKED_MATCHES = 1_000
 
 # Ranks of a matching run: the term in the question beats the term in the answer, which
 # beats a match only in the run id, the session id or a tool call. Higher is better.

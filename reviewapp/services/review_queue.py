@@ -84,7 +84,7 @@ def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
     for an ``after_run_pk`` that is not a run id (``after``).
     """
     after_run_pk = id_value(after_run_pk, "after", "must be a run's number")
-    filters = (filters or RunFilters()).validated()
+    filters = (filters or RunFilters()).validated().with_match_count(session)
     workspaces, _ = single_workspace(session, actor)
     todo = replace(filters, reviewed="not_mine")
     sort = order_of(filters)

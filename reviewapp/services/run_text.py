@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from .. import search_index
 from ..domain.search_text import (
+    RANKED_MATCHES,
     SHORT_TERM_RUNS,
     Snippet,
     fold,
@@ -53,13 +54,25 @@ def store_run_text(session: Session, run_pks: Iterable[int]) -> None:
         for pk, query, answer, run_id, session_id in runs])
 
 
-def text_condition(term: str, base: Any) -> Any:
+def many_matches(session: Session, term: str) -> bool:
+    """True when more than ``RANKED_MATCHES`` runs (of any workspace) hold the folded
+    ``term`` (one query reading at most that many index entries); False for a blank or
+    short term. Such a term is searched run by run in the list's order (``probe``) and
+    listed newest first, not ranked: ranking would read every match."""
+    if not term or is_short(term):
+        return False
+    return search_index.count_matches(session.connection(), term, RANKED_MATCHES + 1) > RANKED_MATCHES
+
+
+def text_condition(term: str, base: Any, *, probe: bool = False) -> Any:
     """The condition of the runs list for the folded ``term``: answered by the index for
-    a term of ``MIN_INDEXED_CHARS`` or more; a shorter one is looked for only in the
-    newest ``SHORT_TERM_RUNS`` runs of ``base`` (the list's statement without the text
-    filter), so its cost stays bounded whatever the number of runs."""
+    a term of ``MIN_INDEXED_CHARS`` or more — the matching runs read first, or with
+    ``probe`` (a term ``many_matches`` found common) the index asked run by run in the
+    list's order; a shorter term is looked for only in the newest ``SHORT_TERM_RUNS``
+    runs of ``base`` (the list's statement without the text filter), so its cost stays
+    bounded whatever the number of runs."""
     if not is_short(term):
-        return search_index.TextMatch(Run.id, term)
+        return (search_index.TextProbe if probe else search_index.TextMatch)(Run.id, term)
     newest = (base.with_only_columns(Run.id, maintain_column_froms=True)
               .order_by(Run.created_at.desc(), Run.id.desc()).limit(SHORT_TERM_RUNS))
     return Run.id.in_(newest.scalar_subquery()) & search_index.TextContains(Run.id, term)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from operator import attrgetter
 from typing import Any
@@ -14,7 +14,13 @@ from sqlalchemy import false as sa_false
 from sqlalchemy.orm import Session, aliased
 
 from ...actors import Actor, Role
-from ...domain.search_text import MIN_INDEXED_CHARS, SHORT_TERM_RUNS, Snippet, is_short, search_term
+from ...domain.search_text import (
+    MIN_INDEXED_CHARS,
+    SHORT_TERM_RUNS,
+    Snippet,
+    is_short,
+    search_term,
+)
 from ...domain.search_text import rank as search_rank
 from ...domain.verdicts import VERDICTS as VERDICT_REGISTRY
 from ...domain.verdicts import VERIFIER_VERDICTS as VERIFIER_VERDICT_REGISTRY
@@ -38,12 +44,12 @@ from ...queries import (
     runs_of_workspace_visible_to,
     runs_visible_to,
 )
-from .. import keyset
+from .. import keyset, run_text
 from ..access import WorkspaceRole, roles_of
 from ..blind import blind_condition
 from ..keyset import SortKey, SortOrder
 from ..params import choice_param, int_param, text_param, workspace_param
-from ..run_text import snippets, text_condition, text_rank
+from ..run_text import many_matches, snippets, text_condition, text_rank
 
 _ID_DESC = SortKey(Run.id, True, attrgetter("id"))
 _ID_ASC = SortKey(Run.id, False, attrgetter("id"))
@@ -82,12 +88,13 @@ def order_of(filters: RunFilters) -> SortOrder:
     """The sort order of ``filters``: a row of ``SORT_TABLE``, or for ``relevance`` with a
     search term the rank of the match (never NULL; computed from the index row, the same
     rule as ``domain.search_text.rank`` on the run's own text), then newest, then id.
-    ``relevance`` without a term is ``newest``."""
+    ``relevance`` without a term, or for a term that very many runs hold
+    (``many_matches``), is ``newest``."""
     term = search_term(filters.q)
     if filters.sort != RELEVANCE:
         return SORT_TABLE[filters.sort]
     newest = SORT_TABLE["newest"]
-    if not term:
+    if not term or filters.many_matches:
         return SortOrder(RELEVANCE, SORTS[RELEVANCE], newest.keys)
     return SortOrder(RELEVANCE, SORTS[RELEVANCE], (
         SortKey(text_rank(term), True, lambda run: _rank_of(run, term)), *newest.keys))
@@ -145,6 +152,9 @@ class RunFilters:
     sort: str = "newest"
     failed_calls: str | None = None
     workspace_slug: str | None = None
+    # Set by the services, never from parameters (``with_match_count``): more than
+    # ``RANKED_MATCHES`` runs hold ``q``, so it is searched run by run and not ranked.
+    many_matches: bool = False
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> RunFilters:
@@ -216,6 +226,11 @@ class RunFilters:
         if self.outcome is not None and len(self.outcome) > 32:
             raise ValidationFailed("outcome", "at most 32 characters")
         return self
+
+    def with_match_count(self, session: Session) -> RunFilters:
+        """This value with ``many_matches`` set from the index (``run_text.many_matches``:
+        one query reading at most ``RANKED_MATCHES`` + 1 entries; none without ``q``)."""
+        return replace(self, many_matches=many_matches(session, search_term(self.q)))
 
     @property
     def default_sort(self) -> str:
@@ -332,7 +347,7 @@ def _narrowed(stmt: Select[Any], actor: Actor, filters: RunFilters) -> Select[An
         stmt = stmt.where(Run.failed_tool_call_count > 0)
     term = search_term(filters.q)
     if term:  # through the full-text index (services.run_text, SPEC 8)
-        stmt = stmt.where(text_condition(term, stmt))
+        stmt = stmt.where(text_condition(term, stmt, probe=filters.many_matches))
     return stmt
 
 
@@ -433,6 +448,9 @@ class RunPage:
 
 
 def _search_note(filters: RunFilters) -> str | None:
+    if filters.many_matches and filters.sort == RELEVANCE:
+        return (f"More than {run_text.RANKED_MATCHES:,} runs hold this term: newest first instead of "
+                "best match.")
     if not is_short(search_term(filters.q)):
         return None
     return (f"Terms shorter than {MIN_INDEXED_CHARS} characters are looked for in the newest "
@@ -454,7 +472,7 @@ def list_runs(
     previous page's cursor and the number of runs before this page).
     Raises ``ValidationFailed`` for a bad filter (naming it) or a malformed cursor.
     """
-    filters = (filters or RunFilters()).validated()
+    filters = (filters or RunFilters()).validated().with_match_count(session)
     if not 1 <= limit <= 500:
         raise ValidationFailed("limit", "must be 1-500")
     workspaces, only = single_workspace(session, actor)
@@ -497,6 +515,7 @@ def neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,
     their workspaces looks up the nearest run in each workspace they belong to (a
     correlated one-row index range per membership) and keeps the nearest of those, so
     the workspace index gives the order however many workspaces there are (issue 18)."""
+    filters = filters.with_match_count(session)  # the list's order for a common term
     order = order_of(filters)
     per_membership = (actor.is_user and only is None and filters.workspace_id is None
                       and not filters.workspace_slug)

@@ -242,3 +242,26 @@ def test_a_queue_rule_with_text_takes_a_new_run_that_holds_it(session, make):
     session.commit()
     assert sorted(session.scalars(select(QueueItem.run_pk).where(QueueItem.queue_id == queue.id))) == \
         [holds.id, later.id]
+
+
+def test_a_term_many_runs_hold_is_listed_newest_first_and_found_run_by_run(session, make, monkeypatch):
+    """Above ``RANKED_MATCHES`` runs the rank would be computed for every match: such a
+    term is listed newest first (the page says so) and still finds exactly its runs."""
+    ws = make.workspace()
+    actor = make.actor(make.user(ws))
+    in_query = make.run(ws, "m1", query="checkout down", answer="a")
+    in_answer = make.run(ws, "m2", query="q", answer="checkout again")
+    make.run(ws, "m3", query="nothing", answer="nothing")
+    in_call = make.run(ws, "m4", query="q", answer="a", tool_calls=[
+        {"id": "mc-1", "tool_name": "checkout_status", "status": "completed"}])
+    session.commit()
+    assert _found(session, actor, "checkout") == [in_query.id, in_answer.id, in_call.id]
+    monkeypatch.setattr(run_text, "RANKED_MATCHES", 2)
+    page = runs.list_runs(session, actor, limit=2, filters=RunFilters.from_params({"q": "checkout"}))
+    assert [r.id for r in page.runs] == [in_call.id, in_answer.id]
+    assert page.search_note == "More than 2 runs hold this term: newest first instead of best match."
+    rest = runs.list_runs(session, actor, limit=2, cursor=page.next_cursor,
+                          filters=RunFilters.from_params({"q": "checkout"}))
+    assert [r.id for r in rest.runs] == [in_query.id] and rest.next_cursor is None
+    monkeypatch.setattr(run_text, "RANKED_MATCHES", 3)  # exactly 3 holders: still ranked
+    assert _found(session, actor, "checkout") == [in_query.id, in_answer.id, in_call.id]
