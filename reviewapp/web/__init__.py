@@ -9,6 +9,7 @@ from flask import Flask
 from ..extensions import login_manager
 from . import (
     account,
+    adjudication,
     admin,
     auth,
     body_limit,
@@ -28,8 +29,8 @@ from . import (
 def init_app(app: Flask) -> None:
     """Register the HTML blueprints, error handlers, request hooks and template helpers."""
     app.url_map.converters["agent_id"] = runs.AgentIdConverter
-    for module in (auth, account, runs, feedback, queue, triage, cases, exports, dashboard,
-                   admin):
+    for module in (auth, account, runs, feedback, queue, triage, adjudication, cases, exports,
+                   dashboard, admin):
         app.register_blueprint(module.bp)
 
     login_manager.login_view = "auth.login"

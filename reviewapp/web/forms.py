@@ -208,3 +208,12 @@ class PasswordChangeForm(FlaskForm):
     current_password = PasswordField("Current password", validators=[DataRequired(), Length(max=200)])
     new_password = PasswordField("New password", validators=[DataRequired(), Length(min=8, max=200)])
     confirm = PasswordField("New password again", validators=[DataRequired(), Length(max=200)])
+
+
+class DecisionForm(FlaskForm):
+    """A lead's decision on a disputed run (issue 16): the verdict and an optional note;
+    the adjudication service validates both (naming the field)."""
+
+    verdict = StringField("Verdict")
+    note = TextAreaField("Note")
+    next = HiddenField()

@@ -167,6 +167,19 @@ def _case_run(w: World, caller: str) -> int:
 Builder = Callable[[World, str], tuple[Req, Req | None]]
 
 
+def _disputed(w: World) -> int:
+    """A run of A in a queue with two reviewers per run (a lead may decide it)."""
+    from reviewapp.services import review_queues
+
+    w.session.rollback()
+    run = w.make.run(w.ws_a, w.fresh("disputed"))
+    queue, _ = review_queues.create_queue(w.session, Actor.system_actor(), w.ws_a.id,
+                                          w.fresh("pairs"), {"q": "no-run-matches-this"},
+                                          reviewers_per_run=2)
+    review_queues.add_runs(w.session, Actor.system_actor(), queue.id, [run.id])
+    return run.id
+
+
 def _get(path: Callable[[World, Any], str], missing: Any = MISSING) -> Builder:
     def build(w: World, caller: str) -> tuple[Req, Req | None]:
         return Req("GET", path(w, None)), (None if missing is None else Req("GET", path(w, missing)))
@@ -251,6 +264,10 @@ BUILDERS: dict[str, Builder] = {
     "runs.by_id GET": _get(lambda w, m: f"/runs/by-id/{'run-missing' if m else w.run.run_id}"),
     "runs.tool_call GET": _get(lambda w, m: f"/runs/{m or w.run.id}/tool-calls/{w.call_id}"),
     "runs.verdict GET": _get(lambda w, m: f"/runs/{m or w.run.id}/verdict"),
+    "adjudication.index GET": _get(lambda w, m: f"/adjudication/?workspace={m or w.ws_a.id}"),
+    "adjudication.decide POST": lambda w, c: (
+        Req("POST", f"/adjudication/runs/{_disputed(w)}/decide", {"verdict": "useful"}),
+        Req("POST", f"/adjudication/runs/{MISSING}/decide", {"verdict": "useful"})),
     "queue.next_run GET": _get(lambda w, m: f"/queue?after={m or w.run.id}"),
     "queue.progress GET": _get(lambda w, m: "/queue/progress", None),
     "cases.index GET": _get(lambda w, m: "/cases/", None),
@@ -403,6 +420,10 @@ EXPECTED: dict[str, dict[str, str]] = {
     "runs.by_id GET": html((SEE_OTHER,) * 3, ALL_HIDDEN),
     "runs.tool_call GET": html(READ_A, ALL_HIDDEN),
     "runs.verdict GET": html(READ_A, ALL_HIDDEN),
+    # Leads and admins of A; a reviewer is lead nowhere (403); B's leads get 403 for
+    # A's workspace and A's run alike, as for missing ones.
+    "adjudication.index GET": html(LEAD_A, (DENIED, HIDDEN, HIDDEN)),
+    "adjudication.decide POST": html(LEAD_POST_A, ALL_HIDDEN),
     "queue.next_run GET": html((SEE_OTHER,) * 3, ALL_HIDDEN),
     "queue.progress GET": html(READ_A, (OK, OK, OK)),
     "cases.index GET": html(READ_A, (OK, OK, OK)),

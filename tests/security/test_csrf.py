@@ -145,6 +145,18 @@ class Site:
         self.session.rollback()
         return self.make.run(self.ws).id
 
+    def multi_reviewer_run(self) -> int:
+        """A fresh run in a queue with two reviewers per run (a lead may decide it)."""
+        from reviewapp.services import review_queues
+
+        self.session.rollback()
+        run = self.make.run(self.ws)
+        queue, _ = review_queues.create_queue(
+            self.session, Actor.system_actor(), self.ws.id, f"pairs-{self.fresh()}",
+            {"q": "no-run-matches-this"}, reviewers_per_run=2)
+        review_queues.add_runs(self.session, Actor.system_actor(), queue.id, [run.id])
+        return run.id
+
 
 # (method, url, form data or JSON body) of a valid request by the admin; built fresh
 # each time because a successful one uses its target up (versions, deleted rows ...).
@@ -153,6 +165,8 @@ BUILDERS: dict[str, Callable[[Site], Request]] = {
     "account.password POST": lambda s: ("POST", "/account/password", {
         "current_password": DEFAULT_PASSWORD, "new_password": "another-pass-1",
         "confirm": "another-pass-1"}),
+    "adjudication.decide POST": lambda s: ("POST", f"/adjudication/runs/{s.multi_reviewer_run()}/decide",
+                                           {"verdict": "not_useful", "note": "decided"}),
     "admin.add_member POST": lambda s: ("POST", f"/admin/{s.ws.id}/members/add", {
         "username": s.outsider(), "role": "reviewer"}),
     "admin.new_account POST": lambda s: ("POST", f"/admin/{s.ws.id}/members/new", {

@@ -25,6 +25,7 @@ from ...models import (
     TargetType,
     ToolCall,
     User,
+    VerdictDecision,
 )
 from ...queries import get_triage_item_for, on_earlier_version
 from ..admin.settings import categories_of
@@ -64,6 +65,17 @@ class HistoryEntry:
 
 
 @dataclass(frozen=True)
+class DecisionEntry:
+    """A lead's decision on the run's verdict (issue 16 adjudication), a record apart
+    from the ratings: when (UTC), who, the verdict, the note."""
+
+    at: datetime
+    lead: str
+    verdict: str
+    note: str | None
+
+
+@dataclass(frozen=True)
 class TriageDetail:
     """Everything the item page shows: the queue row, the run (messages, steps, report
     loaded), every reviewer's ratings, the feedback history, the proposed triage
@@ -81,6 +93,7 @@ class TriageDetail:
     case: Case | None
     item_events: list[ItemEvent]
     disliked_tools: tuple[tuple[str, int], ...] = ()
+    decisions: tuple[DecisionEntry, ...] = ()  # the run's verdict decisions, oldest first
 
 
 def _target_labels(run: Run, tool_names: Mapping[str, str]) -> dict[tuple[str, int, str], str]:
@@ -171,9 +184,15 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
         select(Case).where(Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id,
                            Case.withdrawn_at.is_(None))
     ).one_or_none()
+    decisions = tuple(DecisionEntry(d.created_at, username or "(deleted user)", d.verdict, d.note)
+                      for d, username in session.execute(
+                          select(VerdictDecision, User.username)
+                          .outerjoin(User, User.id == VerdictDecision.decided_by)
+                          .where(VerdictDecision.run_pk == run.id)
+                          .order_by(VerdictDecision.id)))
     return TriageDetail(row, run, ratings, history, suggest_triage_category(facts),
                         categories_of(session, item.workspace_id).codes(), case, item_history(session, item.id),
-                        _disliked_tools(ratings, tool_names))
+                        _disliked_tools(ratings, tool_names), decisions)
 
 
 def _disliked_tools(ratings: list[RatingView], tool_names: Mapping[str, str]

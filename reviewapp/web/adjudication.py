@@ -1,0 +1,40 @@
+"""Adjudication pages (issue 16): the lead's list of disputed runs, every reviewer's
+judgement side by side, and the decision form. Thin: ``services.adjudication`` holds
+the rules and the access checks."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, render_template, request, url_for
+from flask_login import login_required
+
+from ..domain.verdicts import VERDICTS
+from ..extensions import db
+from ..services import adjudication
+from .auth import current_actor
+from .forms import DecisionForm
+from .responses import see_other
+
+bp = Blueprint("adjudication", __name__, url_prefix="/adjudication")
+
+
+@bp.get("/")
+@login_required
+def index() -> str:
+    """Disputed runs of the workspaces the user leads (filters: workspace, queue)."""
+    page = adjudication.disputed(db.session, current_actor(),
+                                 adjudication.AdjudicationFilters.from_params(request.args))
+    return render_template("adjudication/index.html", page=page, form=DecisionForm(),
+                           verdicts=VERDICTS, here=request.full_path.rstrip("?"))
+
+
+@bp.post("/runs/<int:run_pk>/decide")
+@login_required
+def decide(run_pk: int) -> Response:
+    """Record the lead's decision; back to the list (or ``next``) with a message."""
+    form = DecisionForm()
+    result = adjudication.decide(db.session, current_actor(), run_pk, form.verdict.data or None,
+                                 form.note.data)
+    label = VERDICTS.label(result.verdict)
+    case = f"; its case: {result.case_id}" if result.case_id else ""
+    return see_other(f"Decision saved: the run is {label.lower()}{case}.",
+                     form.next.data or url_for("adjudication.index"))

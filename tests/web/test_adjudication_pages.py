@@ -1,0 +1,76 @@
+"""The adjudication page (issue 16): a lead sees each disputed run with every reviewer's
+rating, reason, comment and correction side by side, decides, and the verdict follows;
+reviewers and leads of another workspace are refused."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from reviewapp.actors import Role
+from reviewapp.models import Message, Run, VerdictDecision
+from reviewapp.services import feedback
+from reviewapp.services import review_queues as rq
+
+
+@pytest.fixture
+def site(make, session):
+    ws = make.workspace(name="Payments")
+    lead = make.user(ws, Role.LEAD, username="lead-one")
+    ann, bob = make.user(ws, username="ann"), make.user(ws, username="bob")
+    run = make.run(ws, query="Why did checkout fail?")
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Checkout pairs", {},
+                               reviewers_per_run=2, blind=True)
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id,
+                                                     Message.role == "assistant"))
+    feedback.upsert_feedback(session, make.actor(ann), "chat_message", answer, None, "positive",
+                             comment="Matches the incident <b>log</b>")
+    feedback.upsert_feedback(session, make.actor(bob), "chat_message", answer, None, "negative",
+                             reason="incorrect", correction="The card processor timed out")
+    other = make.workspace()
+    return type("Site", (), dict(ws=ws, lead=lead, ann=ann, run=run, queue=queue,
+                                 other_lead=make.user(other, Role.LEAD, username="lead-two")))
+
+
+def test_lead_sees_the_dispute_side_by_side_and_decides(client, login, site, session):
+    login(site.lead)
+    page = client.get("/adjudication/").get_data(as_text=True)
+    assert "Why did checkout fail?" in page and "Checkout pairs" in page
+    for text in ("ann", "bob", "incorrect", "The card processor timed out",
+                 "Matches the incident &lt;b&gt;log&lt;/b&gt;", "1 helpful, 1 not helpful"):
+        assert text in page, text
+    assert "<b>log</b>" not in page
+    response = client.post(f"/adjudication/runs/{site.run.id}/decide",
+                           data={"verdict": "not_useful", "note": "Processor timeout"})
+    assert response.status_code == 303
+    session.rollback()
+    assert session.get(Run, site.run.id).feedback == "not_useful"
+    assert session.scalars(select(VerdictDecision.note)).all() == ["Processor timeout"]
+    after = client.get("/adjudication/").get_data(as_text=True)
+    assert "No disputed runs." in after and "Processor timeout" in after
+
+
+def test_a_bad_verdict_is_400_naming_the_field(client, login, site, session):
+    login(site.lead)
+    response = client.post(f"/adjudication/runs/{site.run.id}/decide", data={"verdict": "meh"})
+    assert response.status_code == 400 and "verdict" in response.get_data(as_text=True)
+    session.rollback()
+    assert session.get(Run, site.run.id).feedback is None
+
+
+def test_reviewers_and_other_workspaces_are_refused(client, login, site, session):
+    login(site.ann)
+    assert client.get("/adjudication/").status_code == 403
+    assert client.post(f"/adjudication/runs/{site.run.id}/decide",
+                       data={"verdict": "useful"}).status_code == 403
+    client.post("/logout")
+    login(site.other_lead)
+    page = client.get("/adjudication/").get_data(as_text=True)
+    assert "Why did checkout fail?" not in page and "No disputed runs." in page
+    assert client.get(f"/adjudication/?workspace={site.ws.id}").status_code == 403
+    assert client.get(f"/adjudication/?queue={site.queue.id}").status_code == 403
+    assert client.post(f"/adjudication/runs/{site.run.id}/decide",
+                       data={"verdict": "useful"}).status_code == 403
+    session.rollback()
+    assert session.get(Run, site.run.id).feedback is None
+    assert session.scalars(select(VerdictDecision)).all() == []
