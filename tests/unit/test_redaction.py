@@ -321,3 +321,50 @@ def test_the_app_secret_keys_the_digest_of_a_redacted_id(monkeypatch):
     assert redact_key(key).endswith("~" + digest(b"two"))
     secret_scan.configure({})
     assert redact_key(key).endswith("~" + digest(b""))
+
+
+def test_a_bearer_token_of_24_letters_is_a_token_and_a_shorter_word_prose():
+    letters24 = "abcdefghijklmnopqrstuvwx"
+    assert redact_text(f"Authorization: Bearer {letters24}") == f"Authorization: Bearer {REDACTED}"
+    assert redact_text("uses Bearer authentication") == "uses Bearer authentication"
+
+
+def test_basic_credentials_whose_base64_lost_its_padding_are_found():
+    # base64("user:pw") = "dXNlcjpwdw==": sent without its "==" it still decodes.
+    assert redact_text("Authorization: Basic dXNlcjpwdw") == f"Authorization: Basic {REDACTED}"
+
+
+def test_lone_surrogates_and_nul_separated_texts_pass_through():
+    assert redact_text("a\ud800b") == "a\ud800b"
+    assert redact(["x\x00y", f"k {GH_TOKEN}", ["plain"], ("t",)]) == [
+        "x\x00y", f"k {REDACTED}", ["plain"], ["t"]]
+
+
+def test_every_evaluation_of_a_run_document_is_redacted():
+    doc = {"run_id": "r1", **{name: {"note": f"see {GH_TOKEN}"} for name in (
+        "alert", "external_outcome_detail", "verifier_evaluation", "aiops_rule_evaluation",
+        "self_evaluation", "orchestration_trace")}}
+    out = redact_run_document(doc)
+    assert GH_TOKEN[4:] not in json.dumps(out)
+    assert out["aiops_rule_evaluation"] == {"note": f"see {REDACTED}"}
+
+
+def test_iter_strings_yields_every_string_and_key():
+    assert list(redaction.iter_strings({"a": ["b", ("c", 1)], 2: {"d": None}})) == [
+        "a", "b", "c", "2", "d"]
+
+
+def test_a_redactor_built_with_a_key_digests_like_one_keyed_later():
+    plain = Redactor(secret_scan._Pattern)
+    assert Redactor(secret_scan._Pattern, id_key=b"k").key(f"id-{GH_TOKEN}") == (
+        plain.with_id_key(b"k").key(f"id-{GH_TOKEN}"))
+    assert plain.key(f"id-{GH_TOKEN}") != plain.with_id_key(b"k").key(f"id-{GH_TOKEN}")
+
+
+def test_rules_and_summaries_cannot_be_changed():
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        RULES[0].pattern = "x"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        redaction.cut("x").text = "y"
