@@ -26,7 +26,7 @@ from datetime import datetime
 from operator import attrgetter, itemgetter
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import func, literal, or_, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from ..actors import Actor, Role
@@ -36,12 +36,13 @@ from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import Case, DiagnosticReport, Run, SourceType, ToolCall, Workspace
 from ..models.base import utcnow
 from ..models.cases import new_case_id
-from ..queries import get_case_for, get_run_for, insert_for, scope_to_actor
+from ..queries import capped_count, get_case_for, get_run_for, insert_for, scope_to_actor
 from . import keyset
 from .admin.settings import categories_of
 from .blind import blind_condition, is_blind
 from .keyset import SortKey, SortOrder
 from .params import id_value, text_param, workspace_param
+from .runs.listing import COUNT_CAP
 from .secret_scan import redact_typed
 
 TITLE_MAX = 200
@@ -132,7 +133,7 @@ class CaseRow:
 
 @dataclass(frozen=True)
 class CasePage:
-    """A page of cases (newest first), the next cursor, the filtered total, the
+    """A page of cases (newest first), the next cursor, the filtered total (capped), the
     workspaces (id, name) the actor can read, and whether the actor may edit in any."""
 
     rows: list[CaseRow]
@@ -141,6 +142,8 @@ class CasePage:
     workspaces: list[tuple[int, str]]
     filters: CaseFilters
     can_edit: bool
+    # ``total`` stopped at the cap ("10,000+"): counting costs at most the cap.
+    total_capped: bool = False
 
 
 def _workspaces(session: Session, actor: Actor, role: Role) -> list[tuple[int, str]]:
@@ -165,11 +168,12 @@ def not_blind_case(actor: Actor) -> Any:
 
 def list_cases(
     session: Session, actor: Actor, filters: CaseFilters | None = None, *,
-    limit: int = 50, cursor: str | None = None,
+    limit: int = 50, cursor: str | None = None, count_cap: int = COUNT_CAP,
 ) -> CasePage:
     """Search the cases of the actor's workspaces, newest first, keyset-paginated on
-    (created_at, case_id). Raises ``Forbidden`` when the actor belongs to no workspace,
-    ``ValidationFailed`` for a malformed cursor."""
+    (created_at, case_id); ``total`` counts up to ``count_cap`` (then ``total_capped``:
+    the page says "10,000+"). Raises ``Forbidden`` when the actor belongs to no
+    workspace, ``ValidationFailed`` for a malformed cursor."""
     filters = filters or CaseFilters()
     workspaces = _workspaces(session, actor, Role.REVIEWER)
     if not workspaces:
@@ -177,19 +181,26 @@ def list_cases(
     limit = max(1, min(int(limit), 500))
     # Blind review: the case of a run that is blind for the actor is not shown.
     conds = [*case_conditions(filters), not_blind_case(actor)]
-    base = scope_to_actor(select(Case.case_id), actor, Case.workspace_id, Role.REVIEWER)
-    total = session.scalar(select(func.count()).select_from(base.where(*conds).subquery())) or 0
-    stmt = scope_to_actor(
-        select(Case, Run.run_id, Workspace.name)
-        .join(Workspace, Workspace.id == Case.workspace_id)
-        .outerjoin(Run, Run.id == Case.run_pk),
-        actor, Case.workspace_id, Role.REVIEWER,
-    ).where(*conds)
-    records, next_cursor = keyset.page(session, stmt, CASE_ORDER, cursor, limit,
-                                       last=itemgetter(0))
+    rows = (select(Case, Run.run_id, Workspace.name)
+            .join(Workspace, Workspace.id == Case.workspace_id)
+            .outerjoin(Run, Run.id == Case.run_pk))
+    # One range of the (workspace_id, created_at, case_id) index per workspace, merged
+    # (keyset.ordered), unless a workspace is picked: a member of two workspaces no
+    # longer has every case checked and sorted (issue 18).
+    ids = ([filters.workspace_id] if filters.workspace_id is not None
+           else [ws_id for ws_id, _ in workspaces])
+
+    def per_workspace(stmt: Any) -> list[Any]:
+        return [scope_to_actor(stmt.where(Case.workspace_id == ws_id), actor, literal(ws_id),
+                               Role.REVIEWER).where(*conds) for ws_id in ids]
+
+    stmts = per_workspace(rows)
+    total, total_capped = capped_count(session, per_workspace(select(Case.case_id)), count_cap)
+    records, next_cursor = keyset.page(session, stmts, CASE_ORDER, cursor, limit,
+                                       last=itemgetter(0), rows=rows)
     can_edit = bool(_workspaces(session, actor, Role.LEAD))
     return CasePage([CaseRow(c, run_id, ws) for c, run_id, ws in records], next_cursor,
-                    int(total), workspaces, filters, can_edit)
+                    total, workspaces, filters, can_edit, total_capped)
 
 
 # --------------------------------------------------------------------------- proposals

@@ -103,7 +103,7 @@ def _bound(value: Any, kind: type) -> Any:
 
 
 def ordered(stmts: Select[Any] | Sequence[Select[Any]], order: SortOrder, limit: int, *,
-            reverse: bool = False) -> Select[Any]:
+            reverse: bool = False, rows: Select[Any] | None = None) -> Select[Any]:
     """The first ``limit`` rows of ``stmts`` in ``order`` (``reverse``: the opposite way).
 
     ``stmts`` is one statement, or several selecting the same entity over disjoint row
@@ -111,7 +111,9 @@ def ordered(stmts: Select[Any] | Sequence[Select[Any]], order: SortOrder, limit:
     ``limit`` rows — an index range when an index gives the order within it — and the
     ranges are merged by the keys (UNION ALL, then ORDER BY ... LIMIT over at most
     ``limit`` x the number of statements rows). The merged statement joins back to the
-    entity on the order's last key (its unique id), so it yields the same records."""
+    entity on the order's last key (its unique id), so it yields the same records; a
+    statement of several entities (joins) passes ``rows``, the same select without the
+    conditions, which the merged ids then pick from."""
     if isinstance(stmts, Select):
         stmts = [stmts]
     if len(stmts) == 1:
@@ -125,28 +127,31 @@ def ordered(stmts: Select[Any] | Sequence[Select[Any]], order: SortOrder, limit:
     merged = union_all(*arms).subquery()
     merge_order = [merged.c[f"k{j}"].desc() if key.descending != reverse
                    else merged.c[f"k{j}"].asc() for j, key in enumerate(order.keys)]
+    on = order.keys[-1].expression == merged.c[f"k{len(order.keys) - 1}"]
+    if rows is not None:
+        return rows.join(merged, on).order_by(*merge_order).limit(limit)
     first = stmts[0]
     entity = first.column_descriptions[0]["entity"]
     return (select(*[d["expr"] for d in first.column_descriptions]).select_from(merged)
-            .join(entity, order.keys[-1].expression == merged.c[f"k{len(order.keys) - 1}"])
+            .join(entity, on)
             .order_by(*merge_order).limit(limit))
 
 
 def page(session: Session, stmt: Select[Any] | Sequence[Select[Any]], order: SortOrder,
          cursor: str | None,
          limit: int, *, last: Callable[[Any], Any] = lambda record: record,
-         scalars: bool = False) -> tuple[list[Any], str | None]:
+         scalars: bool = False, rows: Select[Any] | None = None) -> tuple[list[Any], str | None]:
     """One page of ``stmt`` in ``order`` after ``cursor`` (``None``: the first page):
     (records, the next page's cursor or ``None`` on the last page). ``scalars`` reads
     the first column only (ORM objects); ``last`` picks the row the keys are read from
     out of a record. ``stmt`` may be several statements over disjoint rows (one per
-    workspace): they are merged (``ordered``). One query. Raises ``ValidationFailed`` for
+    workspace): they are merged (``ordered``, which takes ``rows``). One query. Raises ``ValidationFailed`` for
     a bad cursor."""
     stmts = [stmt] if isinstance(stmt, Select) else list(stmt)
     if cursor:
         after = order.decode(cursor)
         stmts = [s.where(after) for s in stmts]
-    stmt = ordered(stmts, order, limit + 1)
+    stmt = ordered(stmts, order, limit + 1, rows=rows)
     records = list(session.scalars(stmt)) if scalars else session.execute(stmt).all()
     if len(records) <= limit:
         return records, None

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from reviewapp.actors import Role
 from reviewapp.errors import Conflict, Forbidden, ValidationFailed
-from reviewapp.models import Case
+from reviewapp.models import Case, Membership
 from reviewapp.services import cases
 from reviewapp.services.cases import CaseFilters
 
@@ -63,6 +63,37 @@ def test_case_list_keyset_pagination_with_equal_timestamps(session, make):
     assert seen == sorted((c.case_id for c in made), reverse=True)
     with pytest.raises(ValidationFailed):
         cases.list_cases(session, make.actor(reader), cursor="@@@")
+
+
+def test_case_list_of_two_workspaces_merges_their_ranges_newest_first(session, make):
+    """Issue 18: a member of two workspaces reads one index range per workspace, merged:
+    pages of two interleave the workspaces by time, equal times by case id, none lost."""
+    a, b, c = make.workspace(), make.workspace(), make.workspace()
+    reader = make.user(a)
+    session.add(Membership(user_id=reader.id, workspace_id=b.id, role=Role.LEAD.value))
+    session.commit()
+    made = {}
+    for name, ws, minutes in (("a0", a, 0), ("b1", b, 1), ("a2", a, 2), ("b3", b, 3),
+                              ("a4", a, 4), ("b4", b, 4), ("c5", c, 5)):
+        made[name] = make.case(ws, title=name, created_at=T0 + timedelta(minutes=minutes))
+    tie = sorted(("a4", "b4"), key=lambda n: made[n].case_id, reverse=True)
+    seen, cursor = [], None
+    while True:
+        page = cases.list_cases(session, make.actor(reader), limit=2, cursor=cursor)
+        seen.extend(_titles(page))
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    assert seen == [*tie, "b3", "a2", "b1", "a0"]  # c5: not a workspace of the reader
+    assert _titles(cases.list_cases(session, make.actor(reader),
+                                    CaseFilters(workspace_id=b.id))) == ["b4", "b3", "b1"]
+    assert _titles(cases.list_cases(session, make.actor(reader),
+                                    CaseFilters(workspace_id=c.id))) == []
+    # The count stops at the cap: 6 cases visible (a0 .. b4).
+    full = cases.list_cases(session, make.actor(reader), count_cap=6)
+    assert (full.total, full.total_capped) == (6, False)
+    capped = cases.list_cases(session, make.actor(reader), count_cap=5)
+    assert (capped.total, capped.total_capped) == (5, True)
 
 
 def test_member_of_a_sees_no_case_of_b(session, make):
