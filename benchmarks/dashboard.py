@@ -266,6 +266,7 @@ def main() -> int:
                     (s50, s95), (l50, l95) = measure(clients, path, args.repeat)
                     lines.append(f"| {label} | dashboard, {what} | {s50:.1f} / {s95:.1f} | "
                                  f"{l50:.1f} / {l95:.1f} | {l50 / s50:.2f} |")
+                    print(lines[-1], flush=True)  # a later failure keeps what was measured
         finally:
             for _, _, names in targets:
                 for name in names:

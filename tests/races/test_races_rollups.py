@@ -1,0 +1,95 @@
+"""The dashboard's roll-ups under concurrent writers (issue 18), through HTTP on two
+gunicorn processes (SQLite in WAL mode, or PostgreSQL with ``REVIEWAPP_TEST_DB_URL``):
+ratings of one tool call and of the answer by three reviewers, a re-sent run document
+that moves the run to another day, and tool events failing and adding calls, all at
+once, ``REPS`` times. Afterwards the roll-ups the writers kept with their deltas equal
+the ones rebuilt from the rows, and a run's figures are where its final day is."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from datetime import date
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from reviewapp.actors import Actor
+from reviewapp.extensions import db
+from reviewapp.models import Message, RunDayCount, ToolDayCount, Workspace
+from reviewapp.services import dashboard
+
+from ..factories import Factories
+from .servers import fire
+from .world import REPS, World, no_5xx, serving_world
+
+_seq = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    yield from serving_world(tmp_path_factory, "rollups")
+
+
+def _rollups(session: Any) -> tuple[dict, dict]:
+    runs = {(r.workspace_id, r.dimension, r.day, r.value): r.runs
+            for r in session.scalars(select(RunDayCount)) if r.runs}
+    tools = {(r.workspace_id, r.day, r.tool_name): (r.calls, r.failed, r.rated, r.negative,
+                                                    r.disliked_calls)
+             for r in session.scalars(select(ToolDayCount))
+             if (r.calls, r.failed, r.rated, r.negative, r.disliked_calls) != (0,) * 5}
+    return runs, tools
+
+
+def test_concurrent_writers_keep_the_rollups_exact(world: World) -> None:
+    for rep in range(REPS):
+        n = next(_seq)
+        run_id = f"rollup-run-{n}"
+        doc = {"session_id": f"rollup-session-{n}", "kind": "chat", "query": "Why?",
+               "answer": "Because.", "status": "SUCCESS", "started_at": "2026-03-01T08:00:00Z",
+               "messages": [{"id": "u1", "role": "user", "content": "Why?"},
+                            {"id": "a1", "role": "assistant", "content": "Because."}],
+               "tool_calls": [{"id": f"{run_id}-c0", "tool_name": "get_metrics",
+                               "status": "completed"},
+                              {"id": f"{run_id}-c1", "tool_name": "query_logs",
+                               "status": "started"}]}
+        with world.app.app_context():
+            workspace = db.session.get(Workspace, world.ws_id)
+            run_pk = Factories(db.session).run(workspace, run_id, **doc).id
+            answer = db.session.scalar(select(Message.id).where(
+                Message.run_pk == run_pk, Message.role == "assistant"))
+            db.session.remove()
+        calls = []
+        for i, name in enumerate(("r1", "r2", "r3")):
+            for body in ({"targetType": "tool_call", "targetId": run_pk,
+                          "subjectId": f"{run_id}-c0",
+                          "rating": "negative" if i % 2 == 0 else "positive"},
+                         {"targetType": "chat_message", "targetId": answer,
+                          "rating": "positive" if (i + rep) % 2 else "negative"}):
+                calls.append(lambda s=world.as_user(name, i), b=world.base(i), j=body: s.put(
+                    f"{b}/api/feedback/targets", json=j, timeout=60))
+        moved = {**doc, "started_at": "2026-03-02T23:59:00Z"}
+        calls.append(lambda s=world.as_token(), b=world.base(0): s.put(
+            f"{b}/api/ingest/runs/{run_id}", json=moved, timeout=60))
+        events = [{"id": f"{run_id}-c1", "run_id": run_id, "event": "failed", "error": "x"},
+                  {"id": f"{run_id}-c2", "run_id": run_id, "event": "completed",
+                   "tool_name": "get_metrics"}]
+        calls += [lambda s=world.as_token(), b=world.base(i + 1), e=e: s.post(
+            f"{b}/api/ingest/tool-events", json=e, timeout=60) for i, e in enumerate(events)]
+        responses = fire(calls)
+        no_5xx(responses)
+        assert all(r.status_code == 200 for r in responses), [
+            (r.status_code, r.text[:200]) for r in responses]
+
+    kept = world.read(_rollups)
+    runs, tools = kept
+    # Every run ended on its moved day, none is left on the first one.
+    assert sum(n for (_, dim, day, _), n in runs.items() if dim == "kind"
+               and day == date(2026, 3, 2)) == REPS
+    assert not any(day == date(2026, 3, 1) for (_, _, day, _) in runs)
+    assert tools[(world.ws_id, date(2026, 3, 2), "get_metrics")][2:4] == (3 * REPS, 2 * REPS)
+    with world.app.app_context():
+        dashboard.rebuild(db.session, Actor.system_actor())
+        db.session.remove()
+    assert world.read(_rollups) == kept
