@@ -355,3 +355,19 @@ def test_demo_answers_cite_the_ids_their_citations_carry(session, make):
             assert cited <= ids, (run.run_id, cited, ids)
             checked += 1
     assert checked >= 2
+
+
+def test_list_search_shows_an_escaped_excerpt_with_the_match_marked(client, make, reviewer):
+    """Issue 18: the runs list shows the part of the answer around the match, every part
+    escaped (agent text is never HTML), the match in <mark>; a short term says what it
+    searched."""
+    ws, _ = reviewer
+    make.run(ws, "xss-run", query="Why did it fail?",
+             answer="x " * 100 + '<img src=x onerror="alert(1)"> the Quokka pod <script>' + " y" * 100)
+    html = client.get("/?q=quokka").get_data(as_text=True)
+    assert "Answer: …" in html
+    assert ('&lt;img src=x onerror=&#34;alert(1)&#34;&gt; the <mark>Quokka</mark> pod &lt;script&gt;'
+            in html)
+    assert "<script>" not in html.split("<main", 1)[-1].split("</main>", 1)[0]
+    short = client.get("/?q=qu").get_data(as_text=True)
+    assert "Terms shorter than 3 characters are looked for in the newest 10,000 runs" in short

@@ -132,11 +132,13 @@ class RunFilters:
     scored); ``feedback`` the run's verdict useful | not_useful | none; ``score_min`` /
     ``score_max`` evidence score bounds, inclusive, 0-100 (unscored runs drop out when a
     bound is set); ``outcome`` the external outcome (case-insensitive); ``reviewed`` not_mine (no
-    rating of mine on any part of the run) | mine; ``q`` text contained (case-insensitive)
-    in the query, the answer, the run id, the session id, or a tool call's name,
-    arguments (as JSON text), result or error (``match_places`` says which);
+    rating of mine on any part of the run) | mine; ``q`` text contained (ignoring case:
+    full Unicode case folding, ``domain.search_text.fold``) in the query, the answer, the
+    run id, the session id, or a tool call's name, arguments (as JSON text), result or
+    error (``match_places`` says which), through the full-text index (``run_text``; a
+    term under 3 characters only in the newest ``SHORT_TERM_RUNS`` runs);
     ``failed_calls`` "yes": only runs with at least one failed tool call; ``sort`` a key
-    of ``SORTS``.
+    of ``SORTS`` (default ``relevance`` with ``q``, else ``newest``).
     """
 
     workspace_id: int | None = None
