@@ -210,6 +210,38 @@ def summarise(ratings: Ratings, min_shared: int = 5) -> AgreementSummary:
     )
 
 
+@dataclass(frozen=True)
+class DecisionAgreement:
+    """One reviewer against the lead's decisions (issue 16 adjudication): of the
+    ``decided`` items the reviewer rated and a lead decided, ``agreed`` carry the rating
+    the decided verdict stands for (useful <-> positive)."""
+
+    reviewer: str
+    decided: int
+    agreed: int
+
+    @property
+    def rate(self) -> float | None:
+        """``agreed / decided`` in [0, 1], ``None`` without decided items."""
+        return self.agreed / self.decided if self.decided else None
+
+
+def decision_agreement(ratings: Ratings, decisions: Mapping[Hashable, Hashable],
+                       rating_of: Mapping[Hashable, Hashable]) -> list[DecisionAgreement]:
+    """Each reviewer's agreement with the decisions, by reviewer name. ``ratings``:
+    {item: {reviewer: rating}}; ``decisions``: {item: verdict} (the latest decision of
+    each decided item); ``rating_of``: {verdict: the rating it stands for}. Items
+    without a decision, and reviewers who rated none of the decided items, do not
+    count."""
+    decided: Counter[str] = Counter()
+    agreed: Counter[str] = Counter()
+    for item, verdict in decisions.items():
+        for reviewer, rating in ratings.get(item, {}).items():
+            decided[reviewer] += 1
+            agreed[reviewer] += rating == rating_of[verdict]
+    return [DecisionAgreement(r, decided[r], agreed[r]) for r in sorted(decided)]
+
+
 # --- a score against a yes / no judgement ------------------------------------------------
 
 

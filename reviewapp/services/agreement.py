@@ -21,7 +21,7 @@ the dashboard's rule.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -29,22 +29,31 @@ from sqlalchemy import and_, exists, func, not_, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from ..actors import Actor, Role
-from ..domain.agreement import AgreementSummary, summarise
+from ..domain.agreement import (
+    AgreementSummary,
+    DecisionAgreement,
+    decision_agreement,
+    summarise,
+)
+from ..domain.verdicts import VERDICTS
 from ..errors import Forbidden
 from ..models import (
     DiagnosticReport,
     Feedback,
     Message,
     MessageRole,
+    QueueItem,
+    ReviewQueue,
     Run,
     RunKind,
     TargetType,
     User,
+    VerdictDecision,
     Workspace,
 )
 from ..queries import scope_to_actor
 from . import rollups
-from .params import date_range_params, day_range, int_param, workspace_param
+from .params import date_range_params, day_range, id_value, int_param, workspace_param
 
 DEFAULT_MIN_SHARED = 5
 MAX_MIN_SHARED = 10_000
@@ -54,36 +63,44 @@ EXPORT_COLUMNS = ("figure", "reviewer", "other_reviewer", "items", "agreed", "va
 @dataclass(frozen=True)
 class AgreementFilters:
     """``workspace_id`` (``None``: every workspace the actor leads), inclusive UTC days,
-    and ``min_shared``: the fewest shared items for a pair's κ (1 .. 10,000)."""
+    ``min_shared``: the fewest shared items for a pair's κ (1 .. 10,000), and
+    ``queue_id``: only the runs of that review queue (``None``: all runs)."""
 
     workspace_id: int | None = None
     date_from: date | None = None
     date_to: date | None = None
     min_shared: int = DEFAULT_MIN_SHARED
+    queue_id: int | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> AgreementFilters:
         """Parse query-string values. Raises ``ValidationFailed`` naming the field
-        (``workspace``, ``date_from``, ``date_to``, ``min_shared``)."""
+        (``workspace``, ``date_from``, ``date_to``, ``min_shared``, ``queue``)."""
         min_shared = int_param(params, "min_shared", 1, MAX_MIN_SHARED)
         return cls(workspace_param(params), *date_range_params(params),
-                   min_shared=DEFAULT_MIN_SHARED if min_shared is None else min_shared)
+                   min_shared=DEFAULT_MIN_SHARED if min_shared is None else min_shared,
+                   queue_id=id_value(params.get("queue"), "queue", "must be a queue id"))
 
     def as_params(self) -> dict[str, str]:
         """The query-string form (blank values left out), for links and exports."""
         params = {"workspace": self.workspace_id, "date_from": self.date_from,
                   "date_to": self.date_to,
-                  "min_shared": None if self.min_shared == DEFAULT_MIN_SHARED else self.min_shared}
+                  "min_shared": None if self.min_shared == DEFAULT_MIN_SHARED else self.min_shared,
+                  "queue": self.queue_id}
         return {k: str(v) for k, v in params.items() if v is not None}
 
 
 @dataclass(frozen=True)
 class AgreementReport:
-    """The page: the filters, the (id, name) workspaces the actor leads, the figures."""
+    """The page: the filters, the (id, name) workspaces the actor leads, the figures,
+    the (id, name) review queues of those workspaces (to filter by) and each reviewer's
+    agreement with the leads' decisions (adjudication, issue 16)."""
 
     filters: AgreementFilters
     workspaces: list[tuple[int, str]]
     summary: AgreementSummary
+    queues: list[tuple[int, str]] = field(default_factory=list)
+    decisions: list[DecisionAgreement] = field(default_factory=list)
 
 
 def lead_workspaces(session: Session, actor: Actor, workspace_id: int | None
@@ -138,10 +155,14 @@ def answer_rating_condition() -> Any:
 
 
 def answer_ratings(session: Session, ws_ids: list[int], date_from: date | None = None,
-                   date_to: date | None = None) -> dict[int, dict[str, str]]:
+                   date_to: date | None = None, queue_id: int | None = None
+                   ) -> dict[int, dict[str, str]]:
     """``{run id: {username: "positive" | "negative"}}``: the current answer-level
-    ratings of the runs of ``ws_ids`` in the date range. No access check: the caller
-    resolved ``ws_ids`` through the actor (``lead_workspaces``)."""
+    ratings of the runs of ``ws_ids`` in the date range (and in review queue
+    ``queue_id`` when given). No access check: the caller resolved ``ws_ids`` (and the
+    queue) through the actor (``lead_workspaces``)."""
+    in_queue = ([exists().where(QueueItem.queue_id == queue_id, QueueItem.run_pk == Run.id)]
+                if queue_id is not None else [])
     # On the session's connection: plain rows, no ORM result processing (100,000 ratings).
     rows = session.connection().execute(
         select(Feedback.run_pk, User.username, Feedback.rating)
@@ -150,7 +171,8 @@ def answer_ratings(session: Session, ws_ids: list[int], date_from: date | None =
         # The rating's own workspace column too: the database can start from the ratings
         # (ix_user_feedback_workspace_created) instead of every run of the workspace.
         .where(Feedback.workspace_id.in_(ws_ids),
-               *run_time_conditions(ws_ids, date_from, date_to), answer_rating_condition())
+               *run_time_conditions(ws_ids, date_from, date_to), answer_rating_condition(),
+               *in_queue)
     )
     ratings: dict[int, dict[str, str]] = {}
     for run_pk, username, rating in rows:
@@ -164,15 +186,35 @@ def build(session: Session, actor: Actor, filters: AgreementFilters | None = Non
     no workspace or names one they do not lead."""
     filters = filters or AgreementFilters()
     workspaces, ws_ids = lead_workspaces(session, actor, filters.workspace_id)
-    ratings = answer_ratings(session, ws_ids, filters.date_from, filters.date_to)
-    return AgreementReport(filters, workspaces, summarise(ratings, filters.min_shared))
+    queues = [(qid, name) for qid, name in session.execute(
+        select(ReviewQueue.id, ReviewQueue.name).where(ReviewQueue.workspace_id.in_(ws_ids))
+        .order_by(ReviewQueue.name, ReviewQueue.id))]
+    if filters.queue_id is not None and filters.queue_id not in {q for q, _ in queues}:
+        raise Forbidden()  # a queue of a workspace the actor does not lead, or none
+    ratings = answer_ratings(session, ws_ids, filters.date_from, filters.date_to,
+                             filters.queue_id)
+    return AgreementReport(filters, workspaces, summarise(ratings, filters.min_shared), queues,
+                           decision_agreement(ratings, latest_decisions(session, ws_ids),
+                                              {row.code: row.rating for row in VERDICTS}))
+
+
+def latest_decisions(session: Session, ws_ids: list[int]) -> dict[int, str]:
+    """``{run id: verdict}``: the latest lead decision of each decided run of ``ws_ids``
+    (adjudication, issue 16; one query, decisions are few). No access check."""
+    found: dict[int, str] = {}
+    for run_pk, verdict in session.execute(
+            select(VerdictDecision.run_pk, VerdictDecision.verdict)
+            .where(VerdictDecision.workspace_id.in_(ws_ids)).order_by(VerdictDecision.id)):
+        found[run_pk] = verdict  # ordered by id: a run's latest decision wins
+    return found
 
 
 def export_rows(report: AgreementReport) -> Iterator[dict[str, Any]]:
     """The figures as rows of ``EXPORT_COLUMNS`` (CSV / JSONL): one ``alpha`` row (items =
     items rated by two or more), one ``kappa`` row per pair of reviewers (value empty
     below the minimum of shared items or when undefined), one ``majority`` row per
-    reviewer (items = items where the others had a majority). Values are fractions."""
+    reviewer (items = items where the others had a majority), one ``decision`` row per
+    reviewer who rated a decided item (items = those items). Values are fractions."""
     s = report.summary
     yield {"figure": "alpha", "reviewer": None, "other_reviewer": None,
            "items": s.multi_rated, "agreed": None, "value": s.alpha}
@@ -182,3 +224,6 @@ def export_rows(report: AgreementReport) -> Iterator[dict[str, Any]]:
     for r in s.reviewers:
         yield {"figure": "majority", "reviewer": r.reviewer, "other_reviewer": None,
                "items": r.with_majority, "agreed": r.agreed, "value": r.rate}
+    for d in report.decisions:
+        yield {"figure": "decision", "reviewer": d.reviewer, "other_reviewer": None,
+               "items": d.decided, "agreed": d.agreed, "value": d.rate}

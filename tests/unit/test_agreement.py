@@ -199,3 +199,22 @@ def test_the_default_minimum_is_the_agreement_pages():
 def test_the_figures_cannot_be_changed(row):
     with pytest.raises(dataclasses.FrozenInstanceError):
         row.first = "x"
+
+
+def test_agreement_with_decisions_by_hand():
+    from reviewapp.domain.agreement import DecisionAgreement, decision_agreement
+
+    ratings = {
+        1: {"ann": "positive", "bob": "negative"},   # decided useful: ann agrees
+        2: {"ann": "positive", "bob": "negative"},   # decided not_useful: bob agrees
+        3: {"ann": "negative", "bob": "negative", "cy": "positive"},  # not_useful: ann, bob
+        4: {"ann": "positive", "cy": "negative"},    # no decision: does not count
+    }
+    decisions = {1: "useful", 2: "not_useful", 3: "not_useful", 9: "useful"}
+    got = decision_agreement(ratings, decisions, {"useful": "positive", "not_useful": "negative"})
+    # ann: items 1, 2, 3 -> agrees on 1 and 3 = 2/3; bob: 1, 2, 3 -> 2 and 3 = 2/3;
+    # cy: item 3 only -> 0/1.
+    assert got == [DecisionAgreement("ann", 3, 2), DecisionAgreement("bob", 3, 2),
+                   DecisionAgreement("cy", 1, 0)]
+    assert got[0].rate == 2 / 3 and got[2].rate == 0.0
+    assert DecisionAgreement("dee", 0, 0).rate is None
