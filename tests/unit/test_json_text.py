@@ -81,3 +81,8 @@ def test_without_the_text_check_only_depth_counts():
 
 def test_text_that_only_looks_like_a_nul_escape_is_fine():
     assert find_problem({"a": "\\u0000 is how JSON writes NUL"}) is None
+
+
+def test_a_root_container_beyond_the_depth_is_named_dollar():
+    assert find_problem([1], max_depth=0) == ("$", "nested more than 0 levels deep")
+    assert find_problem({"a": 1}, max_depth=0) == ("$", "nested more than 0 levels deep")

@@ -113,3 +113,21 @@ def test_the_same_change_twice_in_one_function_is_told_apart():
     source = "def f(a):\n    x = 0\n    if a:\n        x = 0\n    return x\n"
     wheres = [m.where for m in mutate.enumerate_mutants(source) if m.after == "x = 1"]
     assert wheres == ["f", "f#2"]
+
+
+def test_a_constant_on_a_continuation_line_of_a_module_level_table_is_run(tmp_path):
+    # Python folds a set display of constants into one constant, so its lines report no
+    # line event; yet the whole table runs at import: its mutants are run against every
+    # test, not reported as "not covered" (audit.SECRET_KEYS was, though a test checks
+    # each key).
+    (tmp_path / "keys_rule.py").write_text(
+        'KEYS = frozenset({\n    "a", "b",\n    "c", "d",\n})\n\n\ndef known(k):\n    return k in KEYS\n')
+    (tmp_path / "test_keys_rule.py").write_text(
+        "from keys_rule import known\n\n\ndef test_known():\n"
+        "    assert all(known(k) for k in 'abcd') and not known('e')\n")
+    result = mutate.mutate_module(tmp_path / "keys_rule.py",
+                                  [str(tmp_path / "test_keys_rule.py")], [],
+                                  fork=False, module="keys_rule")
+    assert [(m.after, m.outcome) for m in result.mutants] == [
+        ("'aXX', \"b\",", "caught"), ('"a", \'bXX\',', "caught"), ("'cXX', \"d\",", "caught"),
+        ('"c", \'dXX\',', "caught"), ("return k not in KEYS", "caught"), ("return None", "caught")]

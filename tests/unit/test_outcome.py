@@ -28,21 +28,25 @@ def test_a_label_alone_and_a_detail_that_is_not_an_object():
 
 def test_an_sregym_style_detail():
     view = outcome_view("fail", {
-        "source": "sregym", "reward": 0.5, "task_id": 7, "problem": "数据库 down",
+        "source": "sregym", "reward": 0.5, "task_id": 7, "problem": "数据库 down", "pods": ["数据库"],
         "checks": [{"name": "detection", "passed": True},
                    {"name": "mitigation", "passed": False, "detail": "pod still crashing"},
                    {"name": "empty note", "passed": True, "detail": ""},
+                   {"name": "recovery", "passed": True},
                    {"passed": False}, {"name": "no verdict"}, "not a check"],
         "missed_actions": [{"name": "update_user", "kwargs": {"id": 3}},
                            {"name": "refund", "arguments": {"amount": 5}},
                            {"name": "noop", "kwargs": {}}, {"name": "bare"}, "plain", 12]})
     assert (view.label, view.source, view.reward, view.hidden) == ("fail", "sregym", 0.5, 0)
     assert view.checks == [Check("detection", True), Check("mitigation", False, "pod still crashing"),
-                           Check("empty note", True), Check("check", False)]
-    assert view.passed_checks == 2
+                           Check("empty note", True), Check("recovery", True),
+                           Check("check", False)]
+    assert view.passed_checks == 3
     assert view.missed_actions == ['update_user({"id": 3})', 'refund({"amount": 5})', "noop",
                                    "bare", "plain", "12"]
-    assert view.facts == [("task_id", "7"), ("problem", "数据库 down")]
+    assert view.facts == [("task_id", "7"), ("problem", "数据库 down"), ("pods", '["数据库"]')]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.checks[0].passed = False
     with pytest.raises(dataclasses.FrozenInstanceError):
         view.label = "pass"
 
