@@ -58,11 +58,11 @@ def _rows(registry):
 
 def test_a_workspace_list_keeps_general_first_and_reads_codes_and_rows():
     own = workspace_categories({"fault_categories": [
-        "DATABASE", "FLAKY_TEST", {"code": "BAD_PROMPT", "label": "Bad prompt", "group": "agent"},
+        "DATABASE", "FLAKY_TEST", {"code": "BAD_PROMPT", "label": "Prompt trouble", "group": "agent"},
         {"code": "QUOTA", "label": "", "group": "nonsense"}, {"code": "LATE_PAGE"}, "DATABASE"]})
     assert _rows(own) == [
         ("GENERAL", "General / other", "incident"), ("DATABASE", "Database", "incident"),
-        ("FLAKY_TEST", "Flaky test", "incident"), ("BAD_PROMPT", "Bad prompt", "agent"),
+        ("FLAKY_TEST", "Flaky test", "incident"), ("BAD_PROMPT", "Prompt trouble", "agent"),
         ("QUOTA", "Quota", "incident"), ("LATE_PAGE", "Late page", "incident")]
     with pytest.raises(UnknownValue) as error:
         own.get("NETWORK")
