@@ -6,6 +6,7 @@ from typing import Any
 
 from flask_wtf import FlaskForm
 from wtforms import (
+    BooleanField,
     Field,
     HiddenField,
     IntegerField,
@@ -17,6 +18,14 @@ from wtforms import (
 from wtforms.validators import AnyOf, DataRequired, Length, NumberRange, Optional, Regexp
 from wtforms.widgets import HiddenInput
 
+from ..domain.queues import (
+    ASSIGNMENT_MODES,
+    NAME_MAX,
+    RESERVATION_MAX_MINUTES,
+    REVIEWER_SCOPES,
+    REVIEWERS_MAX,
+    REVIEWERS_MIN,
+)
 from ..domain.verdicts import VERDICTS, VERIFIER_VERDICTS
 
 
@@ -217,3 +226,32 @@ class DecisionForm(FlaskForm):
     verdict = StringField("Verdict")
     note = TextAreaField("Note")
     next = HiddenField()
+
+
+class QueueForm(FlaskForm):
+    """Create or edit a review queue (issue 16): its name, the rule built from the runs
+    list's filters, sampling, reviewers per run, blind, reservation, who may review
+    (``named`` user ids come as a checkbox list, read by the view) and assignment."""
+
+    workspace = StringField("Workspace", validators=[DataRequired(), Regexp(r"^\d{1,12}$")])
+    name = StringField("Name", validators=[DataRequired(), Length(max=NAME_MAX)])
+    kind = StringField("Kind", validators=[Optional(), AnyOf(_values(KIND_CHOICES))])
+    status = StringField("Status", validators=[Optional(), AnyOf(_values(STATUS_CHOICES))])
+    verdict = StringField("Verifier verdict", validators=[Optional(), AnyOf(_values(VERDICT_CHOICES))])
+    feedback = StringField("Reviewers' verdict", validators=[Optional(), AnyOf(_values(FEEDBACK_CHOICES))])
+    score_min = IntegerField("Evidence score from", validators=[Optional(), NumberRange(0, 100)])
+    score_max = IntegerField("Evidence score to", validators=[Optional(), NumberRange(0, 100)])
+    outcome = StringField("External outcome", validators=[Optional(), Length(max=32)],
+                          render_kw={"placeholder": "e.g. pass, fail"})
+    failed_calls = StringField("Has failed tool calls", validators=[Optional(), AnyOf(["yes"])])
+    q = StringField("Text", validators=[Optional(), Length(max=200)],
+                    render_kw={"placeholder": "Words in the query, answer or tool calls"})
+    sample_percent = IntegerField("Sample (% of matching runs)",
+                                  validators=[DataRequired(), NumberRange(1, 100)])
+    reviewers_per_run = IntegerField("Reviewers per run", validators=[
+        DataRequired(), NumberRange(REVIEWERS_MIN, REVIEWERS_MAX)])
+    blind = BooleanField("Blind review: reviewers see no other rating until they have rated")
+    reservation_minutes = IntegerField("Reservation (minutes)", validators=[
+        DataRequired(), NumberRange(1, RESERVATION_MAX_MINUTES)])
+    reviewers = StringField("Who may review", validators=[AnyOf(list(REVIEWER_SCOPES))])
+    assignment = StringField("Assignment", validators=[AnyOf(list(ASSIGNMENT_MODES))])

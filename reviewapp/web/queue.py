@@ -1,4 +1,6 @@
-"""The review queue: jump to the next run I have not rated, and my progress (SPEC 8)."""
+"""The review queue: "my next item" across the review queues I may review (issue 16),
+or — without such a queue, or for a filtered list — jump to the next run I have not
+rated, and my progress (SPEC 8)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from flask import Blueprint, Response, redirect, render_template, request, url_f
 from flask_login import login_required
 
 from ..extensions import db
-from ..services import review_queue
+from ..services import review_queue, review_queues
 from ..services.runs import RunFilters
 from .auth import current_actor
 from .htmx import page_or_fragment
@@ -18,7 +20,14 @@ bp = Blueprint("queue", __name__)
 @bp.get("/queue")
 @login_required
 def next_run() -> Response | str:
-    """Redirect to the next unrated run of the current list, or say the list is done."""
+    """"My next item": the queues I may review with my progress and the button that
+    reserves my next item (Enter). Without such a queue, or for a filtered list (the run
+    page's "Next to review"), redirect to the next unrated run of the list, or say the
+    list is done."""
+    if set(request.args) <= {"mine"}:
+        rows = [r for r in review_queues.list_queues(db.session, current_actor()) if r.may_review]
+        if rows:
+            return render_template("queues/mine.html", rows=rows)
     form = filter_form()
     form.validate()
     after = request.args.get("after")

@@ -18,6 +18,7 @@ from werkzeug.routing import PathConverter
 
 from ..errors import ValidationFailed
 from ..extensions import db
+from ..services import review_queues
 from ..services import runs as runs_service
 from .auth import current_actor
 from .forms import RunFilterForm, show_service_error
@@ -84,7 +85,8 @@ def index() -> Response:
                                 workspaces=workspaces, oob_filters=oob_filters)
     return page_or_fragment("runs/list.html", "runs/_table.html", form=form, page=page,
                             list_args=list_args(), sorts=runs_service.SORTS,
-                            workspaces=page.workspaces, oob_filters=oob_filters)
+                            workspaces=page.workspaces, oob_filters=oob_filters,
+                            add_queues=review_queues.lead_queues(db.session, current_actor()))
 
 
 @bp.get("/runs/<int:run_pk>")
@@ -95,8 +97,12 @@ def detail(run_pk: int) -> str:
     form.validate()
     detail = runs_service.get_run_detail(
         db.session, current_actor(), run_pk, runs_service.RunFilters.from_params(form.to_params()))
+    item = request.args.get("item")
+    queue_item = review_queues.open_item(db.session, current_actor(), item, run_pk) \
+        if item else None
     return render_template("runs/detail.html", d=detail, list_args=list_args(),
-                           queue_mode=request.args.get("queue") == "1")
+                           queue_mode=request.args.get("queue") == "1" and not queue_item,
+                           queue_item=queue_item)
 
 
 @bp.get("/runs/by-id/<agent_id:run_id>", merge_slashes=False)

@@ -106,7 +106,9 @@
       case "-": case "_": rate("negative"); break;
       case "n": {
         var next = document.querySelector('[data-shortcut="next-run"]');
-        if (next && next.href) window.location.assign(next.href); else return;
+        if (next && next.href) window.location.assign(next.href);
+        else if (next && next.form) next.form.requestSubmit(next);  // a queue's "Next item" (POST)
+        else return;
         break;
       }
       case "?": showHelp(); break;

@@ -85,6 +85,8 @@ class World:
     aiops_session_id: str
     make: Any
     session: Any
+    queue_id: int
+    queue_item_id: int
     counter: list[int] = field(default_factory=lambda: [0])
 
     def fresh(self, prefix: str) -> str:
@@ -118,9 +120,16 @@ def _build_world(make, session) -> World:
     make.feedback_row(run, users["reviewer_a"], comment=SECRET_A)
     case = make.case(ws_a, run=run, title=f"Case {SECRET_A}")
     item = make.triage_item(run, note=SECRET_A)
+    from reviewapp.models import QueueItem
+    from reviewapp.services import review_queues
+
+    queue, _ = review_queues.create_queue(session, system, ws_a.id, f"Queue {SECRET_A}", {})
+    queue_item_id = session.scalar(select(QueueItem.id).where(
+        QueueItem.queue_id == queue.id, QueueItem.run_pk == run.id))
     return World(ws_a, ws_b, users, tokens, run, aiops, running, case, item, message_id,
                  aiops.steps[0].id, aiops.report.id, "call-a-1",
-                 session.get(DiagnosisSession, aiops.diagnosis_session_id).session_id, make, session)
+                 session.get(DiagnosisSession, aiops.diagnosis_session_id).session_id, make, session,
+                 queue.id, queue_item_id)
 
 
 # --------------------------------------------------------------------------- requests
@@ -156,6 +165,13 @@ def _own_feedback(w: World, caller: str, subject: str) -> int:
     w.session.rollback()  # SQLite: a read snapshot older than the server's writes cannot write
     return w.make.feedback_row(w.session.get(Run, w.run.id), author, target_type="citation",
                                target_id=w.message_id, subject_key=subject).id
+
+
+def _queue_form(w: World, workspace_id: int) -> dict[str, Any]:
+    """The queue form, filled in (a fresh name: a successful create uses it up)."""
+    return {"workspace": str(workspace_id), "name": w.fresh("queue"), "kind": "chat",
+            "sample_percent": "100", "reviewers_per_run": "1", "reservation_minutes": "10",
+            "reviewers": "all", "assignment": "open"}
 
 
 def _case_run(w: World, caller: str) -> int:
@@ -269,6 +285,27 @@ BUILDERS: dict[str, Builder] = {
         Req("POST", f"/adjudication/runs/{_disputed(w)}/decide", {"verdict": "useful"}),
         Req("POST", f"/adjudication/runs/{MISSING}/decide", {"verdict": "useful"})),
     "queue.next_run GET": _get(lambda w, m: f"/queue?after={m or w.run.id}"),
+    "queues.index GET": _get(lambda w, m: "/queues/", None),
+    "queues.new GET": _get(lambda w, m: f"/queues/new?workspace={m or w.ws_a.id}", None),
+    "queues.new POST": lambda w, c: tuple(Req("POST", "/queues/new", _queue_form(w, ws))
+                                          for ws in (w.ws_a.id, MISSING)),
+    "queues.detail GET": _get(lambda w, m: f"/queues/{m or w.queue_id}"),
+    "queues.edit GET": _get(lambda w, m: f"/queues/{m or w.queue_id}/edit"),
+    "queues.edit POST": lambda w, c: tuple(
+        Req("POST", f"/queues/{q}/edit", {**_queue_form(w, w.ws_a.id), "name": f"Queue {SECRET_A}"})
+        for q in (w.queue_id, MISSING)),
+    "queues.remove POST": lambda w, c: tuple(
+        Req("POST", f"/queues/{q}/items/{w.aiops.id}/remove") for q in (w.queue_id, MISSING)),
+    "queues.assign POST": lambda w, c: tuple(
+        Req("POST", f"/queues/{w.queue_id}/items/{i}/assign", {"assignees": ""})
+        for i in (w.queue_item_id, MISSING)),
+    "queues.add_runs POST": lambda w, c: tuple(
+        Req("POST", "/queues/add-runs", {"queue": q, "runs": str(w.aiops.id), "next": "/"})
+        for q in (w.queue_id, MISSING)),
+    "queues.next_item POST": lambda w, c: tuple(
+        Req("POST", "/queues/next", {"queue": q}) for q in (w.queue_id, MISSING)),
+    "queues.renew POST": lambda w, c: tuple(
+        Req("POST", f"/queues/items/{i}/renew") for i in (w.queue_item_id, MISSING)),
     "queue.progress GET": _get(lambda w, m: "/queue/progress", None),
     "cases.index GET": _get(lambda w, m: "/cases/", None),
     "cases.detail GET": _get(lambda w, m: f"/cases/{m or w.case.case_id}", MISSING_CASE),
@@ -426,6 +463,19 @@ EXPECTED: dict[str, dict[str, str]] = {
     "adjudication.decide POST": html(LEAD_POST_A, ALL_HIDDEN),
     "queue.next_run GET": html((SEE_OTHER,) * 3, ALL_HIDDEN),
     "queue.progress GET": html(READ_A, (OK, OK, OK)),
+    # Review queues (issue 16): leads of A set them up; every member of A reviews (an
+    # open queue); B's members get what a missing queue / item gets.
+    "queues.index GET": html(READ_A, READ_A),
+    "queues.new GET": html(LEAD_A, (DENIED, OK, OK)),  # B's lead: a form for B only
+    "queues.new POST": html(LEAD_POST_A, ALL_HIDDEN),
+    "queues.detail GET": html(LEAD_A, ALL_HIDDEN),
+    "queues.edit GET": html(LEAD_A, ALL_HIDDEN),
+    "queues.edit POST": html(LEAD_POST_A, ALL_HIDDEN),
+    "queues.remove POST": html(LEAD_POST_A, ALL_HIDDEN),
+    "queues.assign POST": html(LEAD_POST_A, ALL_HIDDEN),
+    "queues.add_runs POST": html(LEAD_POST_A, ALL_HIDDEN),
+    "queues.next_item POST": html((SEE_OTHER,) * 3, ALL_HIDDEN),
+    "queues.renew POST": html(READ_A, ALL_HIDDEN),
     "cases.index GET": html(READ_A, (OK, OK, OK)),
     "cases.detail GET": html(READ_A, ALL_HIDDEN),
     "cases.edit GET": html(LEAD_A, ALL_HIDDEN),
@@ -480,7 +530,8 @@ EXPECTED: dict[str, dict[str, str]] = {
 # Reads whose 2xx answer for an A caller must hold A's data (a check that hid everything
 # from everyone would otherwise pass as "OK").
 SHOWS_A = {"admin.audit GET", "admin.audit_export GET", "admin.index GET", "admin.members GET", "admin.settings GET", "admin.tokens GET", "runs.index GET", "runs.detail GET", "runs.tool_call GET", "cases.index GET",
-           "cases.detail GET", "cases.edit GET", "triage.index GET", "triage.detail GET",
+           "cases.detail GET", "cases.edit GET", "queues.index GET", "queues.detail GET",
+           "queues.edit GET", "triage.index GET", "triage.detail GET",
            "exports.download GET", "api.run_trace GET"}
 
 

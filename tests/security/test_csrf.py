@@ -157,6 +157,44 @@ class Site:
         review_queues.add_runs(self.session, Actor.system_actor(), queue.id, [run.id])
         return run.id
 
+    # Review queues (issue 16): one queue whose rule takes no new run (runs enter by hand).
+    def queue(self) -> int:
+        from reviewapp.services import review_queues
+
+        self.session.rollback()
+        if not hasattr(self, "_queue_id"):
+            queue, _ = review_queues.create_queue(self.session, Actor.system_actor(), self.ws.id,
+                                                  "CSRF queue", {"status": "FAILED"})
+            self._queue_id = queue.id
+        return self._queue_id
+
+    def queued_run(self) -> int:
+        """A new run, added to the queue by hand; returns its id."""
+        from reviewapp.services import review_queues
+
+        pk = self.new_run()
+        review_queues.add_runs(self.session, Actor.system_actor(), self.queue(), [pk])
+        return pk
+
+    def queue_item(self, *, held: bool = False) -> int:
+        """An item of the queue (the admin holds it when ``held``)."""
+        from reviewapp.models import QueueItem
+        from reviewapp.services import review_queues
+
+        pk = self.queued_run()
+        item_id = self.session.scalar(select(QueueItem.id).where(QueueItem.run_pk == pk))
+        if held:
+            self.session.execute(db.update(QueueItem).where(QueueItem.id == item_id).values(
+                reserved_by=self.admin.id,
+                reserved_until=review_queues.utcnow()))
+            self.session.commit()
+        return item_id
+
+    def queue_form(self) -> dict[str, Any]:
+        return {"workspace": str(self.ws.id), "name": f"Queue {self.fresh()}",
+                "status": "FAILED", "sample_percent": "100", "reviewers_per_run": "1",
+                "reservation_minutes": "10", "reviewers": "all", "assignment": "open"}
+
 
 # (method, url, form data or JSON body) of a valid request by the admin; built fresh
 # each time because a successful one uses its target up (versions, deleted rows ...).
@@ -193,6 +231,16 @@ BUILDERS: dict[str, Callable[[Site], Request]] = {
         "target_type": "diagnostic_step", "target_id": s.step_id, "rating": "negative",
         "comment": f"comment {s.fresh()}", "next": "/"}),
     "feedback.delete POST": lambda s: ("POST", f"/feedback/{s.own_feedback()}/delete", {"next": "/"}),
+    "queues.new POST": lambda s: ("POST", "/queues/new", s.queue_form()),
+    "queues.edit POST": lambda s: ("POST", f"/queues/{s.queue()}/edit", s.queue_form()),
+    "queues.remove POST": lambda s: ("POST", f"/queues/{s.queue()}/items/{s.queued_run()}/remove", {}),
+    "queues.assign POST": lambda s: ("POST", f"/queues/{s.queue()}/items/{s.queue_item()}/assign",
+                                     {"assignees": str(s.admin.id)}),
+    "queues.add_runs POST": lambda s: ("POST", "/queues/add-runs", {
+        "queue": str(s.queue()), "runs": str(s.new_run()), "next": "/"}),
+    "queues.next_item POST": lambda s: ("POST", "/queues/next", {
+        "queue": str(s.queue()), "skip": str(s.queue_item(held=True))}),
+    "queues.renew POST": lambda s: ("POST", f"/queues/items/{s.queue_item(held=True)}/renew", {}),
     "triage.assign POST": lambda s: ("POST", f"/triage/{s.item.id}/assign", {
         "version": s.item_version(), "assignee_id": str(s.admin.id) if s.fresh() % 2 else ""}),
     "triage.category POST": lambda s: ("POST", f"/triage/{s.item.id}/category", {

@@ -1,0 +1,277 @@
+"""Review queues' pages (issue 16): the list with progress, a lead's create / edit form,
+a queue's items, bulk "Add to queue" from the runs list, and the reviewer's flow —
+"my next item" reserves an item and opens its run page, which renews the reservation
+while open and releases it on "Skip". Thin: every rule is in
+``services/review_queues.py``; service errors answer through ``web/errors.py``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import (
+    Blueprint,
+    Response,
+    flash,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask_login import login_required
+
+from ..actors import Role
+from ..domain.queues import (
+    ASSIGNMENT_MODES,
+    RESERVATION_DEFAULT_MINUTES,
+    REVIEWER_SCOPES,
+    REVIEWERS_MAX,
+    REVIEWERS_MIN,
+)
+from ..errors import Conflict, Forbidden, ValidationFailed
+from ..extensions import db
+from ..services import review_queues as rq
+from .auth import current_actor
+from .forms import (
+    FEEDBACK_CHOICES,
+    KIND_CHOICES,
+    STATUS_CHOICES,
+    VERDICT_CHOICES,
+    EmptyForm,
+    QueueForm,
+    show_service_error,
+)
+
+bp = Blueprint("queues", __name__, url_prefix="/queues")
+
+RULE_FIELDS = ("kind", "status", "verdict", "feedback", "score_min", "score_max", "outcome",
+               "failed_calls", "q")
+
+
+def _choices() -> dict[str, Any]:
+    return {"kind_choices": KIND_CHOICES, "status_choices": STATUS_CHOICES,
+            "verdict_choices": VERDICT_CHOICES, "feedback_choices": FEEDBACK_CHOICES,
+            "reviewer_scopes": REVIEWER_SCOPES, "assignment_modes": ASSIGNMENT_MODES,
+            "reviewers_range": range(REVIEWERS_MIN, REVIEWERS_MAX + 1)}
+
+
+@bp.get("/")
+@login_required
+def index() -> str:
+    """Every queue of my workspaces with its progress; leads see per-reviewer progress on
+    a queue's own page."""
+    actor = current_actor()
+    rows = rq.list_queues(db.session, actor)
+    led = rq.led_workspaces(db.session, actor)
+    return render_template("queues/index.html", rows=rows, can_create=bool(led))
+
+
+def _settings(form: QueueForm) -> dict[str, Any]:
+    rule = {name: str(form[name].data).strip() for name in RULE_FIELDS
+            if form[name].data not in (None, "")}
+    return {
+        "name": form.name.data or "", "rule": rule,
+        "sample_percent": form.sample_percent.data,
+        "reviewers_per_run": form.reviewers_per_run.data,
+        "blind": bool(form.blind.data),
+        "reservation_minutes": form.reservation_minutes.data,
+        "reviewers": form.reviewers.data, "assignment": form.assignment.data,
+        "named": request.form.getlist("named"),
+    }
+
+
+def _form_page(form: QueueForm, *, queue: Any, workspaces: list[tuple[int, str]],
+               people: list[tuple[int, str]], chosen: list[int], status: int = 200) -> Response:
+    return make_response(render_template(
+        "queues/form.html", form=form, queue=queue, workspaces=workspaces, people=people,
+        chosen=set(chosen), named_error=getattr(form, "named_error", None), **_choices()),
+        status)
+
+
+@bp.route("/new", methods=["GET", "POST"])
+@login_required
+def new() -> Response:
+    """A lead creates a queue in one of the workspaces they lead."""
+    actor = current_actor()
+    workspaces = rq.led_workspaces(db.session, actor)
+    if not workspaces:
+        raise Forbidden()
+    form = QueueForm()
+    if request.method == "GET":
+        form.workspace.data = str(request.args.get("workspace") or workspaces[0][0])
+        form.sample_percent.data, form.reviewers_per_run.data = 100, 1
+        form.reservation_minutes.data = RESERVATION_DEFAULT_MINUTES
+        form.reviewers.data, form.assignment.data = "all", "open"
+    ws_id = _int(form.workspace.data) or workspaces[0][0]
+    people = rq.workspace_reviewers(db.session, ws_id) if ws_id in dict(workspaces) else []
+    chosen = [v for v in (_int(x) for x in request.form.getlist("named")) if v]
+    if request.method == "POST" and form.validate():
+        try:
+            queue, added = rq.create_queue(db.session, actor, form.workspace.data,
+                                           **_settings(form))
+        except (ValidationFailed, Conflict) as error:
+            db.session.rollback()
+            _show(form, error)
+        else:
+            flash(f"Queue “{queue.name}” created with {added} run{'s' if added != 1 else ''}.",
+                  "success")
+            return redirect(url_for("queues.detail", queue_id=queue.id), 303)
+    return _form_page(form, queue=None, workspaces=workspaces, people=people, chosen=chosen,
+                      status=422 if request.method == "POST" else 200)
+
+
+def _show(form: QueueForm, error: ValidationFailed | Conflict) -> None:
+    if isinstance(error, Conflict):
+        form.name.errors = [*form.name.errors, str(error).split(": ", 1)[-1]]
+        return
+    field = (error.field or "").split(".")
+    name = field[-1] if field[0] == "rule" and len(field) > 1 else field[0]
+    if name == "named":
+        form.named_error = error.reason
+    elif name in form:
+        form[name].errors = [*form[name].errors, error.reason]
+    elif not show_service_error(form, error):
+        form.name.errors = [*form.name.errors, f"{error.field}: {error.reason}"]
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@bp.route("/<int:queue_id>/edit", methods=["GET", "POST"])
+@login_required
+def edit(queue_id: int) -> Response:
+    """A lead changes a queue's settings."""
+    actor = current_actor()
+    queue = rq.get_queue(db.session, actor, queue_id, Role.LEAD)
+    form = QueueForm(obj=None if request.method == "POST" else queue)
+    if request.method == "GET":
+        form.workspace.data = str(queue.workspace_id)
+        for name in RULE_FIELDS:
+            form[name].data = (queue.rule or {}).get(name)
+    people = rq.workspace_reviewers(db.session, queue.workspace_id)
+    chosen = [v for v in (_int(x) for x in request.form.getlist("named")) if v] \
+        if request.method == "POST" else rq.named_reviewers(db.session, queue.id)
+    if request.method == "POST" and form.validate():
+        try:
+            _, added = rq.update_queue(db.session, actor, queue.id, **_settings(form))
+        except (ValidationFailed, Conflict) as error:
+            db.session.rollback()
+            _show(form, error)
+        else:
+            flash("Queue saved." + (f" {added} more run{'s' if added != 1 else ''} entered."
+                                    if added else ""), "success")
+            return redirect(url_for("queues.detail", queue_id=queue_id), 303)
+    workspaces = [(queue.workspace_id, "")]
+    return _form_page(form, queue=queue, workspaces=workspaces, people=people, chosen=chosen,
+                      status=422 if request.method == "POST" else 200)
+
+
+@bp.get("/<int:queue_id>")
+@login_required
+def detail(queue_id: int) -> str:
+    """A queue's settings, per-reviewer progress and items (leads)."""
+    actor = current_actor()
+    queue, items, total = rq.list_items(db.session, actor, queue_id, request.args.get("page", 1))
+    page = _int(request.args.get("page")) or 1
+    people = rq.reviewer_progress(db.session, actor, queue_id)
+    return render_template(
+        "queues/detail.html", queue=queue, items=items, total=total, page=page,
+        per_page=rq.ITEMS_PER_PAGE, people=people,
+        progress=rq.progress(db.session, actor, queue_id), assignable=people,
+        **_choices())
+
+
+@bp.post("/<int:queue_id>/items/<int:run_pk>/remove")
+@login_required
+def remove(queue_id: int, run_pk: int) -> Response:
+    """A lead removes a run from the queue."""
+    form = EmptyForm()
+    if not form.validate():
+        raise ValidationFailed("csrf_token", "the form expired; reload the page")
+    removed = rq.remove_run(db.session, current_actor(), queue_id, run_pk)
+    flash("Run removed from the queue." if removed else "That run was not in the queue.",
+          "success" if removed else "info")
+    return redirect(url_for("queues.detail", queue_id=queue_id,
+                            page=request.form.get("page") or None), 303)
+
+
+@bp.post("/<int:queue_id>/items/<int:item_id>/assign")
+@login_required
+def assign(queue_id: int, item_id: int) -> Response:
+    """A lead assigns an item by hand (replaces its assignees)."""
+    form = EmptyForm()
+    if not form.validate():
+        raise ValidationFailed("csrf_token", "the form expired; reload the page")
+    actor = current_actor()
+    rq.get_queue(db.session, actor, queue_id, Role.LEAD)
+    chosen = rq.assign(db.session, actor, item_id,
+                       [v for v in request.form.getlist("assignees") if v])
+    flash("Item assigned." if chosen else "Item unassigned.", "success")
+    return redirect(url_for("queues.detail", queue_id=queue_id,
+                            page=request.form.get("page") or None) + f"#item-{item_id}", 303)
+
+
+@bp.post("/add-runs")
+@login_required
+def add_runs() -> Response:
+    """Bulk "Add to queue" from the runs list (leads): the checked runs join the queue."""
+    form = EmptyForm()
+    if not form.validate():
+        raise ValidationFailed("csrf_token", "the form expired; reload the page")
+    queue_id = request.form.get("queue")
+    if not queue_id:
+        raise ValidationFailed("queue", "choose a queue")
+    runs = request.form.getlist("runs")
+    if not runs:
+        raise ValidationFailed("runs", "check at least one run")
+    added = rq.add_runs(db.session, current_actor(), queue_id, runs)
+    flash(f"{added} run{'s' if added != 1 else ''} added to the queue"
+          + (f" ({len(set(runs)) - added} already in it)." if added < len(set(runs)) else "."),
+          "success")
+    back = request.form.get("next") or ""
+    if not back.startswith("/") or back.startswith("//"):
+        back = url_for("runs.index")
+    return redirect(back, 303)
+
+
+# --- the reviewer's flow ------------------------------------------------------------------
+
+
+@bp.post("/next")
+@login_required
+def next_item() -> Response:
+    """Reserve my next item (in ``queue``, or across my queues) and open its run page;
+    ``skip``: release this item first and do not hand it back now."""
+    form = EmptyForm()
+    if not form.validate():
+        raise ValidationFailed("csrf_token", "the form expired; reload the page")
+    actor = current_actor()
+    skip = _int(request.form.get("skip"))
+    if skip:
+        rq.release(db.session, actor, skip)
+    item = rq.next_for_me(db.session, actor, request.form.get("queue") or None, exclude=skip)
+    if item is None:
+        flash("Nothing left for you to review in your queues." if not request.form.get("queue")
+              else "Nothing left for you to review in this queue.", "info")
+        return redirect(url_for("queue.next_run", mine="1"), 303)
+    return redirect(url_for("runs.detail", run_pk=item.run_pk, item=item.id,
+                            queue_id=request.form.get("queue") or None), 303)
+
+
+@bp.post("/items/<int:item_id>/renew")
+@login_required
+def renew(item_id: int) -> str:
+    """Renew my reservation (the run page polls this while open): the reservation
+    fragment, which says so when I no longer hold the item (expired and taken, or
+    released: the poll then stops). ``Forbidden`` for an item I cannot see."""
+    actor = current_actor()
+    try:
+        until, held = rq.renew(db.session, actor, item_id), True
+    except Conflict:
+        db.session.rollback()
+        until, held = None, False
+    return render_template("queues/_reservation.html", item_id=item_id, until=until, held=held)

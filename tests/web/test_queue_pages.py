@@ -1,0 +1,137 @@
+"""Review queue pages (issue 16): a lead creates and edits a queue through the form, sees
+its items and why each is there, removes one, adds runs in bulk from the runs list; a
+reviewer opens "my next item", which reserves it, renews and skips it; a lead of one
+workspace never sees or changes another's queues."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import select
+
+from reviewapp.actors import Role
+from reviewapp.models import QueueItem, ReviewQueue
+from reviewapp.services import review_queues as rq
+
+
+def _form(ws_id, **extra):
+    return {"workspace": str(ws_id), "name": "Chat answers", "kind": "chat",
+            "sample_percent": "100", "reviewers_per_run": "2", "reservation_minutes": "15",
+            "reviewers": "all", "assignment": "open", **extra}
+
+
+def test_lead_creates_a_queue_and_sees_its_items(client, login, make, session):
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    chat = [make.run(ws, query=f"Chat question {i}?") for i in range(3)]
+    make.aiops_run(ws)
+    login(lead)
+    page = client.get("/queues/new")
+    assert page.status_code == 200 and 'name="reviewers_per_run"' in page.get_data(as_text=True)
+    bad = client.post("/queues/new", data=_form(ws.id, score_min="200"))
+    assert bad.status_code == 422 and "Number must be between 0 and 100" in bad.get_data(as_text=True)
+    response = client.post("/queues/new", data=_form(ws.id, blind="y"))
+    assert response.status_code == 303
+    queue = session.scalar(select(ReviewQueue).where(ReviewQueue.workspace_id == ws.id))
+    assert (queue.rule, queue.reviewers_per_run, queue.blind, queue.reservation_minutes) == \
+        ({"kind": "chat"}, 2, True, 15)
+    html = client.get(response.headers["Location"]).get_data(as_text=True)
+    for run in chat:
+        assert run.query in html
+    assert html.count("the rule,") == 3 and "0 / 2" in html
+    # The same name again: the form says so on the name.
+    again = client.post("/queues/new", data=_form(ws.id))
+    assert again.status_code == 422 and "already has a queue named" in again.get_data(as_text=True)
+    # Edit: N = 1 and a new name; remove a run.
+    edited = client.post(f"/queues/{queue.id}/edit", data=_form(ws.id, name="Renamed",
+                                                                 reviewers_per_run="1"))
+    assert edited.status_code == 303
+    session.refresh(queue)
+    assert (queue.name, queue.reviewers_per_run, queue.blind) == ("Renamed", 1, False)
+    removed = client.post(f"/queues/{queue.id}/items/{chat[0].id}/remove")
+    assert removed.status_code == 303
+    assert not rq.exists_item(session, queue.id, chat[0].id)
+    # Bulk add from the runs list: the checkboxes and the queue select are there.
+    runs_page = client.get("/").get_data(as_text=True)
+    assert 'form="add-to-queue"' in runs_page and f'<option value="{queue.id}">Renamed' in runs_page
+    added = client.post("/queues/add-runs", data={"queue": queue.id, "runs": [chat[0].id, chat[1].id],
+                                                  "next": "/"})
+    assert added.status_code == 303 and added.headers["Location"] == "/"
+    assert rq.exists_item(session, queue.id, chat[0].id)
+    item = session.scalar(select(QueueItem).where(QueueItem.run_pk == chat[0].id))
+    assert item.source == "manual" and item.added_by == lead.id
+    listing = client.get("/queues/").get_data(as_text=True)
+    assert "Renamed" in listing and "0 of 3 complete" in listing
+
+
+def test_reviewer_flow_reserves_renews_and_skips(client, login, make, session):
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    reviewer = make.user(ws, Role.REVIEWER)
+    first, second = make.run(ws), make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Q", {"kind": "chat"},
+                               reservation_minutes=20)
+    login(reviewer)
+    mine = client.get("/queue")
+    assert mine.status_code == 200 and "Open my next item" in mine.get_data(as_text=True)
+    opened = client.post("/queues/next", data={})
+    assert opened.status_code == 303
+    item = session.scalar(select(QueueItem).where(QueueItem.run_pk == first.id))
+    assert opened.headers["Location"] == f"/runs/{first.id}?item={item.id}"
+    session.refresh(item)
+    assert item.reserved_by == reviewer.id
+    page = client.get(opened.headers["Location"]).get_data(as_text=True)
+    assert "Reserved for you until" in page and 'data-shortcut="next-run"' in page
+    assert f'hx-post="/queues/items/{item.id}/renew"' in page
+    renewed = client.post(f"/queues/items/{item.id}/renew")
+    assert renewed.status_code == 200 and "Reserved for you until" in renewed.get_data(as_text=True)
+    # Skip: the item is released and the next one opens.
+    skipped = client.post("/queues/next", data={"skip": item.id})
+    second_item = session.scalar(select(QueueItem).where(QueueItem.run_pk == second.id))
+    assert skipped.headers["Location"] == f"/runs/{second.id}?item={second_item.id}"
+    session.refresh(item)
+    assert item.reserved_by is None
+    # The first item's renewal now says it is not held (and stops polling).
+    lost = client.post(f"/queues/items/{item.id}/renew").get_data(as_text=True)
+    assert "Not reserved for you" in lost and "hx-post" not in lost
+    # Nothing left once both are rated.
+    for run in (first, second):
+        make.feedback_row(run, reviewer, rating="positive")
+    done = client.post("/queues/next", data={})
+    assert done.headers["Location"] == "/queue?mine=1"
+
+
+def test_a_lead_never_sees_or_changes_another_workspaces_queues(client, login, make, session):
+    w1, w2 = make.workspace(), make.workspace()
+    lead1 = make.user(w1, Role.LEAD)
+    lead2 = make.user(w2, Role.LEAD)
+    run2 = make.run(w2)
+    make.run(w1)
+    q2, _ = rq.create_queue(session, make.actor(lead2), w2.id, "Secret W2 queue", {})
+    item2 = session.scalar(select(QueueItem.id).where(QueueItem.queue_id == q2.id))
+    login(lead1)
+    assert "Secret W2 queue" not in client.get("/queues/").get_data(as_text=True)
+    assert "Secret W2 queue" not in client.get("/queue").get_data(as_text=True)
+    for path in (f"/queues/{q2.id}", f"/queues/{q2.id}/edit"):
+        assert client.get(path).status_code == 403
+    attempts = [
+        (f"/queues/{q2.id}/edit", _form(w2.id, name="Taken over")),
+        (f"/queues/{q2.id}/items/{run2.id}/remove", {}),
+        (f"/queues/{q2.id}/items/{item2}/assign", {"assignees": str(lead1.id)}),
+        ("/queues/add-runs", {"queue": q2.id, "runs": run2.id}),
+        ("/queues/next", {"queue": q2.id}),
+        (f"/queues/items/{item2}/renew", {}),
+        ("/queues/new", _form(w2.id, name="In W2")),
+    ]
+    for path, data in attempts:
+        assert client.post(path, data=data).status_code == 403, path
+    session.refresh(q2)
+    assert q2.name == "Secret W2 queue"
+    assert rq.exists_item(session, q2.id, run2.id)
+    assert session.scalar(select(QueueItem.reserved_by).where(QueueItem.id == item2)) is None
+    assert session.scalars(select(ReviewQueue.name).where(ReviewQueue.workspace_id == w2.id)).all() \
+        == ["Secret W2 queue"]
+    # W2's lead does see it.
+    client.post("/logout")
+    login(lead2)
+    assert re.search(r"Secret W2 queue", client.get(f"/queues/{q2.id}").get_data(as_text=True))
