@@ -52,3 +52,26 @@ def test_the_default_rule_is_tie():
 def test_bad_input_is_refused(ratings, needed, rule, error):
     with pytest.raises(error):
         consensus(ratings, needed, rule)
+
+
+def test_the_dispute_rules_as_a_lead_chooses_them_and_the_fields_errors_name():
+    assert DISPUTE_RULES.choices() == (
+        ("tie", "A tie needs a decision (otherwise the majority decides)"),
+        ("any_split", "Any disagreement needs a decision"))
+    with pytest.raises(UnknownValue) as error:
+        consensus(["positive"], 1, "vote")
+    assert error.value.name == "dispute_rule"
+    with pytest.raises(UnknownValue) as error:
+        consensus(["meh"], 1)
+    assert error.value.name == "rating"
+    with pytest.raises(ValueError, match="^needed must be at least 1$"):
+        consensus([], 0)
+
+
+def test_a_consensus_and_a_rule_cannot_be_changed():
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        consensus(["positive"], 1).verdict = "not_useful"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DISPUTE_RULES.get("tie").label = "x"
