@@ -33,6 +33,9 @@ SHORT_TERM_RUNS = 10_000
 # A term more runs than this hold is listed newest first instead of ranked (the rank
 # would be computed for every match); the page says so.
 RANKED_MATCHES = 1_000
+# A term more runs than this hold is tested run by run in the list's order instead of
+# reading all its matches first (the capped count then stops after a few runs).
+PROBED_MATCHES = 20_000
 
 # Ranks of a matching run: the term in the question beats the term in the answer, which
 # beats a match only in the run id, the session id or a tool call. Higher is better.

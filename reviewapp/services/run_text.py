@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from .. import search_index
 from ..domain.search_text import (
+    PROBED_MATCHES,
     RANKED_MATCHES,
     SHORT_TERM_RUNS,
     Snippet,
@@ -54,14 +55,16 @@ def store_run_text(session: Session, run_pks: Iterable[int]) -> None:
         for pk, query, answer, run_id, session_id in runs])
 
 
-def many_matches(session: Session, term: str) -> bool:
-    """True when more than ``RANKED_MATCHES`` runs (of any workspace) hold the folded
-    ``term`` (one query reading at most that many index entries); False for a blank or
-    short term. Such a term is searched run by run in the list's order (``probe``) and
-    listed newest first, not ranked: ranking would read every match."""
+def match_load(session: Session, term: str) -> tuple[bool, bool]:
+    """(more than ``RANKED_MATCHES`` runs hold the folded ``term``, more than
+    ``PROBED_MATCHES`` do), counted in the index of all workspaces by one query that reads
+    at most ``PROBED_MATCHES`` + 1 entries; (False, False) for a blank or short term. The
+    first: listed newest first, not ranked (ranking reads every match); the second: also
+    tested run by run in the list's order (``probe``) instead of reading every match."""
     if not term or is_short(term):
-        return False
-    return search_index.count_matches(session.connection(), term, RANKED_MATCHES + 1) > RANKED_MATCHES
+        return False, False
+    found = search_index.count_matches(session.connection(), term, PROBED_MATCHES + 1)
+    return found > RANKED_MATCHES, found > PROBED_MATCHES
 
 
 def text_condition(term: str, base: Any, *, probe: bool = False) -> Any:

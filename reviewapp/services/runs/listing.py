@@ -49,7 +49,7 @@ from ..access import WorkspaceRole, roles_of
 from ..blind import blind_condition
 from ..keyset import SortKey, SortOrder
 from ..params import choice_param, int_param, text_param, workspace_param
-from ..run_text import many_matches, snippets, text_condition, text_rank
+from ..run_text import match_load, snippets, text_condition, text_rank
 
 _ID_DESC = SortKey(Run.id, True, attrgetter("id"))
 _ID_ASC = SortKey(Run.id, False, attrgetter("id"))
@@ -155,8 +155,10 @@ class RunFilters:
     failed_calls: str | None = None
     workspace_slug: str | None = None
     # Set by the services, never from parameters (``with_match_count``): more than
-    # ``RANKED_MATCHES`` runs hold ``q``, so it is searched run by run and not ranked.
+    # ``RANKED_MATCHES`` runs hold ``q`` (not ranked), more than ``PROBED_MATCHES`` (tested
+    # run by run in the list's order).
     many_matches: bool = False
+    probe: bool = False
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> RunFilters:
@@ -230,9 +232,10 @@ class RunFilters:
         return self
 
     def with_match_count(self, session: Session) -> RunFilters:
-        """This value with ``many_matches`` set from the index (``run_text.many_matches``:
-        one query reading at most ``RANKED_MATCHES`` + 1 entries; none without ``q``)."""
-        return replace(self, many_matches=many_matches(session, search_term(self.q)))
+        """This value with ``many_matches`` and ``probe`` set from the index
+        (``run_text.match_load``: one query; none without ``q``)."""
+        many, probe = match_load(session, search_term(self.q))
+        return replace(self, many_matches=many, probe=probe)
 
     @property
     def default_sort(self) -> str:
@@ -349,7 +352,7 @@ def _narrowed(stmt: Select[Any], actor: Actor, filters: RunFilters) -> Select[An
         stmt = stmt.where(Run.failed_tool_call_count > 0)
     term = search_term(filters.q)
     if term:  # through the full-text index (services.run_text, SPEC 8)
-        stmt = stmt.where(text_condition(term, stmt, probe=filters.many_matches))
+        stmt = stmt.where(text_condition(term, stmt, probe=filters.probe))
     return stmt
 
 

@@ -257,11 +257,15 @@ def test_a_term_many_runs_hold_is_listed_newest_first_and_found_run_by_run(sessi
     session.commit()
     assert _found(session, actor, "checkout") == [in_query.id, in_answer.id, in_call.id]
     monkeypatch.setattr(run_text, "RANKED_MATCHES", 2)
-    page = runs.list_runs(session, actor, limit=2, filters=RunFilters.from_params({"q": "checkout"}))
-    assert [r.id for r in page.runs] == [in_call.id, in_answer.id]
-    assert page.search_note == "More than 2 runs hold this term: newest first instead of best match."
-    rest = runs.list_runs(session, actor, limit=2, cursor=page.next_cursor,
-                          filters=RunFilters.from_params({"q": "checkout"}))
-    assert [r.id for r in rest.runs] == [in_query.id] and rest.next_cursor is None
+    for probed in (20_000, 2):  # the matches read first, then the index asked run by run
+        monkeypatch.setattr(run_text, "PROBED_MATCHES", probed)
+        page = runs.list_runs(session, actor, limit=2, filters=RunFilters.from_params({"q": "checkout"}))
+        assert [r.id for r in page.runs] == [in_call.id, in_answer.id]
+        assert page.filters.probe == (probed == 2)
+        assert page.search_note == "More than 2 runs hold this term: newest first instead of best match."
+        rest = runs.list_runs(session, actor, limit=2, cursor=page.next_cursor,
+                              filters=RunFilters.from_params({"q": "checkout"}))
+        assert [r.id for r in rest.runs] == [in_query.id] and rest.next_cursor is None
+    monkeypatch.setattr(run_text, "PROBED_MATCHES", 20_000)
     monkeypatch.setattr(run_text, "RANKED_MATCHES", 3)  # exactly 3 holders: still ranked
     assert _found(session, actor, "checkout") == [in_query.id, in_answer.id, in_call.id]
