@@ -199,7 +199,14 @@ def keyset_after(keys: Sequence[tuple[Any, bool]], values: Sequence[Any], *,
         compare = column < values[i] if later else column > values[i]
         equal = [keys[j][0] == values[j] for j in range(i)]
         clauses.append(and_(*equal, compare) if equal else compare)
-    return or_(*clauses)
+    if len(keys) == 1:
+        return clauses[0]
+    # The first key's own bound, implied by the OR below, stated on its own: a range
+    # both databases seek to in an index (an OR alone is a filter, so a cursor deep in
+    # a million runs walked every row before it; issue 18).
+    first, descending = keys[0]
+    bound = first <= values[0] if descending != reverse else first >= values[0]
+    return and_(bound, or_(*clauses))
 
 
 def capped_count(session: Session, stmt: Select[Any] | Sequence[Select[Any]],

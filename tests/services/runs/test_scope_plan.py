@@ -118,3 +118,19 @@ def test_second_page_and_counts_stay_on_the_index(session, two_workspaces):
     assert len(listing) == 4  # total count, page, previous page, runs before this page
     for statement, parameters in listing:
         _assert_indexed(_plan(session, statement, parameters), db.engine.dialect.name)
+
+
+def test_a_later_page_seeks_to_its_cursor(session, two_workspaces):
+    """The keyset condition carries the first key's own bound, so each workspace's range
+    starts at the cursor instead of walking every newer run (an OR alone is a filter)."""
+    first = runs.list_runs(session, two_workspaces, limit=50)
+    statements, page = _page_statements(session, two_workspaces, RunFilters(),
+                                        cursor=first.next_cursor)
+    assert page.runs[0].created_at < first.runs[-1].created_at
+    plan = _plan(session, *_page_statement(statements))
+    if db.engine.dialect.name == "postgresql":
+        conds = [line for line in plan.splitlines() if "Index Cond: ((workspace_id" in line]
+        assert len(conds) == 2 and all("created_at <=" in line for line in conds), plan
+    else:
+        ranges = [line for line in plan.splitlines() if "ix_diagnosis_run_workspace_created" in line]
+        assert len(ranges) == 2 and all("created_at<?" in line for line in ranges), plan
