@@ -1,12 +1,14 @@
 """Benchmark of team review (issue 16). Prints figures; asserts nothing.
 
-1. "Next item" latency, p50 / p99, for 20 reviewers asking concurrently (one thread and
-   one connection each, as 20 requests would) on a queue of 100,000 items with 2
-   reviewers per run; after each answer the reviewer rates the item's run's answer
+1. "Next item" latency, p50 / p99, on a queue of 100,000 items with 2 reviewers per
+   run, whose first 20,000 runs already carry 5 answer ratings (complete items the
+   queue has to skip); after each answer the reviewer rates the item's run's answer
    through the feedback service (``upsert_feedback``, which keeps the item's stored
-   completion), so the queue moves as it would. The first 20,000 runs already carry 5
-   answer ratings (complete items the queue has to skip). Printed beside the plain
-   runs-list page's p50 of the same database in the same run (target: within 2x).
+   completion), so the queue moves as it would. Twice: one reviewer alone, alternating
+   with the runs-list page alone; and 20 reviewers asking concurrently (one thread and
+   one connection each, as 20 requests would) while one more client fetches the
+   runs-list page under the same load — each printed beside the runs list (target:
+   within 2x).
 2. The agreement page at 100,000 answer ratings, p50 through the WSGI app, beside the
    runs-list page (target: within 2x).
 
@@ -134,10 +136,14 @@ def build(url: str, count: int) -> tuple[int, list[int]]:
     return queue_id, reviewers
 
 
-def next_item_latency(url: str, queue_id: int, reviewers: list[int], rounds: int
-                      ) -> list[float]:
-    """Milliseconds of each ``next_item`` call, 20 reviewers in parallel, ``rounds`` each;
-    between two calls each reviewer rates the answer of the run it got."""
+def next_item_latency(url: str, queue_id: int, reviewers: list[int], rounds: int,
+                      runs_list_alongside: bool = False) -> tuple[list[float], list[float]]:
+    """Milliseconds of each ``next_item`` call, ``len(reviewers)`` reviewers in parallel
+    (one thread and one connection each), ``rounds`` each; between two calls each
+    reviewer rates the answer of the run it got (``upsert_feedback``). With
+    ``runs_list_alongside``, one more thread fetches the runs-list page (a logged-in
+    test client) for as long as the reviewers work: (next-item times, runs-list times),
+    both under the same load."""
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
@@ -149,9 +155,12 @@ def next_item_latency(url: str, queue_id: int, reviewers: list[int], rounds: int
 
     app = _app(url)
     times: list[float] = []
+    list_times: list[float] = []
     lock = threading.Lock()
     failures: list[BaseException] = []
-    barrier = threading.Barrier(len(reviewers))
+    parties = len(reviewers) + (1 if runs_list_alongside else 0)
+    barrier = threading.Barrier(parties)
+    working = [len(reviewers)]
 
     def work(user_id: int) -> None:
         actor = Actor.for_user(user_id, f"reviewer{user_id}")
@@ -173,17 +182,36 @@ def next_item_latency(url: str, queue_id: int, reviewers: list[int], rounds: int
                                              "positive")
         except BaseException as exc:  # reported by the caller
             failures.append(exc)
+        finally:
+            with lock:
+                working[0] -= 1
+
+    def browse() -> None:
+        try:
+            client = _app(url).test_client()
+            _login(client)
+            client.get("/")
+            barrier.wait()
+            while working[0] > 0:
+                t0 = time.perf_counter()
+                response = client.get("/")
+                list_times.append((time.perf_counter() - t0) * 1000)
+                assert response.status_code == 200, response.status_code
+        except BaseException as exc:  # reported by the caller
+            failures.append(exc)
 
     with app.app_context():
         db.engine.dispose()
     threads = [threading.Thread(target=work, args=(u,)) for u in reviewers]
+    if runs_list_alongside:
+        threads.append(threading.Thread(target=browse))
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     if failures:
         raise failures[0]
-    return times
+    return times, list_times
 
 
 def _p(values: list[float], q: float) -> float:
@@ -213,12 +241,24 @@ def bench(kind: str, url: str, count: int, rounds: int) -> None:
     agreement, runs_list = paired_p50_ms((client, "/dashboard/agreement"), (client, "/"), 7)
     print(f"[{kind}] agreement page at {count:,} ratings: p50 {agreement:.0f} ms; runs list "
           f"{runs_list:.0f} ms; ratio {agreement / runs_list:.2f} (target <= 2)")
-    times = next_item_latency(url, queue_id, reviewers, rounds)
-    _, runs_list = paired_p50_ms((client, "/"), (client, "/"), 7)
-    p50 = statistics.median(times)
-    print(f"[{kind}] next item, {len(reviewers)} concurrent reviewers, queue of {count:,}: "
-          f"p50 {p50:.1f} ms, p99 {_p(times, 0.99):.1f} ms over {len(times)} calls; "
-          f"runs list p50 {runs_list:.1f} ms; ratio p50 {p50 / runs_list:.2f} (target <= 2)")
+    # One reviewer alone, then the runs list alone, alternating (a busy machine slows both).
+    alone, listed = [], []
+    for _ in range(rounds * 2):
+        alone.extend(next_item_latency(url, queue_id, reviewers[:1], 1)[0])
+        t1 = time.perf_counter()
+        client.get("/")
+        listed.append((time.perf_counter() - t1) * 1000)
+    print(f"[{kind}] next item, one reviewer alone, queue of {count:,}: p50 "
+          f"{statistics.median(alone):.1f} ms, p99 {_p(alone, 0.99):.1f} ms; runs list alone p50 "
+          f"{statistics.median(listed):.1f} ms; ratio {statistics.median(alone) / statistics.median(listed):.2f}")
+    # 20 reviewers at once, the runs list fetched alongside under the same load.
+    times, list_times = next_item_latency(url, queue_id, reviewers, rounds, True)
+    p50, lp50 = statistics.median(times), statistics.median(list_times)
+    print(f"[{kind}] next item, {len(reviewers)} concurrent reviewers (each rating between "
+          f"items), queue of {count:,}: p50 {p50:.1f} ms, p99 {_p(times, 0.99):.1f} ms over "
+          f"{len(times)} calls; runs list under the same load p50 {lp50:.1f} ms, p99 "
+          f"{_p(list_times, 0.99):.1f} ms over {len(list_times)}; ratio p50 {p50 / lp50:.2f} "
+          f"(target <= 2)")
 
 
 def main() -> None:

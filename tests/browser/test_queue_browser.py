@@ -1,0 +1,84 @@
+"""Review queues in a real browser (issue 16): a lead creates a queue through the form
+and sees its items; a reviewer opens "my next item", finds the run page reserved for
+them, rates the answer and presses n for the next item. Screenshots at 1280 and 390 px
+(``tmp_path``) were looked at when the pages were written."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from sqlalchemy import select
+
+from reviewapp.actors import Role
+from reviewapp.models import QueueItem, ReviewQueue
+
+from .conftest import log_in
+
+pytestmark = pytest.mark.browser
+
+
+def test_lead_creates_a_queue_and_a_reviewer_works_through_it(new_page, make, session, tmp_path):
+    ws = make.workspace()
+    make.user(ws, Role.LEAD, username="lena")
+    rita = make.user(ws, Role.REVIEWER, username="rita")
+    runs = [make.run(ws, query=f"Why did deploy {i} fail?") for i in range(3)]
+    make.aiops_run(ws)
+
+    lead = new_page()
+    errors: list[str] = []
+    lead.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    log_in(lead, "lena")
+    lead.goto("/queues/new")
+    lead.fill("#name", "Chat answers")
+    lead.select_option("#kind", "chat")
+    lead.select_option("#reviewers_per_run", "2")
+    lead.fill("#reservation_minutes", "15")
+    lead.screenshot(path=str(tmp_path / "queue-form-1280.png"), full_page=True)
+    lead.get_by_role("button", name="Create queue").click()
+    lead.wait_for_selector(".flash-success")
+    assert "created with 3 runs" in lead.locator(".flash-success").inner_text()
+    items = lead.locator("table.queue-items tbody tr")
+    assert items.count() == 3
+    assert "the rule" in items.first.inner_text() and "0 / 2" in items.first.inner_text()
+    lead.screenshot(path=str(tmp_path / "queue-detail-1280.png"), full_page=True)
+    session.rollback()
+    queue = session.scalar(select(ReviewQueue).where(ReviewQueue.workspace_id == ws.id))
+    assert (queue.rule, queue.reviewers_per_run, queue.reservation_minutes) == ({"kind": "chat"}, 2, 15)
+
+    reviewer = new_page()
+    reviewer.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    log_in(reviewer, "rita")
+    reviewer.get_by_role("link", name="Review queue").click()
+    reviewer.get_by_role("button", name="Open my next item").click()
+    reviewer.wait_for_selector(".queue-bar")
+    assert "Reserved for you until" in reviewer.locator(".queue-bar").inner_text()
+    assert f"/runs/{runs[0].id}?item=" in reviewer.url
+    reviewer.screenshot(path=str(tmp_path / "queue-item-1280.png"), full_page=True)
+    session.rollback()
+    first = session.scalar(select(QueueItem).where(QueueItem.run_pk == runs[0].id))
+    assert first.reserved_by == rita.id
+    # Rate the answer, then n: the next item (a POST through the "Next item" button).
+    reviewer.locator(".answer .thumbs").get_by_role("button", name=re.compile("^Helpful")).click()
+    reviewer.locator(".answer .thumbs .fb-status .saved").wait_for()
+    reviewer.locator("body").press("n")
+    reviewer.wait_for_url(f"**/runs/{runs[1].id}?item=*")
+    reviewer.get_by_role("button", name="Skip").click()
+    reviewer.wait_for_url(f"**/runs/{runs[2].id}?item=*")
+    assert errors == []
+
+    phone = new_page(width=390, height=844)
+    log_in(phone, "rita")
+    phone.goto("/queue")
+    phone.screenshot(path=str(tmp_path / "queue-mine-390.png"), full_page=True)
+    phone.get_by_role("button", name="Open my next item").click()
+    phone.wait_for_selector(".queue-bar")
+    phone.screenshot(path=str(tmp_path / "queue-item-390.png"), full_page=True)
+    lead_phone = new_page(width=390, height=844)
+    log_in(lead_phone, "lena")
+    lead_phone.goto(f"/queues/{queue.id}")
+    lead_phone.screenshot(path=str(tmp_path / "queue-detail-390.png"), full_page=True)
+    lead_phone.goto(f"/queues/{queue.id}/edit")
+    lead_phone.screenshot(path=str(tmp_path / "queue-form-390.png"), full_page=True)
+    widths = lead_phone.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1] + 1, widths  # no sideways scrolling on a phone
