@@ -31,11 +31,13 @@ from ..models import (
     DiagnosticReport,
     Feedback,
     Rating,
+    ReviewQueue,
     Run,
     RunKind,
     TargetType,
     TriageItem,
     User,
+    VerdictDecision,
     Workspace,
 )
 from ..queries import iso_utc, on_earlier_version, scope_to_actor
@@ -43,7 +45,7 @@ from .cases import CaseFilters, case_conditions
 from .params import choice_param, date_range_params, day_range, text_param, workspace_param
 
 BATCH_SIZE = 2000
-KINDS = ("cases", "feedback", "evalset")
+KINDS = ("cases", "feedback", "evalset", "decisions")
 
 CASE_COLUMNS: tuple[str, ...] = (
     "case_id", "workspace", "diagnosis_id", "run_id", "source_type", "fault_category", "title",
@@ -54,6 +56,10 @@ FEEDBACK_COLUMNS: tuple[str, ...] = (
     "feedback_id", "workspace", "run_id", "run_kind", "query", "reviewer", "target_type",
     "target_id", "subject", "rating", "reason", "comment", "correction", "created_at",
     "updated_at", "earlier_version", "evidence_score", "verdict", "verifier_verdict",
+)
+DECISION_COLUMNS: tuple[str, ...] = (
+    "decision_id", "workspace", "run_id", "run_kind", "queue", "decided_by", "verdict", "note",
+    "created_at",
 )
 EVALSET_COLUMNS: tuple[str, ...] = (
     "run_id", "workspace", "kind", "query", "answer", "report", "corrections", "labels",
@@ -233,6 +239,46 @@ def export_feedback(session: Session, actor: Actor, filters: FeedbackFilters | N
     return ExportStream("feedback", FEEDBACK_COLUMNS, total, rows())
 
 
+# --------------------------------------------------------------------------- decisions
+
+
+def export_decisions(session: Session, actor: Actor, params: Mapping[str, Any] | None = None, *,
+                     batch_size: int = BATCH_SIZE) -> ExportStream:
+    """One row per lead decision on a run's verdict (``verdict_decision``, issue 16
+    adjudication; a record apart from the ratings) with ``DECISION_COLUMNS``; by
+    workspace, oldest first. ``params``: ``workspace`` and the UTC days ``date_from`` /
+    ``date_to`` of the decision. Raises ``Forbidden``, ``ValidationFailed``."""
+    params = params or {}
+    workspace_id = workspace_param(params)
+    date_from, date_to = date_range_params(params)
+    stmt = _admin_scope(session, actor, select(
+        VerdictDecision.id, Workspace.slug, Run.run_id, Run.kind, ReviewQueue.name,
+        User.username, VerdictDecision.verdict, VerdictDecision.note,
+        iso_utc(session, VerdictDecision.created_at),
+        VerdictDecision.workspace_id, sort_key(VerdictDecision.created_at),
+        VerdictDecision.id.label("sort_id"),
+    ).join(Workspace, Workspace.id == VerdictDecision.workspace_id)
+     .join(Run, Run.id == VerdictDecision.run_pk)
+     .outerjoin(ReviewQueue, ReviewQueue.id == VerdictDecision.queue_id)
+     .outerjoin(User, User.id == VerdictDecision.decided_by),
+        VerdictDecision.workspace_id, workspace_id)
+    start, end = day_range(date_from, date_to)
+    if start is not None:
+        stmt = stmt.where(VerdictDecision.created_at >= start)
+    if end is not None:
+        stmt = stmt.where(VerdictDecision.created_at < end)
+    total = _count(session, stmt)
+
+    def rows() -> Iterator[dict[str, Any]]:
+        columns, width = DECISION_COLUMNS, len(DECISION_COLUMNS)
+        for r in _keyset(session, stmt, (VerdictDecision.workspace_id,
+                                         VerdictDecision.created_at, VerdictDecision.id),
+                         batch_size):
+            yield dict(zip(columns, r[:width]))
+
+    return ExportStream("decisions", DECISION_COLUMNS, total, rows())
+
+
 # --------------------------------------------------------------------------- eval set
 
 
@@ -343,7 +389,8 @@ def export_options(session: Session, actor: Actor) -> ExportOptions:
 
 def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, Any],
                 fmt: str | None = None) -> ExportStream:
-    """Start the export ``kind`` (``cases`` | ``feedback`` | ``evalset``) filtered by the
+    """Start the export ``kind`` (``cases`` | ``feedback`` | ``evalset`` | ``decisions``)
+    filtered by the
     query-string ``params`` (the case-list filters for cases, ``FeedbackFilters`` for
     feedback, ``workspace`` for the eval set). ``fmt``, when given, is checked too: ``csv``
     or ``jsonl``, and the eval set is JSONL only. Access is checked first, so a non-admin
@@ -357,4 +404,6 @@ def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, 
         return export_cases(session, actor, CaseFilters.from_params(params))
     if kind == "feedback":
         return export_feedback(session, actor, FeedbackFilters.from_params(params))
+    if kind == "decisions":
+        return export_decisions(session, actor, params)
     return export_evalset(session, actor, workspace_param(params))
