@@ -245,3 +245,32 @@ def test_a_retired_reason_is_shown_as_retired_and_a_comment_only_save_keeps_it(
     db.session.expire_all()
     assert (db.session.query(Feedback).one().reason, db.session.query(Feedback).one().comment) == (
         "incomplete", "only this")
+
+
+def test_a_thumbs_up_offers_the_collapsed_details_with_the_positive_reasons(client, setup):
+    # SPEC 6.1: every rating takes an optional reason, comment and correction; a positive
+    # rating is offered the reasons whose polarity allows it: of the defaults only "other".
+    html = _rate(client, setup, rating="positive").get_data(as_text=True)
+    assert '<details class="fb-more">' in html  # present, not opened by itself
+    assert "Why? Add a reason, comment or correction" in html
+    reasons = html.split('name="reason"', 1)[1].split("</select>", 1)[0]
+    assert re.findall(r'<option value="(\w+)"', reasons) == ["other"]
+    saved = _rate(client, setup, rating="positive", reason="other",
+                  comment="Exactly the runbook step.").get_data(as_text=True)
+    assert "Exactly the runbook step." in saved
+    row = db.session.query(Feedback).one()
+    assert (row.rating, row.reason, row.comment) == ("positive", "other", "Exactly the runbook step.")
+
+
+def test_the_status_line_shows_the_workspace_label_of_a_saved_reason(client, make, login):
+    ws = make.workspace(feedback_reasons=[
+        {"code": "xss_reason", "label": "<b>Scripted</b> & odd", "polarity": "either"}])
+    user = make.user(ws)
+    run = make.run(ws)
+    message = next(m for m in run.messages if m.role == "assistant")
+    login(user)
+    html = _rate(client, {"run": run, "message": message}, rating="negative",
+                 reason="xss_reason").get_data(as_text=True)
+    assert "Your rating: &lt;b&gt;Scripted&lt;/b&gt; &amp; odd" in client.get(
+        f"/runs/{run.id}").get_data(as_text=True)
+    assert "xss reason" not in html and "<b>Scripted</b>" not in html

@@ -159,6 +159,14 @@ class TargetState:
         """The reason (code, label) pairs a ``rating`` may carry (SPEC 6.1 polarity)."""
         return self.positive_reason_choices if rating == "positive" else self.reason_choices
 
+    def reason_label(self, code: str) -> str:
+        """How a saved reason ``code`` reads: the workspace's label for it (its reason
+        list, SPEC 6.1), or the code with ``_`` as spaces once the workspace retired it."""
+        for known, text in (*self.reason_choices, *self.positive_reason_choices):
+            if known == code:
+                return text
+        return code.replace("_", " ")
+
     @property
     def label(self) -> str:
         """How the control names its target ("the answer"): ``name`` when one of many
