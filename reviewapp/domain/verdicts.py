@@ -41,9 +41,9 @@ VERDICTS: Registry[VerdictRow] = Registry("feedback", (
 ))
 
 VERIFIER_VERDICTS: Registry[VerifierVerdictRow] = Registry("verdict", (
-    VerifierVerdictRow("PASS", "PASS"),
-    VerifierVerdictRow("LOW_CONFID", "LOW_CONFID"),
-    VerifierVerdictRow("REJECT", "REJECT"),
+    VerifierVerdictRow("PASS", "Pass"),
+    VerifierVerdictRow("LOW_CONFID", "Low confidence"),
+    VerifierVerdictRow("REJECT", "Reject"),
 ))
 
 

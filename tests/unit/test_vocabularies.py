@@ -96,10 +96,10 @@ def test_a_registry_of_one_code_gives_valid_sql():
 
 def test_the_verdicts_read_as_the_pages_show_them():
     # SPEC 6.2: a run's verdict useful / not useful; SPEC 5.2: the verifier's verdict is
-    # imported and shown as-is.
+    # imported as-is (the codes) and read in words (LOW_CONFID looked cut off).
     assert VERDICTS.choices() == (("useful", "Useful"), ("not_useful", "Not useful"))
     assert VERIFIER_VERDICTS.choices() == (
-        ("PASS", "PASS"), ("LOW_CONFID", "LOW_CONFID"), ("REJECT", "REJECT"))
+        ("PASS", "Pass"), ("LOW_CONFID", "Low confidence"), ("REJECT", "Reject"))
 
 
 @pytest.mark.parametrize(("registry", "field"), [

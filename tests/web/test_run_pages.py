@@ -371,3 +371,16 @@ def test_list_search_shows_an_escaped_excerpt_with_the_match_marked(client, make
     assert "<script>" not in html.split("<main", 1)[-1].split("</main>", 1)[0]
     short = client.get("/?q=qu").get_data(as_text=True)
     assert "Terms shorter than 3 characters are looked for in the newest 10,000 runs" in short
+
+
+def test_the_verifier_verdict_reads_in_words_on_the_list_the_run_and_the_dashboard(client, make, login):
+    # LOW_CONFID read as a cut-off word; the pages show the registry's label instead.
+    ws = make.workspace()
+    login(make.user(ws, role="lead"))
+    run = make.run(ws, self_evaluation={"verifier_evaluation": {"verdict": "LOW_CONFID",
+                                                                "groundedness_score": 0.4}})
+    assert run.verifier_verdict == "LOW_CONFID"
+    for url in ("/", f"/runs/{run.id}", "/dashboard/"):
+        html = client.get(url).get_data(as_text=True)
+        assert "Low confidence" in html, url
+        assert ">LOW_CONFID<" not in html and "LOW_CONFID</" not in html, url
