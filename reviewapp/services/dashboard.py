@@ -124,15 +124,24 @@ class Dashboard:
     disliked_tools: list[ToolDislikes] = field(default_factory=list)
 
 
+def lead_workspaces(session: Session, actor: Actor) -> list[tuple[int, str]]:
+    """(id, name) of the workspaces the actor leads (or administers), by name: the
+    dashboard's workspace choices. Raises ``Forbidden`` when they lead none."""
+    workspaces = [(i, n) for i, n in session.execute(
+        scope_to_actor(select(Workspace.id, Workspace.name), actor, Workspace.id, Role.LEAD)
+        .order_by(Workspace.name))]
+    if not workspaces:
+        raise Forbidden()
+    return workspaces
+
+
 def build(session: Session, actor: Actor, filters: DashboardFilters | None = None,
           now: datetime | None = None) -> Dashboard:
     """The dashboard for ``filters``; ``now`` (UTC) anchors the backlog ages (tests pass it).
     Raises ``Forbidden`` when the actor leads no workspace or names one they do not lead."""
     filters = filters or DashboardFilters()
     now = now or datetime.now(UTC)
-    workspaces = [(i, n) for i, n in session.execute(
-        scope_to_actor(select(Workspace.id, Workspace.name), actor, Workspace.id, Role.LEAD)
-        .order_by(Workspace.name))]
+    workspaces = lead_workspaces(session, actor)
     allowed = {i for i, _ in workspaces}
     if not allowed or (filters.workspace_id is not None and filters.workspace_id not in allowed):
         raise Forbidden()

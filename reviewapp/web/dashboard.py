@@ -12,6 +12,7 @@ from flask import Blueprint, Response, abort, render_template, request
 from flask_login import login_required
 
 from ..domain import charts, export_format
+from ..errors import ValidationFailed
 from ..extensions import db
 from ..services import agreement, alignment, dashboard
 from .auth import current_actor
@@ -23,11 +24,19 @@ _MIMETYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 
 @bp.get("/")
 @login_required
-def index() -> str:
-    """Usefulness per day, evidence scores, verifier verdicts, failing tools, triage backlog."""
-    data = dashboard.build(db.session, current_actor(),
-                           dashboard.DashboardFilters.from_params(request.args))
-    return render_template("dashboard/index.html", data=data, charts=charts)
+def index() -> str | tuple[str, int]:
+    """Usefulness per day, evidence scores, verifier verdicts, failing tools, triage backlog.
+    A refused filter (a reversed date range, a bad date) re-shows the form with the error
+    next to its field, status 400."""
+    actor = current_actor()
+    try:
+        filters = dashboard.DashboardFilters.from_params(request.args)
+    except ValidationFailed as error:
+        return render_template("dashboard/index.html", data=None, error=error, typed=request.args,
+                               workspaces=dashboard.lead_workspaces(db.session, actor)), 400
+    data = dashboard.build(db.session, actor, filters)
+    return render_template("dashboard/index.html", data=data, charts=charts,
+                           workspaces=data.workspaces)
 
 
 @bp.get("/agreement")

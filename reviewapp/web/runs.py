@@ -63,6 +63,7 @@ def index() -> Response:
     """The runs list (landing page); htmx requests get only the table."""
     form = filter_form()
     invalid = not form.validate()
+    list_error = None  # a refused value the form has no field for (the page link's cursor)
     if not invalid:
         try:
             page = runs_service.list_runs(
@@ -72,7 +73,10 @@ def index() -> Response:
             )
         except ValidationFailed as error:  # a rule of the service (e.g. min above max)
             if not show_service_error(form, error):
-                raise
+                if error.field != "cursor":
+                    raise
+                list_error = ("Page link", "it is not a link to a page of this list (it may be "
+                              "cut off or old); start again from the first page")
             invalid = True
     # The filters are outside the swapped table: an htmx answer that refuses a filter, or
     # the first one after such an answer (the page says so in X-Filter-Errors), carries
@@ -82,7 +86,7 @@ def index() -> Response:
         workspaces, _ = runs_service.single_workspace(db.session, current_actor())
         return page_or_fragment("runs/list.html", "runs/_table.html", status=400, form=form,
                                 page=None, list_args=list_args(), sorts=runs_service.SORTS,
-                                workspaces=workspaces, oob_filters=oob_filters)
+                                workspaces=workspaces, oob_filters=oob_filters, list_error=list_error)
     return page_or_fragment("runs/list.html", "runs/_table.html", form=form, page=page,
                             list_args=list_args(), sorts=runs_service.SORTS,
                             workspaces=page.workspaces, oob_filters=oob_filters,
