@@ -388,3 +388,60 @@ def suggest_triage_category(facts: RunFacts) -> Suggestion:
 def valid_category(code: str) -> bool:
     """True when ``code`` is an upper-case code (``CATEGORY_CODE_RE``): letters, digits, ``_``."""
     return bool(CATEGORY_CODE_RE.match(code))
+
+
+# --------------------------------------------------------------------------- remediation
+
+# What a report or answer calls its remediation, lower-case (a heading or a "Label:" line).
+REMEDIATION_LABELS: frozenset[str] = frozenset({
+    "remediation", "solution", "fix", "resolution", "mitigation", "workaround",
+    "action", "actions", "action items", "next step", "next steps", "recommended action",
+    "recommended actions", "recommendation", "recommendations", "suggested fix",
+    "修复", "解决方案", "处理建议", "建议",
+})
+
+
+def _plain(line: str) -> str:
+    """``line`` without emphasis markers and a leading list marker, stripped."""
+    text = line.replace("**", "").replace("__", "").strip()
+    if text[:2] in ("- ", "* ", "+ "):
+        text = text[2:].strip()
+    return text
+
+
+def remediation(text: str) -> str:
+    """The remediation an agent's answer / report states, for a new case's *solution*
+    (SPEC 7), or ``""`` when it states none — never the root-cause sentence.
+
+    Recognised, first match wins, in text order: a Markdown heading whose title is one
+    of ``REMEDIATION_LABELS`` (``## Fix``: the lines up to the next heading), or a line
+    ``Label: text`` / ``**Label:** text`` / ``**Label**`` with such a label (that text
+    and the lines after it up to a blank line or a heading). Linear in ``len(text)``."""
+    lines = (text or "").splitlines()
+    for index, line in enumerate(lines):
+        plain = _plain(line)
+        if plain.startswith("#"):
+            if plain.lstrip("#").strip().rstrip(":：").strip().lower() in REMEDIATION_LABELS:
+                return _collect(lines, index + 1, stop_at_blank=False)
+            continue
+        head, sep, rest = plain.replace("：", ":").partition(":")
+        bold_label = not sep and line.strip().startswith(("**", "__")) and plain.lower() in REMEDIATION_LABELS
+        if (sep and head.strip().lower() in REMEDIATION_LABELS) or bold_label:
+            first = [rest.strip()] if sep and rest.strip() else []
+            return "\n".join([*first, _collect(lines, index + 1, stop_at_blank=True, started=bool(first))]).strip()
+    return ""
+
+
+def _collect(lines: Sequence[str], start: int, *, stop_at_blank: bool, started: bool = False) -> str:
+    """Lines from ``start`` up to the next heading (and, with ``stop_at_blank``, the first
+    blank line after some text), stripped as a block."""
+    taken: list[str] = []
+    for line in lines[start:]:
+        if line.lstrip().startswith("#"):
+            break
+        if stop_at_blank and not line.strip():
+            if started or taken:
+                break
+            continue
+        taken.append(line.rstrip())
+    return "\n".join(taken).strip()

@@ -380,14 +380,17 @@ def _existing_case(session: Session, run: Run) -> Case | None:
 
 def new_case_draft(session: Session, actor: Actor, run_pk: int | str) -> CaseDraft:
     """Prefill a MANUAL case from a run the actor leads: title = first 100 characters of
-    the query, root cause = solution = the answer (as SPEC 7 does for AUTO cases), and
-    the proposed category / error code / service. Raises ``Forbidden``."""
+    the query, root cause = the answer, solution = the remediation the answer or report
+    states (``suggest.remediation``; empty when it states none: the answer is a root
+    cause, not a solution), and the proposed category / error code / service (SPEC 7).
+    Raises ``Forbidden``."""
     run = _lead_run(session, actor, run_pk)
-    suggestions = suggest_rules.suggest(run_text(session, run))
+    text = run_text(session, run)
+    suggestions = suggest_rules.suggest(text)
     values = {
         "title": (run.query or run.run_id)[:100],
         "root_cause": run.answer or "",
-        "solution": run.answer or "",
+        "solution": suggest_rules.remediation(text.answer),
         **{k: v or "" for k, v in suggestions.as_dict().items()},
     }
     return CaseDraft(run, suggestions, values, _existing_case(session, run),

@@ -225,6 +225,10 @@ def test_manual_case_from_a_run(session, make):
     assert draft.existing is None
     assert draft.values["title"] == run.query[:100]
     assert draft.values["service"] == "payment-api"
+    # The answer is a root cause, and the run states no remediation: Solution stays empty
+    # (it used to repeat the root-cause sentence).
+    assert draft.values["root_cause"] == "Connection pool exhaustion after the PostgreSQL failover."
+    assert draft.values["solution"] == ""
     case = cases.create_manual_case(session, make.actor(lead), run.id,
                                     {**draft.values, "title": "Pool exhaustion"})
     assert (case.source_type, case.diagnosis_id, case.run_pk, case.created_by, case.version) == (
@@ -278,3 +282,16 @@ def test_submitting_the_same_manual_case_twice_returns_the_first(session, make):
     with pytest.raises(Conflict):
         cases.create_manual_case(session, lead, run.id, {**fields, "title": "Another"})
     assert session.scalar(select(func.count()).select_from(Case)) == 1
+
+
+def test_a_new_case_takes_its_solution_from_the_reports_action_line(session, make):
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    run = make.run(ws, kind="aiops", query="Alert HighErrorRate on payment-api",
+                   answer="Root cause: connection pool exhaustion in payment-api.", messages=[],
+                   report={"content": "## HighErrorRate\n\n**Root cause:** the pool is exhausted.\n\n"
+                                      "**Action:** restart payment-api pods;\nset `tcp_keepalives_idle`.\n\n"
+                                      "**Evidence**\n\n- logs"})
+    draft = cases.new_case_draft(session, make.actor(lead), run.id)
+    assert draft.values["root_cause"] == "Root cause: connection pool exhaustion in payment-api."
+    assert draft.values["solution"] == "restart payment-api pods;\nset `tcp_keepalives_idle`."

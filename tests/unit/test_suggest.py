@@ -7,6 +7,7 @@ import pytest
 from reviewapp.domain.suggest import (
     RunFacts,
     RunText,
+    remediation,
     suggest,
     suggest_error_code,
     suggest_fault_category,
@@ -160,3 +161,23 @@ def test_other_active_alerts_are_never_the_subject():
     # first; "DiskPressure" (weight 3 if it counted) sits in the other alerts and is ignored
     assert (proposals.fault_category.value, proposals.fault_category.source) == (
         "RESOURCE_EXHAUSTION", "answer")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a heading: the section up to the next heading
+    ("Root cause: the pool.\n\n### Fix\n\nRaise the pool size.\nRestart pods.\n\n## Evidence\nlogs",
+     "Raise the pool size.\nRestart pods."),
+    # a bold label with its text on the line, up to the blank line
+    ("**Root cause:** disk full.\n\n**Remediation:** rotate the logs.\n\nMore prose.", "rotate the logs."),
+    # a list item label, any case; a full-width colon
+    ("- Next steps: page the DBA", "page the DBA"),
+    ("建议：检查最近的发布", "检查最近的发布"),
+    # a bold label alone on its line: the paragraph after it
+    ("**Solution**\n\nRoll back release 42.\n\nTail.", "Roll back release 42."),
+    # only a root cause, or "fix" as a plain verb: nothing
+    ("Root cause: connection pool exhaustion in payment-api.", ""),
+    ("Fix the pool: it is too small.", ""),
+    ("", ""),
+])
+def test_remediation_is_the_labelled_section_never_the_root_cause(text, expected):
+    assert remediation(text) == expected
