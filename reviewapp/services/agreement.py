@@ -140,12 +140,14 @@ def answer_rating_condition() -> Any:
     later_text = func.trim(func.coalesce(later.content, "")) != ""
     assistant = MessageRole.ASSISTANT.value
     answer_message = exists().where(
-        Message.id == Feedback.target_id, Message.run_pk == Run.id,
+        Message.id == Feedback.target_id, Message.run_pk == Feedback.run_pk,
         Message.role == assistant, has_text,
         not_(exists().where(later.run_pk == Message.run_pk, later.role == assistant,
                             later.ordinal > Message.ordinal, later_text)),
     )
-    has_report = exists().where(DiagnosticReport.run_pk == Run.id)
+    # Keyed by the rating's own run, not ``Run.id``: nested in a correlated subquery (the
+    # blind rule's "rated it"), a reference to ``Run`` would not reach the outer run.
+    has_report = exists().where(DiagnosticReport.run_pk == Feedback.run_pk)
     return and_(Feedback.subject_key == "", or_(
         and_(Feedback.target_type == TargetType.CHAT_MESSAGE.value, answer_message,
              or_(Run.kind == RunKind.CHAT.value, not_(has_report))),

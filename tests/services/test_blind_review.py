@@ -116,3 +116,20 @@ def test_a_queue_that_is_not_blind_hides_nothing(session, make):
                              None, "negative")
     detail = runs.get_run_detail(session, make.actor(bob), run.id)
     assert not detail.blind and len(detail.summary) == 1
+
+
+def test_rating_the_answer_of_an_aiops_run_without_report_ends_its_blindness(session, make, world):
+    """An AIOps run without a report is rated on its answer (agreement's answer-level
+    rule). Another run's report must not count: the blind rule's "has a report" check
+    belongs to this run (it was uncorrelated, so any report anywhere kept Bob blind)."""
+    bob, lead = make.actor(world.bob), make.actor(world.lead)
+    make.aiops_run(world.ws)  # a run with a report, in no queue
+    bare = make.aiops_run(world.ws, report=None)
+    rq.add_runs(session, lead, world.queue.id, [bare.id])
+    assert blind.is_blind(session, bob, bare.id) is True
+    answer = _answer(session, bare)
+    assert answer is not None
+    feedback.upsert_feedback(session, bob, "chat_message", answer, None, "negative",
+                             reason="incorrect")
+    assert blind.is_blind(session, bob, bare.id) is False
+    assert bare.id not in blind.blind_runs(session, bob, [bare.id, world.run.id])
