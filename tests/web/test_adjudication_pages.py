@@ -74,3 +74,18 @@ def test_reviewers_and_other_workspaces_are_refused(client, login, site, session
     session.rollback()
     assert session.get(Run, site.run.id).feedback is None
     assert session.scalars(select(VerdictDecision)).all() == []
+
+
+def test_run_page_says_who_sets_the_verdict(client, login, site, make, session):
+    """One reviewer's rating is the verdict, except in a queue with N > 1 reviewers per
+    run, where the page says the majority of N decides (issue 16; a new user was told
+    "Your rating ... is the run's verdict" on a two-reviewer queue's run)."""
+    login(site.ann)
+    queued = client.get(f"/runs/{site.run.id}").get_data(as_text=True)
+    assert "The run's verdict is the majority of 2 reviewers' ratings of the answer" in queued
+    assert "Your rating of the answer is the run's verdict" not in queued
+    alone = make.run(site.ws)
+    rq.remove_run(session, make.actor(site.lead), site.queue.id, alone.id)
+    page = client.get(f"/runs/{alone.id}").get_data(as_text=True)
+    assert "Your rating of the answer is the run's verdict" in page
+    assert "majority of" not in page

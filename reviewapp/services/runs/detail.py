@@ -26,6 +26,8 @@ from ...models import (
     DiagnosticStep,
     Message,
     MessageRole,
+    QueueItem,
+    ReviewQueue,
     Run,
     RunKind,
     RunStatus,
@@ -210,6 +212,9 @@ class RunDetail:
     # Blind review (services/blind.py): the viewer has not rated the answer of a run in a
     # blind queue yet; ``summary`` then holds nothing, ``verdict`` and ``case_id`` None.
     blind: bool = False
+    # How many reviewers' answer-level ratings make the verdict: N of a team-review queue
+    # holding the run (their majority, ties to a lead), else 1 (the rating is the verdict).
+    verdict_reviewers: int = 1
 
     @property
     def verdict(self) -> str | None:
@@ -273,11 +278,18 @@ def reason_choices(workspace: Workspace, rating: str = "negative") -> tuple[tupl
 
 
 def _load_run(session: Session, actor: Actor, run_pk: int
-              ) -> tuple[Run, DiagnosisSession, Workspace, bool]:
-    """The run, its session and workspace, and whether the run is blind for the actor
-    (``blind.blind_condition``), in one query. Raises ``Forbidden``."""
+              ) -> tuple[Run, DiagnosisSession, Workspace, bool, int]:
+    """The run, its session and workspace, whether the run is blind for the actor
+    (``blind.blind_condition``) and how many reviewers' answer ratings make its verdict
+    (the most ``reviewers_per_run`` of the queues holding it, 1 when none; issue 16), in
+    one query. Raises ``Forbidden``."""
+    reviewers = (select(func.max(ReviewQueue.reviewers_per_run))
+                 .join(QueueItem, QueueItem.queue_id == ReviewQueue.id)
+                 .where(QueueItem.run_pk == Run.id,
+                        ReviewQueue.workspace_id == Run.workspace_id)
+                 .scalar_subquery())
     stmt = scope_to_actor(
-        select(Run, DiagnosisSession, Workspace, blind_condition(actor))
+        select(Run, DiagnosisSession, Workspace, blind_condition(actor), reviewers)
         .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
         .join(Workspace, Workspace.id == Run.workspace_id)
         .where(Run.id == run_pk),
@@ -286,7 +298,7 @@ def _load_run(session: Session, actor: Actor, run_pk: int
     row = session.execute(stmt).one_or_none()
     if row is None:
         raise Forbidden()
-    return row[0], row[1], row[2], bool(row[3])
+    return row[0], row[1], row[2], bool(row[3]), max(1, row[4] or 1)
 
 
 def evaluation_view(raw: Any) -> dict[str, Any] | None:
@@ -367,7 +379,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     bad filters.
     """
     filters = (filters or RunFilters()).validated()
-    run, diagnosis_session, workspace, blind = _load_run(session, actor, run_pk)
+    run, diagnosis_session, workspace, blind, verdict_reviewers = _load_run(session, actor, run_pk)
     messages = list(session.scalars(
         select(Message).where(Message.run_pk == run.id).order_by(Message.ordinal)))
     steps = list(session.scalars(
@@ -398,6 +410,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
         prev_pk=prev_pk, next_pk=next_pk, case_id=None if blind else case_id,
         earlier_ids=frozenset(feedback_service.earlier_version_ids(session, run.id)),
         outcome=outcome_view(run.external_outcome, run.external_outcome_detail), blind=blind,
+        verdict_reviewers=verdict_reviewers,
     )
 
 
@@ -406,7 +419,7 @@ def get_timeline(session: Session, actor: Actor, run_pk: int) -> Timeline:
 
     Raises ``Forbidden`` for a missing or foreign run, or an actor that is not a user.
     """
-    run, _, workspace, blind = _load_run(session, actor, run_pk)
+    run, _, workspace, blind, _ = _load_run(session, actor, run_pk)
     if actor.user_id is None:
         raise Forbidden()
     steps = list(session.scalars(
