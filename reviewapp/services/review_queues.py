@@ -18,8 +18,10 @@ when ``reviewers_per_run`` different reviewers have rated its run's answer-level
 item stores it (``queue_completion``: ``ratings_count``, ``completed_at``), so the next
 item is an index lookup.
 
-Not here yet (issue 16): named reviewers and assignment, blind visibility, the verdict
-from N ratings and adjudication, pages.
+Who may review (all reviewers, or named ones) and assignment (open, round-robin, by
+hand) live here and in ``queue_assignment``; the dispute rule (which split of N > 1
+ratings waits for a lead, ``domain.consensus.DISPUTE_RULES``) is a queue setting read by
+``feedback.verdict`` and ``adjudication``; what a blind queue hides is ``blind``'s rule.
 
 Times are UTC; ``now`` parameters exist for tests. On SQLite the writers here run
 under ``db_setup.write_intent()`` (``BEGIN IMMEDIATE``, what the web layer declares for a
@@ -51,6 +53,7 @@ from sqlalchemy.orm import Session, aliased
 
 from ..actors import Actor, Role
 from ..db_setup import read_intent
+from ..domain.consensus import DEFAULT_DISPUTE_RULE, DISPUTE_RULES
 from ..domain.queues import (
     ASSIGN_OPEN,
     ASSIGN_ROUND_ROBIN,
@@ -166,7 +169,8 @@ def _settings(session: Session, ws_id: int, values: Mapping[str, Any]) -> dict[s
     if "reservation_minutes" in values:
         out["reservation_minutes"] = _whole(values["reservation_minutes"],
                                             "reservation_minutes", 1, RESERVATION_MAX_MINUTES)
-    for field, vocabulary in (("reviewers", REVIEWER_SCOPES), ("assignment", ASSIGNMENT_MODES)):
+    for field, vocabulary in (("reviewers", REVIEWER_SCOPES), ("assignment", ASSIGNMENT_MODES),
+                              ("dispute_rule", DISPUTE_RULES.codes())):
         if field in values:
             if values[field] not in vocabulary:
                 raise ValidationFailed(field, f"must be one of {', '.join(vocabulary)}")
@@ -203,20 +207,23 @@ def create_queue(session: Session, actor: Actor, workspace_id: Any, name: Any,
                  rule: Any = None, *, sample_percent: Any = 100, reviewers_per_run: Any = 1,
                  blind: Any = False, reservation_minutes: Any = RESERVATION_DEFAULT_MINUTES,
                  reviewers: Any = REVIEWERS_ALL, named: Any = (),
-                 assignment: Any = ASSIGN_OPEN) -> tuple[ReviewQueue, int]:
+                 assignment: Any = ASSIGN_OPEN,
+                 dispute_rule: Any = DEFAULT_DISPUTE_RULE) -> tuple[ReviewQueue, int]:
     """Create a queue in the workspace and fill it from the existing runs; returns (the
     queue, runs added). The actor must lead the workspace (``Forbidden``, also for a
     missing one). ``ValidationFailed`` names the field (``name``, ``rule.<field>``,
     ``sample_percent`` 1-100, ``reviewers_per_run`` 1-5, ``blind``, ``reservation_minutes``
     1-240, ``reviewers`` all | named, ``named``: user ids of reviewers of the workspace,
     at least one when ``reviewers`` is named, ``assignment`` open | round_robin |
-    by_hand); ``Conflict`` when the workspace has a queue of that name. Commits."""
+    by_hand, ``dispute_rule`` which split of N > 1 ratings a lead decides:
+    ``domain.consensus.DISPUTE_RULES`` tie | any_split); ``Conflict`` when the workspace
+    has a queue of that name. Commits."""
     ws_id = _led_workspace(session, actor, workspace_id)
     values = _settings(session, ws_id, {
         "name": name, "rule": rule, "sample_percent": sample_percent,
         "reviewers_per_run": reviewers_per_run, "blind": blind,
         "reservation_minutes": reservation_minutes, "reviewers": reviewers, "named": named,
-        "assignment": assignment})
+        "assignment": assignment, "dispute_rule": dispute_rule})
     named_ids = values.pop("_named")
     queue = ReviewQueue(workspace_id=ws_id, created_by=actor.user_id if actor.is_user else None,
                         **values)
@@ -238,7 +245,8 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
     the queue stay; a run enters at most once); a changed ``reviewers_per_run``
     re-derives every item's completion from its stored count; becoming round-robin deals
     the open items nobody is assigned; assignments to reviewers no longer named are
-    dropped. Commits."""
+    dropped; a changed ``dispute_rule`` governs the verdicts set from then on (a verdict
+    already set stays until the run's next answer rating). Commits."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
     unknown = set(changes) - set(_EDITABLE)
     if unknown:
@@ -270,7 +278,7 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
 
 
 _EDITABLE = ("name", "rule", "sample_percent", "reviewers_per_run", "blind",
-             "reservation_minutes", "reviewers", "named", "assignment")
+             "reservation_minutes", "reviewers", "named", "assignment", "dispute_rule")
 
 
 def _led_workspace(session: Session, actor: Actor, workspace_id: Any) -> int:

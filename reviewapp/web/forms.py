@@ -18,6 +18,7 @@ from wtforms import (
 from wtforms.validators import AnyOf, DataRequired, Length, NumberRange, Optional, Regexp
 from wtforms.widgets import HiddenInput
 
+from ..domain.consensus import DISPUTE_RULES
 from ..domain.queues import (
     ASSIGNMENT_MODES,
     NAME_MAX,
@@ -255,3 +256,5 @@ class QueueForm(FlaskForm):
         DataRequired(), NumberRange(1, RESERVATION_MAX_MINUTES)])
     reviewers = StringField("Who may review", validators=[AnyOf(list(REVIEWER_SCOPES))])
     assignment = StringField("Assignment", validators=[AnyOf(list(ASSIGNMENT_MODES))])
+    dispute_rule = StringField("When reviewers disagree", validators=[
+        Optional(), AnyOf(list(DISPUTE_RULES.codes()))])

@@ -21,6 +21,7 @@ from flask import (
 from flask_login import login_required
 
 from ..actors import Role
+from ..domain.consensus import DEFAULT_DISPUTE_RULE, DISPUTE_RULES
 from ..domain.queues import (
     ASSIGNMENT_MODES,
     RESERVATION_DEFAULT_MINUTES,
@@ -52,7 +53,8 @@ def _choices() -> dict[str, Any]:
     return {"kind_choices": KIND_CHOICES, "status_choices": STATUS_CHOICES,
             "verdict_choices": VERDICT_CHOICES, "feedback_choices": FEEDBACK_CHOICES,
             "reviewer_scopes": REVIEWER_SCOPES, "assignment_modes": ASSIGNMENT_MODES,
-            "reviewers_range": range(REVIEWERS_MIN, REVIEWERS_MAX + 1)}
+            "reviewers_range": range(REVIEWERS_MIN, REVIEWERS_MAX + 1),
+            "dispute_rules": dict(DISPUTE_RULES.choices())}
 
 
 @bp.get("/")
@@ -77,6 +79,8 @@ def _settings(form: QueueForm) -> dict[str, Any]:
         "reservation_minutes": form.reservation_minutes.data,
         "reviewers": form.reviewers.data, "assignment": form.assignment.data,
         "named": request.form.getlist("named"),
+        # absent from an older form: the service's default (create) or unchanged (edit)
+        **({"dispute_rule": form.dispute_rule.data} if form.dispute_rule.data else {}),
     }
 
 
@@ -102,6 +106,7 @@ def new() -> Response:
         form.sample_percent.data, form.reviewers_per_run.data = 100, 1
         form.reservation_minutes.data = RESERVATION_DEFAULT_MINUTES
         form.reviewers.data, form.assignment.data = "all", "open"
+        form.dispute_rule.data = DEFAULT_DISPUTE_RULE
     ws_id = _int(form.workspace.data) or workspaces[0][0]
     people = rq.workspace_reviewers(db.session, ws_id) if ws_id in dict(workspaces) else []
     chosen = [v for v in (_int(x) for x in request.form.getlist("named")) if v]

@@ -456,3 +456,20 @@ def test_update_queue_recounts_and_refills(session, make, world):
         rq.update_queue(session, lead, queue.id, name="Other")
     with pytest.raises(Forbidden):
         rq.update_queue(session, make.actor(world.reviewers[0]), queue.id, name="Mine")
+
+
+def test_the_dispute_rule_is_a_queue_setting(session, make):
+    """Which split of N > 1 ratings needs a lead's decision is set on create and edit
+    (issue 16), a tie by default; anything else is refused naming ``dispute_rule``."""
+    ws = make.workspace()
+    lead = make.actor(make.user(ws, Role.LEAD))
+    ties, _ = rq.create_queue(session, lead, ws.id, "Ties", {}, reviewers_per_run=3)
+    splits, _ = rq.create_queue(session, lead, ws.id, "Splits", {}, reviewers_per_run=3,
+                                dispute_rule="any_split")
+    assert (ties.dispute_rule, splits.dispute_rule) == ("tie", "any_split")
+    with pytest.raises(ValidationFailed) as caught:
+        rq.create_queue(session, lead, ws.id, "Odd", {}, dispute_rule="majority_of_one")
+    assert caught.value.field == "dispute_rule"
+    session.rollback()
+    edited, _ = rq.update_queue(session, lead, splits.id, dispute_rule="tie")
+    assert edited.dispute_rule == "tie"

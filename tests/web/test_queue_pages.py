@@ -135,3 +135,27 @@ def test_a_lead_never_sees_or_changes_another_workspaces_queues(client, login, m
     client.post("/logout")
     login(lead2)
     assert re.search(r"Secret W2 queue", client.get(f"/queues/{q2.id}").get_data(as_text=True))
+
+
+def test_lead_chooses_which_split_needs_a_decision(client, login, make, session):
+    """The queue's dispute rule (issue 16: "a tie, or any split a lead configured as
+    'needs a decision', goes to adjudication") is set in the form: a tie by default,
+    any disagreement on request, and an unknown rule is refused naming the field."""
+    ws = make.workspace()
+    login(make.user(ws, Role.LEAD))
+    page = client.get("/queues/new").get_data(as_text=True)
+    assert 'name="dispute_rule"' in page and "Any disagreement needs a decision" in page
+    assert client.post("/queues/new", data=_form(ws.id, name="Ties")).status_code == 303
+    assert client.post("/queues/new", data=_form(ws.id, name="Splits",
+                                                 dispute_rule="any_split")).status_code == 303
+    bad = client.post("/queues/new", data=_form(ws.id, name="Odd", dispute_rule="coin_flip"))
+    assert bad.status_code == 422
+    rules = dict(session.execute(select(ReviewQueue.name, ReviewQueue.dispute_rule)).all())
+    assert rules == {"Ties": "tie", "Splits": "any_split"}
+    splits = session.scalar(select(ReviewQueue.id).where(ReviewQueue.name == "Splits"))
+    edited = client.post(f"/queues/{splits}/edit",
+                         data=_form(ws.id, name="Splits", dispute_rule="tie"))
+    assert edited.status_code == 303
+    session.expire_all()
+    assert session.scalar(select(ReviewQueue.dispute_rule)
+                          .where(ReviewQueue.id == splits)) == "tie"
