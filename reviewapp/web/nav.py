@@ -9,6 +9,7 @@ from flask import request, url_for
 # (minimum role, label, endpoint, endpoints that mark the item as the current page)
 _ITEMS: tuple[tuple[str, str, str, str], ...] = (
     ("lead", "Triage", "triage.index", "triage."),
+    ("lead", "Disputes", "adjudication.index", "adjudication."),
     ("reviewer", "Cases", "cases.index", "cases."),
     ("lead", "Dashboard", "dashboard.index", "dashboard."),
     ("admin", "Exports", "exports.index", "exports."),

@@ -78,8 +78,9 @@ def test_foreign_and_missing_items_get_identical_403s(client, login, site, make)
 
 @pytest.mark.parametrize("role, links", [
     (Role.REVIEWER, ["Runs", "Review queue", "Queues", "Cases"]),
-    (Role.LEAD, ["Runs", "Review queue", "Queues", "Triage", "Cases", "Dashboard"]),
-    (Role.ADMIN, ["Runs", "Review queue", "Queues", "Triage", "Cases", "Dashboard", "Exports", "Admin"]),
+    (Role.LEAD, ["Runs", "Review queue", "Queues", "Triage", "Disputes", "Cases", "Dashboard"]),
+    (Role.ADMIN, ["Runs", "Review queue", "Queues", "Triage", "Disputes", "Cases", "Dashboard",
+                  "Exports", "Admin"]),
 ])
 def test_nav_links_follow_the_role(client, login, site, role, links):
     login(site.users[role])
