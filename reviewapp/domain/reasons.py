@@ -72,6 +72,12 @@ def workspace_reasons(settings: Mapping[str, Any] | None) -> Registry[ReasonRow]
     return DEFAULT_REASONS
 
 
+def label_of(registry: Registry[ReasonRow], code: str) -> str:
+    """How a saved reason ``code`` reads: its row's label in the workspace's ``registry``,
+    or the code with ``_`` as spaces once the workspace no longer lists it."""
+    return registry.label(code) if code in registry else code.replace("_", " ")
+
+
 def _dedupe(rows: Iterable[ReasonRow]) -> list[ReasonRow]:
     seen: dict[str, ReasonRow] = {}
     for row in rows:

@@ -109,7 +109,7 @@ def test_item_page_shows_ratings_and_history(client, login, site, make):
                       comment="Wrong — it was the DB 数据库", correction="Restart the pool.")
     login(site.users[Role.LEAD])
     html = client.get(f"/triage/{site.item.id}").get_data(as_text=True)
-    for text in ("Wrong — it was the DB 数据库", "Restart the pool.", "incorrect",
+    for text in ("Wrong — it was the DB 数据库", "Restart the pool.", "<td>Incorrect</td>",  # the label
                  site.users[Role.REVIEWER].username, "Feedback history", "Case of this run"):
         assert text in html
 
@@ -407,3 +407,19 @@ def test_the_registrys_own_labels_show_on_the_queue(client, login, site, make):
     row = listing.split(f'id="triage-row-{item.id}"', 1)[1].split("</tr>", 1)[0]
     assert '<span class="badge badge-triage-wont_fix">Won&#39;t fix' in row
     assert re.findall(r'<button type="submit"[^>]*>([^<]+)</button>', row)[-1] == "Reopen"
+
+
+def test_saved_reasons_read_as_the_workspace_labels_them_on_the_queue_and_item_pages(client, login, make):
+    ws = make.workspace(feedback_reasons=[
+        {"code": "xss_reason", "label": "<i>Made up</i> & wrong", "polarity": "negative"}])
+    lead, reviewer = make.user(ws, Role.LEAD), make.user(ws)
+    run = make.run(ws)
+    item = make.triage_item(run)
+    make.feedback_row(run, reviewer, reason="xss_reason")
+    login(lead)
+    escaped = "&lt;i&gt;Made up&lt;/i&gt; &amp; wrong"
+    queue = client.get("/triage/").get_data(as_text=True)
+    assert f'<span class="badge badge-reason">{escaped}</span>' in queue
+    page = client.get(f"/triage/{item.id}").get_data(as_text=True)
+    assert f"<td>{escaped}</td>" in page
+    assert "xss_reason" not in queue and "xss reason" not in page and "<i>Made up" not in page

@@ -14,6 +14,8 @@ from sqlalchemy.orm import Session, aliased
 
 from ...actors import Actor, Role
 from ...domain import triage_flow
+from ...domain.reasons import ReasonRow, label_of, workspace_reasons
+from ...domain.vocabulary import Registry
 from ...models import (
     Feedback,
     Membership,
@@ -75,7 +77,8 @@ class TriageRow:
     positive: int = 0
     negative: int = 0
     reviewers: int = 0
-    reasons: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()  # codes, as stored (exports keep these)
+    reason_labels: tuple[str, ...] = ()  # the same reasons as the workspace labels them
     disagreement: bool = False
     assignable: tuple[tuple[int, str], ...] = ()
     moves: tuple[str, ...] = field(default=())
@@ -86,6 +89,7 @@ class TriageRow:
         for key in ("created_at", "updated_at", "resolved_at"):
             data[key] = data[key].isoformat() if data[key] else None
         data["reasons"] = list(self.reasons)
+        data["reason_labels"] = list(self.reason_labels)
         data["assignable"] = [list(pair) for pair in self.assignable]
         data["moves"] = list(self.moves)
         return data
@@ -97,6 +101,7 @@ class TriageRow:
         for key in ("created_at", "updated_at", "resolved_at"):
             values[key] = datetime.fromisoformat(values[key]) if values.get(key) else None
         values["reasons"] = tuple(values.get("reasons") or ())
+        values["reason_labels"] = tuple(values.get("reason_labels") or ())
         values["assignable"] = tuple((int(i), str(n)) for i, n in values.get("assignable") or ())
         values["moves"] = tuple(values.get("moves") or ())
         return cls(**values)
@@ -116,6 +121,15 @@ def assignees_by_workspace(session: Session, workspace_ids: Iterable[int]) -> di
         for ws_id, user_id, username in rows:
             found[ws_id].append((user_id, username))
     return {ws_id: tuple(found.get(ws_id, ())) for ws_id in ids}
+
+
+def reasons_by_workspace(session: Session, workspace_ids: Iterable[int]) -> dict[int, Registry[ReasonRow]]:
+    """Each workspace's feedback-reason registry (its settings, else the defaults), one query."""
+    ids = sorted(set(workspace_ids))
+    if not ids:
+        return {}
+    return {ws_id: workspace_reasons(settings) for ws_id, settings in session.execute(
+        select(Workspace.id, Workspace.settings).where(Workspace.id.in_(ids)))}
 
 
 def _rating_summaries(session: Session, run_pks: Sequence[int]) -> dict[int, dict[str, Any]]:
@@ -161,6 +175,7 @@ def build_rows(session: Session, records: Sequence[Any]) -> list[TriageRow]:
     run_pks = [item.run_pk for item, *_ in records]
     summaries = _rating_summaries(session, run_pks)
     assignable = assignees_by_workspace(session, (item.workspace_id for item, *_ in records))
+    reasons = reasons_by_workspace(session, {item.workspace_id for item, *_ in records})
     rows = []
     for item, run, assignee, ws_name in records:
         s = summaries[item.run_pk]
@@ -173,7 +188,9 @@ def build_rows(session: Session, records: Sequence[Any]) -> list[TriageRow]:
             query=run.query or "", evidence_score=run.evidence_score,
             verifier_verdict=run.verifier_verdict, verdict=run.feedback,
             positive=s["positive"], negative=s["negative"], reviewers=s["reviewers"],
-            reasons=tuple(s["reasons"]), disagreement=s["disagreement"],
+            reasons=tuple(s["reasons"]),
+            reason_labels=tuple(label_of(reasons[item.workspace_id], code) for code in s["reasons"]),
+            disagreement=s["disagreement"],
             assignable=assignable.get(item.workspace_id, ()),
             moves=triage_flow.TRANSITIONS.get(item.state, ()),
         ))

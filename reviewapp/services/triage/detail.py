@@ -11,11 +11,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from ...actors import Actor
+from ...domain.reasons import ReasonRow, label_of
 from ...domain.suggest import (
     RunFacts,
     Suggestion,
     suggest_triage_category,
 )
+from ...domain.vocabulary import Registry
 from ...errors import Forbidden
 from ...models import (
     Case,
@@ -29,7 +31,7 @@ from ...models import (
 )
 from ...queries import get_triage_item_for, on_earlier_version
 from ..admin.settings import categories_of
-from ._rows import TriageRow, rows_by_id
+from ._rows import TriageRow, reasons_by_workspace, rows_by_id
 from .history import ItemEvent, item_history
 
 
@@ -94,6 +96,11 @@ class TriageDetail:
     item_events: list[ItemEvent]
     disliked_tools: tuple[tuple[str, int], ...] = ()
     decisions: tuple[DecisionEntry, ...] = ()  # the run's verdict decisions, oldest first
+    reasons: Registry[ReasonRow] | None = None  # the workspace's reasons (labels of saved codes)
+
+    def reason_label(self, code: str) -> str:
+        """How a saved reason ``code`` reads on the page: the workspace's label for it."""
+        return label_of(self.reasons, code) if self.reasons is not None else code.replace("_", " ")
 
 
 def _target_labels(run: Run, tool_names: Mapping[str, str]) -> dict[tuple[str, int, str], str]:
@@ -192,7 +199,8 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
                           .order_by(VerdictDecision.id)))
     return TriageDetail(row, run, ratings, history, suggest_triage_category(facts),
                         categories_of(session, item.workspace_id).codes(), case, item_history(session, item.id),
-                        _disliked_tools(ratings, tool_names), decisions)
+                        _disliked_tools(ratings, tool_names), decisions,
+                        reasons_by_workspace(session, [item.workspace_id])[item.workspace_id])
 
 
 def _disliked_tools(ratings: list[RatingView], tool_names: Mapping[str, str]
