@@ -447,8 +447,9 @@ class RunPage:
     blind: frozenset[int] = frozenset()
     # The excerpt around the match in each run's question or answer (``run_text.snippets``).
     snippets: Mapping[int, Snippet] = field(default_factory=dict)
-    # Set when the search term was too short for the index: what was searched instead
-    # (the newest ``SHORT_TERM_RUNS`` runs of the list), said on the page.
+    # What the page says about how the search was done: a term too short for the index
+    # (searched in the newest ``SHORT_TERM_RUNS`` runs of the list only), a term very many
+    # runs hold (newest first), or several words (matched as one phrase).
     search_note: str | None = None
 
 
@@ -457,6 +458,9 @@ def _search_note(filters: RunFilters) -> str | None:
         return (f"More than {run_text.RANKED_MATCHES:,} runs hold this term: newest first instead of "
                 "best match.")
     if not is_short(search_term(filters.q)):
+        text = (filters.q or "").strip()
+        if len(text.split()) > 1:  # one substring, not words in any order: say so
+            return f"Searched for “{text}” as written: its words together, in this order."
         return None
     return (f"Terms shorter than {MIN_INDEXED_CHARS} characters are looked for in the newest "
             f"{SHORT_TERM_RUNS:,} runs of this list only; type {MIN_INDEXED_CHARS} or more to "

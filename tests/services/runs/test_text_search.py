@@ -269,3 +269,20 @@ def test_a_term_many_runs_hold_is_listed_newest_first_and_found_run_by_run(sessi
     monkeypatch.setattr(run_text, "PROBED_MATCHES", 20_000)
     monkeypatch.setattr(run_text, "RANKED_MATCHES", 3)  # exactly 3 holders: still ranked
     assert _found(session, actor, "checkout") == [in_query.id, in_answer.id, in_call.id]
+
+
+def test_several_words_are_one_phrase_and_the_page_says_so(session, make):
+    """The text filter matches its whole text as one substring (SPEC 8's text search; a
+    new user expected "OOMKilled pods" to find a run holding both words apart): until
+    words are matched separately, the page says the words are searched together."""
+    ws = make.workspace()
+    actor = make.actor(make.user(ws))
+    apart = make.run(ws, answer="The pods were OOMKilled twice.")
+    together = make.run(ws, answer="Saw OOMKilled pods in the namespace.")
+    assert _found(session, actor, "OOMKilled pods") == [together.id]
+    page = runs.list_runs(session, actor, filters=RunFilters.from_params({"q": "OOMKilled pods"}))
+    assert page.search_note == ("Searched for “OOMKilled pods” as written: its words together, "
+                                "in this order.")
+    assert apart.id not in [r.id for r in page.runs]
+    assert runs.list_runs(session, actor, filters=RunFilters.from_params(
+        {"q": "OOMKilled"})).search_note is None
