@@ -88,6 +88,12 @@ def test_alignment_page(client, login, judged):
     # The verifier's PASS on the not-useful run judged-1 is a disagreement, linked.
     assert f'href="/runs/{judged.runs[1].id}"' in page
     assert "Question &lt;b&gt;1&lt;/b&gt;" in page and "<b>1</b>" not in page
+    # The verifier's values read as the registry labels them, in the matrix and the list.
+    verifier = page.split('id="sig-verifier_verdict"', 1)[1].split("</section>", 1)[0]
+    assert "<tr><td>Pass</td>" in verifier and "<tr><td>Reject</td>" in verifier
+    assert "· Pass predicts useful" in " ".join(verifier.split())
+    table = verifier.split("<tbody>", 1)[1]  # (the rule above it states the codes)
+    assert "PASS" not in table and "REJECT" not in table
     assert "/dashboard/alignment" in client.get("/dashboard/").get_data(as_text=True)
 
 
