@@ -76,7 +76,7 @@ def test_review_an_imported_tau_bench_run(new_page, demo_world, session):
     page.reload()
     restored = page.locator(".answer .thumbs")
     assert restored.locator('.thumb[data-rating="negative"]').get_attribute("aria-pressed") == "true"
-    assert "incomplete" in restored.locator(".fb-status").inner_text()
+    assert "Your rating: Incomplete" in restored.locator(".fb-status").inner_text()
     assert "Not useful" in page.locator(f"#run-{tau.id}-verdict").inner_text()
 
     # The active thumb: delete. Awaited by its own answer before the reload, like the

@@ -79,7 +79,7 @@ def test_rate_a_failed_tool_call_with_reason_and_comment_then_reload(new_page, t
     assert row.locator('.thumb[data-rating="negative"]').get_attribute("aria-pressed") == "true"
     assert row.locator("select[name=reason]").input_value() == "incorrect"
     assert row.locator("textarea[name=comment]").input_value() == comment
-    assert "incorrect" in row.locator(".fb-status").inner_text()
+    assert "Your rating: Incorrect" in row.locator(".fb-status").inner_text()
     _assert_stored(session, tau_world["user"], run, call["id"], comment)
 
 
