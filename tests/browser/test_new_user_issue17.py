@@ -264,10 +264,12 @@ def test_phone_layout_of_queue_cases_navigation_and_filters(new_page, world, mak
     assert _lines(page, 'table.cases td[data-label="Error code"]') == 1  # "PoolTimeout" whole
     _shot(page, "cases-list", width, full_page=True)
 
-    # The navigation: brand and account on one line, the links on (at most) one more.
+    # The navigation: brand and account on one line, the links below. On a phone they wrap
+    # (every link visible: the 2026-12-01 finding) onto at most two rows, so the header
+    # stays compact.
     nav = page.locator("nav.nav").bounding_box()
-    assert nav["height"] < 48
-    assert page.locator("header.topbar").bounding_box()["height"] < (110 if width < 640 else 70)
+    assert nav["height"] < (80 if width < 640 else 48)
+    assert page.locator("header.topbar").bounding_box()["height"] < (130 if width < 640 else 70)
 
     # The runs filters fold away on a phone: the first screen shows runs, not only filters.
     page.goto("/")
