@@ -418,9 +418,12 @@ RULES: tuple[Rule, ...] = (
     Rule("authorization header",
          r"(?i:proxy-authorization|authorization)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
          r"(?:(?i:digest)[ \t]+([^\r\n\x00]+)|(?:(?i:basic|bearer|token|negotiate|ntlm|apikey|"
-         r"sharedkey|aws4-hmac-sha256)[ \t]+)?([^\r\n\"'\\\x00]+))",
+         r"sharedkey|aws4-hmac-sha256)[ \t]+)?([^\s\"'\\\x00][^\r\n\"'\\\x00]*))",
          lambda m, t: _replace_group(m, t, 1 if m[1][0] >= 0 else 2)),
-    Rule("cookie header", r"(?i:set-cookie|cookie)\\?[\"']?[ \t]*:[ \t]*\\?[\"']?([^\r\n\"'\\\x00]+)",
+    # The value starts at its first non-blank character: blanks alone are no value (and a
+    # header name followed by megabytes of blanks is then no match, read at DFA speed).
+    Rule("cookie header",
+         r"(?i:set-cookie|cookie)\\?[\"']?[ \t]*:[ \t]*\\?[\"']?([^\s\"'\\\x00][^\r\n\"'\\\x00]*)",
          lambda m, t: _replace_group(m, t, 1)),
     Rule("bearer token", r"(?i:bearer)[ \t]+([A-Za-z0-9._~+/=-]{12,})", _bearer),
     Rule("basic credentials", r"(?i:basic)[ \t]+([A-Za-z0-9+/]{8,}={0,2})", _basic),
