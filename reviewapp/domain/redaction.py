@@ -53,6 +53,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from string import hexdigits
 from typing import Any, Protocol
 
 REDACTED = "[redacted]"
@@ -240,7 +241,7 @@ def _name_of(m: Spans, text: bytes, g: int) -> str:
     before = text[s - 1] if s > 0 else 0
     if before == 0x5C and name[:1] in ("n", "r", "t"):  # backslash
         return name[1:]
-    if before == 0x25 and len(name) > 2:  # %
+    if before == 0x25 and all(c in hexdigits for c in name[:2]):  # % and two hex digits
         return name[2:]
     return name
 
