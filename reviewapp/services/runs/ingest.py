@@ -208,10 +208,7 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     kind = doc.get("kind") or RunKind.CHAT.value
     # Locked first (PostgreSQL FOR NO KEY UPDATE): the writers of a run and its calls
     # take the run's lock before anything else, in the same order (tool_calls._Batch).
-    run = session.scalars(
-        select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
-        .with_for_update(key_share=True).execution_options(populate_existing=True)
-    ).one_or_none()
+    run = _find(session, workspace_id, run_id, lock=True)
     status = doc.get("status") or RunStatus.RUNNING.value
     if run is not None and run.status != RunStatus.RUNNING.value and status == RunStatus.RUNNING.value:
         # A finished run stays finished: a partial document (status defaults to RUNNING)
@@ -337,10 +334,7 @@ def finish_run(
     finished_at = _ts(body.get("finished_at"), "finished_at")
     # Locked (PostgreSQL): of two racing finishes with different statuses the second
     # sees the first one's status and gets the Conflict, instead of overwriting it.
-    run = session.scalars(
-        select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
-        .with_for_update(key_share=True).execution_options(populate_existing=True)
-    ).one_or_none()
+    run = _find(session, workspace_id, run_id, lock=True)
     if run is None:
         raise Forbidden()
     rollups.track(session, [run.id], rollups.Part.RUN)
@@ -378,10 +372,15 @@ def outcome_only(doc: Mapping[str, Any]) -> bool:
     return "external_outcome" in doc and set(doc) <= OUTCOME_FIELDS
 
 
-def _find(session: Session, workspace_id: int, run_id: str) -> Run | None:
-    return session.scalars(
-        select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
-    ).one_or_none()
+def _find(session: Session, workspace_id: int, run_id: str, *, lock: bool = False
+          ) -> Run | None:
+    """The run ``run_id`` of ``workspace_id``, or ``None``. ``lock``: take its lock
+    (PostgreSQL ``FOR NO KEY UPDATE``, the lock every writer of a run and its calls takes
+    first, see ``tool_calls._Batch``) and refresh it from the row (``populate_existing``)."""
+    stmt = select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
+    if lock:
+        stmt = stmt.with_for_update(key_share=True).execution_options(populate_existing=True)
+    return session.scalars(stmt).one_or_none()
 
 
 def set_outcome(
@@ -404,10 +403,7 @@ def set_outcome(
     check_run_id(run_id)
     documents.check("run_outcome", body)
     body = redact_outcome(body)
-    run = session.scalars(
-        select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
-        .with_for_update(key_share=True).execution_options(populate_existing=True)
-    ).one_or_none()
+    run = _find(session, workspace_id, run_id, lock=True)
     if run is None:
         raise Forbidden()
     values = {key: body[key] for key in ("external_outcome", "external_outcome_detail") if key in body}
