@@ -4,7 +4,9 @@ ratings or the verdict API), one report per automatic signal (``domain/alignment
 its confusion matrix against the verdict, Cohen's κ of the verdict it predicts against
 the human one, and the runs where they disagree — the list a lead works through. The
 evidence score also gets its score bands with the useful rate of each and the ROC AUC of
-score -> useful (``domain/agreement.roc_auc_from_counts``).
+score -> useful (``domain/agreement.roc_auc_from_counts``). Tool calls (issue 19) get their
+own comparison: "the call failed" (``tool_call_audit.status``) against each reviewer's
+rating of the call, "failed" standing for "not helpful".
 
 Access, workspaces and days as the dashboard and the agreement page
 (``agreement.lead_workspaces`` / ``run_time_conditions``). The figures come from one
@@ -35,12 +37,13 @@ from ..domain.alignment import (
     predicted,
     score_band,
 )
-from ..models import Run
+from ..models import Feedback, Run, TargetType, ToolCall, ToolCallStatus
 from . import rollups
 from .agreement import lead_workspaces, run_time_conditions
 from .params import choice_param, date_range_params, int_param, workspace_param
 
 DISAGREEMENTS_SHOWN = 25
+TOOL_CALL_SIGNAL = "tool_call_failed"
 EXPORT_CAP = 10_000
 QUERY_CHARS = 120
 MATRIX_COLUMNS = ("signal", "value", "predicts", "useful", "not_useful", "kappa", "auc",
@@ -139,13 +142,44 @@ class SignalReport:
 
 
 @dataclass(frozen=True)
+class ToolCallAlignment:
+    """The tool-call ratings in range (one per reviewer and call, SPEC 6.1 ``tool_call``)
+    by whether the call failed and how it was rated; "failed" predicts "negative" (not
+    helpful). ``kappa``: Cohen's κ of that prediction against the ratings (``None``:
+    undefined or no rating)."""
+
+    failed_negative: int = 0
+    failed_positive: int = 0
+    ok_negative: int = 0
+    ok_positive: int = 0
+
+    @property
+    def ratings(self) -> int:
+        return self.failed_negative + self.failed_positive + self.ok_negative + self.ok_positive
+
+    @property
+    def agreed(self) -> int:
+        return self.failed_negative + self.ok_positive
+
+    @property
+    def kappa(self) -> float | None:
+        return kappa_from_matrix({
+            ("negative", "negative"): self.failed_negative,
+            ("negative", "positive"): self.failed_positive,
+            ("positive", "negative"): self.ok_negative,
+            ("positive", "positive"): self.ok_positive,
+        }) if self.ratings else None
+
+
+@dataclass(frozen=True)
 class AlignmentReport:
     """The page: filters, the (id, name) workspaces the actor leads, the judged runs
     (``useful`` + ``not_useful``) and one report per signal in registry order.
     ``score_mode``: over *all* runs in range, judged or not, (the most common evidence
     score, the runs with it, the scored runs) — lowest score on a tie; ``None`` when no
     run is scored. It shows when the score cannot rank runs at all (tau-bench: 182 of 200
-    runs score exactly 30)."""
+    runs score exactly 30). ``tool_calls``: failed calls against their ratings, over the
+    runs in range whether judged or not."""
 
     filters: AlignmentFilters
     workspaces: list[tuple[int, str]]
@@ -153,6 +187,7 @@ class AlignmentReport:
     not_useful: int
     signals: list[SignalReport]
     score_mode: tuple[int, int, int] | None = None
+    tool_calls: ToolCallAlignment = field(default_factory=ToolCallAlignment)
 
     @property
     def judged(self) -> int:
@@ -225,7 +260,24 @@ def build(session: Session, actor: Actor, filters: AlignmentFilters | None = Non
     if by_score:
         top, runs = min(by_score, key=lambda r: (-int(r[1]), r[0]))
         mode = (int(top), int(runs), sum(int(n) for _, n in by_score))
-    return AlignmentReport(filters, workspaces, useful, not_useful, signals, mode)
+    return AlignmentReport(filters, workspaces, useful, not_useful, signals, mode,
+                           _tool_calls(session, conds[:-1]))
+
+
+def _tool_calls(session: Session, run_conds: list[Any]) -> ToolCallAlignment:
+    """The tool-call ratings of the runs ``run_conds`` select, counted by (the call
+    failed, the rating): one GROUP BY."""
+    failed = ToolCall.status == ToolCallStatus.FAILED.value
+    counts = {(bool(f), rating): int(n) for f, rating, n in session.execute(
+        select(failed, Feedback.rating, func.count())
+        .join(Run, Run.id == Feedback.run_pk)
+        .join(ToolCall, and_(ToolCall.workspace_id == Feedback.workspace_id,
+                             ToolCall.id == Feedback.subject_key,
+                             ToolCall.run_pk == Feedback.run_pk))
+        .where(Feedback.target_type == TargetType.TOOL_CALL.value, *run_conds)
+        .group_by(failed, Feedback.rating))}
+    return ToolCallAlignment(counts.get((True, "negative"), 0), counts.get((True, "positive"), 0),
+                             counts.get((False, "negative"), 0), counts.get((False, "positive"), 0))
 
 
 def _signal_report(row: SignalRow, counts: Mapping[Any, list[int]], threshold: int,
@@ -292,7 +344,10 @@ def _disagreements(session: Session, row: SignalRow, conds: list[Any], threshold
 def matrix_rows(report: AlignmentReport) -> Iterator[dict[str, Any]]:
     """Every signal's confusion matrix as rows of ``MATRIX_COLUMNS`` (CSV / JSONL): one
     row per value (the evidence score: per band, then per side of the threshold) and a
-    closing ``value = "*"`` row with κ, the AUC (evidence score) and the runs κ rests on."""
+    closing ``value = "*"`` row with κ, the AUC (evidence score) and the runs κ rests on.
+    Then ``signal = "tool_call_failed"``: ``failed`` / ``not failed`` rows counting the
+    calls' positive ratings as ``useful`` and negative ones as ``not_useful``, and its
+    ``*`` row (``runs`` = the ratings κ rests on)."""
     for s in report.signals:
         for r in [*s.bands, *s.matrix]:
             yield {"signal": s.code, "value": r.value, "predicts": r.predicts,
@@ -300,6 +355,15 @@ def matrix_rows(report: AlignmentReport) -> Iterator[dict[str, Any]]:
                    "auc": None, "runs": r.runs}
         yield {"signal": s.code, "value": "*", "predicts": None, "useful": None,
                "not_useful": None, "kappa": s.kappa, "auc": s.auc, "runs": s.predicted}
+    t = report.tool_calls
+    for value, predicts, positive, negative in (
+            ("failed", "negative", t.failed_positive, t.failed_negative),
+            ("not failed", "positive", t.ok_positive, t.ok_negative)):
+        yield {"signal": TOOL_CALL_SIGNAL, "value": value, "predicts": predicts,
+               "useful": positive, "not_useful": negative, "kappa": None, "auc": None,
+               "runs": positive + negative}
+    yield {"signal": TOOL_CALL_SIGNAL, "value": "*", "predicts": None, "useful": None,
+           "not_useful": None, "kappa": t.kappa, "auc": None, "runs": t.ratings}
 
 
 def disagreement_rows(session: Session, actor: Actor, filters: AlignmentFilters

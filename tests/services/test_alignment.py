@@ -182,3 +182,52 @@ def test_tau_bench_shows_the_score_cannot_rank(session, make):
     assert evidence.auc == pytest.approx(pairs / (len(useful) * len(not_useful)))
     assert evidence.kappa == pytest.approx(0.0)  # threshold 50: every run predicted not useful
     assert _signal(report, "external_outcome").kappa == pytest.approx(1.0)
+
+
+# --- tool calls: failed against rated not helpful (issue 19) ------------------------------
+
+
+def test_tool_call_failed_against_rated_negative(session, make):
+    """Each reviewer's rating of a tool call is one human judgment; "the call failed"
+    predicts "not helpful". Hand-counted: failed & negative 3, failed & positive 1,
+    ok & negative 1, ok & positive 3 -> p_o 6/8, p_e (4*4 + 4*4) / 64 = 1/2, κ 1/2."""
+    from reviewapp.services import feedback
+
+    from .feedback.helpers import CALL_ID, chat_run_with_turns, turn_of
+
+    day = "2026-11-27T08:00:00Z"
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    r1, r2, r3 = (make.actor(make.user(ws)) for _ in range(3))
+    a = chat_run_with_turns(make, ws, started_at=day)
+    b = chat_run_with_turns(make, ws, started_at=day, tool_calls=[
+        {"id": "b-1", "tool_name": "book", "status": "failed", "error": "no seat"},
+        {"id": "b-2", "tool_name": "book", "status": "completed", "output": "ok"},
+        {"id": "b-3", "tool_name": "book", "status": "failed", "error": "never rated"}])
+    rate = feedback.upsert_feedback
+    for actor, run, call, rating in (
+            (r1, a, CALL_ID, "negative"), (r2, a, CALL_ID, "negative"), (r3, a, CALL_ID, "positive"),
+            (r1, a, "call-2", "positive"), (r2, a, "call-2", "negative"),
+            (r1, b, "b-1", "negative"), (r1, b, "b-2", "positive"), (r2, b, "b-2", "positive")):
+        rate(session, actor, "tool_call", run.id, call, rating)
+    rate(session, r1, "conversation_turn", turn_of(a).id, None, "negative")  # not a call
+    other = make.workspace()
+    stranger = make.actor(make.user(other))
+    c = chat_run_with_turns(make, other, started_at=day, tool_calls=[
+        {"id": "c-1", "tool_name": "book", "status": "failed", "error": "x"}])
+    rate(session, stranger, "tool_call", c.id, "c-1", "positive")  # another workspace
+    session.commit()
+
+    calls = alignment.build(session, make.actor(lead)).tool_calls
+    assert (calls.failed_negative, calls.failed_positive, calls.ok_negative,
+            calls.ok_positive) == (3, 1, 1, 3)
+    assert (calls.ratings, calls.agreed) == (8, 6)
+    assert calls.kappa == pytest.approx(0.5)
+    later = alignment.build(session, make.actor(lead),
+                            AlignmentFilters.from_params({"date_from": "2026-11-28"}))
+    assert later.tool_calls.ratings == 0 and later.tool_calls.kappa is None
+    rows = [r for r in alignment.matrix_rows(alignment.build(session, make.actor(lead)))
+            if r["signal"] == "tool_call_failed"]
+    assert [(r["value"], r["useful"], r["not_useful"]) for r in rows[:2]] == [
+        ("failed", 1, 3), ("not failed", 3, 1)]
+    assert rows[-1]["kappa"] == pytest.approx(0.5) and rows[-1]["runs"] == 8

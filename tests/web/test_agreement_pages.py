@@ -110,3 +110,23 @@ def test_alignment_downloads(client, login, judged):
     assert found == {("evidence_score", "judged-0"), ("verifier_verdict", "judged-1")}
     response = client.get("/dashboard/alignment.csv?table=everything")
     assert response.status_code == 400 and "table" in response.get_data(as_text=True)
+
+
+def test_alignment_page_compares_failed_tool_calls_with_their_ratings(client, login, session, make):
+    """Issue 19: "tool call failed" against "tool call rated not helpful"."""
+    from reviewapp.services import feedback
+
+    from ..services.feedback.helpers import CALL_ID, chat_run_with_turns
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    run = chat_run_with_turns(make, ws)  # CALL_ID failed, call-2 completed
+    for who, call, rating in ((make.user(ws), CALL_ID, "negative"), (lead, "call-2", "negative")):
+        feedback.upsert_feedback(session, make.actor(who), "tool_call", run.id, call, rating)
+    login(lead)
+    page = client.get("/dashboard/alignment").get_data(as_text=True)
+    card = " ".join(page.split('id="sig-tool_calls"', 1)[1].split("</section>", 1)[0].split())
+    assert "Tool call failed vs rated not helpful" in card
+    assert "over 2 ratings of tool calls · 50% agree" in card
+    assert '<tr><td>Failed</td><td class="num">1</td><td class="num">0</td></tr>' in card
+    assert '<tr><td>Not failed</td><td class="num">1</td><td class="num">0</td></tr>' in card
