@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from reviewapp.services.secret_scan import redact_text
+from reviewapp.domain.redaction import is_secret_name
+from reviewapp.services.secret_scan import redact_key, redact_text
 
 REDACTED = "[redacted]"  # SPEC 4: "It says [redacted] in their place"
+GH_TOKEN = "ghp_" + "Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"  # a GitHub personal token shape
 
 
 # --- a name glued after "%": only a percent escape (two hex digits) is dropped -------------
@@ -21,3 +23,40 @@ REDACTED = "[redacted]"  # SPEC 4: "It says [redacted] in their place"
 ])
 def test_only_a_percent_escape_is_taken_off_the_front_of_a_name(text, expected):
     assert redact_text(text) == expected
+
+
+# --- names: every secret word, every public name, the short words on their own -------------
+# Spelled in capitals glued together (no word break, no camelCase), so only the word at the
+# end decides: "AWSACCESSKEY" is a secret as "...accesskey", not as the short word "key".
+
+@pytest.mark.parametrize("name", [
+    "DB_PASSWORD", "DBPASSWD", "GPGPASSPHRASE", "CLIENTSECRET", "AUTHTOKEN", "GCPCREDENTIALS",
+    "DBCREDENTIAL", "MYAPIKEY", "AWSACCESSKEY", "AWSSECRETKEY", "SSHPRIVATEKEY", "AZUREACCOUNTKEY",
+    "VAULTMASTERKEY", "PROXYAUTHORIZATION", "SETCOOKIE", "JSESSIONID", "PHPSESSID",
+    "X-Amz-Signature", "X-Goog-Signature", "key", "pwd", "pass", "auth", "sig",
+])
+def test_a_name_ending_in_a_secret_word_names_a_secret(name):
+    assert is_secret_name(name) is True
+    assert redact_text(f"{name}=Zq8Wx7Ec6Rv5") == f"{name}=[redacted]"
+
+
+@pytest.mark.parametrize("name", [
+    "PUBLIC_KEY", "primary_key", "foreign_key", "sort_key", "partition_key", "hash_key",
+    "range_key", "cache_key", "idempotency_key", "next_token", "page_token",
+    "continuation_token", "pagination_token",
+])
+def test_a_public_name_that_ends_like_a_secret_is_none(name):
+    assert is_secret_name(name) is False
+    assert redact_text(f"{name}=Zq8Wx7Ec6Rv5") == f"{name}=Zq8Wx7Ec6Rv5"
+
+
+def test_a_redacted_key_ends_in_a_tilde_and_16_hex_and_fills_its_limit_exactly():
+    """Module doc of redaction: ``~`` and a 16-hex digest are appended; the limit (160, the
+    schemas' id length) bounds the whole key, so a long id comes out at exactly 160."""
+    long_id = "call_" + "x" * 300 + f" {GH_TOKEN}"
+    bounded = redact_key(long_id, 160)
+    assert len(bounded) == 160
+    assert bounded[-17] == "~" and all(c in "0123456789abcdef" for c in bounded[-16:])
+    assert bounded[:143] == long_id[:143]
+    unbounded = redact_key(f"id-{GH_TOKEN}")
+    assert unbounded[:len("id-[redacted]~")] == "id-[redacted]~" and len(unbounded) == len("id-[redacted]~") + 16
