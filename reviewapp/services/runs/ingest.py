@@ -207,7 +207,7 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
             prepared: _Prepared) -> UpsertResult:
     kind = doc.get("kind") or RunKind.CHAT.value
     # Locked first (PostgreSQL FOR NO KEY UPDATE): the writers of a run and its calls
-    # take the run's lock before anything else, in the same order (tool_calls._Batch).
+    # take the run's lock before anything else, in the same order (tool_calls._lifecycle.Batch).
     run = _find(session, workspace_id, run_id, lock=True)
     status = doc.get("status") or RunStatus.RUNNING.value
     if run is not None and run.status != RunStatus.RUNNING.value and status == RunStatus.RUNNING.value:
@@ -376,7 +376,7 @@ def _find(session: Session, workspace_id: int, run_id: str, *, lock: bool = Fals
           ) -> Run | None:
     """The run ``run_id`` of ``workspace_id``, or ``None``. ``lock``: take its lock
     (PostgreSQL ``FOR NO KEY UPDATE``, the lock every writer of a run and its calls takes
-    first, see ``tool_calls._Batch``) and refresh it from the row (``populate_existing``)."""
+    first, see ``tool_calls._lifecycle.Batch``) and refresh it from the row (``populate_existing``)."""
     stmt = select(Run).where(Run.workspace_id == workspace_id, Run.run_id == run_id)
     if lock:
         stmt = stmt.with_for_update(key_share=True).execution_options(populate_existing=True)
