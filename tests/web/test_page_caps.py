@@ -154,3 +154,22 @@ def test_a_3_mb_query_is_cut_on_the_run_page_with_its_marker(client, make, revie
     assert "Cut at 200,000 of 3,000,000 characters" in html
     heading = re.search(r'<h1[^>]*class="query-title"[^>]*>(.*?)</h1>', html, re.S).group(1)
     assert heading.startswith("Why is checkout slow? x") and len(heading) < 1_000
+
+
+def test_a_run_with_a_3_mb_answer_and_a_5_mb_result_opens_in_about_a_second(client, make, reviewer, app):
+    """Issue 11, done when: the run page, its timeline and the opened call, together about
+    a second of server time, each cut marked (the answer at the page's text cap, the
+    result at the 2,000 characters stored of its 5,000,000)."""
+    answer = "![" * 1_500_000
+    output = "r" * 5_000_000
+    run = make.run(reviewer[0], answer=answer, tool_calls=[{"id": "big", "tool_name": "dump", "output": output}])
+    page, page_cpu = _cpu_get(client, f"/runs/{run.id}")
+    timeline, timeline_cpu = _cpu_get(client, f"/runs/{run.id}/timeline", headers={"HX-Request": "true"})
+    call, call_cpu = _cpu_get(client, f"/runs/{run.id}/tool-calls/big", headers={"HX-Request": "true"})
+    assert [r.status_code for r in (page, timeline, call)] == [200, 200, 200]
+    html = page.get_data(as_text=True)
+    assert (app.config["PAGE_TEXT_CAP_CHARS"], 3_000_000) in _numbers(html) and "Show the rest" in html
+    assert (SPEC_SUMMARY_LIMIT, 5_000_000) in _numbers(call.get_data(as_text=True))
+    assert len(html) + len(timeline.get_data()) + len(call.get_data()) < 2 * 1024 * 1024
+    spent = page_cpu + timeline_cpu + call_cpu
+    assert spent < 1.5, (page_cpu, timeline_cpu, call_cpu)
