@@ -2,7 +2,10 @@
 
 - ``ingest``: upsert a run document, finish a run, set its external outcome (``_children`` keeps rated parts on a
   re-ingest);
-- ``listing``: the runs list's filters, sort table, keyset pages and bounded counts;
+- ``filters``: what a runs list shows (``RunFilters``, ``from_params`` / ``as_params``) and its one
+  sort table; ``scope``: which runs a list covers (the visible runs narrowed by the filters);
+  ``matches``: where a search matched; ``listing``: one keyset page with its bounded counts,
+  a run's neighbours, a run found by its agent run id;
 - ``detail``: the run page's read model, its timeline and one tool call.
 
 Every public name stays importable from ``reviewapp.services.runs``.
@@ -28,6 +31,18 @@ from .detail import (
     tool_call_name,
     workspace_reasons,
 )
+from .filters import (
+    FAILED_CALLS_STATES,
+    FEEDBACK_STATES,
+    MAX_QUERY_TEXT,
+    REVIEWED_STATES,
+    SORTS,
+    VERIFIER_VERDICTS,
+    RunFilters,
+    bind_sort_values,
+    sort_keys,
+    sort_values,
+)
 from .ingest import (
     ANSWER_MESSAGE_ID,
     UpsertResult,
@@ -39,27 +54,15 @@ from .ingest import (
 )
 from .listing import (
     COUNT_CAP,
-    FAILED_CALLS_STATES,
-    FEEDBACK_STATES,
     FILTERED_COUNT_CAP,
-    MAX_QUERY_TEXT,
-    REVIEWED_STATES,
-    SORTS,
-    VERIFIER_VERDICTS,
     Count,
     RunById,
-    RunFilters,
     RunPage,
-    bind_sort_values,
-    filtered_runs,
     find_run_by_id,
     list_runs,
-    match_places,
-    rateable_run,
-    single_workspace,
-    sort_keys,
-    sort_values,
 )
+from .matches import match_places
+from .scope import filtered_runs, rateable_run, single_workspace
 
 __all__ = [
     "FAILED_CALLS_STATES", "RunById", "find_run_by_id", "match_places",

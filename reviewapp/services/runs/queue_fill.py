@@ -26,7 +26,8 @@ from ...models.base import utcnow
 from ...queries import insert_for
 from ..queue_assignment import deal
 from ..queue_completion import refresh_run, refresh_runs
-from .listing import RunFilters, filtered_runs, rateable_run
+from .filters import RunFilters
+from .scope import filtered_runs, rateable_run
 
 BATCH = 1000
 _SYSTEM = Actor.system_actor()

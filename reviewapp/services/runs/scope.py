@@ -1,0 +1,125 @@
+"""Runs, which ones a list covers: the visible runs of the actor's workspaces narrowed by
+``RunFilters``, one index range per workspace (issue 18), and the "rateable" condition the
+review queue adds (SPEC 2, 8)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Select, exists, func, or_, select
+from sqlalchemy import false as sa_false
+from sqlalchemy.orm import Session
+
+from ...actors import Actor
+from ...domain.search_text import search_term
+from ...models import (
+    DiagnosticReport,
+    DiagnosticStep,
+    Feedback,
+    Message,
+    MessageRole,
+    Run,
+    RunStatus,
+    Workspace,
+)
+from ...queries import runs_of_workspace_visible_to, runs_visible_to
+from ..access import WorkspaceRole, roles_of
+from ..blind import blind_condition
+from ..run_text import text_condition
+from .filters import RunFilters
+
+
+def reviewed_by(actor: Actor) -> Any:
+    """EXISTS: the actor rated some part of the run."""
+    if not actor.is_user:
+        return sa_false()
+    return exists().where(Feedback.run_pk == Run.id, Feedback.author_id == actor.user_id)
+
+
+def rateable_run() -> Any:
+    """Condition: the run is finished (not RUNNING) and has a part a reviewer can rate:
+    an assistant message with text (the answer and its citations), a diagnostic step or
+    a diagnostic report (SPEC 6.1 targets). The review queue offers only such runs, so
+    it never stops on a run nobody can rate (SPEC 8)."""
+    text = func.trim(func.coalesce(Message.content, ""))
+    return (Run.status != RunStatus.RUNNING.value) & or_(
+        exists().where(Message.run_pk == Run.id, Message.role == MessageRole.ASSISTANT.value,
+                       text != ""),
+        exists().where(DiagnosticStep.run_pk == Run.id),
+        exists().where(DiagnosticReport.run_pk == Run.id),
+    )
+
+
+def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None) -> Select[Any]:
+    """The visible runs narrowed by ``filters``, unordered. ``only_workspace`` adds an
+    equality on the workspace (an index range instead of a scan) when the actor sees one
+    workspace or picked one; the membership check stays in the query either way. For
+    a list over several workspaces, ``scoped_runs`` (one such statement per workspace)."""
+    workspace_id = filters.workspace_id or only_workspace
+    stmt = (runs_of_workspace_visible_to(actor, workspace_id) if workspace_id is not None
+            else runs_visible_to(actor))
+    return narrowed(stmt, actor, filters)
+
+
+def scoped_runs(actor: Actor, filters: RunFilters,
+                workspaces: Sequence[WorkspaceRole]) -> list[Select[Any]]:
+    """The runs of ``filters`` as one ``filtered_runs`` statement per workspace the list
+    covers: the picked workspace, the token's, or each of ``workspaces`` (the actor's,
+    from ``single_workspace``, read once per request). Each statement is one range of
+    the ``(workspace_id, created_at, id)`` index with a constant membership check, so
+    ``keyset.page`` / ``keyset.ordered`` merge ordered ranges and ``capped_count`` counts
+    them without the per-row membership check that made the database scan and sort
+    every run of a two-workspace user (issue 18)."""
+    if filters.workspace_id is not None:
+        return [filtered_runs(actor, filters, None)]
+    if filters.workspace_slug:
+        ids = [w.workspace_id for w in workspaces if w.slug == filters.workspace_slug]
+        return [filtered_runs(actor, filters, ids[0] if ids else None)]
+    if actor.is_token:
+        return [filtered_runs(actor, filters, actor.token_workspace_id)]
+    ids = [w.workspace_id for w in workspaces]
+    if len(ids) <= 1:
+        return [filtered_runs(actor, filters, ids[0] if ids else None)]
+    return [filtered_runs(actor, filters, workspace_id) for workspace_id in ids]
+
+
+def narrowed(stmt: Select[Any], actor: Actor, filters: RunFilters) -> Select[Any]:
+    """``stmt`` (a select over ``Run``) narrowed by every filter but the workspace id."""
+    if filters.workspace_slug:
+        stmt = stmt.where(Run.workspace_id == select(Workspace.id).where(
+            Workspace.slug == filters.workspace_slug).scalar_subquery())
+    if filters.kind:
+        stmt = stmt.where(Run.kind == filters.kind)
+    if filters.status:
+        stmt = stmt.where(Run.status == filters.status)
+    if filters.verdict:
+        stmt = stmt.where(Run.verifier_verdict.is_(None) if filters.verdict == "none"
+                          else Run.verifier_verdict == filters.verdict)
+    if filters.feedback:
+        # Blind review: a run whose verdict the actor may not see yet matches no
+        # verdict filter (services/blind.py), so the filter cannot reveal it.
+        stmt = stmt.where(Run.feedback.is_(None) if filters.feedback == "none"
+                          else Run.feedback == filters.feedback, ~blind_condition(actor))
+    if filters.score_min is not None:
+        stmt = stmt.where(Run.evidence_score >= filters.score_min)
+    if filters.score_max is not None:
+        stmt = stmt.where(Run.evidence_score <= filters.score_max)
+    if filters.outcome:
+        stmt = stmt.where(func.lower(Run.external_outcome) == filters.outcome.lower())
+    if filters.reviewed == "not_mine":
+        stmt = stmt.where(~reviewed_by(actor))
+    elif filters.reviewed == "mine":
+        stmt = stmt.where(reviewed_by(actor))
+    if filters.failed_calls == "yes":
+        stmt = stmt.where(Run.failed_tool_call_count > 0)
+    term = search_term(filters.q)
+    if term:  # through the full-text index (services.run_text, SPEC 8)
+        stmt = stmt.where(text_condition(term, stmt, probe=filters.probe))
+    return stmt
+
+
+def single_workspace(session: Session, actor: Actor) -> tuple[list[WorkspaceRole], int | None]:
+    """The actor's workspaces, and the id of the only one when there is exactly one."""
+    workspaces = roles_of(session, actor)
+    return workspaces, (workspaces[0].workspace_id if len(workspaces) == 1 else None)
