@@ -250,12 +250,13 @@ def add_runs() -> Response:
 @login_required
 def next_item() -> Response:
     """Reserve my next item (in ``queue``, or across my queues) and open its run page;
-    ``skip``: release this item first and do not hand it back now."""
+    ``skip`` ("Skip") or ``leaving`` ("Next item" on an item's page): release this item
+    first and do not hand it back now — held and unrated, it would come first again."""
     form = EmptyForm()
     if not form.validate():
         raise ValidationFailed("csrf_token", "the form expired; reload the page")
     actor = current_actor()
-    skip = _int(request.form.get("skip"))
+    skip = _int(request.form.get("skip")) or _int(request.form.get("leaving"))
     if skip:
         rq.release(db.session, actor, skip)
     item = rq.next_for_me(db.session, actor, request.form.get("queue") or None, exclude=skip)

@@ -159,3 +159,25 @@ def test_lead_chooses_which_split_needs_a_decision(client, login, make, session)
     session.expire_all()
     assert session.scalar(select(ReviewQueue.dispute_rule)
                           .where(ReviewQueue.id == splits)) == "tie"
+
+
+def test_next_item_on_an_item_i_hold_but_have_not_rated_moves_on(client, login, make, session):
+    """The run page's "Next item" (n) on an item I hold and have not rated opened the same
+    item again (the held item comes first); it now moves on, and the item is free."""
+    ws = make.workspace()
+    lead, reviewer = make.user(ws, Role.LEAD), make.user(ws)
+    first, second = make.run(ws), make.run(ws)
+    rq.create_queue(session, make.actor(lead), ws.id, "Q", {"kind": "chat"})
+    login(reviewer)
+    opened = client.post("/queues/next", data={})
+    item = session.scalar(select(QueueItem).where(QueueItem.run_pk == first.id))
+    assert opened.headers["Location"] == f"/runs/{first.id}?item={item.id}"
+    page = client.get(opened.headers["Location"]).get_data(as_text=True)
+    form = next(f for f in re.findall(r"<form[^>]*>.*?</form>", page, re.S) if "next-run" in f)
+    fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form))
+    fields.pop("csrf_token", None)
+    moved = client.post("/queues/next", data=fields)
+    second_item = session.scalar(select(QueueItem).where(QueueItem.run_pk == second.id))
+    assert moved.headers["Location"] == f"/runs/{second.id}?item={second_item.id}"
+    session.refresh(item)
+    assert item.reserved_by is None
