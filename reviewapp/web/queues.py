@@ -139,6 +139,12 @@ def _show(form: QueueForm, error: ValidationFailed | Conflict) -> None:
         form.name.errors = [*form.name.errors, f"{error.field}: {error.reason}"]
 
 
+def _check_token() -> None:
+    """The CSRF token of a button form (``EmptyForm``); ``ValidationFailed`` naming it."""
+    if not EmptyForm().validate():
+        raise ValidationFailed("csrf_token", "the form expired; reload the page")
+
+
 def _int(value: Any) -> int | None:
     try:
         return int(value)
@@ -194,9 +200,7 @@ def detail(queue_id: int) -> str:
 @login_required
 def remove(queue_id: int, run_pk: int) -> Response:
     """A lead removes a run from the queue."""
-    form = EmptyForm()
-    if not form.validate():
-        raise ValidationFailed("csrf_token", "the form expired; reload the page")
+    _check_token()
     removed = rq.remove_run(db.session, current_actor(), queue_id, run_pk)
     flash("Run removed from the queue." if removed else "That run was not in the queue.",
           "success" if removed else "info")
@@ -208,9 +212,7 @@ def remove(queue_id: int, run_pk: int) -> Response:
 @login_required
 def assign(queue_id: int, item_id: int) -> Response:
     """A lead assigns an item by hand (replaces its assignees)."""
-    form = EmptyForm()
-    if not form.validate():
-        raise ValidationFailed("csrf_token", "the form expired; reload the page")
+    _check_token()
     actor = current_actor()
     rq.get_queue(db.session, actor, queue_id, Role.LEAD)
     chosen = rq.assign(db.session, actor, item_id,
@@ -224,9 +226,7 @@ def assign(queue_id: int, item_id: int) -> Response:
 @login_required
 def add_runs() -> Response:
     """Bulk "Add to queue" from the runs list (leads): the checked runs join the queue."""
-    form = EmptyForm()
-    if not form.validate():
-        raise ValidationFailed("csrf_token", "the form expired; reload the page")
+    _check_token()
     queue_id = request.form.get("queue")
     if not queue_id:
         raise ValidationFailed("queue", "choose a queue")
@@ -252,9 +252,7 @@ def next_item() -> Response:
     """Reserve my next item (in ``queue``, or across my queues) and open its run page;
     ``skip`` ("Skip") or ``leaving`` ("Next item" on an item's page): release this item
     first and do not hand it back now — held and unrated, it would come first again."""
-    form = EmptyForm()
-    if not form.validate():
-        raise ValidationFailed("csrf_token", "the form expired; reload the page")
+    _check_token()
     actor = current_actor()
     skip = _int(request.form.get("skip")) or _int(request.form.get("leaving"))
     if skip:
