@@ -75,3 +75,26 @@ def test_workspace_rename_and_settings_go_through_the_same_rules(runner, make, s
     actions = session.scalars(select(AuditEvent.action).where(AuditEvent.workspace_id == ws.id)
                               .order_by(AuditEvent.id)).all()
     assert actions == ["workspace.create", "workspace.rename", "settings.change"]
+
+
+def test_set_password_is_audited_in_every_workspace_of_the_account_without_the_password(
+        runner, make, session):
+    """Issue 15 "the audit log of every admin action": the operator's set-password is one
+    (it was the only account change the log did not hold)."""
+    from reviewapp.models import AuditEvent
+
+    home, other, elsewhere = (make.workspace(slug=s) for s in ("home", "other", "elsewhere"))
+    user = make.user(home, Role.REVIEWER, username="gail")
+    make.user(other, Role.LEAD, username="gail-other")
+    session.add(Membership(user_id=user.id, workspace_id=other.id, role="lead"))
+    session.commit()
+    out = runner.invoke(args=["users", "set-password", "gail", "--password", "new-secret-9"])
+    assert out.exit_code == 0, out.output
+    session.expire_all()
+    events = session.scalars(select(AuditEvent).where(AuditEvent.action == "user.password_set")
+                             .order_by(AuditEvent.workspace_id)).all()
+    assert [(e.workspace_id, e.actor_label, e.target_label) for e in events] == [
+        (home.id, "system", "gail"), (other.id, "system", "gail")]
+    assert all(e.before is None and e.after == {"sessions_ended": True} for e in events)
+    assert not session.scalars(select(AuditEvent).where(AuditEvent.workspace_id == elsewhere.id,
+                                                        AuditEvent.action != "workspace.create")).all()

@@ -33,6 +33,7 @@ AUDIT_ACTIONS: Registry[AuditAction] = Registry("action", (
     AuditAction("user.deactivate", "Account deactivated"),
     AuditAction("user.activate", "Account reactivated"),
     AuditAction("user.password_reset", "One-time password set"),
+    AuditAction("user.password_set", "Password set (CLI)"),
     AuditAction("token.create", "Ingest token created"),
     AuditAction("token.revoke", "Ingest token revoked"),
     AuditAction("settings.change", "Settings changed"),

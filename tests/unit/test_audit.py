@@ -20,6 +20,7 @@ def test_the_actions_and_their_labels_on_the_log_page():
         ("member.remove", "Member removed"), ("user.create", "Account created"),
         ("user.deactivate", "Account deactivated"), ("user.activate", "Account reactivated"),
         ("user.password_reset", "One-time password set"),
+        ("user.password_set", "Password set (CLI)"),
         ("token.create", "Ingest token created"), ("token.revoke", "Ingest token revoked"),
         ("settings.change", "Settings changed"))
     with pytest.raises(UnknownValue) as error:

@@ -14,9 +14,10 @@ from sqlalchemy.orm import Session
 from ...actors import Actor
 from ...db_setup import write_intent
 from ...errors import Forbidden, PasswordChangeRequired, ValidationFailed
-from ...models import User
+from ...models import Membership, User
 from ...models.base import utcnow
 from ..access import WorkspaceRole, roles_of
+from ..audit import record_event
 
 _hasher = PasswordHasher()
 
@@ -61,8 +62,16 @@ def get_user_by_username(session: Session, username: str) -> User | None:
     return session.scalars(select(User).where(User.username == username)).one_or_none()
 
 
+def workspaces_of(session: Session, user_id: int) -> list[int]:
+    """The ids of the workspaces the user is a member of (no access check)."""
+    return list(session.scalars(select(Membership.workspace_id).where(Membership.user_id == user_id)
+                                .order_by(Membership.workspace_id)))
+
+
 def set_password(session: Session, actor: Actor, user_id: int, password: str) -> None:
-    """Change a password and rotate the session token (logs out every copy of the cookie).
+    """Change a password and rotate the session token (logs out every copy of the cookie)
+    (``flask users set-password``). Audited as ``user.password_set`` in every workspace of
+    the account, without the password.
 
     The user themself or the system only. Raises ``Forbidden``, ``ValidationFailed``.
     """
@@ -74,6 +83,10 @@ def set_password(session: Session, actor: Actor, user_id: int, password: str) ->
         raise Forbidden()
     user.password_hash = hash_password(password)
     user.session_token = secrets.token_hex(16)
+    for workspace_id in workspaces_of(session, user_id):
+        record_event(session, actor, workspace_id=workspace_id, action="user.password_set",
+                     target_type="user", target_id=user_id, target_label=user.username,
+                     after={"sessions_ended": True})
     session.commit()
 
 

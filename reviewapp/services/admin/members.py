@@ -32,7 +32,7 @@ from ...errors import Conflict, Forbidden, ValidationFailed
 from ...models import Membership, User, Workspace
 from ..access import require_role
 from ..audit import record_event
-from .accounts import check_new_password, generate_password, hash_password
+from .accounts import check_new_password, generate_password, hash_password, workspaces_of
 
 USERNAME_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,80}$")
 ROLE_CHOICES = tuple((r.value, r.value.capitalize()) for r in Role)
@@ -223,10 +223,6 @@ def _account(session: Session, actor: Actor, workspace_id: int, user_id: int) ->
     return user
 
 
-def _workspaces_of(session: Session, user_id: int) -> list[int]:
-    return list(session.scalars(select(Membership.workspace_id).where(Membership.user_id == user_id)))
-
-
 def set_active(session: Session, actor: Actor, workspace_id: int, user_id: int,
                active: bool) -> User:
     """Deactivate (logs the user out everywhere; they cannot log in) or reactivate an
@@ -238,7 +234,7 @@ def set_active(session: Session, actor: Actor, workspace_id: int, user_id: int,
     if actor.user_id == user_id:
         raise ValidationFailed("active", "you cannot deactivate your own account")
     if bool(user.active) != bool(active):
-        for ws_id in _workspaces_of(session, user_id):
+        for ws_id in workspaces_of(session, user_id):
             record_event(session, actor, workspace_id=ws_id,
                          action="user.activate" if active else "user.deactivate",
                          target_type="user", target_id=user_id, target_label=user.username,
@@ -261,7 +257,7 @@ def reset_password(session: Session, actor: Actor, workspace_id: int, user_id: i
     user.password_hash = hash_password(chosen)
     user.session_token = secrets.token_hex(16)
     user.must_change_password = True
-    for ws_id in _workspaces_of(session, user_id):
+    for ws_id in workspaces_of(session, user_id):
         record_event(session, actor, workspace_id=ws_id, action="user.password_reset",
                      target_type="user", target_id=user_id, target_label=user.username,
                      after={"must_change_password": True})
