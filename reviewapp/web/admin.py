@@ -185,9 +185,7 @@ def new_account(workspace_id: int) -> Response:
     except (ValidationFailed, Conflict) as refused:
         db.session.rollback()
         return _page(workspace_id, "members", refused.status, error=refused.message)
-    return _page(workspace_id, "members", one_time={"username": new.user.username,
-                                                    "password": new.password,
-                                                    "generated": new.generated})
+    return _page(workspace_id, "members", one_time={"user_id": new.user.id, "password": new.password})
 
 
 @bp.post("/<int:workspace_id>/members/<int:user_id>/role")
@@ -228,8 +226,7 @@ def reset_password(workspace_id: int, user_id: int) -> Response:
     except (ValidationFailed, Conflict) as refused:
         db.session.rollback()
         return _page(workspace_id, "members", refused.status, error=refused.message)
-    return _page(workspace_id, "members", one_time={"user_id": user_id, "password": password,
-                                                    "generated": not form.password.data})
+    return _page(workspace_id, "members", one_time={"user_id": user_id, "password": password})
 
 
 @bp.get("/<int:workspace_id>/tokens")

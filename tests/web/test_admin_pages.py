@@ -239,3 +239,16 @@ def test_a_stale_settings_tab_gets_409_and_keeps_what_was_typed(client, login, s
     stale = client.post(f"/admin/{site.w1.id}/settings", data={**form, "time_zone": "America/Lima"})
     html = stale.get_data(as_text=True)
     assert stale.status_code == 409 and 'value="Asia/Tokyo"' in html and "America/Lima" in html
+
+
+def test_a_one_time_password_set_for_a_member_names_the_member(client, login, make, site):
+    """The reset's one-time password is shown under the member's name (it was an
+    anonymous "One-time password" heading: whose it was, the admin had to remember)."""
+    make.user(site.w1, Role.REVIEWER, username="olga")
+    olga = next(m for m in admin.list_members(make.session, Actor.system_actor(), site.w1.id)
+                if m.username == "olga")
+    login(site.a1)
+    page = client.post(f"/admin/{site.w1.id}/members/{olga.user_id}/password", data={"password": ""})
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200
+    assert re.search(r'<h2 id="ot-h">([^<]+)</h2>', html).group(1) == "One-time password for olga"
