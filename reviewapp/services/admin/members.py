@@ -23,7 +23,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -205,14 +205,18 @@ def set_membership(session: Session, actor: Actor, user_id: int, workspace_id: i
     return change_role(session, actor, workspace_id, user_id, role)
 
 
+def _administered_ids(actor: Actor) -> Select[tuple[int]]:
+    """The ids of the workspaces the (user) actor administers, as a subquery."""
+    return select(Membership.workspace_id).where(
+        Membership.user_id == actor.user_id, Membership.role == Role.ADMIN.value)
+
+
 def _foreign_workspaces(session: Session, actor: Actor, user_id: int) -> int:
     """How many of the user's workspaces the actor does not administer (system: 0)."""
     if actor.system:
         return 0
-    administered = select(Membership.workspace_id).where(
-        Membership.user_id == actor.user_id, Membership.role == Role.ADMIN.value)
     return session.scalar(select(func.count()).select_from(Membership).where(
-        Membership.user_id == user_id, Membership.workspace_id.not_in(administered))) or 0
+        Membership.user_id == user_id, Membership.workspace_id.not_in(_administered_ids(actor)))) or 0
 
 
 def _account(session: Session, actor: Actor, workspace_id: int, user_id: int) -> User:
@@ -301,11 +305,9 @@ def list_members(session: Session, actor: Actor, workspace_id: int | None = None
     rows = session.execute(stmt).all()
     foreign: set[int] = set()
     if not actor.system and rows:
-        administered = select(Membership.workspace_id).where(
-            Membership.user_id == actor.user_id, Membership.role == Role.ADMIN.value)
         foreign = set(session.scalars(select(Membership.user_id).where(
             Membership.user_id.in_([r.id for r in rows]),
-            Membership.workspace_id.not_in(administered))))
+            Membership.workspace_id.not_in(_administered_ids(actor)))))
     session.commit()
     return [MemberRow(r.slug, r.username, r.role, bool(r.active), r.id, r.last_login_at,
                       bool(r.must_change_password), r.id not in foreign) for r in rows]
