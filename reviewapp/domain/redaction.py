@@ -631,6 +631,11 @@ Leaf = Callable[..., str]
 _NO_LIMIT = -1
 ID_LIMIT = 160  # characters of an agent's id (schemas)
 TOOL_NAME_LIMIT = 200
+# Texts the schemas bound to a column's width (characters): redacted, then cut there,
+# since ``[redacted]`` is longer than a short secret it replaces (``pwd=x``).
+OUTCOME_LIMIT = 32  # external_outcome
+STEP_NAME_LIMIT = 300
+STEP_STATUS_LIMIT = 32
 
 
 def _deep(value: Any, leaf: Leaf) -> Any:
@@ -656,13 +661,18 @@ def _key(value: Any, leaf: Leaf, limit: int) -> Any:
 
 
 def _fields(doc: Mapping[str, Any], leaf: Leaf, *, texts: Iterable[str] = (),
-            keys: Mapping[str, int] | None = None, deep: Iterable[str] = ()) -> dict[str, Any]:
-    """A copy of ``doc`` with ``texts`` fields redacted as text, ``keys`` fields as keys of
-    the given limit, ``deep`` fields as JSON values; other fields as they are."""
+            bounded: Mapping[str, int] | None = None, keys: Mapping[str, int] | None = None,
+            deep: Iterable[str] = ()) -> dict[str, Any]:
+    """A copy of ``doc`` with ``texts`` fields redacted as text, ``bounded`` fields as text
+    cut to the given limit after redaction, ``keys`` fields as keys of the given limit,
+    ``deep`` fields as JSON values; other fields as they are."""
     out = dict(doc)
     for name in texts:
         if isinstance(out.get(name), str):
             out[name] = leaf(out[name])
+    for name, limit in (bounded or {}).items():
+        if isinstance(out.get(name), str):
+            out[name] = leaf(out[name])[:limit]
     for name, limit in (keys or {}).items():
         if name in out:
             out[name] = _key(out[name], leaf, limit)
@@ -697,12 +707,13 @@ def _message(message: Mapping[str, Any], leaf: Leaf) -> dict[str, Any]:
 
 
 def _run_document(doc: Mapping[str, Any], leaf: Leaf) -> dict[str, Any]:
-    out = _fields(doc, leaf, texts=("query", "answer", "external_outcome"),
+    out = _fields(doc, leaf, texts=("query", "answer"), bounded={"external_outcome": OUTCOME_LIMIT},
                   deep=("alert", "external_outcome_detail", "verifier_evaluation",
                         "aiops_rule_evaluation", "self_evaluation", "orchestration_trace"))
     out["messages"] = _list(doc.get("messages"), lambda m: _message(m, leaf))
     out["steps"] = _list(doc.get("steps"), lambda s: _fields(
-        s, leaf, keys={"id": ID_LIMIT}, texts=("name", "status", "summary")))
+        s, leaf, keys={"id": ID_LIMIT}, texts=("summary",),
+        bounded={"name": STEP_NAME_LIMIT, "status": STEP_STATUS_LIMIT}))
     out["tool_calls"] = _list(doc.get("tool_calls"), lambda c: _tool_call(c, leaf))
     for name in ("messages", "steps", "tool_calls"):
         if name not in doc:
