@@ -25,7 +25,7 @@ import binascii
 import hashlib
 import json
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,51 +95,65 @@ def decompress(body: bytes, encoding: str | None, limit: int) -> bytes:
     return out
 
 
-def _fix_ids(node: Any) -> None:
-    """OTLP JSON ids are hex (the protobuf JSON mapping would read base64): hex ids of
-    the right length become base64 for ``json_format``; base64 ids, which some exporters
-    send, are left as they are."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            size = _ID_FIELDS.get(key)
-            if size is not None and isinstance(value, str) and len(value) == 2 * size:
-                try:
-                    node[key] = base64.b64encode(bytes.fromhex(value)).decode()
-                except ValueError:
-                    pass
-            elif key == "status" and isinstance(value, dict):
-                code = value.get("code")
-                if isinstance(code, str) and not code.startswith("STATUS_CODE_"):
-                    value["code"] = "STATUS_CODE_" + code.upper()
-                _fix_ids(value)
-            elif key == "kind" and isinstance(value, str) and not value.startswith("SPAN_KIND_"):
-                node[key] = "SPAN_KIND_" + value.upper()
-            else:
-                _fix_ids(value)
-    elif isinstance(node, list):
-        for item in node:
-            _fix_ids(item)
+_STATUS_NAMES = frozenset({"UNSET", "OK", "ERROR"})
+_KIND_NAMES = frozenset({"UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER"})
 
 
-_NESTED = (("resourceSpans", "scopeSpans"), ("scopeSpans", "spans"), ("spans", None))
-
-
-def _check_shape(data: Mapping[str, Any]) -> None:
-    """The lists of an OTLP JSON request hold objects (``null`` reads as absent): the
+def _objects(node: Mapping[str, Any], key: str, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(path, object) of each item of the list ``node[key]`` (``null`` reads as absent).
+    Raises ``ValidationFailed`` naming the path when it is not a list of objects: the
     protobuf JSON reader lets some wrong shapes through silently."""
-    def walk(node: Mapping[str, Any], key: str, path: str) -> None:
-        items = node.get(key)
-        if items is None:
-            return
-        if not isinstance(items, list):
-            raise ValidationFailed(f"{path}{key}", "expected an array")
-        inner = dict(_NESTED)[key]
-        for index, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise ValidationFailed(f"{path}{key}[{index}]", "expected an object")
-            if inner is not None:
-                walk(item, inner, f"{path}{key}[{index}].")
-    walk(data, "resourceSpans", "")
+    items = node.get(key)
+    if items is None:
+        return
+    if not isinstance(items, list):
+        raise ValidationFailed(f"{path}{key}", "expected an array")
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ValidationFailed(f"{path}{key}[{index}]", "expected an object")
+        yield f"{path}{key}[{index}]", item
+
+
+def _hex_ids(node: dict[str, Any]) -> None:
+    """OTLP JSON ids are hex (the protobuf JSON mapping would read base64): hex ids of the
+    right length become base64 for ``json_format``; base64 ids, which some exporters send,
+    are left as they are."""
+    for key, size in _ID_FIELDS.items():
+        value = node.get(key)
+        if isinstance(value, str) and len(value) == 2 * size:
+            try:
+                node[key] = base64.b64encode(bytes.fromhex(value)).decode()
+            except ValueError:
+                pass
+
+
+def _enum_name(value: Any, prefix: str, names: frozenset[str], path: str) -> Any:
+    """An enum given by name, short (``ERROR``, any case) or long (``STATUS_CODE_ERROR``),
+    as its long name; numbers as they are. Raises ``ValidationFailed`` naming ``path`` for
+    an unknown name (``json_format`` would read it as the default, silently)."""
+    if not isinstance(value, str):
+        return value
+    short = value.upper().removeprefix(prefix)
+    if short not in names:
+        raise ValidationFailed(path, f"unknown value {value[:40]!r} ({', '.join(sorted(names))})")
+    return prefix + short
+
+
+def _normalise(data: dict[str, Any]) -> None:
+    """Check the shape of an OTLP JSON request and bring it to what ``json_format`` reads:
+    ids from hex, status codes and span kinds from their names (module docstring)."""
+    for rs_path, resource_spans in _objects(data, "resourceSpans", ""):
+        for ss_path, scope_spans in _objects(resource_spans, "scopeSpans", rs_path + "."):
+            for path, span in _objects(scope_spans, "spans", ss_path + "."):
+                _hex_ids(span)
+                for _, link in _objects(span, "links", path + "."):
+                    _hex_ids(link)
+                if "kind" in span:
+                    span["kind"] = _enum_name(span["kind"], "SPAN_KIND_", _KIND_NAMES, f"{path}.kind")
+                status = span.get("status")
+                if isinstance(status, dict) and "code" in status:
+                    status["code"] = _enum_name(status["code"], "STATUS_CODE_", _STATUS_NAMES,
+                                                f"{path}.status.code")
 
 
 def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
@@ -168,8 +182,7 @@ def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
     problem = find_problem(data)
     if problem is not None:
         raise ValidationFailed(*problem)
-    _check_shape(data)
-    _fix_ids(data)
+    _normalise(data)
     try:
         json_format.ParseDict(data, request, ignore_unknown_fields=True)
     except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:

@@ -355,3 +355,41 @@ def test_secret_shapes_in_span_tool_arguments_are_redacted(client, token, sessio
     for secret in ("wJalrXUtnFEMI", "EXAMPLEKEY", "hunter2hunter2"):
         assert secret not in stored and secret not in calls
     assert "[redacted]" in calls
+
+
+@pytest.mark.parametrize("code,status", [("STATUS_CODE_ERROR", "FAILED"), ("OK", "SUCCESS"),
+                                         ("STATUS_CODE_OK", "SUCCESS"), (1, "SUCCESS"),
+                                         ("error", "FAILED")])
+@pytest.mark.parametrize("kind", ["SERVER", "SPAN_KIND_INTERNAL", 3, "client"])
+def test_status_codes_and_span_kinds_as_names_or_numbers(client, token, session, code, status, kind):
+    root = span("1111111111111111", "root", status=code)
+    root["kind"] = kind
+    response = post_json(client, token, export(root))
+    assert (response.status_code, response.get_json()) == (200, {})
+    assert session.scalar(select(Run.status).where(Run.run_id == TRACE)) == status
+
+
+@pytest.mark.parametrize("field,value", [("status", "BROKEN"), ("kind", "SPAN_KIND_NOPE")])
+def test_an_unknown_status_or_kind_name_is_400_naming_the_field(client, token, field, value):
+    """The protobuf JSON reader, told to ignore unknown fields, also reads an unknown
+    enum name as the default (UNSET: a failed run would be stored as a success)."""
+    root = span("1111111111111111", "root")
+    if field == "status":
+        root["status"] = {"code": value}
+    else:
+        root["kind"] = value
+    response = post_json(client, token, export(root))
+    assert response.status_code == 400
+    path = "resourceSpans[0].scopeSpans[0].spans[0]." + ("status.code" if field == "status" else "kind")
+    assert response.get_json()["error"]["message"].startswith(path)
+    assert value in response.get_json()["error"]["message"]
+
+
+def test_a_root_marked_aiops_makes_an_aiops_run(client, token, session):
+    root, tool, chat = agent_spans()
+    root["attributes"].append({"key": "reviewapp.run.kind", "value": {"stringValue": "aiops"}})
+    assert post_json(client, token, export(root, tool, chat)).get_json() == {}
+    run = session.scalars(select(Run).where(Run.run_id == TRACE)).one()
+    assert (run.kind, run.status, run.tool_call_count) == ("aiops", "SUCCESS", 1)
+    call = session.scalars(select(ToolCall)).one()
+    assert (call.diagnostic_task_id, call.chat_session_id) == (run.diagnosis_session_id, None)
