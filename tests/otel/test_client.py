@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -190,3 +193,23 @@ def test_an_unserialisable_value_does_not_raise(stub):
     assert client.flush(10)
     client.close()
     assert client.sent == 1 and isinstance(state.requests[0][2][0]["arguments"]["when"], str)
+
+
+def test_the_queue_is_flushed_when_the_interpreter_exits(stub):
+    """An agent that never calls flush() or close() loses nothing at exit (atexit)."""
+    state, base = stub
+    state.script = [(503, {})]  # one retry still pending when the script ends
+    script = textwrap.dedent(f"""
+        from reviewapp.client import ReviewappClient
+        client = ReviewappClient({base!r}, "rvw_x", backoff_s=0.05)
+        client.put_run("r1", {{"query": "q"}})
+        for n in range(3):
+            client.tool_event({{"id": f"c{{n}}", "run_id": "r1", "event": "started", "tool_name": "t"}})
+        client.finish_run("r1", {{"status": "SUCCESS"}})
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert [(m, p) for m, p, _, _ in state.requests] == [
+        ("PUT", "/api/ingest/runs/r1"), ("PUT", "/api/ingest/runs/r1"),
+        ("POST", "/api/ingest/tool-events"), ("POST", "/api/ingest/runs/r1/finish")]
+    assert [e["id"] for e in state.requests[2][2]] == ["c0", "c1", "c2"]

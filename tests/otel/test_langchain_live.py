@@ -162,3 +162,50 @@ def test_one_handler_shared_by_agents_on_many_threads(live_server, token):
         assert sorted(c["status"] for c in t["toolCalls"]) == [
             "completed", "completed", "failed", "failed"]
         assert {c["id"].split("/")[0] for c in t["toolCalls"]} == {f"lc-thread-{n}"}
+
+
+def test_thread_id_is_the_session_and_the_langchain_run_id_the_run(live_server, token):
+    """Without ``reviewapp_run_id`` the run is the root's LangChain run id; LangGraph's
+    ``thread_id`` is the session when no ``session_id`` is given."""
+    client = ReviewappClient(live_server, token)
+    handler = ReviewappCallbackHandler(client)
+
+    def answer(inputs: dict) -> dict:
+        return {"output": "ok"}
+
+    run_id = "9b0f3a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
+    RunnableLambda(answer).invoke({"input": "q"}, config={
+        "callbacks": [handler], "run_id": run_id, "metadata": {"thread_id": "thread-3"}})
+    client.close()
+    assert client.dropped == 0
+    t = requests.get(f"{live_server}/api/runs/{run_id}/trace", timeout=30,
+                     headers={"Authorization": f"Bearer {token}"}).json()
+    assert (t["run"]["runId"], t["run"]["sessionId"], t["run"]["status"], t["run"]["answer"]) == (
+        run_id, "thread-3", "SUCCESS", "ok")
+
+
+@pytest.mark.parametrize("name", ["GraphInterrupt", "GraphBubbleUp"])
+def test_a_tool_interrupted_by_langgraph_is_not_a_failure(live_server, token, name):
+    """A tool that raises LangGraph's interrupt (or a bubble-up) has not failed: its call
+    stays ``started``, and the run, interrupted too, stays RUNNING."""
+    interrupt = type(name, (Exception,), {})
+
+    @tool
+    def ask_human(question: str) -> str:
+        """Ask a human."""
+        raise interrupt("waiting for a human")
+
+    def graph(inputs: dict, config: RunnableConfig) -> dict:
+        return {"output": ask_human.invoke({"question": "restart?"}, config)}
+
+    client = ReviewappClient(live_server, token)
+    handler = ReviewappCallbackHandler(client)
+    with pytest.raises(interrupt):
+        RunnableLambda(graph).invoke({"input": "q"}, config={
+            "callbacks": [handler], "metadata": {"reviewapp_run_id": f"lc-{name}"}})
+    client.close()
+    t = requests.get(f"{live_server}/api/runs/lc-{name}/trace", timeout=30,
+                     headers={"Authorization": f"Bearer {token}"}).json()
+    assert t["run"]["status"] == "RUNNING"
+    assert [(c["toolName"], c["status"], c["errorMessage"]) for c in t["toolCalls"]] == [
+        ("ask_human", "started", None)]

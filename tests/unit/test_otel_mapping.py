@@ -271,3 +271,33 @@ def test_the_document_does_not_depend_on_span_order_or_repeats():
 def test_unusable_spans(change, problem):
     assert problem in m.span_problem({**sp(), **change})
     assert m.span_problem(sp()) is None
+
+
+# --- rows and variants without a test before ----------------------------------------------
+
+def test_run_id_is_the_trace_id():
+    assert m.run_document([root()])["orchestration_trace"]["trace_id"] == T
+    events = m.tool_events(sp(gen_ai__tool__name="x"), T)
+    assert {e["run_id"] for e in events} == {T}
+
+
+@pytest.mark.parametrize("value,kind", [("aiops", "aiops"), ("chat", "chat"), ("AIOPS", "chat"),
+                                        (None, "chat")])
+def test_kind_aiops_only_when_the_root_says_so(value, kind):
+    attrs = {} if value is None else {"reviewapp__run__kind": value}
+    assert m.run_document([root(**attrs)])["kind"] == kind
+    # on another span than the root it does not count
+    assert m.run_document([root(), sp(reviewapp__run__kind="aiops")])["kind"] == "chat"
+
+
+def test_call_id_from_tool_call_id_attribute():
+    assert m.call_id(sp(tool_call__id="tc"), T) == f"{T}/tc"
+
+
+def test_evidence_from_reranker_output_documents():
+    span = sp(openinference__span__kind="RERANKER", **{
+        "reranker.output_documents.0.document.id": "kept",
+        "reranker.output_documents.0.document.content": "best"})
+    assert m.retrieval(span) == {"match_level": "L1", "hit_count": 1,
+                                 "evidence_refs": [{"ref": "kept", "excerpt": "best"}]}
+
