@@ -6,7 +6,9 @@
   sort table; ``scope``: which runs a list covers (the visible runs narrowed by the filters);
   ``matches``: where a search matched; ``listing``: one keyset page with its bounded counts,
   a run's neighbours, a run found by its agent run id;
-- ``detail``: the run page's read model, its timeline and one tool call.
+- ``detail``: the run page's read model; ``targets``: what its thumbs controls show;
+  ``timeline``: its tool-call timeline and one tool call; ``_loading``: the run with its access
+  check and the ratings every page read starts with.
 
 Every public name stays importable from ``reviewapp.services.runs``.
 """
@@ -16,20 +18,11 @@ from __future__ import annotations
 from .detail import (
     CitationView,
     RunDetail,
-    TargetState,
-    Timeline,
-    TimelineCall,
-    TimelineRow,
     VerdictView,
     evaluation_view,
     get_run,
     get_run_detail,
-    get_timeline,
-    get_tool_call,
     get_verdict,
-    reason_choices,
-    tool_call_name,
-    workspace_reasons,
 )
 from .filters import (
     FAILED_CALLS_STATES,
@@ -63,6 +56,8 @@ from .listing import (
 )
 from .matches import match_places
 from .scope import filtered_runs, rateable_run, single_workspace
+from .targets import TargetState, reason_choices, tool_call_name, workspace_reasons
+from .timeline import Timeline, TimelineCall, TimelineRow, get_timeline, get_tool_call
 
 __all__ = [
     "FAILED_CALLS_STATES", "RunById", "find_run_by_id", "match_places",

@@ -1,0 +1,56 @@
+"""Runs, what every run-page read starts with: the run with its access check, blind state
+and verdict rule in one query, and the viewer's and everyone's ratings of its parts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from ...actors import Actor, Role
+from ...errors import Forbidden
+from ...models import DiagnosisSession, QueueItem, ReviewQueue, Run, Workspace
+from ...queries import scope_to_actor
+from .. import feedback as feedback_service
+from ..blind import blind_condition
+
+RatingKey = tuple[str, int, str]
+
+
+def load_run(session: Session, actor: Actor, run_pk: int
+              ) -> tuple[Run, DiagnosisSession, Workspace, bool, int]:
+    """The run, its session and workspace, whether the run is blind for the actor
+    (``blind.blind_condition``) and how many reviewers' answer ratings make its verdict
+    (the most ``reviewers_per_run`` of the queues holding it, 1 when none; issue 16), in
+    one query. Raises ``Forbidden``."""
+    reviewers = (select(func.max(ReviewQueue.reviewers_per_run))
+                 .join(QueueItem, QueueItem.queue_id == ReviewQueue.id)
+                 .where(QueueItem.run_pk == Run.id,
+                        ReviewQueue.workspace_id == Run.workspace_id)
+                 .scalar_subquery())
+    stmt = scope_to_actor(
+        select(Run, DiagnosisSession, Workspace, blind_condition(actor), reviewers)
+        .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
+        .join(Workspace, Workspace.id == Run.workspace_id)
+        .where(Run.id == run_pk),
+        actor, Run.workspace_id, Role.REVIEWER,
+    )
+    row = session.execute(stmt).one_or_none()
+    if row is None:
+        raise Forbidden()
+    return row[0], row[1], row[2], bool(row[3]), max(1, row[4] or 1)
+
+
+def ratings_of(session: Session, actor: Actor, run: Run, blind: bool
+               ) -> tuple[dict[RatingKey, Any], dict[RatingKey, Any]]:
+    """The actor's own ratings of ``run``'s parts and every reviewer's counts (empty while
+    the run is ``blind`` for them), keyed by (target_type, target_id, subject_key); ``run``
+    was access-checked by ``load_run``: no second check. Raises ``Forbidden`` for an
+    actor that is not a user (ratings belong to people)."""
+    if actor.user_id is None:
+        raise Forbidden()
+    mine = {(f.target_type, f.target_id, f.subject_key or ""): f
+            for f in feedback_service.my_feedback_of_visible_run(session, actor.user_id, run.id)}
+    summary = {} if blind else feedback_service.summary_of_visible_run(session, run.id)
+    return mine, summary
