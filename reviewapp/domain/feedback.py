@@ -33,14 +33,24 @@ CORRECTION_MAX = 4000
 RATING_FIELDS: tuple[str, ...] = ("rating", "reason", "comment", "correction")
 
 
+# Every character ``str.isspace`` holds for (what ``str.strip()`` removes): the blanks the
+# SQL form of ``has_answer_text`` trims (``services/answer.py``), so a database and Python
+# agree on which message is the answer.
+ANSWER_BLANKS = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003"
+                 "\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
 def has_answer_text(content: str | None) -> bool:
-    """Whether an assistant message's text counts as an answer: non-blank after strip.
+    """Whether an assistant message's text counts as an answer: something left after
+    removing ``ANSWER_BLANKS`` from both ends.
 
     A chat run's answer message (the target of its answer thumbs, SPEC 6.1 / 6.2) is the
     last assistant message for which this holds; assistant messages that only carry
-    tool calls do not count. The run page and the feedback service both use this.
+    tool calls do not count. The one definition: the run page (``answer_message_index``),
+    the feedback service and, in SQL, ``services/answer.py`` (verdict, agreement, queues,
+    blind review, adjudication) all follow it.
     """
-    return bool((content or "").strip())
+    return bool((content or "").strip(ANSWER_BLANKS))
 
 
 def answer_message_index(messages: Sequence[tuple[str, str | None]]) -> int | None:

@@ -41,7 +41,8 @@ from ..models import (
     Workspace,
 )
 from ..queries import get_run_for, on_earlier_version
-from .agreement import answer_rating_condition, lead_workspaces
+from .agreement import lead_workspaces
+from .answer import answer_rating_condition
 from .feedback.verdict import apply_verdict, governing_queue
 from .params import id_value, workspace_param
 from .secret_scan import redact_typed

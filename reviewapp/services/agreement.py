@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from sqlalchemy import and_, exists, func, not_, or_, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import exists, select
+from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..domain.agreement import (
@@ -38,21 +38,17 @@ from ..domain.agreement import (
 from ..domain.verdicts import VERDICTS
 from ..errors import Forbidden
 from ..models import (
-    DiagnosticReport,
     Feedback,
-    Message,
-    MessageRole,
     QueueItem,
     ReviewQueue,
     Run,
-    RunKind,
-    TargetType,
     User,
     VerdictDecision,
     Workspace,
 )
 from ..queries import scope_to_actor
 from . import rollups
+from .answer import answer_rating_condition
 from .params import date_range_params, day_range, id_value, int_param, workspace_param
 
 DEFAULT_MIN_SHARED = 5
@@ -129,31 +125,6 @@ def run_time_conditions(ws_ids: list[int], date_from: date | None, date_to: date
     if end is not None:
         conds.append(run_time < end)
     return conds
-
-
-def answer_rating_condition() -> Any:
-    """SQL condition on ``Feedback`` joined to its ``Run``: the row rates the run's
-    answer-level target (module docstring). Text counts as an answer when it is not
-    blank after ``trim`` (the runs list's rule, ``runs.rateable_run``)."""
-    later = aliased(Message)
-    has_text = func.trim(func.coalesce(Message.content, "")) != ""
-    later_text = func.trim(func.coalesce(later.content, "")) != ""
-    assistant = MessageRole.ASSISTANT.value
-    answer_message = exists().where(
-        Message.id == Feedback.target_id, Message.run_pk == Feedback.run_pk,
-        Message.role == assistant, has_text,
-        not_(exists().where(later.run_pk == Message.run_pk, later.role == assistant,
-                            later.ordinal > Message.ordinal, later_text)),
-    )
-    # Keyed by the rating's own run, not ``Run.id``: nested in a correlated subquery (the
-    # blind rule's "rated it"), a reference to ``Run`` would not reach the outer run.
-    has_report = exists().where(DiagnosticReport.run_pk == Feedback.run_pk)
-    return and_(Feedback.subject_key == "", or_(
-        and_(Feedback.target_type == TargetType.CHAT_MESSAGE.value, answer_message,
-             or_(Run.kind == RunKind.CHAT.value, not_(has_report))),
-        and_(Feedback.target_type == TargetType.DIAGNOSTIC_REPORT.value,
-             Run.kind == RunKind.AIOPS.value),
-    ))
 
 
 def answer_ratings(session: Session, ws_ids: list[int], date_from: date | None = None,

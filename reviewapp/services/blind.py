@@ -7,7 +7,7 @@ A run is **blind** for an actor when all of these hold:
   admins always see everything; ingest tokens and the system are not reviewers);
 - the run is an item of a queue of its workspace with ``blind`` on;
 - the actor has not yet rated the run's answer-level target (a chat run's answer, an
-  AIOps run's report — ``agreement.answer_rating_condition``).
+  AIOps run's report — ``answer.answer_rating_condition``).
 
 While a run is blind for them, the actor sees only their own ratings of it: no other
 reviewer's ratings, reasons, comments or corrections (thumbs summaries, trace API), no
@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..models import Feedback, Membership, QueueItem, ReviewQueue, Run
-from .agreement import answer_rating_condition
+from .answer import answer_rating_condition
 
 LEAD_ROLES = Role.LEAD.at_least()
 

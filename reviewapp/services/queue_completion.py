@@ -1,7 +1,7 @@
 """When a review-queue item is complete (issue 16 "Review queues"): stored, not counted.
 
 An item is **complete** when ``reviewers_per_run`` different reviewers have rated its
-run's answer-level target (``agreement.answer_rating_condition``: a chat run's answer
+run's answer-level target (``answer.answer_rating_condition``: a chat run's answer
 message, an AIOps run's report, or its answer when it has no report). Each item keeps
 ``ratings_count`` (those reviewers) and ``completed_at`` (UTC, since when the count
 reaches the queue's N; null below it). The services keep both:
@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session
 
 from ..models import Feedback, QueueItem, ReviewQueue, Run
 from ..models.base import utcnow
-from .agreement import answer_rating_condition
+from .answer import answer_rating_condition
 
 BATCH = 1000
 

@@ -14,7 +14,7 @@ UPDATE (the row is free, expired, already theirs, or held by someone who has rat
 since), so two reviewers asking at the same instant never get the same item. ``renew``
 extends one's own reservation, ``release`` gives it up (skip). An item is **complete**
 when ``reviewers_per_run`` different reviewers have rated its run's answer-level target
-(``agreement.answer_rating_condition``: a chat run's answer, an AIOps run's report); the
+(``answer.answer_rating_condition``: a chat run's answer, an AIOps run's report); the
 item stores it (``queue_completion``: ``ratings_count``, ``completed_at``), so the next
 item is an index lookup.
 
@@ -83,7 +83,7 @@ from ..models import (
 )
 from ..models.base import utcnow
 from ..queries import scope_to_actor
-from .agreement import answer_rating_condition
+from .answer import answer_rating_condition
 from .params import id_value
 from .queue_assignment import (
     assigned_condition,

@@ -196,3 +196,11 @@ def test_a_switched_thumb_keeps_comment_and_correction_and_a_reason_that_fits(
     kept = {"comment": "see the logs", "correction": "  indented fix"}
     assert switched({**before, **kept}, rating, workspace_reasons(None)) == {
         "rating": rating, "reason": expected_reason, **kept}
+
+
+def test_answer_blanks_are_what_strip_removes():
+    """The SQL trim and Python agree only if the blank set is exactly ``str.isspace``."""
+    from reviewapp.domain.feedback import ANSWER_BLANKS
+
+    assert sorted(ANSWER_BLANKS) == [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    assert len(set(ANSWER_BLANKS)) == len(ANSWER_BLANKS)

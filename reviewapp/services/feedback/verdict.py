@@ -3,9 +3,9 @@ triage item and the automatic notes — one file for the whole rule.
 
 Two entry points write a verdict, through one code path (``apply_verdict``):
 
-- ``upsert_feedback`` / ``delete_feedback`` on an **answer-level** target — the final
-  assistant message of a chat run, or the diagnostic report of an AIOps run (subject
-  "") — set the run's ``feedback`` to the verdict of the latest answer-level rating
+- ``upsert_feedback`` / ``delete_feedback`` on an **answer-level** target — the answer
+  message of a chat run (its last assistant message with text), or the diagnostic report
+  of an AIOps run (subject ""; ``services/answer.py``, the one definition) — set the run's ``feedback`` to the verdict of the latest answer-level rating
   (positive -> useful, negative -> not_useful), and a delete re-derives it from the
   answer-level ratings that remain (none left -> null);
 - ``set_run_verdict`` is ``POST /api/feedback`` (SPEC 6.2).
@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, false, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
@@ -53,16 +53,11 @@ from ...errors import Conflict, Forbidden, ValidationFailed
 from ...models import (
     Case,
     DiagnosisSession,
-    DiagnosticReport,
     Feedback,
-    Message,
-    MessageRole,
     QueueItem,
     ReviewQueue,
     Run,
-    RunKind,
     SourceType,
-    TargetType,
     TriageItem,
     TriageState,
     VerdictDecision,
@@ -72,6 +67,7 @@ from ...models.base import utcnow
 from ...models.cases import new_case_id
 from ...queries import insert_for, scope_to_actor
 from .. import rollups
+from ..answer import answer_rating_condition
 from ..triage.history import record as record_triage_event
 
 AUTO_CASE_AUTHOR = "system"
@@ -134,32 +130,6 @@ def _recorded(message: str, target: Run | DiagnosisSession, verdict: str, case_i
     return f"{message}; no case: {promotion_blocker(target) or 'not promoted'}."
 
 
-def _answer_condition(session: Session, run: Run) -> Any:
-    """SQL condition selecting the run's answer-level feedback rows."""
-    if run.kind == RunKind.CHAT.value:
-        final_message = session.scalar(
-            select(Message.id)
-            .where(Message.run_pk == run.id, Message.role == MessageRole.ASSISTANT.value)
-            .order_by(Message.ordinal.desc())
-            .limit(1)
-        )
-        if final_message is None:
-            return false()
-        return and_(
-            Feedback.target_type == TargetType.CHAT_MESSAGE.value,
-            Feedback.target_id == final_message,
-            Feedback.subject_key == "",
-        )
-    report = session.scalar(select(DiagnosticReport.id).where(DiagnosticReport.run_pk == run.id))
-    if report is None:
-        return false()
-    return and_(
-        Feedback.target_type == TargetType.DIAGNOSTIC_REPORT.value,
-        Feedback.target_id == report,
-        Feedback.subject_key == "",
-    )
-
-
 def governing_queue(session: Session, run: Run) -> ReviewQueue | None:
     """The review queue whose reviewers decide the run's verdict together (issue 16):
     among the queues of the run's workspace that hold the run with ``reviewers_per_run``
@@ -181,8 +151,8 @@ def latest_decision(session: Session, run_pk: int) -> VerdictDecision | None:
 def answer_ratings_of(session: Session, run: Run) -> list[str]:
     """The current answer-level ratings of the run, one per reviewer (SPEC 6.2)."""
     session.flush()
-    return list(session.scalars(select(Feedback.rating).where(
-        Feedback.run_pk == run.id, _answer_condition(session, run))))
+    return list(session.scalars(select(Feedback.rating).join(Run, Run.id == Feedback.run_pk)
+                                .where(Feedback.run_pk == run.id, answer_rating_condition())))
 
 
 def settle_from_ratings(session: Session, run: Run, queue: ReviewQueue) -> None:
@@ -234,9 +204,9 @@ def rederive_verdict(session: Session, run: Run) -> None:
         settle_from_ratings(session, run, queue)
         return
     rows = session.execute(
-        select(Feedback.updated_at, Feedback.id, Feedback.rating).where(
-            Feedback.run_pk == run.id, _answer_condition(session, run)
-        )
+        select(Feedback.updated_at, Feedback.id, Feedback.rating)
+        .join(Run, Run.id == Feedback.run_pk)
+        .where(Feedback.run_pk == run.id, answer_rating_condition())
     ).all()
     verdict = latest_verdict(rows)
     if verdict == run.feedback:

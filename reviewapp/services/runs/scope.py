@@ -25,6 +25,7 @@ from ...models import (
 )
 from ...queries import runs_of_workspace_visible_to, runs_visible_to
 from ..access import WorkspaceRole, roles_of
+from ..answer import has_text
 from ..blind import blind_condition
 from ..run_text import text_condition
 from .filters import RunFilters
@@ -42,10 +43,9 @@ def rateable_run() -> Any:
     an assistant message with text (the answer and its citations), a diagnostic step or
     a diagnostic report (SPEC 6.1 targets). The review queue offers only such runs, so
     it never stops on a run nobody can rate (SPEC 8)."""
-    text = func.trim(func.coalesce(Message.content, ""))
     return (Run.status != RunStatus.RUNNING.value) & or_(
         exists().where(Message.run_pk == Run.id, Message.role == MessageRole.ASSISTANT.value,
-                       text != ""),
+                       has_text(Message.content)),
         exists().where(DiagnosticStep.run_pk == Run.id),
         exists().where(DiagnosticReport.run_pk == Run.id),
     )

@@ -424,3 +424,41 @@ def test_useful_leaves_part_items_and_lead_decisions_alone(session, make):
     assert close_item_on_useful(session, part_run).state == "new"
     assert close_item_on_useful(session, wont_run).state == "wont_fix"
     assert close_item_on_useful(session, bare_run) is None
+
+
+TOOL_ONLY_LAST = [
+    {"id": "u1", "role": "user", "content": "q"},
+    {"id": "a1", "role": "assistant", "content": "the answer"},
+    {"id": "a2", "role": "assistant", "content": " \n\t ", "metadata": {"tool_call_ids": ["call-1"]}},
+]
+
+
+def test_after_a_delete_the_verdict_rests_on_the_answer_with_text(session, make, ws, actor):
+    """One definition of the answer (the last assistant message with text): the verdict
+    re-derived after a delete looked at the last assistant message (a tool-call-only
+    one here), found no rating and cleared a verdict a remaining rating still gives."""
+    run = make.run(ws, messages=TOOL_ONLY_LAST)
+    answer = next(m for m in run.messages if m.message_id == "a1")
+    colleague = make.actor(make.user(ws))
+    feedback.upsert_feedback(session, actor, "chat_message", answer.id, None, "positive")
+    theirs = feedback.upsert_feedback(session, colleague, "chat_message", answer.id, None,
+                                      "negative").id
+    assert fresh(session, run).feedback == "not_useful"
+    feedback.delete_feedback(session, colleague, theirs)
+    assert fresh(session, run).feedback == "useful"  # my positive is the latest left
+
+
+def test_two_reviewers_decide_on_the_answer_with_text(session, make, ws, actor):
+    """N = 2: both rate the answer (a tool-call-only assistant message after it); their
+    ratings decide the verdict (they were not counted: the verdict stayed empty)."""
+    from reviewapp.actors import Role
+    from reviewapp.services import review_queues as rq
+
+    run = make.run(ws, messages=TOOL_ONLY_LAST)
+    answer = next(m for m in run.messages if m.message_id == "a1")
+    rq.create_queue(session, make.actor(make.user(ws, Role.LEAD)), ws.id, "Pairs", {},
+                    reviewers_per_run=2)
+    colleague = make.actor(make.user(ws))
+    for who in (actor, colleague):
+        feedback.upsert_feedback(session, who, "chat_message", answer.id, None, "positive")
+    assert fresh(session, run).feedback == "useful"

@@ -1,0 +1,64 @@
+"""Which rating is a rating of the run's answer — the one SQL form of the rule
+(SPEC 6.1 / 6.2), for every service that counts answer ratings: the verdict
+(``feedback/verdict``), agreement, alignment's neighbours, review queues and their
+completion, blind review and adjudication.
+
+The answer-level target of a run (``answer_level`` rows of ``domain/target_types.py``):
+
+- a chat run's **answer message**: its last assistant message with text, where "text"
+  is ``domain.feedback.has_answer_text`` (something left after trimming
+  ``ANSWER_BLANKS``, exactly what Python's ``str.strip()`` removes) — the run page's
+  ``answer_message_index`` and the feedback service's target check follow the same
+  Python rule, so page, rating and counts name the same message;
+- an AIOps run's diagnostic report, or its answer message when it has no report (the
+  conclusion then exists only as the answer text);
+
+always with subject "" (a citation of the answer is not the answer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import and_, exists, func, not_, or_
+from sqlalchemy.orm import aliased
+
+from ..domain.feedback import ANSWER_BLANKS
+from ..models import (
+    DiagnosticReport,
+    Feedback,
+    Message,
+    MessageRole,
+    Run,
+    RunKind,
+    TargetType,
+)
+
+
+def has_text(content: Any) -> Any:
+    """SQL: ``content`` (a message's text column) counts as answer text
+    (``domain.feedback.has_answer_text``)."""
+    return func.trim(func.coalesce(content, ""), ANSWER_BLANKS) != ""
+
+
+def answer_rating_condition() -> Any:
+    """SQL condition on ``Feedback`` joined to its ``Run`` (``Run`` must be in the
+    statement: joined, or the outer run of a correlated subquery): the row rates the
+    run's answer-level target (module docstring)."""
+    later = aliased(Message)
+    assistant = MessageRole.ASSISTANT.value
+    answer_message = exists().where(
+        Message.id == Feedback.target_id, Message.run_pk == Feedback.run_pk,
+        Message.role == assistant, has_text(Message.content),
+        not_(exists().where(later.run_pk == Message.run_pk, later.role == assistant,
+                            later.ordinal > Message.ordinal, has_text(later.content))),
+    )
+    # Keyed by the rating's own run, not ``Run.id``: nested in a correlated subquery (the
+    # blind rule's "rated it"), a reference to ``Run`` would not reach the outer run.
+    has_report = exists().where(DiagnosticReport.run_pk == Feedback.run_pk)
+    return and_(Feedback.subject_key == "", or_(
+        and_(Feedback.target_type == TargetType.CHAT_MESSAGE.value, answer_message,
+             or_(Run.kind == RunKind.CHAT.value, not_(has_report))),
+        and_(Feedback.target_type == TargetType.DIAGNOSTIC_REPORT.value,
+             Run.kind == RunKind.AIOPS.value),
+    ))
