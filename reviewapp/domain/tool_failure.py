@@ -11,8 +11,10 @@ failure):
   ``exit_code`` given by the format, a JSON result whose ``exit_code`` / ``exitCode`` /
   ``returncode`` / ``return_code`` (also under ``metadata``) is a non-zero integer, or a
   header line among the text's first lines before its output
-  (``Process exited with code 1``, ``Exit code: 1``, ``exit status 1``); an exit code
-  quoted later in the output (``kubectl describe``'s ``Exit Code: 1``) is not the tool's;
+  (``Process exited with code 1``, ``Exit code: 1``, ``exit status 1``), or a shell
+  tool's report footer at the text's end (Gemini CLI: ``Exit Code: 1`` followed only by
+  its ``Signal:`` / ``Background PIDs:`` / ``Process Group PGID:`` lines); an exit code
+  quoted in the output (``kubectl describe``'s ``Exit Code: 1``) is not the tool's;
 - ``error_prefix``: the text starts with ``Error:`` (tau-bench's convention);
 - ``traceback``: the text starts with a Python traceback
   (``Traceback (most recent call last):``);
@@ -60,6 +62,8 @@ EXIT_CODE_HEADERS = ("process exited with code", "exit code:", "exit code", "exi
 # examined prefix is: the header comes before the output, never inside it.
 HEADER_LINES = 6
 HEADER_CHARS = 600
+# Report lines that follow the exit-code line of a shell tool's footer (lower case).
+FOOTER_KEYS = ("signal:", "background pids:", "process group pgid:")
 # A text longer than this is not parsed as JSON (a tool result stored whole can be large;
 # the error / isError field of a real error result sits in a small object).
 MAX_JSON_CHARS = 1_000_000
@@ -107,6 +111,35 @@ def header_exit_code(text: str) -> int | None:
                 digits = rest.split()[0] if rest else ""
                 if digits.lstrip("-").isdigit():
                     return int(digits)
+    return None
+
+
+def _exit_code_line(line: str) -> int | None:
+    """The code of an unindented ``Exit Code: N`` line (any case), else ``None``."""
+    lowered = line.rstrip().lower()
+    if not lowered.startswith("exit code:"):
+        return None
+    digits = lowered[len("exit code:"):].strip()
+    return int(digits) if digits.lstrip("-").isdigit() else None
+
+
+def footer_exit_code(text: str) -> int | None:
+    """The exit code a shell tool states in a report footer at the end of its result,
+    else ``None``: an unindented ``Exit Code: N`` line followed by at least one of the
+    tool's report lines (``FOOTER_KEYS``) and nothing else but blank lines or a closing
+    wrapper tag (``</untrusted_context>``). Only the last ``HEADER_LINES`` lines of the
+    last ``HEADER_CHARS`` characters are read."""
+    lines = text[-HEADER_CHARS:].splitlines()[-HEADER_LINES:]
+    report_lines = 0
+    for line in reversed(lines):
+        stripped = line.strip()
+        if not stripped or (stripped.startswith("</") and stripped.endswith(">") and not report_lines):
+            continue
+        if line.lower().startswith(FOOTER_KEYS):
+            report_lines += 1
+            continue
+        code = _exit_code_line(line)
+        return code if code is not None and report_lines else None
     return None
 
 
@@ -173,10 +206,8 @@ def failure_rule(result: Any, message: Mapping[str, Any] | None = None, *,
         return "exit_code"
     obj = _json_object(result)
     if isinstance(result, str):
-        if obj is None:
-            code = header_exit_code(result)
-            if code:
-                return "exit_code"
+        if obj is None and (header_exit_code(result) or footer_exit_code(result)):
+            return "exit_code"
         stripped = result.lstrip()
         if stripped.startswith("Error:"):
             return "error_prefix"

@@ -8,7 +8,12 @@ import json
 
 import pytest
 
-from reviewapp.domain.tool_failure import FAILURE_RULES, failure_rule, header_exit_code
+from reviewapp.domain.tool_failure import (
+    FAILURE_RULES,
+    failure_rule,
+    footer_exit_code,
+    header_exit_code,
+)
 from reviewapp.domain.vocabulary import UnknownValue
 
 
@@ -53,6 +58,36 @@ def test_exit_code_given_beside_the_result_or_in_json():
     assert failure_rule(json.dumps({"output": "x", "metadata": {"exit_code": 1}})) == "exit_code"
     assert failure_rule(json.dumps({"output": "x", "exitCode": 0})) is None
     assert failure_rule({"returncode": 1, "stdout": ""}) == "exit_code"
+
+
+# Gemini CLI's shell tool reports after the output: "Exit Code: N", then its report lines
+# (Signal, Background PIDs, Process Group PGID), inside a wrapper tag in SREGym's log.
+GEMINI_TAIL = "Output: Error from server (Forbidden)\n</html>\nExit Code: {code}\nProcess Group PGID: 190\n"
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    (GEMINI_TAIL.format(code=1), 1),
+    ("<untrusted_context>\n" + GEMINI_TAIL.format(code=28) + "</untrusted_context>", 28),
+    ("Output: x\nExit Code: 2\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 7", 2),
+    ("Output: ok\nExit Code: 0\nProcess Group PGID: 3\n", 0),
+])
+def test_exit_code_rule_reads_a_shell_tools_report_footer(text, code):
+    assert footer_exit_code(text) == code
+    assert failure_rule(text) == ("exit_code" if code else None)
+
+
+@pytest.mark.parametrize("text", [
+    # no report line after it: an exit code the program printed (kubectl describe's, at the end)
+    "Name: geo\nNamespace: x\nStatus: Running\nIP: 1\nNode: n\nLabels: a\nExit Code: 1\n",
+    # indented: quoted inside the output
+    "Output: x\n    Exit Code: 1\nProcess Group PGID: 4\n",
+    # output after the report lines: not the footer
+    "Output: x\nExit Code: 1\nProcess Group PGID: 4\nmore output\n",
+    "x" * 10_000,
+])
+def test_a_footer_needs_its_report_lines_at_the_end(text):
+    assert footer_exit_code(text) is None
+    assert failure_rule(text) is None
 
 
 def test_error_prefix_rule():
