@@ -11,16 +11,26 @@ MIN_YEAR = 2000
 MAX_YEAR = 2100
 
 
+class TimestampError(ValueError):
+    """A value that is no timestamp of the years ``MIN_YEAR``-``MAX_YEAR``: ``field`` and
+    ``reason`` apart (so no caller cuts the message), ``str()`` is ``"<field>: <reason>"``."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
 def parse_timestamp(value: object, field: str) -> datetime | None:
     """Parse an ISO 8601 string (``Z`` allowed) or epoch seconds / milliseconds into an
     aware UTC datetime. A value without an offset is read as UTC. ``None`` passes through.
 
-    Raises ``ValueError`` naming ``field`` for anything else, and for a time outside the
+    Raises ``TimestampError`` (a ``ValueError``) naming ``field`` for anything else, and for a time outside the
     years ``MIN_YEAR``-``MAX_YEAR`` (2000-2100, UTC).
     """
     parsed = _parse(value, field)
     if parsed is not None and not MIN_YEAR <= parsed.year <= MAX_YEAR:
-        raise ValueError(f"{field}: timestamp out of range (years {MIN_YEAR}-{MAX_YEAR})")
+        raise TimestampError(field, f"timestamp out of range (years {MIN_YEAR}-{MAX_YEAR})")
     return parsed
 
 
@@ -28,13 +38,13 @@ def _parse(value: object, field: str) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, bool):
-        raise ValueError(f"{field}: expected an ISO 8601 timestamp")
+        raise TimestampError(field, "expected an ISO 8601 timestamp")
     if isinstance(value, (int, float)):
         seconds = value / 1000.0 if value > 10_000_000_000 else float(value)
         try:
             return datetime.fromtimestamp(seconds, tz=UTC)
         except (OverflowError, OSError, ValueError):
-            raise ValueError(f"{field}: timestamp out of range") from None
+            raise TimestampError(field, "timestamp out of range") from None
     if isinstance(value, datetime):
         parsed = value
     elif isinstance(value, str):
@@ -44,9 +54,9 @@ def _parse(value: object, field: str) -> datetime | None:
         try:
             parsed = datetime.fromisoformat(text)
         except ValueError:
-            raise ValueError(f"{field}: expected an ISO 8601 timestamp, got {value[:40]!r}") from None
+            raise TimestampError(field, f"expected an ISO 8601 timestamp, got {value[:40]!r}") from None
     else:
-        raise ValueError(f"{field}: expected an ISO 8601 timestamp")
+        raise TimestampError(field, "expected an ISO 8601 timestamp")
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from ..domain.times import MAX_YEAR, MIN_YEAR
+from ..domain.times import MAX_YEAR, MIN_YEAR, TimestampError, parse_timestamp
 from ..errors import ValidationFailed
 from ..models.base import MAX_ID
 
@@ -91,3 +91,13 @@ def day_range(date_from: date | None, date_to: date | None) -> tuple[datetime | 
     end = (datetime.combine(date_to, time.min, tzinfo=UTC) + timedelta(days=1)
            if date_to else None)
     return start, end
+
+
+def timestamp_at(value: object, path: str) -> datetime | None:
+    """``value`` (ISO 8601 or epoch seconds / ms) as an aware UTC datetime
+    (``domain.times.parse_timestamp``), ``None`` when absent. Raises ``ValidationFailed``
+    naming ``path`` (e.g. ``tool_calls[2].started_at``) with the reason alone."""
+    try:
+        return parse_timestamp(value, path)
+    except TimestampError as exc:
+        raise ValidationFailed(path, exc.reason) from None

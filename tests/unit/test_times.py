@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from reviewapp.domain.times import duration_ms, format_duration, parse_timestamp
+from reviewapp.domain.times import TimestampError, duration_ms, format_duration, parse_timestamp
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -78,6 +78,14 @@ def test_anything_else_is_refused_naming_the_field(value, message):
     with pytest.raises(ValueError) as caught:
         parse_timestamp(value, "t")
     assert str(caught.value) == message
+
+
+def test_the_refusal_carries_field_and_reason_apart():
+    """Callers name their own path and show the reason alone: nobody cuts the message."""
+    with pytest.raises(TimestampError) as caught:
+        parse_timestamp("a: b", "steps[0].started_at")
+    assert (caught.value.field, caught.value.reason) == (
+        "steps[0].started_at", "expected an ISO 8601 timestamp, got 'a: b'")
 
 
 def test_a_duration_is_rounded_to_the_nearest_millisecond():

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...domain.times import parse_timestamp
+from ...domain.times import TimestampError, parse_timestamp
 from ...domain.tool_failure import failure_rule
 from .. import documents
 
@@ -250,9 +250,9 @@ class Builder:
         the run document would refuse never costs the whole run."""
         try:
             return parse_timestamp(value, "time")
-        except ValueError as exc:
+        except TimestampError as exc:
             if where:
-                self.warn("bad_time", f"{where}: {str(exc).split(': ', 1)[-1]}; left empty")
+                self.warn("bad_time", f"{where}: {exc.reason}; left empty")
             return None
 
     def unfinished(self) -> None:

@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
 from ...domain.self_evaluation import imported_evaluations
-from ...domain.times import parse_timestamp
 from ...errors import Conflict, Forbidden, ServiceError, ValidationFailed
 from ...models import (
     DiagnosisSession,
@@ -32,6 +31,7 @@ from .. import documents, rollups
 from ..access import require_role
 from ..evaluations import apply_imported, refresh_run
 from ..feedback.verdict import promote_on_finish
+from ..params import timestamp_at
 from ..retry import retry_on_conflict
 from ..run_text import store_run_text
 from ..secret_scan import redact_finish, redact_outcome, redact_run_document
@@ -57,13 +57,6 @@ class UpsertResult:
     result: str
     tool_calls: int
     failed_tool_calls: int
-
-
-def _ts(value: Any, path: str) -> datetime | None:
-    try:
-        return parse_timestamp(value, path)
-    except ValueError as exc:
-        raise ValidationFailed(path, str(exc).split(": ", 1)[-1]) from None
 
 
 def _get_or_create_session(
@@ -97,8 +90,8 @@ def _check_order(started_at: datetime | None, ended_at: datetime | None, path: s
 
 
 def _step_values(doc: Mapping[str, Any], index: int) -> dict[str, Any]:
-    started_at = _ts(doc.get("started_at"), f"steps[{index}].started_at")
-    finished_at = _ts(doc.get("finished_at"), f"steps[{index}].finished_at")
+    started_at = timestamp_at(doc.get("started_at"), f"steps[{index}].started_at")
+    finished_at = timestamp_at(doc.get("finished_at"), f"steps[{index}].finished_at")
     _check_order(started_at, finished_at, f"steps[{index}].finished_at")
     return {
         "name": doc["name"],
@@ -176,8 +169,8 @@ def upsert_run(
         raise ValidationFailed("run_id", "differs from the run_id of the address")
     _check_ids(doc)
     check_records(doc.get("tool_calls") or [])
-    started_at = _ts(doc.get("started_at"), "started_at")
-    finished_at = _ts(doc.get("finished_at"), "finished_at")
+    started_at = timestamp_at(doc.get("started_at"), "started_at")
+    finished_at = timestamp_at(doc.get("finished_at"), "finished_at")
     _check_order(started_at, finished_at, "finished_at")
     prepared = _Prepared(
         started_at=started_at,
@@ -331,7 +324,7 @@ def finish_run(
     documents.check("run_finish", body)
     body = redact_finish(body)  # SPEC 4
     status = body["status"]
-    finished_at = _ts(body.get("finished_at"), "finished_at")
+    finished_at = timestamp_at(body.get("finished_at"), "finished_at")
     # Locked (PostgreSQL): of two racing finishes with different statuses the second
     # sees the first one's status and gets the Conflict, instead of overwriting it.
     run = _find(session, workspace_id, run_id, lock=True)

@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from ...domain.json_text import join_path
-from ...domain.times import parse_timestamp
 from ...errors import ValidationFailed
 from .. import documents
+from ..params import timestamp_at
 from ..secret_scan import redact_tool_event, summary
 from ._columns import STORED_EVENTS, column_lengths, retrieval_values
 
@@ -50,11 +50,7 @@ def _redact_event(ev: Event) -> Event:
 def parse_event(raw: Any, index: int, prefix: str, now: datetime) -> Event:
     documents.check("tool_event", raw, prefix)
     raw = redact_tool_event(raw)  # SPEC 4: before anything else reads it
-    try:
-        given = parse_timestamp(raw.get("timestamp"), "timestamp")
-    except ValueError as exc:
-        raise ValidationFailed(join_path(prefix, "timestamp"),
-                               str(exc).split(": ", 1)[-1]) from None
+    given = timestamp_at(raw.get("timestamp"), join_path(prefix, "timestamp"))
     if raw["event"] == "started" and not raw.get("tool_name"):
         raise ValidationFailed(join_path(prefix, "tool_name"),
                                "required for a started event")

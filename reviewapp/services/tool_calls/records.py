@@ -4,14 +4,16 @@ agent's final word on each call, stored in order (SPEC 4, 9)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ...domain.times import duration_ms, parse_timestamp
+from ...domain.times import duration_ms
 from ...errors import ValidationFailed
 from ...models import DiagnosticStep, Run, ToolCall, ToolCallStatus
+from ..params import timestamp_at
 from ..secret_scan import summary
 from ._columns import column_lengths, parent_columns, retrieval_values
 from .runtime_log import log_row
@@ -26,19 +28,19 @@ def check_records(records: Sequence[Mapping[str, Any]]) -> None:
         if record["id"] in seen:
             raise ValidationFailed(f"tool_calls[{index}].id", "duplicate call id in this run")
         seen.add(record["id"])
-        times = {}
-        for key in ("started_at", "completed_at"):
-            try:
-                times[key] = parse_timestamp(record.get(key), key)
-            except ValueError as exc:
-                raise ValidationFailed(f"tool_calls[{index}].{key}",
-                                       str(exc).split(": ", 1)[-1]) from None
-        start, end = times["started_at"], times["completed_at"]
+        start, end = _times(record, f"tool_calls[{index}]")
         if start is not None and end is not None and end < start:
             # A record is the agent's final word: a contradiction in it is refused
             # (events, which arrive one by one, are clamped and warned about instead).
             raise ValidationFailed(f"tool_calls[{index}].completed_at",
                                    f"{end.isoformat()} is before the start {start.isoformat()}")
+
+
+def _times(record: Mapping[str, Any], path: str) -> tuple[datetime | None, datetime | None]:
+    """A record's (started_at, completed_at), each ``None`` when absent. Raises
+    ``ValidationFailed`` naming ``<path>.started_at`` / ``.completed_at``."""
+    return (timestamp_at(record.get("started_at"), f"{path}.started_at"),
+            timestamp_at(record.get("completed_at"), f"{path}.completed_at"))
 
 
 def upsert_records(session: Session, run: Run, records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -73,12 +75,7 @@ def upsert_records(session: Session, run: Run, records: Sequence[Mapping[str, An
 def _upsert_record(session: Session, run: Run, record: Mapping[str, Any], index: int,
                    existing: dict[str, ToolCall], steps: dict[str, int]) -> str:
     path = f"tool_calls[{index}]"
-    times = {}
-    for key in ("started_at", "completed_at"):
-        try:
-            times[key] = parse_timestamp(record.get(key), key)
-        except ValueError as exc:
-            raise ValidationFailed(f"{path}.{key}", str(exc).split(": ", 1)[-1]) from None
+    started_at, completed_at = _times(record, path)
     status = record.get("status") or ToolCallStatus.COMPLETED.value
     # ``record`` was redacted with its run document (runs.upsert_run): serialise and cut.
     output, error = record.get("output"), record.get("error")
@@ -93,8 +90,8 @@ def _upsert_record(session: Session, run: Run, record: Mapping[str, Any], index:
         "result_summary": result.text,
         "error_message": (error_text.text or "failed") if status == "failed" else None,
         **lengths,
-        "started_at": times["started_at"],
-        "completed_at": times["completed_at"] if status != "started" else None,
+        "started_at": started_at,
+        "completed_at": completed_at if status != "started" else None,
         "ordinal": index + 1,
         "step_pk": steps.get(record.get("step_id") or ""),
         "compensated": bool(record.get("compensated", False)),
