@@ -93,6 +93,16 @@ def show_bidi_controls(value: Any) -> Any:
     return value
 
 
+_WRAP_AFTER = re.compile(r"([_./])(?=.)")
+
+
+def soft_wrap(value: Any) -> Markup:
+    """``value`` escaped, with a line-break opportunity (``<wbr>``) after each ``_``, ``.``
+    and ``/`` but the last character: a long identifier such as ``get_reservation_details``
+    wraps between its words on a phone, never inside one."""
+    return Markup(_WRAP_AFTER.sub(r"\1<wbr>", str(Markup.escape(value))))
+
+
 def path_segment(value: Any) -> str:
     """``value`` as ONE URL path segment: every character but unreserved ones
     percent-encoded, "/" and "." included, so an id such as ``../../admin`` stays one
@@ -216,6 +226,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(rating_version, "rating_version")
     app.add_template_filter(preview, "preview")
     app.add_template_filter(path_segment, "path_segment")
+    app.add_template_filter(soft_wrap, "soft_wrap")
     app.add_template_filter(as_datetime, "as_datetime")
     app.add_template_filter(prose, "prose")
     app.add_template_filter(capped, "capped")

@@ -1,7 +1,7 @@
 """Issue 17 items 5, 6 and 9 as a person sees the run page in Chromium at laptop (1280 px)
 and phone (390 px) width: the conversation as the reading path of a τ-bench run, the
 timeline of calls with no end event, no case from a RUNNING run and the demo answer's
-citation markers.
+citation markers; and a tool name that wraps on a phone wraps at its underscores.
 Screenshots go to test-output/screenshots/issue17-*.png."""
 
 from __future__ import annotations
@@ -63,6 +63,33 @@ def test_the_conversation_is_the_reading_path_and_names_the_tools(new_page, tau,
     assert first.is_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     _shot(page, "conversation", width)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_tool_name_wraps_at_its_underscores(new_page, tau, width):
+    """A long snake_case tool name in a timeline row breaks after an underscore, never
+    inside a word ("get_reservation_detai / ls" at 390 px, seen in the walk)."""
+    page = new_page(width=width, height=900)
+    log_in(page, "tess.tools")
+    page.goto(f"/runs/{tau['run'].id}")
+    names = page.locator(".timeline .tl-name code")
+    assert names.count() >= 2
+    names.first.scroll_into_view_if_needed()
+    for i in range(names.count()):
+        breaks = names.nth(i).evaluate("""el => {
+            const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), found = [];
+            let top = null, before = "", node;
+            while ((node = walk.nextNode())) {
+                for (let k = 0; k < node.length; k++) {
+                    const r = document.createRange(); r.setStart(node, k); r.setEnd(node, k + 1);
+                    const t = Math.round(r.getBoundingClientRect().top);
+                    if (top !== null && t > top + 2) found.push(before);
+                    top = t; before += node.data[k];
+                }
+            }
+            return found; }""")
+        assert all(before.endswith("_") for before in breaks), breaks
+    _shot(page, "tool-names", width)
 
 
 @pytest.mark.parametrize("width", WIDTHS)

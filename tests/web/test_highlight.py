@@ -19,3 +19,11 @@ def test_cuts_around_the_match_and_says_so():
 def test_no_match_or_no_needle_is_none():
     assert highlight("text", "zzz") is None and highlight("text", "  ") is None
     assert highlight(None, "x") is None
+
+
+def test_soft_wrap_escapes_and_offers_breaks_between_the_words_of_an_identifier():
+    from reviewapp.web.filters import soft_wrap
+
+    assert str(soft_wrap("get_reservation_details")) == "get_<wbr>reservation_<wbr>details"
+    assert str(soft_wrap("<b>_x.y/z_")) == "&lt;b&gt;_<wbr>x.<wbr>y/<wbr>z_"
+    assert str(soft_wrap("plain")) == "plain"
