@@ -246,29 +246,22 @@ def _name_of(m: Spans, text: bytes, g: int) -> str:
     return name
 
 
-# How an assignment's name decides (``_name_kind``, cached: names repeat).
+# How an assignment's name decides (``_name_kind``).
 _NOT_SECRET, _SECRET, _SHORT, _WORKDIR, _SIGNATURE = range(5)
-_KINDS: dict[str, int] = {}
 
 
+@lru_cache(maxsize=4096)  # names repeat: one text holds the same few names many times
 def _name_kind(name: str) -> int:
-    kind = _KINDS.get(name)
-    if kind is None:
-        squashed = _squash(name.lstrip("-"))
-        if squashed == "signature":
-            kind = _SIGNATURE
-        elif not is_secret_name(name):
-            kind = _NOT_SECRET
-        elif squashed == "pwd":
-            kind = _WORKDIR
-        elif squashed in _SHORT_SECRET_WORDS:
-            kind = _SHORT
-        else:
-            kind = _SECRET
-        if len(_KINDS) >= 4096:
-            _KINDS.clear()
-        _KINDS[name] = kind
-    return kind
+    squashed = _squash(name.lstrip("-"))
+    if squashed == "signature":
+        return _SIGNATURE
+    if not is_secret_name(name):
+        return _NOT_SECRET
+    if squashed == "pwd":
+        return _WORKDIR
+    if squashed in _SHORT_SECRET_WORDS:
+        return _SHORT
+    return _SECRET
 
 
 def _assignment(m: Spans, text: bytes) -> bytes | None:
