@@ -328,16 +328,12 @@ def _userinfo(m: Spans, text: bytes) -> bytes | None:
     return _replace_group(m, text, 2) if _looks_like_password(_group(m, text, 2)) else None
 
 
-def _xml_element(m: Spans, text: bytes) -> bytes | None:
+def _named_value(m: Spans, text: bytes) -> bytes | None:
+    # ``<Password>V</Password>``, ``--password V``: group 1 the name, group 2 the value
+    # (blanks around an element's value are no part of it).
     if not is_secret_name(_group(m, text, 1).decode("ascii", "replace")):
         return None
     return None if _keep_value(_group(m, text, 2).strip()) else _replace_group(m, text, 2)
-
-
-def _cli_flag(m: Spans, text: bytes) -> bytes | None:
-    if not is_secret_name(_group(m, text, 1).decode("ascii", "replace")):
-        return None
-    return None if _keep_value(_group(m, text, 2)) else _replace_group(m, text, 2)
 
 
 def _user_password(m: Spans, text: bytes) -> bytes | None:
@@ -431,10 +427,10 @@ RULES: tuple[Rule, ...] = (
          r"(?:sshpass[ \t]+-p|redis-cli[^\r\n|;&\x00]*?[ \t]-a|docker[ \t]+login[^\r\n|;&\x00]*?[ \t]"
          r"(?:-p|--password))[ \t]+([^\s\"'\\\x00]+)", lambda m, t: _replace_group(m, t, 1)),
     Rule("--secret-flag value",
-         r"--(" + _NAME + r")[ \t]+[\"']?([^\s\"'\\\x00-][^\s\"'\\\x00]*)", _cli_flag),
+         r"--(" + _NAME + r")[ \t]+[\"']?([^\s\"'\\\x00-][^\s\"'\\\x00]*)", _named_value),
     Rule("secret-named word, blanks, value",
          r"(" + _NAME + r")(?:[ \t]|\\t)+(" + _VALUE + r"*[0-9]" + _VALUE + r"*)", _spaced_assignment),
-    Rule("xml element", r"<(" + _NAME + r")>([^<\x00]+)</", _xml_element),
+    Rule("xml element", r"<(" + _NAME + r")>([^<\x00]+)</", _named_value),
     Rule("secret-named assignment",
          r"(" + _NAME + r")(\\?[\"']?[ \t]*(?::=|=>|[:=]|%3[dD])[ \t]*)"
          r"(?:\"((?:[^\"\\\x00\r\n]|\\[^\x00\r\n])*)\"|'([^'\x00\r\n]*)'|\\\"([^\"\x00]*?)\\\""
