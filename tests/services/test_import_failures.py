@@ -85,3 +85,19 @@ def test_each_format_uses_the_rules():
     doc, _ = importers.openai_messages_run(messages, "r")
     assert [c["status"] for c in doc["tool_calls"]] == ["failed"] * 4 + ["completed"]
     assert doc["tool_calls"][0]["error"] == traceback and doc["tool_calls"][4]["output"] == "fine"
+
+
+def test_opencode_reads_the_exit_code_its_bash_tool_keeps_beside_the_output():
+    """OpenCode keeps a bash call's exit code in ``state.metadata.exit``; a completed call
+    with a non-zero one failed (rule exit_code), 0 or none did not."""
+    def part(call_id: str, exit_code) -> dict:
+        return {"type": "tool", "tool": "bash", "callID": call_id,
+                "state": {"status": "completed", "input": {"command": "false"}, "output": "",
+                          "metadata": {"exit": exit_code}, "time": {"start": 1, "end": 2}}}
+    export = {"info": {"id": "ses_x", "time": {"created": 1}}, "messages": [
+        {"info": {"id": "m1", "role": "user"}, "parts": [{"type": "text", "text": "fix it"}]},
+        {"info": {"id": "m2", "role": "assistant"},
+         "parts": [part("a", 1), part("b", 0), part("c", None), {"type": "text", "text": "done"}]}]}
+    adapted = importers.adapt_opencode([export], "x")
+    assert [c["status"] for c in adapted.doc["tool_calls"]] == ["failed", "completed", "completed"]
+    assert adapted.failures == {"exit_code": 1}

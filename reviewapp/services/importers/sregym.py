@@ -180,7 +180,8 @@ def adapt_opencode(events: list[Any], stem: str, options: Options = DEFAULT_OPTI
     one AIOps run: query = the first user text part, answer and report = the last
     assistant text part; ``tool`` parts are calls with their own clocks
     (``state.time.start`` / ``end``, epoch ms) through the failure rules
-    (``state.status: "error"`` = ``flag``, ``state.error`` its text). Run id
+    (``state.status: "error"`` = ``flag``, ``state.error`` its text; a non-zero
+    ``state.metadata.exit``, the bash tool's exit code, = ``exit_code``). Run id
     ``opencode-<info.id>``."""
     sessions = [e for e in mappings(events) if isinstance(e.get("info"), Mapping) and isinstance(e.get("messages"), list)]
     if len(sessions) != 1:
@@ -214,7 +215,8 @@ def adapt_opencode(events: list[Any], stem: str, options: Options = DEFAULT_OPTI
                 call_ids.append(call["id"])
                 if state.get("status") in ("completed", "error"):
                     output = state.get("output") if state.get("status") == "completed" else state.get("error")
-                    builder.finish(call, output, state, completed_at=_ms(clock.get("end")))
+                    meta = state.get("metadata") if isinstance(state.get("metadata"), Mapping) else {}
+                    builder.finish(call, output, state, exit_code=meta.get("exit"), completed_at=_ms(clock.get("end")))
         if role is None:
             builder.warn("role_skipped", f"messages[{index}]: role {meta.get('role')!r} not imported")
             continue
