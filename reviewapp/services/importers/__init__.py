@@ -59,12 +59,10 @@ from .chat import (
     adapt_native,
     adapt_openai_record,
     adapt_tau_bench,
-    native_run,
     openai_messages_run,
-    openai_record_run,
     tau_bench_run,
 )
-from .harnesses import adapt_claude_code, adapt_codex, claude_code_run, codex_run
+from .harnesses import adapt_claude_code, adapt_codex
 from .importing import ImportSummary, import_files
 from .reading import (
     FORMATS,
@@ -82,7 +80,7 @@ __all__ = [
     "DEFAULT_TERMINAL_TOOLS", "FORMATS", "MAX_ID", "WHOLE_FILE_FORMATS", "Adapted", "ImportSummary",
     "Options", "Parsed", "RecordError", "Warn", "adapt_claude_code", "adapt_codex", "adapt_copilot",
     "adapt_gemini", "adapt_native", "adapt_openai_record", "adapt_opencode", "adapt_stratus",
-    "adapt_tau_bench", "check_files", "claude_code_run", "codex_run", "detect_format", "import_files",
-    "native_run", "openai_messages_run", "openai_record_run", "read_records", "sibling_verdict",
+    "adapt_tau_bench", "check_files", "detect_format", "import_files", "openai_messages_run", "read_records",
+    "sibling_verdict",
     "tau_bench_run", "unsupported", "verdict_outcome",
 ]

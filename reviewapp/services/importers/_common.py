@@ -143,6 +143,15 @@ def first_text(messages: list[dict[str, Any]], role: str, *, last: bool = False)
     return next((m["content"] for m in ordered if m["role"] == role and m["content"]), None)
 
 
+def message_entry(entry_id: str, role: str, content: str | None, call_ids: list[str]) -> dict[str, Any]:
+    """A run document message (``id`` capped at 160 characters), with the ids of the tool
+    calls it requested in ``metadata.tool_call_ids`` when there are any."""
+    entry: dict[str, Any] = {"id": entry_id[:160], "role": role, "content": content}
+    if call_ids:
+        entry["metadata"] = {"tool_call_ids": call_ids}
+    return entry
+
+
 class Builder:
     """The tool calls of one run, made the same way for every format.
 
@@ -204,6 +213,16 @@ class Builder:
         if started_at is not None and self._clock(started_at, f"tool call {call['id']}: start") is not None:
             call["started_at"] = started_at
         self.calls.append(call)
+        return call
+
+    def result_for(self, call: dict[str, Any] | None, source_id: Any, where: str) -> dict[str, Any] | None:
+        """``call``, the call a tool result answers as the format found it by ``source_id``;
+        when there is none, the result of a terminal pseudo-tool's call is dropped silently
+        and any other gets an ``unknown_result`` warning naming ``where``. Marks the run
+        tool-like either way."""
+        self.tool_like = True
+        if call is None and source_id not in self.terminal_ids:
+            self.warn("unknown_result", f"{where}: tool result for unknown call {source_id!r}; skipped")
         return call
 
     def _terminal(self, arguments: Any) -> None:

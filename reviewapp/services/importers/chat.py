@@ -16,18 +16,13 @@ from ._common import (
     Warn,
     check_run_id,
     first_text,
+    message_entry,
     message_time,
     text_of,
 )
 
 # Fields of a chat message that only a tool-calling conversation has.
 TOOL_FIELDS = ("tool_calls", "function_call", "tool_call_id")
-
-
-def native_run(record: Any) -> tuple[str, dict[str, Any], list[Warn]]:
-    """A native run document: ``(run_id, document, warnings)``. Raises ``RecordError``."""
-    adapted = adapt_native(record)
-    return adapted.as_tuple()
 
 
 def adapt_native(record: Any) -> Adapted:
@@ -57,22 +52,17 @@ def chat_messages_doc(messages: Any, builder: Builder) -> dict[str, Any]:
         if any(message.get(f) for f in TOOL_FIELDS):
             builder.tool_like = True
         if role in ("tool", "function"):
-            builder.tool_like = True
             source = message.get("tool_call_id") or message.get("name")
             queue = pending.get(source or "")
-            if not queue:
-                if source not in builder.terminal_ids:
-                    builder.warn("unknown_result", f"{where}: tool result for unknown call {source!r}; skipped")
-                continue
-            builder.finish(queue.pop(0), text_of(message.get("content")), message,
-                           completed_at=message_time(message))
+            call = builder.result_for(queue.pop(0) if queue else None, source, where)
+            if call is not None:
+                builder.finish(call, text_of(message.get("content")), message, completed_at=message_time(message))
             continue
         if role == "developer":
             role = "system"
         if role not in ("system", "user", "assistant"):
             builder.warn("role_skipped", f"{where}: role {role!r} not imported")
             continue
-        entry: dict[str, Any] = {"id": f"m{index}", "role": role, "content": text_of(message.get("content"))}
         requested = list(message.get("tool_calls") or [])
         if isinstance(message.get("function_call"), Mapping):
             requested.append({"id": None, "function": message["function_call"]})
@@ -90,9 +80,7 @@ def chat_messages_doc(messages: Any, builder: Builder) -> dict[str, Any]:
                 continue
             pending.setdefault(source or function["name"], []).append(call)
             call_ids.append(call["id"])
-        if call_ids:
-            entry["metadata"] = {"tool_call_ids": call_ids}
-        out_messages.append(entry)
+        out_messages.append(message_entry(f"m{index}", role, text_of(message.get("content")), call_ids))
         if final is not None and builder.final_answer is not None:
             # The answer the terminal call carries, as the message reviewers rate.
             out_messages.append({"id": f"m{index}-answer", "role": "assistant", "content": builder.final_answer,
@@ -135,11 +123,6 @@ def adapt_openai_record(record: Any, index: int, stem: str, options: Options = D
     if isinstance(session_id, str):
         doc["session_id"] = session_id
     return builder.adapted(doc)
-
-
-def openai_record_run(record: Any, index: int, stem: str) -> tuple[str, dict[str, Any], list[Warn]]:
-    """``adapt_openai_record`` as ``(run_id, document, warnings)``."""
-    return adapt_openai_record(record, index, stem).as_tuple()
 
 
 # tau-bench actions that change nothing: an expected one not taken is no missed write.

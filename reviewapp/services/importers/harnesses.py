@@ -15,6 +15,7 @@ from ._common import (
     RecordError,
     check_run_id,
     first_text,
+    message_entry,
     text_of,
 )
 
@@ -89,18 +90,11 @@ def adapt_claude_code(events: list[Any], stem: str, options: Options = DEFAULT_O
                     calls[source or call["id"]] = call
                     call_ids.append(call["id"])
             elif kind == "tool_result":
-                builder.tool_like = True
-                call = calls.get(block.get("tool_use_id"))
-                if call is None:
-                    if block.get("tool_use_id") not in builder.terminal_ids:
-                        builder.warn("unknown_result", f"line {line}: tool_result for unknown call; skipped")
-                    continue
-                builder.finish(call, text_of(block.get("content")), block, completed_at=when)
+                call = builder.result_for(calls.get(block.get("tool_use_id")), block.get("tool_use_id"), f"line {line}")
+                if call is not None:
+                    builder.finish(call, text_of(block.get("content")), block, completed_at=when)
         if texts or call_ids:
-            entry: dict[str, Any] = {"id": f"l{line}", "role": event["type"], "content": "\n".join(texts) or None}
-            if call_ids:
-                entry["metadata"] = {"tool_call_ids": call_ids}
-            messages.append(entry)
+            messages.append(message_entry(f"l{line}", event["type"], "\n".join(texts) or None, call_ids))
     builder.unfinished()
     answer = first_text(messages, "assistant", last=True)
     status_failed = False
@@ -168,24 +162,11 @@ def adapt_codex(events: list[Any], stem: str, options: Options = DEFAULT_OPTIONS
             if messages and messages[-1]["role"] == "assistant":
                 messages[-1].setdefault("metadata", {"tool_call_ids": []})["tool_call_ids"].append(call["id"])
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            builder.tool_like = True
-            call = calls.get(payload.get("call_id"))
-            if call is None:
-                if payload.get("call_id") not in builder.terminal_ids:
-                    builder.warn("unknown_result", f"line {line}: output for unknown call; skipped")
-                continue
-            builder.finish(call, text_of(payload.get("output")), payload, completed_at=when)
+            call = builder.result_for(calls.get(payload.get("call_id")), payload.get("call_id"), f"line {line}")
+            if call is not None:
+                builder.finish(call, text_of(payload.get("output")), payload, completed_at=when)
     builder.unfinished()
     if answer is None:
         answer = first_text(messages, "assistant", last=True)
     return builder.adapted(aiops_doc(builder, messages, query, answer, session_id, times))
 
-
-def claude_code_run(events: list[Any], stem: str) -> tuple[str, dict[str, Any], list[Any]]:
-    """``adapt_claude_code`` as ``(run_id, document, warnings)``."""
-    return adapt_claude_code(events, stem).as_tuple()
-
-
-def codex_run(events: list[Any], stem: str) -> tuple[str, dict[str, Any], list[Any]]:
-    """``adapt_codex`` as ``(run_id, document, warnings)``."""
-    return adapt_codex(events, stem).as_tuple()

@@ -18,6 +18,7 @@ from ._common import (
     RecordError,
     check_run_id,
     first_text,
+    message_entry,
     text_of,
 )
 from .harnesses import aiops_doc, mappings
@@ -74,20 +75,14 @@ def adapt_copilot(events: list[Any], stem: str, options: Options = DEFAULT_OPTIO
                     call_ids.append(call["id"])
             content = data.get("content") if isinstance(data.get("content"), str) else None
             if content or call_ids:
-                entry: dict[str, Any] = {"id": f"l{line}", "role": "assistant", "content": content or None}
-                if call_ids:
-                    entry["metadata"] = {"tool_call_ids": call_ids}
-                messages.append(entry)
+                messages.append(message_entry(f"l{line}", "assistant", content or None, call_ids))
         elif kind == "tool.execution_start":
             call = calls.get(data.get("toolCallId"))
             if call is not None and when:
                 call["started_at"] = when
         elif kind == "tool.execution_complete":
-            builder.tool_like = True
-            call = calls.get(data.get("toolCallId"))
+            call = builder.result_for(calls.get(data.get("toolCallId")), data.get("toolCallId"), f"line {line}")
             if call is None:
-                if data.get("toolCallId") not in builder.terminal_ids:
-                    builder.warn("unknown_result", f"line {line}: result for unknown call; skipped")
                 continue
             outcome = data.get("result")
             output = outcome.get("content") if isinstance(outcome, Mapping) and "content" in outcome else outcome
@@ -164,11 +159,8 @@ def adapt_gemini(events: list[Any], stem: str, options: Options = DEFAULT_OPTION
         if record.get("type") == "user" and not text:
             continue
         if text or call_ids:
-            entry: dict[str, Any] = {"id": rid[:160], "role": "user" if record["type"] == "user" else "assistant",
-                                     "content": text or None}
-            if call_ids:
-                entry["metadata"] = {"tool_call_ids": call_ids}
-            messages.append(entry)
+            role = "user" if record["type"] == "user" else "assistant"
+            messages.append(message_entry(rid, role, text or None, call_ids))
     builder.unfinished()
     return builder.adapted(aiops_doc(builder, messages, first_text(messages, "user") or "",
                                      first_text(messages, "assistant", last=True), header["sessionId"],
@@ -221,11 +213,7 @@ def adapt_opencode(events: list[Any], stem: str, options: Options = DEFAULT_OPTI
             builder.warn("role_skipped", f"messages[{index}]: role {meta.get('role')!r} not imported")
             continue
         if texts or call_ids:
-            entry: dict[str, Any] = {"id": str(meta.get("id") or f"m{index}")[:160], "role": role,
-                                     "content": "\n".join(texts) or None}
-            if call_ids:
-                entry["metadata"] = {"tool_call_ids": call_ids}
-            messages.append(entry)
+            messages.append(message_entry(str(meta.get("id") or f"m{index}"), role, "\n".join(texts) or None, call_ids))
     builder.unfinished()
     return builder.adapted(aiops_doc(builder, messages, first_text(messages, "user") or "",
                                      first_text(messages, "assistant", last=True), session_id, times))
@@ -299,10 +287,7 @@ def adapt_stratus(events: list[Any], stem: str, options: Options = DEFAULT_OPTIO
                 call_ids.append(call["id"])
             content = text_of(message.get("content")) or None
             if content or call_ids:
-                entry: dict[str, Any] = {"id": f"{stage}-{index}"[:160], "role": role, "content": content}
-                if call_ids:
-                    entry["metadata"] = {"tool_call_ids": call_ids}
-                messages.append(entry)
+                messages.append(message_entry(f"{stage}-{index}", role, content, call_ids))
         last_ai = next((text_of(m.get("content")) for m in reversed(event["messages"])
                         if isinstance(m, Mapping) and m.get("type") == "AIMessage" and m.get("content")), None)
         summary = submitted or last_ai
