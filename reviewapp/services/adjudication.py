@@ -1,6 +1,6 @@
 """Adjudication (issue 16): the lead's list of disputed runs and the lead's decision.
 
-A run is **disputed** when the queue that governs its verdict (``verdict.governing_queue``:
+A run is **disputed** when the queue that governs its verdict (``queue_governing``:
 a queue with N = ``reviewers_per_run`` > 1 holding the run) has at least N answer-level
 ratings of it and ``domain.consensus`` finds no verdict in them (a tie, or any split
 under the queue's ``any_split`` rule), and no lead has decided it yet.
@@ -45,6 +45,7 @@ from .agreement import lead_workspaces
 from .answer import answer_rating_condition
 from .feedback.verdict import apply_verdict, governing_queue
 from .params import id_value, workspace_param
+from .queue_governing import governing_queue_id
 from .secret_scan import redact_typed
 from .triage.detail import RatingView, _label, _target_labels
 
@@ -162,16 +163,11 @@ def disputed(session: Session, actor: Actor, filters: AdjudicationFilters | None
         select(QueueItem.run_pk, ReviewQueue)
         .join(ReviewQueue, ReviewQueue.id == QueueItem.queue_id)
         .join(Run, Run.id == QueueItem.run_pk)
-        .where(ReviewQueue.workspace_id.in_(ws_ids), ReviewQueue.reviewers_per_run > 1,
-               Run.workspace_id == ReviewQueue.workspace_id, _both_ratings_given(),
-               ~exists().where(VerdictDecision.run_pk == Run.id))
+        .where(ReviewQueue.workspace_id.in_(ws_ids),
+               ReviewQueue.id == governing_queue_id(Run.id, Run.workspace_id),
+               _both_ratings_given(), ~exists().where(VerdictDecision.run_pk == Run.id))
         .order_by(QueueItem.id)).all()
-    governing: dict[int, ReviewQueue] = {}
-    for run_pk, queue in candidates:  # the queue with most reviewers, then the oldest
-        held = governing.get(run_pk)
-        if held is None or (queue.reviewers_per_run, -queue.id) > (held.reviewers_per_run,
-                                                                    -held.id):
-            governing[run_pk] = queue
+    governing: dict[int, ReviewQueue] = dict(candidates)  # one row per run
     if filters.queue_id is not None:
         governing = {pk: q for pk, q in governing.items() if q.id == filters.queue_id}
     answers = _answer_ratings(session, list(governing))

@@ -180,3 +180,30 @@ def test_a_run_outside_multi_reviewer_queues_cannot_be_decided(session, make, wo
     with pytest.raises(ValidationFailed) as refused:
         adjudication.decide(session, make.actor(world.lead), lone.id, "useful")
     assert refused.value.field == "run"
+
+
+def test_the_governing_queue_is_the_same_for_verdict_run_page_and_disputes(session, make):
+    """A run in three queues: N = 2 (oldest), N = 3 "any split", N = 3 "tie" (newest).
+    The one rule (most reviewers, the oldest on a tie) picks the "any split" queue for
+    the verdict, the run page's N and the disputes list alike."""
+    from reviewapp.services import runs
+
+    ws = make.workspace()
+    lead = make.actor(make.user(ws, Role.LEAD))
+    run = make.run(ws)
+    rq.create_queue(session, lead, ws.id, "Pairs", {}, reviewers_per_run=2)
+    split, _ = rq.create_queue(session, lead, ws.id, "Any split", {}, reviewers_per_run=3,
+                               dispute_rule="any_split")
+    rq.create_queue(session, lead, ws.id, "Ties", {}, reviewers_per_run=3)
+    people = [make.actor(make.user(ws)) for _ in range(3)]
+    for who, rating in zip(people[:2], ("positive", "positive")):
+        feedback.upsert_feedback(session, who, "chat_message", _answer(session, run), None, rating)
+    session.refresh(run)
+    assert run.feedback is None  # N = 3, not the pair queue's 2
+    assert runs.get_run_detail(session, people[0], run.id).verdict_reviewers == 3
+    feedback.upsert_feedback(session, people[2], "chat_message", _answer(session, run), None,
+                             "negative")
+    session.refresh(run)
+    assert run.feedback is None  # 2-1 is a dispute under "any split" (the tie rule decides)
+    page = adjudication.disputed(session, lead)
+    assert [(i.run.id, i.queue_id, i.needed) for i in page.items] == [(run.id, split.id, 3)]

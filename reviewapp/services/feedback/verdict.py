@@ -54,7 +54,6 @@ from ...models import (
     Case,
     DiagnosisSession,
     Feedback,
-    QueueItem,
     ReviewQueue,
     Run,
     SourceType,
@@ -68,6 +67,7 @@ from ...models.cases import new_case_id
 from ...queries import insert_for, scope_to_actor
 from .. import rollups
 from ..answer import answer_rating_condition
+from ..queue_governing import governing_queue_id
 from ..triage.history import record as record_triage_event
 
 AUTO_CASE_AUTHOR = "system"
@@ -131,15 +131,12 @@ def _recorded(message: str, target: Run | DiagnosisSession, verdict: str, case_i
 
 
 def governing_queue(session: Session, run: Run) -> ReviewQueue | None:
-    """The review queue whose reviewers decide the run's verdict together (issue 16):
-    among the queues of the run's workspace that hold the run with ``reviewers_per_run``
-    > 1, the one with the most reviewers (the oldest on a tie); ``None`` when there is
-    none — then the latest answer-level rating is the verdict, as ever (SPEC 6.2)."""
-    return session.scalars(
-        select(ReviewQueue).join(QueueItem, QueueItem.queue_id == ReviewQueue.id)
-        .where(QueueItem.run_pk == run.id, ReviewQueue.workspace_id == run.workspace_id,
-               ReviewQueue.reviewers_per_run > 1)
-        .order_by(ReviewQueue.reviewers_per_run.desc(), ReviewQueue.id).limit(1)).first()
+    """The review queue whose reviewers decide the run's verdict together (issue 16,
+    ``queue_governing``: the most ``reviewers_per_run`` > 1, the oldest on a tie);
+    ``None`` when there is none — then the latest answer-level rating is the verdict, as
+    ever (SPEC 6.2)."""
+    return session.scalars(select(ReviewQueue).where(
+        ReviewQueue.id == governing_queue_id(run.id, run.workspace_id))).first()
 
 
 def latest_decision(session: Session, run_pk: int) -> VerdictDecision | None:

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
 from ...errors import Forbidden
-from ...models import DiagnosisSession, QueueItem, ReviewQueue, Run, Workspace
+from ...models import DiagnosisSession, Run, Workspace
 from ...queries import scope_to_actor
 from .. import feedback as feedback_service
 from ..blind import blind_condition
+from ..queue_governing import governing_queue_id
 
 RatingKey = tuple[str, int, str]
 
@@ -22,13 +23,9 @@ def load_run(session: Session, actor: Actor, run_pk: int
               ) -> tuple[Run, DiagnosisSession, Workspace, bool, int]:
     """The run, its session and workspace, whether the run is blind for the actor
     (``blind.blind_condition``) and how many reviewers' answer ratings make its verdict
-    (the most ``reviewers_per_run`` of the queues holding it, 1 when none; issue 16), in
+    (N of its governing queue, ``queue_governing``, 1 when none; issue 16), in
     one query. Raises ``Forbidden``."""
-    reviewers = (select(func.max(ReviewQueue.reviewers_per_run))
-                 .join(QueueItem, QueueItem.queue_id == ReviewQueue.id)
-                 .where(QueueItem.run_pk == Run.id,
-                        ReviewQueue.workspace_id == Run.workspace_id)
-                 .scalar_subquery())
+    reviewers = governing_queue_id(Run.id, Run.workspace_id, "reviewers_per_run")
     stmt = scope_to_actor(
         select(Run, DiagnosisSession, Workspace, blind_condition(actor), reviewers)
         .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
