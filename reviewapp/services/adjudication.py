@@ -29,6 +29,8 @@ from sqlalchemy.orm import Session, selectinload
 from ..actors import Actor, Role
 from ..domain.consensus import DISPUTE_RULES, DISPUTED, consensus
 from ..domain.feedback import COMMENT_MAX, VERDICTS, InvalidFeedback, check_choice, clean_text
+from ..domain.reasons import ReasonRow, label_of
+from ..domain.vocabulary import Registry
 from ..errors import Forbidden, ValidationFailed
 from ..models import (
     Feedback,
@@ -47,6 +49,7 @@ from .feedback.verdict import apply_verdict, governing_queue
 from .params import id_value, workspace_param
 from .queue_governing import governing_queue_id
 from .secret_scan import redact_typed
+from .triage._rows import reasons_by_workspace
 from .triage.detail import RatingView, _label, _target_labels
 
 NOTE_MAX = COMMENT_MAX
@@ -78,6 +81,12 @@ class DisputedItem:
     positive: int
     negative: int
     columns: list[ReviewerColumn]
+    reasons: Registry[ReasonRow] | None = None  # the workspace's reasons (labels of codes)
+
+    def reason_label(self, code: str) -> str:
+        """How a saved reason ``code`` reads: the workspace's label for it (as on the
+        thumbs and the triage pages, ``domain.reasons.label_of``)."""
+        return label_of(self.reasons, code) if self.reasons is not None else code.replace("_", " ")
 
 
 @dataclass(frozen=True)
@@ -207,6 +216,7 @@ def _items(session: Session, shown: list[tuple[int, ReviewQueue, Any]],
             selectinload(Run.messages), selectinload(Run.steps), selectinload(Run.report)))}
     names = dict(session.execute(select(Workspace.id, Workspace.name).where(
         Workspace.id.in_({run.workspace_id for run in runs.values()}))).all())
+    reasons = reasons_by_workspace(session, {run.workspace_id for run in runs.values()})
     tools: dict[int, dict[str, str]] = {}
     for run_pk, call_id, tool in session.execute(
             select(ToolCall.run_pk, ToolCall.id, ToolCall.tool_name)
@@ -244,7 +254,8 @@ def _items(session: Session, shown: list[tuple[int, ReviewQueue, Any]],
             rule_label=DISPUTE_RULES.label(queue.dispute_rule), positive=result.positive,
             negative=result.negative,
             columns=sorted((c for c in columns.values() if c.answer is not None),
-                           key=lambda c: c.reviewer)))
+                           key=lambda c: c.reviewer),
+            reasons=reasons.get(run.workspace_id)))
     return items
 
 

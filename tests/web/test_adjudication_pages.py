@@ -89,3 +89,26 @@ def test_run_page_says_who_sets_the_verdict(client, login, site, make, session):
     page = client.get(f"/runs/{alone.id}").get_data(as_text=True)
     assert "Your rating of the answer is the run's verdict" in page
     assert "majority of" not in page
+
+
+def test_saved_reasons_read_as_the_workspace_labels_them(client, login, make, session):
+    """The adjudication page showed the stored reason code ("xss_reason"), the triage
+    pages the workspace's label: the same label here, escaped, beside each rating."""
+    ws = make.workspace(feedback_reasons=[
+        {"code": "xss_reason", "label": "<i>Made up</i> & wrong", "polarity": "negative"}])
+    lead, ann, bob = make.user(ws, Role.LEAD), make.user(ws), make.user(ws)
+    run = make.run(ws)
+    rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {}, reviewers_per_run=2)
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id,
+                                                     Message.role == "assistant"))
+    feedback.upsert_feedback(session, make.actor(ann), "chat_message", answer, None, "positive")
+    feedback.upsert_feedback(session, make.actor(bob), "chat_message", answer, None, "negative",
+                             reason="xss_reason")
+    feedback.upsert_feedback(session, make.actor(bob), "citation", answer, "c1", "negative",
+                             reason="xss_reason")
+    login(lead)
+    page = client.get("/adjudication/").get_data(as_text=True)
+    escaped = "&lt;i&gt;Made up&lt;/i&gt; &amp; wrong"
+    assert f'<dd><span title="xss_reason">{escaped}</span></dd>' in page  # the answer's
+    assert f"· {escaped}" in page  # the citation's, among the other ratings
+    assert "<i>Made up" not in page and ">xss_reason<" not in page and "xss reason" not in page
