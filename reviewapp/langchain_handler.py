@@ -26,7 +26,7 @@ The callback events are the tool-call lifecycle of SPEC 4, keyed by LangChain's 
 * ``on_retriever_start`` / ``on_retriever_end`` -> a retrieval tool call whose evidence
   refs are the documents (ref: the document id, else its ``source`` / ``id`` metadata,
   else the start of its text; hit count: the number of documents; match level L1 when
-  there is a hit);
+  there is a hit: ``domain/otel_mapping.evidence``, the rule of OTLP retrieval spans);
 * the root's ``on_chain_end`` -> finished SUCCESS with the answer (``output`` / ``answer``,
   or the last AI message); ``on_chain_error`` -> FAILED (an interrupt leaves it RUNNING).
 
@@ -48,11 +48,11 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
 
 from .client import ReviewappClient
+from .domain.otel_mapping import evidence
 
 log = logging.getLogger("reviewapp.langchain")
 
 INTERRUPTS = frozenset({"GraphInterrupt", "GraphBubbleUp", "NodeInterrupt", "ParentCommand"})
-EXCERPT_MAX = 1000
 
 
 def _now() -> str:
@@ -228,17 +228,17 @@ class ReviewappCallbackHandler(BaseCallbackHandler):
 
     @_safe
     def on_retriever_end(self, documents: Sequence[Any], *, run_id: UUID, **kwargs: Any) -> None:
-        """``completed`` with the documents as evidence refs."""
-        refs = []
+        """``completed`` with the documents as evidence refs (the rule of
+        ``otel_mapping.evidence``, as for OTLP retrieval spans)."""
+        docs = []
         for document in documents:
-            content = str(getattr(document, "page_content", "") or "")
             meta = getattr(document, "metadata", None) or {}
-            ref = getattr(document, "id", None) or meta.get("source") or meta.get("id") or content[:200]
-            if ref:
-                refs.append({"ref": str(ref)[:2000], "excerpt": content[:EXCERPT_MAX] or None})
-        retrieval = {"match_level": "L1" if documents else None, "hit_count": len(documents),
-                     "evidence_refs": refs}
-        self._terminal(run_id, "completed", output=[r["ref"] for r in refs], retrieval=retrieval)
+            ref = getattr(document, "id", None) or meta.get("source") or meta.get("id")
+            docs.append({"id": str(ref) if ref is not None else None,
+                         "content": str(getattr(document, "page_content", "") or "") or None})
+        retrieval = evidence(docs)
+        self._terminal(run_id, "completed", output=[r["ref"] for r in retrieval["evidence_refs"]],
+                       retrieval=retrieval)
 
     @_safe
     def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:

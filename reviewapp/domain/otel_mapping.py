@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from typing import Any
 
@@ -120,21 +121,27 @@ def _first(attrs: Mapping[str, Any], *keys: str) -> Any:
     return None
 
 
+def _oi_kind(span: Mapping[str, Any]) -> str:
+    """The OpenInference span kind (``openinference.span.kind``) in upper case, or ``""``."""
+    return str(_attrs(span).get("openinference.span.kind") or "").upper()
+
+
+def _operation(span: Mapping[str, Any]) -> Any:
+    """The GenAI operation (``gen_ai.operation.name``), or ``None``."""
+    return _attrs(span).get("gen_ai.operation.name")
+
+
 def is_retrieval(span: Mapping[str, Any]) -> bool:
     """A retrieval span: ``gen_ai.operation.name = retrieval`` or OpenInference kind
     ``RETRIEVER`` / ``RERANKER``."""
-    attrs = _attrs(span)
-    kind = str(attrs.get("openinference.span.kind") or "").upper()
-    return attrs.get("gen_ai.operation.name") == "retrieval" or kind in RETRIEVAL_KINDS
+    return _operation(span) == "retrieval" or _oi_kind(span) in RETRIEVAL_KINDS
 
 
 def is_tool(span: Mapping[str, Any]) -> bool:
     """A span that becomes a tool call (module docstring), retrieval spans included."""
+    if _operation(span) == "execute_tool" or _oi_kind(span) == "TOOL":
+        return True
     attrs = _attrs(span)
-    if attrs.get("gen_ai.operation.name") == "execute_tool":
-        return True
-    if str(attrs.get("openinference.span.kind") or "").upper() == "TOOL":
-        return True
     return is_retrieval(span) or any(key in attrs for key in TOOL_CALL_ATTRIBUTES)
 
 
@@ -224,14 +231,14 @@ def documents(span: Mapping[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
-def retrieval(span: Mapping[str, Any]) -> dict[str, Any]:
-    """Retrieval facts of a retrieval span (``tool_event`` ``retrieval``). The rule:
-    ``hit_count`` = the number of documents; each document is an evidence ref (``ref`` =
-    its id, else the first 200 characters of its content; ``excerpt`` = its content, cut
-    to 1,000 characters); ``match_level`` = ``reviewapp.retrieval.match_level`` when the
-    span sets it (``L0`` exact, ``L1`` semantic), else ``L1`` when there is a hit (a
-    retriever's documents are semantic matches) and none without."""
-    docs = documents(span)
+def evidence(docs: Sequence[Mapping[str, Any]], match_level: Any = None) -> dict[str, Any]:
+    """The retrieval facts (``tool_event`` ``retrieval``: {match_level, hit_count,
+    evidence_refs}) of retrieved documents ``[{id, content}]``, for OTLP spans and the
+    LangChain handler alike. The rule: ``hit_count`` = the number of documents; each
+    document is an evidence ref (``ref`` = its id, else the first 200 characters of its
+    content; ``excerpt`` = its content, cut to 1,000 characters); ``match_level`` =
+    ``match_level`` when it is ``L0`` (exact) or ``L1`` (semantic), else ``L1`` when there
+    is a hit (a retriever's documents are semantic matches) and none without."""
     refs = []
     for doc in docs:
         content = _text(doc.get("content"))
@@ -239,13 +246,19 @@ def retrieval(span: Mapping[str, Any]) -> dict[str, Any]:
         if ref:
             refs.append({"ref": ref[:2000],
                          "excerpt": content[:EXCERPT_MAX] if content else None})
-    level = _attrs(span).get(MATCH_LEVEL_ATTRIBUTE)
-    if level not in ("L0", "L1"):
-        level = "L1" if docs else None
-    return {"match_level": level, "hit_count": len(docs), "evidence_refs": refs}
+    if match_level not in ("L0", "L1"):
+        match_level = "L1" if docs else None
+    return {"match_level": match_level, "hit_count": len(docs), "evidence_refs": refs}
 
 
-def tool_events(span: Mapping[str, Any], run_id: str, step_ids: Iterable[str] = ()) -> list[dict[str, Any]]:
+def retrieval(span: Mapping[str, Any]) -> dict[str, Any]:
+    """Retrieval facts of a retrieval span: ``evidence`` of its ``documents``, with the
+    match level the span sets in ``reviewapp.retrieval.match_level``."""
+    return evidence(documents(span), _attrs(span).get(MATCH_LEVEL_ATTRIBUTE))
+
+
+def tool_events(span: Mapping[str, Any], run_id: str,
+                step_ids: AbstractSet[str] = frozenset()) -> list[dict[str, Any]]:
     """The lifecycle events (``schemas/tool_event.schema.json``) of one tool span: a
     ``started`` at the span's start, and when the span has ended a ``completed`` or
     ``failed`` (``tool_error``) at its end, carrying the result and, for a retrieval span,
@@ -254,7 +267,7 @@ def tool_events(span: Mapping[str, Any], run_id: str, step_ids: Iterable[str] = 
     started = {"id": call, "run_id": run_id, "event": "started", "tool_name": tool_name(span),
                "arguments": tool_arguments(span), "timestamp": iso(span["start_ns"])}
     parent = span.get("parent_span_id")
-    if parent and parent in set(step_ids):
+    if parent and parent in step_ids:
         started["step_id"] = parent
     events = [started]
     if span.get("end_ns"):
@@ -358,10 +371,8 @@ def _query_answer_of(span: Mapping[str, Any]) -> tuple[str | None, str | None, s
 
 
 def _is_llm(span: Mapping[str, Any]) -> bool:
-    attrs = _attrs(span)
-    kind = str(attrs.get("openinference.span.kind") or "").upper()
-    return kind == "LLM" or attrs.get("gen_ai.operation.name") in ("chat", "text_completion",
-                                                                     "generate_content")
+    return _oi_kind(span) == "LLM" or _operation(span) in ("chat", "text_completion",
+                                                           "generate_content")
 
 
 def _llm_io(span: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -398,8 +409,7 @@ def root_span(spans: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
 
 
 def _agent_spans(spans: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [s for s in _by_start(spans) if _attrs(s).get("gen_ai.operation.name") == "invoke_agent"
-            or str(_attrs(s).get("openinference.span.kind") or "").upper() == "AGENT"]
+    return [s for s in _by_start(spans) if _operation(s) == "invoke_agent" or _oi_kind(s) == "AGENT"]
 
 
 def query_and_answer(spans: Sequence[Mapping[str, Any]]) -> tuple[str | None, str | None, Mapping[str, Any] | None]:
@@ -413,14 +423,12 @@ def query_and_answer(spans: Sequence[Mapping[str, Any]]) -> tuple[str | None, st
         query, answer, _ = _query_answer_of(span)
         if query or answer:
             return query, answer, span
-    llms = [s for s in _by_start(spans) if _is_llm(s)]
-    pairs = [(s, *_llm_io(s)) for s in llms]
-    pairs = [p for p in pairs if p[1] or p[2]]
-    if pairs:
-        answered = [p for p in pairs if p[2]]
-        carrier = answered[-1][0] if answered else None
-        return pairs[0][1] or next((p[1] for p in pairs if p[1]), None), \
-            answered[-1][2] if answered else None, carrier
+    llm_io = [(s, *_llm_io(s)) for s in _by_start(spans) if _is_llm(s)]
+    asked = [query for _, query, _ in llm_io if query]
+    answered = [(s, answer) for s, _, answer in llm_io if answer]
+    if asked or answered:
+        carrier, answer = answered[-1] if answered else (None, None)
+        return (asked[0] if asked else None), answer, carrier
     for span in _by_start(spans):
         query, answer = _deprecated_io(span)
         if query or answer:
@@ -504,11 +512,12 @@ def evaluations(spans: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _step(span: Mapping[str, Any]) -> dict[str, Any]:
+    exception = _exception(span)
     if not span.get("end_ns"):
         status = "running"
     else:
-        status = "failed" if span.get("status") == "ERROR" or _exception(span) else "completed"
-    summary = _exception(span) or span.get("status_message") or None
+        status = "failed" if span.get("status") == "ERROR" or exception else "completed"
+    summary = exception or span.get("status_message") or None
     if summary is None and _is_llm(span):
         model = _first(_attrs(span), "gen_ai.request.model", "gen_ai.response.model",
                        "llm.model_name")
