@@ -32,7 +32,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from sqlalchemy import func, select, text, update
+from sqlalchemy import bindparam, select, text, update
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
@@ -258,66 +258,72 @@ def _redacted(span: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _trace_spans(workspace_id: int, trace_id: str, *, tools: bool) -> tuple[Any, ...]:
-    where: tuple[Any, ...] = (OtelSpan.workspace_id == workspace_id, OtelSpan.trace_id == trace_id)
-    if not tools:
-        where += (OtelSpan.is_tool.is_(False),)
-    return where
-
-
 def _write_trace(session: Session, actor: Actor, workspace_id: int, trace_id: str,
-                 spans: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Store one trace's spans and rebuild its run, in one transaction under the trace's
-    lock; commit. Returns the span ids of the run's steps (for the tool calls' step_id).
-    The run is rebuilt when a non-tool span arrived (new, or the ended copy of a pending
-    one) or the run does not exist yet."""
+                 spans: Sequence[tuple[Mapping[str, Any], bool]]) -> set[str]:
+    """Store one trace's spans ((span, is a tool span)) and rebuild its run, in one
+    transaction under the trace's lock; commit. Returns the span ids of the run's steps
+    (for the tool calls' step_id). The run is rebuilt when a non-tool span arrived (new,
+    or the ended copy of a pending one) or the run does not exist yet."""
     _lock_trace(session, workspace_id, trace_id)
-    new = _insert_new(session, workspace_id, spans)
-    where = _trace_spans(workspace_id, trace_id, tools=False)
+    of_trace = (OtelSpan.workspace_id == workspace_id, OtelSpan.trace_id == trace_id)
+    changed = _insert_new(session, workspace_id, trace_id, spans)
     exists = session.scalar(select(Run.id).where(Run.workspace_id == workspace_id,
                                                  Run.run_id == trace_id)) is not None
-    if exists and not any(not mapping.is_tool(s) for s in new):
+    if exists and not changed:
         step_ids = set(session.scalars(select(OtelSpan.span_id).where(
-            *where, OtelSpan.parent_span_id.is_not(None))))
+            *of_trace, OtelSpan.is_tool.is_(False), OtelSpan.parent_span_id.is_not(None))))
         session.commit()
         return step_ids
-    stored = list(session.scalars(select(OtelSpan.data).where(*where)))
-    earliest = session.scalar(select(func.min(OtelSpan.start_ns)).where(
-        *_trace_spans(workspace_id, trace_id, tools=True)))
-    doc = mapping.run_document(stored, earliest)
+    # One read: the non-tool spans' data, and every span's start (tool spans' data is {}).
+    rows = session.execute(select(OtelSpan.is_tool, OtelSpan.start_ns, OtelSpan.data)
+                           .where(*of_trace)).all()
+    doc = mapping.run_document([data for tool, _, data in rows if not tool],
+                               min((start for _, start, _ in rows), default=None))
     runs.upsert_run(session, actor, workspace_id, trace_id, doc)  # commits (or rolls back)
     return {step["id"] for step in doc["steps"]}
 
 
-def _insert_new(session: Session, workspace_id: int, spans: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+_REPLACE_SPAN = (
+    update(OtelSpan.__table__)
+    .where(OtelSpan.workspace_id == bindparam("key_workspace_id"),
+           OtelSpan.trace_id == bindparam("key_trace_id"),
+           OtelSpan.span_id == bindparam("key_span_id"))
+    .values(data=bindparam("data"), start_ns=bindparam("start_ns"))
+)
+
+
+def _insert_new(session: Session, workspace_id: int, trace_id: str,
+                spans: Sequence[tuple[Mapping[str, Any], bool]]) -> bool:
     """Insert the spans of one trace not stored yet; no commit. A repeated span keeps its
     first copy, except that the ended copy of a span first sent before it ended (end 0,
     as SDKs that export pending spans do) replaces it: late facts win over stand-ins
-    (SPEC 4). Returns the spans inserted or replaced."""
-    trace_id = spans[0]["trace_id"]
+    (SPEC 4). Three statements at most, whatever the number of spans. Returns whether a
+    non-tool span was inserted or replaced (the run document changes)."""
     of_trace = (OtelSpan.workspace_id == workspace_id, OtelSpan.trace_id == trace_id)
     known = set(session.scalars(select(OtelSpan.span_id).where(*of_trace)))
-    new = [s for s in spans if s["span_id"] not in known]
-    ended = {s["span_id"]: s for s in spans
-             if s["span_id"] in known and s.get("end_ns") and not mapping.is_tool(s)}
+    new = [(s, tool) for s, tool in spans if s["span_id"] not in known]
+    ended = {s["span_id"]: s for s, tool in spans
+             if not tool and s["span_id"] in known and s.get("end_ns")}
     replaced = []
     if ended:
         for span_id, data in session.execute(select(OtelSpan.span_id, OtelSpan.data).where(
                 *of_trace, OtelSpan.span_id.in_(sorted(ended)), OtelSpan.is_tool.is_(False))):
             if not (data or {}).get("end_ns"):
                 replaced.append(ended[span_id])
-        for span in replaced:
-            session.execute(update(OtelSpan).where(*of_trace, OtelSpan.span_id == span["span_id"])
-                            .values(data=dict(span), start_ns=span["start_ns"]))
+    if replaced:
+        session.connection().execute(_REPLACE_SPAN, [
+            {"key_workspace_id": workspace_id, "key_trace_id": trace_id,
+             "key_span_id": s["span_id"], "data": dict(s), "start_ns": s["start_ns"]}
+            for s in replaced])
     if new:
         now = utcnow()
         session.execute(insert_for(session, OtelSpan.__table__).on_conflict_do_nothing(
             index_elements=["workspace_id", "trace_id", "span_id"]), [
             {"workspace_id": workspace_id, "trace_id": trace_id, "span_id": s["span_id"],
-             "parent_span_id": s.get("parent_span_id"), "is_tool": mapping.is_tool(s),
-             "start_ns": s["start_ns"], "data": {} if mapping.is_tool(s) else dict(s),
-             "created_at": now} for s in new])
-    return new + replaced
+             "parent_span_id": s.get("parent_span_id"), "is_tool": tool,
+             "start_ns": s["start_ns"], "data": {} if tool else dict(s),
+             "created_at": now} for s, tool in new])
+    return bool(replaced) or any(not tool for _, tool in new)
 
 
 def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes,
@@ -341,7 +347,7 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
     session.commit()
     spans = spans_of(request)
     result = ExportResult(received=len(spans))
-    by_trace: dict[str, dict[str, dict[str, Any]]] = {}
+    by_trace: dict[str, dict[str, tuple[dict[str, Any], bool]]] = {}
     for span in spans:
         # A JSON body had its texts checked whole (parse_request); protobuf's are here.
         problem = mapping.span_problem(span) or (
@@ -351,8 +357,9 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
             continue
         # Tool spans are stored as ids only: their texts reach storage only through the
         # lifecycle events, which redact them (tool_calls.apply_events).
+        tool = mapping.is_tool(span)
         by_trace.setdefault(span["trace_id"], {})[span["span_id"]] = (
-            span if mapping.is_tool(span) else _redacted(span))
+            span if tool else _redacted(span), tool)
     events: list[dict[str, Any]] = []
     owners: list[str] = []
     for trace_id in sorted(by_trace):
@@ -364,8 +371,8 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
             result.reject(len(trace), f"trace {trace_id}: {exc.message}")
             continue
         result.run_ids.append(trace_id)
-        for span in trace:
-            if mapping.is_tool(span):
+        for span, tool in trace:
+            if tool:
                 for event in mapping.tool_events(span, trace_id, step_ids):
                     events.append(event)
                     owners.append(span["span_id"])
