@@ -40,6 +40,7 @@ from .forms import (
     RoleForm,
     TokenForm,
     WorkspaceForm,
+    settings_form,
 )
 from .responses import see_other
 
@@ -274,10 +275,10 @@ def settings(workspace_id: int) -> Response:
 def save_settings(workspace_id: int) -> Response:
     """Save the settings; a stale version gets 409 with the current values and what was
     typed kept below them, an invalid value 400 with the typed values in the form."""
-    typed = {row.code: request.form.get(row.code, "") for row in SETTINGS}
+    form = settings_form(SETTINGS)
+    typed = {row.code: form[row.code].data or "" for row in SETTINGS}
     try:
-        admin.update_settings(db.session, current_actor(), workspace_id,
-                              request.form.get("version"), typed)
+        admin.update_settings(db.session, current_actor(), workspace_id, form.version.data, typed)
     except ValidationFailed as refused:
         db.session.rollback()
         view = admin.get_settings(db.session, current_actor(), workspace_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from flask_wtf import FlaskForm
@@ -201,6 +202,15 @@ class ResetPasswordForm(FlaskForm):
 
 class TokenForm(FlaskForm):
     name = StringField("Name", validators=[DataRequired(), Length(max=120)])
+
+
+def settings_form(settings: Iterable[Any]) -> FlaskForm:
+    """The workspace settings form (SPEC 8): the ``version`` the page showed and one text
+    field per row of ``settings`` (``domain.workspace_settings.SETTINGS``: a new setting
+    is a registry row, not a form change); an unchecked checkbox sends nothing. The
+    settings service validates every value."""
+    fields = {"version": HiddenField(), **{row.code: StringField(row.label) for row in settings}}
+    return type("SettingsForm", (FlaskForm,), fields)()
 
 
 class WorkspaceForm(FlaskForm):
