@@ -132,3 +132,91 @@ def test_aiops_custom_tool_names_replace_the_defaults():
 def test_aiops_malformed_tool_settings_fall_back_to_defaults(bad):
     assert evidence_tool_groups(bad, DEFAULT_EVIDENCE_TOOLS) == {
         g: tuple(names) for g, names in DEFAULT_EVIDENCE_TOOLS.items()}
+
+
+@pytest.mark.parametrize("label", ["service", "app", "deployment", "job", "pod", "node", "instance",
+                                   "namespace", "cluster"])
+def test_aiops_each_subject_label_names_the_input_alert(label):
+    """Module doc: the report names the input alert by its alertname or the value of one of
+    its subject labels (service, app, deployment, job, pod, node, instance, namespace,
+    cluster)."""
+    alert = {label: "checkout-zone-3"}
+    result = evaluate_aiops("checkout-zone-3 is out of memory", alert, ALL_TOOLS)
+    assert _checks(result)["report_names_input_alert"] is True
+    assert result["verdict"] == "PASS"
+    unnamed = evaluate_aiops("something else is out of memory", alert, ALL_TOOLS)
+    detail = {c["name"]: c["detail"] for c in unnamed["checks"]}
+    assert detail["report_names_input_alert"] == "report names neither checkout-zone-3 nor its subject"
+
+
+def test_aiops_an_identifier_after_a_blank_is_a_whole_token_even_after_a_word():
+    # "a payment-api": the character before the match is a blank, so it counts, whatever
+    # stands before the blank.
+    result = evaluate_aiops("a payment-api", {"service": "payment-api"}, ALL_TOOLS)
+    assert _checks(result)["report_names_input_alert"] is True
+
+
+def test_aiops_main_subject_detail_counts_each_mention_once():
+    """The detail names how often each was mentioned: DiskPressure twice, the input alert
+    once (the title, the first line, names neither)."""
+    report = "Summary\nHighErrorRate: DiskPressure and DiskPressure again"
+    alert = {"alertname": "HighErrorRate", "other_active_alerts": ["DiskPressure node-7"]}
+    result = evaluate_aiops(report, alert, ALL_TOOLS)
+    detail = {c["name"]: c["detail"] for c in result["checks"]}
+    assert detail["other_alert_not_main_subject"] == (
+        "another active alert is the main subject: DiskPressure node-7 (mentioned 2x vs 1x)")
+
+
+def test_aiops_overlapping_mentions_of_a_symbol_name_each_count():
+    # "==" occurs in "===" at 0 and at 1, each a whole token (no letter, digit, _ or - next
+    # to it): two mentions against one of the input alert.
+    alert = {"alertname": "HighErrorRate", "other_active_alerts": ["== x"]}
+    result = evaluate_aiops("Summary\nHighErrorRate ===", alert, ALL_TOOLS)
+    detail = {c["name"]: c["detail"] for c in result["checks"]}
+    assert detail["other_alert_not_main_subject"] == (
+        "another active alert is the main subject: == x (mentioned 2x vs 1x)")
+
+
+def test_aiops_top_level_identifiers_win_over_the_labels_object():
+    """Module doc of ``_input_identifiers``: the ``labels`` object is read only when the top
+    level has no name; a payload with neither has nothing to name."""
+    alert = {"alertname": "HighErrorRate", "labels": {"alertname": "SomethingElse"}}
+    assert _checks(evaluate_aiops("HighErrorRate again", alert, ALL_TOOLS))["report_names_input_alert"] is True
+    bare = evaluate_aiops("HighErrorRate again", {"summary": "errors"}, ALL_TOOLS)
+    detail = {c["name"]: c["detail"] for c in bare["checks"]}
+    assert detail["report_names_input_alert"] == "the alert payload has no alertname or subject label"
+    assert bare["verdict"] == "FAIL"
+
+
+def test_aiops_other_alerts_as_label_objects_and_their_subject():
+    """An other alert given as an object is named by its ``alertname`` (or its ``labels``'
+    one) and shown with its most specific subject label (node before cluster); an object
+    without a name, or with a blank one, is no alert."""
+    alert = {"alertname": "HighErrorRate", "other_active_alerts": [
+        {"labels": {"alertname": "DiskPressure"}, "cluster": "c1", "node": "node-7"},
+        {"service": "nameless"}, {"alertname": "   "}, "  "]}
+    report = "Summary\nHighErrorRate: DiskPressure and DiskPressure again"
+    result = evaluate_aiops(report, alert, ALL_TOOLS)
+    detail = {c["name"]: c["detail"] for c in result["checks"]}
+    assert detail["other_alert_not_main_subject"] == (
+        "another active alert is the main subject: DiskPressure node-7 (mentioned 2x vs 1x)")
+
+
+def test_aiops_a_report_naming_nothing_says_which_alert_it_missed_as_written():
+    alert = {"alertname": "HighErrorRate", "service": "Payment-API"}
+    result = evaluate_aiops("all quiet", alert, ALL_TOOLS)
+    detail = {c["name"]: c["detail"] for c in result["checks"]}
+    assert detail["report_names_input_alert"] == "report names neither HighErrorRate nor its subject"
+    named = evaluate_aiops("payment-api degraded", alert, ALL_TOOLS)
+    assert {c["name"]: c["detail"] for c in named["checks"]}["report_names_input_alert"] == (
+        "report names Payment-API")
+
+
+def test_aiops_a_blank_report_in_payload_mode_fails_both_payload_checks():
+    result = evaluate_aiops("  \n ", ALERT, ALL_TOOLS)
+    payload = [c for c in result["checks"] if c["name"] in (
+        "report_names_input_alert", "other_alert_not_main_subject")]
+    assert payload == [
+        {"name": "report_names_input_alert", "passed": False, "detail": "no report to check"},
+        {"name": "other_alert_not_main_subject", "passed": False, "detail": "no report to check"}]
+    assert result["verdict"] == "FAIL"
