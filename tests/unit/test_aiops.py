@@ -220,3 +220,32 @@ def test_aiops_a_blank_report_in_payload_mode_fails_both_payload_checks():
         {"name": "report_names_input_alert", "passed": False, "detail": "no report to check"},
         {"name": "other_alert_not_main_subject", "passed": False, "detail": "no report to check"}]
     assert result["verdict"] == "FAIL"
+
+
+def test_aiops_the_title_is_the_first_line_that_is_not_blank():
+    # DiskPressure heads the report (after blank lines) and is named once, HighErrorRate twice
+    # below it: the title decides, the other alert is the main subject.
+    report = "\n   \nDiskPressure\nHighErrorRate HighErrorRate"
+    alert = {"alertname": "HighErrorRate", "other_active_alerts": ["DiskPressure node-7"]}
+    result = evaluate_aiops(report, alert, ALL_TOOLS)
+    detail = {c["name"]: c["detail"] for c in result["checks"]}
+    assert detail["other_alert_not_main_subject"] == (
+        "another active alert is the main subject: DiskPressure node-7 (mentioned 1x vs 2x, in the title)")
+
+
+def test_aiops_every_identifier_the_report_names_is_listed():
+    alert = {"alertname": "HighErrorRate", "service": "payment-api"}
+    result = evaluate_aiops("HighErrorRate on payment-api", alert, ALL_TOOLS)
+    assert {c["name"]: c["detail"] for c in result["checks"]}["report_names_input_alert"] == (
+        "report names HighErrorRate, payment-api")
+
+
+def test_aiops_an_other_alert_in_passing_under_a_neutral_title_is_fine():
+    # The title ("Summary") names neither alert; DiskPressure is mentioned once, the input
+    # alert twice: the report stays on the input alert.
+    report = "Summary\nHighErrorRate again: HighErrorRate; DiskPressure on node-7 is unrelated"
+    alert = {"alertname": "HighErrorRate", "other_active_alerts": ["DiskPressure node-7"]}
+    result = evaluate_aiops(report, alert, ALL_TOOLS)
+    detail = {c["name"]: c["detail"] for c in result["checks"]}
+    assert detail["other_alert_not_main_subject"] == "the report stays on the input alert"
+    assert result["verdict"] == "PASS"

@@ -50,3 +50,98 @@ def test_line_chart_bridges_missing_days_and_keeps_notes():
     assert chart.bridges == [f"{d1.x:.1f},{d1.y:.1f} {d4.x:.1f},{d4.y:.1f}"]
     assert chart.paths == [f"{d1.x:.1f},{d1.y:.1f}", f"{d4.x:.1f},{d4.y:.1f} {d5.x:.1f},{d5.y:.1f}"]
     assert [p.note for p in chart.points] == ["1 of 2", "3 of 3", "0 of 1"]
+
+
+# Exact geometry, worked out by hand from the documented layout (plot area 44..width-8 by
+# 12..height-36 for columns; bars 3/4 of their slot; rows 30 high, bars 0.66 of that).
+
+@pytest.mark.parametrize("value, integer, expected", [
+    (0, False, (1.0, 0.25)), (0.9, False, (1.0, 0.25)), (5, True, (6.0, 2.0)), (4, True, (4.0, 1.0)),
+    (20, True, (20.0, 5.0)), (2, True, (2.0, 1.0)), (10, True, (10.0, 2.0)),
+])
+def test_nice_scale_exact(value, integer, expected):
+    assert charts.nice_scale(value, integer=integer) == expected
+
+
+def test_nice_scale_with_more_ticks():
+    assert charts.nice_scale(10, target_ticks=5) == (10.0, 2.0)
+    assert charts.nice_scale(10, target_ticks=2) == (10.0, 5.0)
+
+
+def test_ticks_and_labels():
+    assert charts.ticks(1.0, 0.25) == [0, 0.25, 0.5, 0.75, 1.0]
+    assert charts.ticks(6.0, 2.0) == [0, 2, 4, 6]
+    chart = charts.column_chart([("a", 0.9)])
+    assert [t.label for t in chart.ticks] == ["0", "1"]
+
+
+def test_column_chart_exact_geometry():
+    chart = charts.column_chart([("a", 10), ("b", 5), ("c", 0)], width=560, height=240)
+    assert (chart.width, chart.height, chart.left, chart.right, chart.top, chart.bottom) == (
+        560, 240, 44, 552.0, 12.0, 204.0)
+    # slot 508 / 3, bar 127 wide, centred in its slot
+    assert chart.columns == [
+        charts.Column(65.2, 12.0, 127.0, 192.0, 128.7, "a", 10, "bar"),
+        charts.Column(234.5, 108.0, 127.0, 96.0, 298.0, "b", 5, "bar"),
+        charts.Column(403.8, 204.0, 127.0, 0.0, 467.3, "c", 0, "bar"),
+    ]
+    assert chart.ticks == [charts.Tick(204.0, "0"), charts.Tick(165.6, "2"), charts.Tick(127.2, "4"),
+                           charts.Tick(88.8, "6"), charts.Tick(50.4, "8"), charts.Tick(12.0, "10")]
+
+
+def test_column_chart_of_nothing_has_one_step_of_axis():
+    chart = charts.column_chart([], width=100, height=100, series="x", left=10, bottom_margin=20)
+    assert chart.columns == [] and (chart.left, chart.right, chart.bottom) == (10, 92.0, 80.0)
+    assert chart.ticks == [charts.Tick(80.0, "0"), charts.Tick(12.0, "1")]
+
+
+def test_row_chart_exact_geometry():
+    chart = charts.row_chart([("tool", [("failed", 3), ("ok", 1)]), ("db", [("ok", 2), ("failed", 0)])],
+                             width=560, left=150, notes=["n1", "n2"])
+    # scale: (504 - 150) / 4 = 88.5 per unit
+    assert (chart.width, chart.height, chart.left, chart.right) == (560, 90, 150, 504.0)
+    assert chart.rows == [
+        charts.BarRow("tool", 8.0, 19.8, [charts.Segment(150.0, 265.5, 3, "failed"),
+                                          charts.Segment(415.5, 88.5, 1, "ok")], 4, 504.0, "n1"),
+        charts.BarRow("db", 38.0, 19.8, [charts.Segment(150.0, 177.0, 2, "ok")], 2, 327.0, "n2"),
+    ]
+    assert chart.ticks == [charts.Tick(150.0, "0"), charts.Tick(238.5, "1"), charts.Tick(327.0, "2"),
+                           charts.Tick(415.5, "3"), charts.Tick(504.0, "4")]
+    assert chart.series == ["failed", "ok"]
+    assert charts.row_chart([("a", [("s", 1)])]).rows[0].note == ""
+
+
+def test_line_chart_exact_geometry():
+    chart = charts.line_chart([("d1", 0.5), ("d2", None), ("d3", 1.0), ("d4", 0.0)])
+    assert (chart.left, chart.right, chart.top, chart.bottom) == (44.0, 536.0, 12.0, 204.0)
+    assert chart.paths == ["44.0,108.0", "372.0,12.0 536.0,204.0"]
+    assert chart.points == [charts.Point(44.0, 108.0, "d1", 0.5), charts.Point(372.0, 12.0, "d3", 1.0),
+                            charts.Point(536.0, 204.0, "d4", 0.0)]
+    assert chart.x_labels == [(44.0, "d1"), (208.0, "d2"), (372.0, "d3"), (536.0, "d4")]
+    assert chart.ticks == [charts.Tick(204.0, "0%"), charts.Tick(156.0, "25%"), charts.Tick(108.0, "50%"),
+                           charts.Tick(60.0, "75%"), charts.Tick(12.0, "100%")]
+    assert chart.bridges == ["44.0,108.0 372.0,12.0"]
+
+
+def test_line_chart_clamps_rates_and_centres_a_single_point():
+    chart = charts.line_chart([("only", 1.5)])
+    assert chart.points == [charts.Point(290.0, 12.0, "only", 1.5)] and chart.x_labels == [(290.0, "only")]
+    assert charts.line_chart([("low", -0.5)]).points[0].y == 204.0
+    assert charts.line_chart([]).paths == [] and charts.line_chart([]).x_labels == []
+
+
+def test_line_chart_thins_labels_and_always_labels_the_last_day():
+    # 20 days, at most 8 labels: every 3rd (0, 3, ... 18); day 19 is 1 after 18, too close
+    # (under 0.6 of a step), so 18 gives way to it.
+    twenty = charts.line_chart([(f"d{i}", 0.5) for i in range(20)])
+    assert [label for _, label in twenty.x_labels] == ["d0", "d3", "d6", "d9", "d12", "d15", "d19"]
+    assert twenty.x_labels[-1][0] == 536.0
+    # 21 days: day 20 is 2 after 18, far enough: both stay.
+    twenty_one = charts.line_chart([(f"d{i}", 0.5) for i in range(21)])
+    assert [label for _, label in twenty_one.x_labels] == [
+        "d0", "d3", "d6", "d9", "d12", "d15", "d18", "d20"]
+    # 8 days fit 8 labels: all of them, none added.
+    assert len(charts.line_chart([(f"d{i}", 0.5) for i in range(8)]).x_labels) == 8
+    # 9 days: every 2nd (0 .. 8) ends on the last day already.
+    nine = charts.line_chart([(f"d{i}", 0.5) for i in range(9)])
+    assert [label for _, label in nine.x_labels] == ["d0", "d2", "d4", "d6", "d8"]
