@@ -249,3 +249,61 @@ def test_aiops_an_other_alert_in_passing_under_a_neutral_title_is_fine():
     detail = {c["name"]: c["detail"] for c in result["checks"]}
     assert detail["other_alert_not_main_subject"] == "the report stays on the input alert"
     assert result["verdict"] == "PASS"
+
+
+def test_aiops_as_many_mentions_as_the_input_alert_is_not_main_subject():
+    alert = {"alertname": "HighErrorRate", "other_active_alerts": ["DiskPressure node-7"]}
+    result = evaluate_aiops("Summary\nHighErrorRate and DiskPressure", alert, ALL_TOOLS)
+    assert _checks(result)["other_alert_not_main_subject"] is True
+
+
+def test_aiops_every_dominant_other_alert_is_listed():
+    alert = {"alertname": "HighErrorRate", "other_active_alerts": ["DiskPressure node-7", "CertExpiry gw"]}
+    result = evaluate_aiops("Summary\nDiskPressure DiskPressure CertExpiry CertExpiry HighErrorRate",
+                            alert, ALL_TOOLS)
+    detail = {c["name"]: c["detail"] for c in result["checks"]}
+    assert detail["other_alert_not_main_subject"] == (
+        "another active alert is the main subject: DiskPressure node-7 (mentioned 2x vs 1x); "
+        "CertExpiry gw (mentioned 2x vs 1x)")
+
+
+def test_aiops_evidence_details_count_successful_calls_and_name_the_missing_tools():
+    calls = [("Query_Logs", "completed"), ("search_logs", "completed"), ("query_logs", "failed"),
+             ("knowledge_search", "completed"), (None, "completed")]
+    result = evaluate_aiops("## report", None, calls)
+    detail = {c["name"]: c["detail"] for c in result["checks"]}
+    assert detail["evidence_tool:logs"] == "successful logs calls: 2"
+    assert detail["evidence_tool:knowledge"] == "successful knowledge calls: 1"
+    assert detail["evidence_tool:metrics"] == (
+        "no successful call of query_metrics, prometheus_query, metrics_query, promql")
+    assert detail["final_report_present"] == "report of 9 characters"  # "## report"
+    assert result["verdict"] == "WARN"
+
+
+def test_aiops_a_call_without_a_tool_name_counts_for_no_group():
+    result = evaluate_aiops("ok", None, [(None, "completed")], {"g": ["xx", "none"]})
+    assert _checks(result)["evidence_tool:g"] is False
+    empty = evaluate_aiops("ok", None, [], {"g": []})
+    assert {c["name"]: c["detail"] for c in empty["checks"]}["evidence_tool:g"] == (
+        "no successful call of (no tools configured)")
+
+
+def test_aiops_an_empty_report_is_named_empty_not_missing():
+    result = evaluate_aiops("", None, ALL_TOOLS)
+    assert {c["name"]: c["detail"] for c in result["checks"]}["final_report_present"] == (
+        "the final report is empty")
+
+
+@pytest.mark.parametrize("alert", [{}, None, "HighErrorRate", ["HighErrorRate"]])
+def test_aiops_only_a_non_empty_alert_object_is_payload_mode(alert):
+    result = evaluate_aiops("HighErrorRate", alert, ALL_TOOLS)
+    assert result == {"source": "rule", "verdict": "PASS", "mode": "query", "checks": result["checks"]}
+    assert len(result["checks"]) == 4
+
+
+def test_aiops_an_other_alert_object_without_a_subject_is_shown_by_its_name_alone():
+    alert = {"alertname": "HighErrorRate", "other_active_alerts": [{"alertname": "CertExpiry", "team": 7}]}
+    result = evaluate_aiops("Summary\nCertExpiry CertExpiry HighErrorRate", alert, ALL_TOOLS)
+    detail = {c["name"]: c["detail"] for c in result["checks"]}
+    assert detail["other_alert_not_main_subject"] == (
+        "another active alert is the main subject: CertExpiry (mentioned 2x vs 1x)")
