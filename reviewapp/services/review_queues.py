@@ -333,15 +333,20 @@ def get_queue(session: Session, actor: Actor, queue_id: Any,
 
 
 def add_runs(session: Session, actor: Actor, queue_id: Any, run_pks: Iterable[Any]) -> int:
-    """A lead adds runs by hand (bulk); returns how many were new to the queue. Every run
+    """A lead adds runs by hand (bulk); returns how many were new to the queue, their
+    stored rating counts taken under the runs' row locks. Every run
     must be in the queue's workspace (else ``Forbidden``, nothing added);
     ``ValidationFailed`` (``runs``) for a value that is not a run id. Commits."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
     pks = sorted({id_value(pk, "runs", "must be run ids") or 0 for pk in run_pks})
     if not pks or 0 in pks:
         raise ValidationFailed("runs", "must be run ids")
+    # The runs' row locks (``FOR NO KEY UPDATE``, in id order; PostgreSQL), the lock a
+    # rating writer holds until it commits: the count ``insert_items`` stores then sees
+    # every rating, and a rating after it sees the item (``queue_completion``).
     found = set(session.scalars(select(Run.id).where(
-        Run.id.in_(pks), Run.workspace_id == queue.workspace_id)))
+        Run.id.in_(pks), Run.workspace_id == queue.workspace_id)
+        .order_by(Run.id).with_for_update(key_share=True)))
     if found != set(pks):
         raise Forbidden()
     added = insert_items(session, queue, pks, ItemSource.MANUAL.value,
