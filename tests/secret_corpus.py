@@ -225,6 +225,15 @@ SECRETS: list[tuple[str, str, list[str]]] = [
     ("sshpass -p", "sshpass -p Ss9hPw ssh ops@host", ["Ss9hPw"]),
     ("redis-cli -a", "redis-cli -h cache -a R3d1sPw ping", ["R3d1sPw"]),
     ("docker login -p", "docker login -u bot -p D0ck3rPw registry.example.com", ["D0ck3rPw"]),
+    # A secret name and its value as two fields of one entry (Kubernetes / ECS env lists,
+    # Postman headers, CloudFormation parameters), as a tool prints them
+    ("kubernetes env entry in JSON text",
+     '{"env": [{"name": "DB_PASSWORD", "value": "K8sEnvPw77"}, {"name": "PORT", "value": "5432"}]}',
+     ["K8sEnvPw77"]),
+    ("kubernetes env entry in YAML", "env:\n- name: STRIPE_API_KEY\n  value: YamlEnv9Wx7\n- name: PORT\n",
+     ["YamlEnv9Wx7"]),
+    ("postman header entry", '{"header": [{"key": "X-Api-Key", "value": "PmHdr9Wx7Ec6"}]}', ["PmHdr9Wx7Ec6"]),
+    ("cloudformation parameter", '{"ParameterKey": "DbPassword", "ParameterValue": "CfnPw9Wx7"}', ["CfnPw9Wx7"]),
 ]
 
 # Ordinary text that must come out unchanged.
@@ -250,6 +259,8 @@ ORDINARY: list[str] = [
     "pwd: /home/user; the token bucket refills; a password manager; the secret 42 is out",
     "see a:b@c and ratio 3:4@10; mailto:ops-team@example.com; image app:v1.2.3-alpine@sha256:ab12",
     "Key: 2024 budget; api key rotation; pass 12 tests",
+    '{"env": [{"name": "LOG_LEVEL", "value": "debug"}, {"name": "max_tokens", "value": "512"}]}',
+    "env:\n- name: PUBLIC_KEY_PATH\n  value: /etc/keys/pub.pem",
 ]
 
 # Base64 image data under a non-secret key: unchanged, byte for byte.

@@ -29,7 +29,9 @@ the join, so a document of a million short strings costs one pass, not a million
 
 Structured values: in JSON, a value stored under a secret-named key (``password``,
 ``api_key``, ``sessionToken``, ``credentials``, ``Authorization`` ...) is replaced whole,
-strings, numbers and containers alike (booleans and null stay: they hold no secret).
+strings, numbers and containers alike (booleans and null stay: they hold no secret); so
+is the value of an entry whose name field names a secret (``{"name": "DB_PASSWORD",
+"value": ...}`` in a Kubernetes or ECS env list, ``_PAIRS``), also as text or YAML.
 
 Keys: a call id, a tool name, a message / step / citation id or a JSON object key is
 the key of something. Redacted like any text, two different ids could come out equal
@@ -38,6 +40,9 @@ changed gets ``~`` and a 16-hex digest of the original appended: the same id alw
 to the same key (replays stay idempotent), two different ids to two different keys. The
 digest is a keyed BLAKE2b (the key comes from the app's secret), so the stored digest
 cannot be used to confirm a guessed secret offline.
+
+Bounded texts (a step's name and status, an outcome label) are redacted, then cut to
+their schema's limit: ``[redacted]`` is longer than a short secret it replaces.
 
 Summaries: redact first, then serialise and cut (``cut``): redacting after the cut
 would let a secret that straddles the cut slip through half-visible. The cut keeps the
@@ -336,6 +341,13 @@ def _named_value(m: Spans, text: bytes) -> bytes | None:
     return None if _keep_value(_group(m, text, 2).strip()) else _replace_group(m, text, 2)
 
 
+def _paired_value(m: Spans, text: bytes) -> bytes | None:
+    if not is_secret_name(_group(m, text, 1).decode("ascii", "replace")):
+        return None
+    g = next(g for g in (2, 3, 4) if m[g][0] >= 0)
+    return None if _keep_value(_group(m, text, g).strip()) else _replace_group(m, text, g)
+
+
 def _user_password(m: Spans, text: bytes) -> bytes | None:
     # ``-u user:password``; ``-u 1000:1000`` is a uid:gid (docker), not a credential.
     user, password = _group(m, text, 1), _group(m, text, 2)
@@ -431,6 +443,14 @@ RULES: tuple[Rule, ...] = (
     Rule("secret-named word, blanks, value",
          r"(" + _NAME + r")(?:[ \t]|\\t)+(" + _VALUE + r"*[0-9]" + _VALUE + r"*)", _spaced_assignment),
     Rule("xml element", r"<(" + _NAME + r")>([^<\x00]+)</", _named_value),
+    # {"name": "DB_PASSWORD", "value": "V"} / "- name: DB_PASSWORD\n  value: V" (the
+    # text of the entries ``_PAIRS`` describes): group 1 the name; the value in group 2
+    # (double quotes, also JSON-escaped), 3 (single quotes) or 4 (unquoted, to the line end).
+    Rule("secret name beside its value",
+         r"(?i:name|key|parameterkey)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(" + _NAME + r")\\?[\"']?[ \t]*"
+         r"(?:,|\r?\n|\\n)[ \t]*\\?[\"']?(?i:value|parametervalue)\\?[\"']?[ \t]*[:=][ \t]*"
+         r"(?:\\?\"([^\"\\\x00\r\n]+)|'([^'\x00\r\n]+)|([^\s\"'\\,}\]\x00][^\r\n\"'\\,}\]\x00]*))",
+         _paired_value),
     Rule("secret-named assignment",
          r"(" + _NAME + r")(\\?[\"']?[ \t]*(?::=|=>|[:=]|%3[dD])[ \t]*)"
          r"(?:\"((?:[^\"\\\x00\r\n]|\\[^\x00\r\n])*)\"|'([^'\x00\r\n]*)'|\\\"([^\"\x00]*?)\\\""
@@ -627,15 +647,33 @@ STEP_NAME_LIMIT = 300
 STEP_STATUS_LIMIT = 32
 
 
+# An entry that names a secret in one field and holds it in another: Kubernetes / ECS
+# env lists ``{"name": "DB_PASSWORD", "value": ...}``, SSM parameters, Postman headers
+# ``{"key": "X-Api-Key", "value": ...}``, CloudFormation ``ParameterKey`` / ``ParameterValue``.
+_PAIRS = (("name", "value"), ("Name", "Value"), ("key", "value"), ("Key", "Value"),
+          ("ParameterKey", "ParameterValue"))
+
+
+def _paired_secret(entry: Mapping[Any, Any]) -> frozenset[str]:
+    """The value fields of ``entry`` whose name field names a secret (usually none)."""
+    found = frozenset()
+    for name_field, value_field in _PAIRS:
+        name = entry.get(name_field)
+        if isinstance(name, str) and value_field in entry and is_secret_name(name):
+            found |= {value_field}
+    return found
+
+
 def _deep(value: Any, leaf: Leaf) -> Any:
     if isinstance(value, str):
         return leaf(value)
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
+        paired = _paired_secret(value)
         for key, item in value.items():
             name = key if isinstance(key, str) else str(key)
             new_key = leaf(name, _NO_LIMIT)
-            if item is not None and not isinstance(item, bool) and is_secret_name(name):
+            if item is not None and not isinstance(item, bool) and (is_secret_name(name) or name in paired):
                 out[new_key] = REDACTED
             else:
                 out[new_key] = _deep(item, leaf)

@@ -99,6 +99,26 @@ def test_any_value_under_a_secret_named_key_is_replaced_whole(key, value):
     assert redact({key: value, "other": 1}) == {key: REDACTED, "other": 1}
 
 
+@pytest.mark.parametrize(("entry", "value_key"), [
+    ({"name": "DB_PASSWORD", "value": 84736251}, "value"),
+    ({"Name": "/prod/db/password", "Value": "SsmPw9Wx7"}, "Value"),
+    ({"key": "X-Api-Key", "value": {"k": "PmHdr9Wx7Ec6"}}, "value"),
+    ({"ParameterKey": "DbPassword", "ParameterValue": "CfnPw9Wx7"}, "ParameterValue"),
+])
+def test_a_value_beside_a_secret_name_is_replaced_whole(entry, value_key):
+    """An entry naming a secret in one field and holding it in another (Kubernetes / ECS
+    env lists, SSM parameters, Postman headers, CloudFormation parameters)."""
+    clean = redact({"env": [entry, {"name": "PORT", "value": "5432"}]})
+    assert clean["env"][0][value_key] == REDACTED
+    assert clean["env"][1] == {"name": "PORT", "value": "5432"}
+
+
+def test_a_value_beside_a_plain_name_is_kept():
+    entries = [{"name": "LOG_LEVEL", "value": "debug"}, {"name": "max_tokens", "value": 512},
+               {"Name": "/prod/db/host", "Value": "db.internal"}, {"name": "DB_PASSWORD", "value": None}]
+    assert redact(entries) == entries
+
+
 @pytest.mark.parametrize("key", ["max_tokens", "token_type", "public_key", "next_token", "monkey",
                                  "bypass", "primary_key", "password_hint", "keys", "tokens"])
 def test_a_key_that_only_looks_secret_keeps_its_value(key):

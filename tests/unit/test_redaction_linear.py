@@ -52,6 +52,8 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "unterminated quotes": lambda n: 'password="' + "\\\"" * (n // 2),
     "escaped quotes repeated": _repeat('token=\\"'),
     "xml open tags": _repeat("<password>"),
+    "secret names without their value": _repeat('{"name": "DB_PASSWORD", "valu'),
+    "dense name / value entries": _repeat("- name: PASSWORD\n  value: x\n"),
     "cli flags without value": _repeat("--password "),
     "percent escapes": _repeat("%3Dkey%3D"),
     "data uri without end": lambda n: "data:image/png;base64," + "A/" * (n // 2),
