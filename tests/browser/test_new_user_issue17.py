@@ -188,6 +188,32 @@ def test_triage_item_renders_the_answer_as_markdown(new_page, world, session, ma
     _shot(page, "triage-item", width)
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_triage_item_ratings_show_every_column_on_a_phone(new_page, world, session, make, width):
+    """Item 14 on the item page: at 390 px the ratings table cut off Comment, Correction
+    and Updated (seen in the walk); as cards every cell is on screen with its label."""
+    run = world["run"]
+    feedback.upsert_feedback(session, make.actor(world["reviewer"]), "chat_message",
+                             _answer_id(run), None, "negative", reason="incorrect",
+                             comment="Misses the pool size", correction="Raise the pool to 50")
+    item_id = session.execute(
+        __import__("sqlalchemy").text("select id from triage_item")).scalar_one()
+    page = new_page(width=width)
+    log_in(page, "lena.lead")
+    page.goto(f"/triage/{item_id}")
+    table = page.locator("table.ratings")
+    for label, text in (("Reviewer", "rita.reviewer"), ("Reason", "Incorrect"),
+                        ("Comment", "Misses the pool size"), ("Correction", "Raise the pool to 50")):
+        cell = table.locator(f'td[data-label="{label}"]').first
+        cell.scroll_into_view_if_needed()
+        box = cell.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width + 1, label
+        assert text in cell.inner_text(), label
+    updated = table.locator('td[data-label="Updated"]').first.bounding_box()
+    assert updated["x"] + updated["width"] <= width + 1
+    _shot(page, "triage-item-ratings", width)
+
+
 # --- item 12: bulk actions: select all, and say what the move skips ---------------------------
 
 

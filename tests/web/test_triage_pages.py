@@ -109,7 +109,7 @@ def test_item_page_shows_ratings_and_history(client, login, site, make):
                       comment="Wrong — it was the DB 数据库", correction="Restart the pool.")
     login(site.users[Role.LEAD])
     html = client.get(f"/triage/{site.item.id}").get_data(as_text=True)
-    for text in ("Wrong — it was the DB 数据库", "Restart the pool.", "<td>Incorrect</td>",  # the label
+    for text in ("Wrong — it was the DB 数据库", "Restart the pool.", "<td data-label=\"Reason\">Incorrect</td>",  # the label
                  site.users[Role.REVIEWER].username, "Feedback history", "Case of this run"):
         assert text in html
 
@@ -421,5 +421,6 @@ def test_saved_reasons_read_as_the_workspace_labels_them_on_the_queue_and_item_p
     queue = client.get("/triage/").get_data(as_text=True)
     assert f'<span class="badge badge-reason">{escaped}</span>' in queue
     page = client.get(f"/triage/{item.id}").get_data(as_text=True)
-    assert f"<td>{escaped}</td>" in page
+    assert f'<td data-label="Reason">{escaped}</td>' in page
     assert "xss_reason" not in queue and "xss reason" not in page and "<i>Made up" not in page
+
