@@ -424,3 +424,15 @@ def test_saved_reasons_read_as_the_workspace_labels_them_on_the_queue_and_item_p
     assert f'<td data-label="Reason">{escaped}</td>' in page
     assert "xss_reason" not in queue and "xss reason" not in page and "<i>Made up" not in page
 
+
+def test_a_case_shows_root_cause_and_solution_as_the_run_page_shows_an_answer(client, login, site,
+                                                                              make):
+    """An AUTO case copies the answer's Markdown; its page showed the backticks and stars
+    (seen in the 2026-12-02 walk). Rendered through the one sanitising renderer now."""
+    case = make.case(site.ws, run=make.run(site.ws), root_cause="Pool **exhausted** on `db-1`.",
+                     solution="Run `ACL SETUSER app >NEW` <script>alert(1)</script>")
+    login(site.users[Role.LEAD])
+    html = client.get(f"/cases/{case.case_id}").get_data(as_text=True)
+    assert "<strong>exhausted</strong>" in html and "<code>db-1</code>" in html
+    assert "<code>ACL SETUSER app &gt;NEW</code>" in html
+    assert "`db-1`" not in html and "<script>alert" not in html
