@@ -1,7 +1,8 @@
 """Feedback (SPEC 6), split by concern:
 
-- ``ratings``: owner-checked ratings of a run's parts with their history, and the reads
-  behind the thumbs (``_targets`` holds the checks that come before any write);
+- ``ratings``: owner-checked ratings of a run's parts with their history (``_targets``
+  holds the checks that come before any write); ``reads``: the reads behind the thumbs
+  (own ratings, everybody's summary, history, reason codes);
 - ``verdict``: everything a verdict changes — the run's ``feedback``, its case, its triage
   item, the automatic notes — and ``POST /api/feedback``.
 
@@ -12,9 +13,9 @@ one thumbs control shows. Every public name stays importable from
 
 from __future__ import annotations
 
-from .ratings import (
+from .ratings import delete_feedback, rating_version, upsert_feedback
+from .reads import (
     TargetSummary,
-    delete_feedback,
     earlier_version_ids,
     feedback_history,
     feedback_reasons,
@@ -22,9 +23,7 @@ from .ratings import (
     list_my_feedback,
     list_my_feedback_for_target,
     my_feedback_of_visible_run,
-    rating_version,
     summary_of_visible_run,
-    upsert_feedback,
 )
 from .verdict import VerdictResult, set_run_verdict
 

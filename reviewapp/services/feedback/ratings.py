@@ -1,5 +1,5 @@
-"""Ratings of a run's parts (SPEC 6.1): upsert and delete with their history, and the
-reads behind the thumbs (own ratings, everybody's summary, history, reason codes).
+"""Ratings of a run's parts (SPEC 6.1): upsert and delete with their history; the reads
+behind the thumbs (own ratings, everybody's summary, history, reason codes) are ``reads``.
 
 Every feedback create / update / delete appends a ``FeedbackEvent`` with the rating
 fields before and after. A re-submit that changes nothing records no event (the history
@@ -11,19 +11,15 @@ changes beyond itself (the run verdict, a triage item) is ``verdict.follow_ratin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session, make_transient_to_detached, selectinload
+from sqlalchemy.orm import Session, make_transient_to_detached
 
 from ...actors import Actor, Role
 from ...domain.feedback import (
-    initials,
     rating_state,
-    reasons_from_settings,
     switched,
 )
 from ...domain.reasons import workspace_reasons
@@ -33,40 +29,16 @@ from ...models import (
     FeedbackEvent,
     Run,
     TargetType,
-    User,
-    Workspace,
 )
 from ...models.base import MAX_ID, utcnow
-from ...queries import insert_for, on_earlier_version, scope_to_actor
+from ...queries import insert_for, scope_to_actor
 from .. import rollups
 from ..queue_completion import refresh_run
-from ._targets import Target, author_of, resolve_target, validated, visible_run
+from ._targets import Target, author_of, resolve_target, validated
 from .verdict import follow_rating, rederive_verdict
 
 _UPSERT_ATTEMPTS = 3
 _KEY_COLUMNS = ["author_id", "target_type", "target_id", "subject_key"]
-
-
-@dataclass(frozen=True)
-class TargetSummary:
-    """Everybody's ratings of one target (the run page's counts and badges).
-
-    ``positive`` / ``negative``: how many reviewers rated it so; ``*_initials`` and
-    ``*_reviewers``: who (badge letters and usernames), by username; ``disagree``: both
-    ratings are present.
-    """
-
-    positive: int
-    negative: int
-    positive_initials: tuple[str, ...]
-    negative_initials: tuple[str, ...]
-    positive_reviewers: tuple[str, ...]
-    negative_reviewers: tuple[str, ...]
-    disagree: bool
-
-
-
-# --- target feedback -------------------------------------------------------------------
 
 
 def _lock_run(session: Session, run_pk: int) -> bool:
@@ -79,7 +51,6 @@ def _lock_run(session: Session, run_pk: int) -> bool:
         return False
     session.execute(select(Run.id).where(Run.id == run_pk).with_for_update(key_share=True))
     return True
-
 
 
 _KEY_PARAMS = {name: bindparam(name) for name in _KEY_COLUMNS}
@@ -348,127 +319,3 @@ def delete_feedback(session: Session, actor: Actor, feedback_id: int) -> None:
     session.flush()
     refresh_run(session, run.id)  # review-queue completion (issue 16)
     session.commit()
-
-
-def list_my_feedback(session: Session, actor: Actor, run_pk: int) -> list[Feedback]:
-    """The actor's own ratings on every target of run ``run_pk`` (to restore the thumbs
-    when a run page opens), by target type, target id and subject. Raises ``Forbidden``
-    when the run is missing or foreign, or the actor is not a user."""
-    author_id = author_of(actor)
-    visible_pk, _ = visible_run(session, actor, run_pk)
-    return my_feedback_of_visible_run(session, author_id, visible_pk)
-
-
-def my_feedback_of_visible_run(session: Session, author_id: int, run_pk: int) -> list[Feedback]:
-    """``list_my_feedback`` without its access check, for a read model that has just
-    checked run ``run_pk`` itself in the same transaction (the run page): user
-    ``author_id``'s ratings of the run. Never call it with an unchecked ``run_pk``."""
-    return list(session.scalars(
-        select(Feedback)
-        .where(Feedback.run_pk == run_pk, Feedback.author_id == author_id)
-        .order_by(Feedback.target_type, Feedback.target_id, Feedback.subject_key)
-    ))
-
-
-def list_my_feedback_for_target(
-    session: Session, actor: Actor, target_type: str, target_id: int, subject_id: str | None = None,
-) -> list[Feedback]:
-    """The actor's own ratings of one target (SPEC 6.1 "list").
-
-    ``subject_id`` None returns every row of (target_type, target_id) — for a citation
-    target, the ratings of all citations of that message; for a tool_call target (whose
-    ``target_id`` is the run), the ratings of all the run's tool calls; a subject returns
-    at most that one. Same validation and owner check as ``upsert_feedback`` except that
-    the subject may be omitted. Raises ``ValidationFailed``, ``Forbidden``.
-    """
-    target_type, target_id, subject, _ = validated(
-        target_type, target_id, subject_id, check_rating=False, needs_subject=False
-    )
-    author_id = author_of(actor)
-    if subject is None and target_type == TargetType.CITATION.value:
-        # Any citation of the message: check the message itself.
-        resolve_target(session, author_id, TargetType.CHAT_MESSAGE.value, target_id, None)
-    elif subject is None and target_type == TargetType.TOOL_CALL.value:
-        # Any tool call of the run: check the run itself.
-        visible_run(session, actor, target_id)
-    else:
-        resolve_target(session, author_id, target_type, target_id, subject)
-    stmt = select(Feedback).where(
-        Feedback.author_id == author_id,
-        Feedback.target_type == target_type,
-        Feedback.target_id == target_id,
-    )
-    if subject is not None:
-        stmt = stmt.where(Feedback.subject_key == subject)
-    return list(session.scalars(stmt.order_by(Feedback.subject_key)))
-
-
-def feedback_summary(
-    session: Session, actor: Actor, run_pk: int
-) -> dict[tuple[str, int, str], TargetSummary]:
-    """Everybody's ratings of run ``run_pk``, per (target_type, target_id, subject_key):
-    counts, reviewers and the ``disagree`` flag. Two queries (the run's access check and
-    one grouped read), whatever the number of targets. Raises ``Forbidden``."""
-    visible_pk, _ = visible_run(session, actor, run_pk)
-    return summary_of_visible_run(session, visible_pk)
-
-
-def summary_of_visible_run(
-    session: Session, run_pk: int
-) -> dict[tuple[str, int, str], TargetSummary]:
-    """``feedback_summary`` without its access check (one grouped read), for a read model
-    that has just checked run ``run_pk`` itself in the same transaction (the run page).
-    Never call it with an unchecked ``run_pk``."""
-    rows = session.execute(
-        select(Feedback.target_type, Feedback.target_id, Feedback.subject_key,
-               Feedback.rating, User.username)
-        .join(User, User.id == Feedback.author_id)
-        .where(Feedback.run_pk == run_pk)
-        .order_by(User.username)
-    ).all()
-    grouped: dict[tuple[str, int, str], dict[str, list[str]]] = {}
-    for target_type, target_id, subject_key, rating, username in rows:
-        by_rating = grouped.setdefault((target_type, target_id, subject_key),
-                                       {"positive": [], "negative": []})
-        by_rating[rating].append(username)
-    return {key: _summary(names["positive"], names["negative"]) for key, names in grouped.items()}
-
-
-def _summary(positive: Sequence[str], negative: Sequence[str]) -> TargetSummary:
-    return TargetSummary(
-        positive=len(positive),
-        negative=len(negative),
-        positive_initials=tuple(initials(n) for n in positive),
-        negative_initials=tuple(initials(n) for n in negative),
-        positive_reviewers=tuple(positive),
-        negative_reviewers=tuple(negative),
-        disagree=bool(positive) and bool(negative),
-    )
-
-
-def feedback_history(session: Session, actor: Actor, run_pk: int) -> list[FeedbackEvent]:
-    """Every feedback create / update / delete on run ``run_pk``, oldest first, with the
-    acting user loaded (``event.actor``). Raises ``Forbidden``."""
-    visible_pk, _ = visible_run(session, actor, run_pk)
-    return list(session.scalars(
-        select(FeedbackEvent)
-        .where(FeedbackEvent.run_pk == visible_pk)
-        .options(selectinload(FeedbackEvent.actor))
-        .order_by(FeedbackEvent.id)
-    ))
-
-
-def feedback_reasons(session: Session, actor: Actor, run_pk: int) -> tuple[str, ...]:
-    """The reason codes offered for ratings on run ``run_pk``: its workspace's
-    ``settings["feedback_reasons"]``, else the default list. Raises ``Forbidden``."""
-    _, workspace_id = visible_run(session, actor, run_pk)
-    settings = session.scalar(select(Workspace.settings).where(Workspace.id == workspace_id))
-    return reasons_from_settings(settings)
-
-
-def earlier_version_ids(session: Session, run_pk: int) -> set[int]:
-    """Ids of run ``run_pk``'s ratings that were given on an earlier version of their
-    target's text (a re-ingest changed it since, SPEC 10; ``queries.on_earlier_version``).
-    No access check: for read models that have just checked the run."""
-    return set(session.scalars(select(Feedback.id).where(
-        Feedback.run_pk == run_pk, on_earlier_version(Feedback))))
