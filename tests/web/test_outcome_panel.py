@@ -8,6 +8,8 @@ import re
 import pytest
 
 from reviewapp.domain.outcome import MAX_ITEMS, outcome_view
+from reviewapp.services import review_queue
+from reviewapp.services.runs import RunFilters
 
 DETAIL = {"source": "sregym", "reward": 0.25,
           "checks": [{"name": "diagnosis", "passed": True}, {"name": "mitigation", "passed": False,
@@ -59,3 +61,18 @@ def test_outcome_view_caps_and_tolerates_odd_detail():
     assert outcome_view(None, None) is None
     assert outcome_view("x", [1, 2]).facts == [("detail", "[1, 2]")]
     assert outcome_view(None, {"checks": "nope", "note": "y" * 1000}).facts[0][1].endswith("…")
+
+
+def test_review_queue_walks_only_the_runs_of_the_chosen_outcome(session, make):
+    """The review queue takes the runs list's filters: with outcome=fail it offers the
+    failed runs only, newest first, and counts only them (issue 14)."""
+    ws = make.workspace()
+    failed = [make.run(ws, external_outcome="fail") for _ in range(2)]
+    make.run(ws, external_outcome="pass")
+    make.run(ws)
+    actor = make.actor(make.user(ws))
+    state = review_queue.next_run(session, actor, RunFilters(outcome="FAIL"))
+    assert state.run_pk == max(r.id for r in failed)
+    assert (state.progress.reviewed, state.progress.total) == (0, 2)
+    skipped = review_queue.next_run(session, actor, RunFilters(outcome="fail"), after_run_pk=state.run_pk)
+    assert skipped.run_pk == min(r.id for r in failed)
