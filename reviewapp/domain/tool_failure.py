@@ -205,19 +205,29 @@ def failure_rule(result: Any, message: Mapping[str, Any] | None = None, *,
     if _non_zero(exit_code):
         return "exit_code"
     obj = _json_object(result)
-    if isinstance(result, str):
-        if obj is None and (header_exit_code(result) or footer_exit_code(result)):
-            return "exit_code"
-        stripped = result.lstrip()
-        if stripped.startswith("Error:"):
-            return "error_prefix"
-        if stripped.startswith(TRACEBACK):
-            return "traceback"
-    if obj is not None:
-        if _json_exit_code(obj):
-            return "exit_code"
-        if _non_empty(obj.get("error")):
-            return "json_error"
-        if is_mcp_error(obj):
-            return "mcp_is_error"
+    if isinstance(result, str) and (rule := _text_rule(result, is_json=obj is not None)):
+        return rule
+    return _object_rule(obj) if obj is not None else None
+
+
+def _text_rule(text: str, *, is_json: bool) -> str | None:
+    """The rule a result's text meets by its header or footer, prefix or traceback."""
+    if not is_json and (header_exit_code(text) or footer_exit_code(text)):
+        return "exit_code"
+    stripped = text.lstrip()
+    if stripped.startswith("Error:"):
+        return "error_prefix"
+    if stripped.startswith(TRACEBACK):
+        return "traceback"
+    return None
+
+
+def _object_rule(obj: Mapping[str, Any]) -> str | None:
+    """The rule a JSON result object meets: an exit code, an error field, MCP isError."""
+    if _json_exit_code(obj):
+        return "exit_code"
+    if _non_empty(obj.get("error")):
+        return "json_error"
+    if is_mcp_error(obj):
+        return "mcp_is_error"
     return None
