@@ -116,6 +116,38 @@ def _chat_messages(messages: Any) -> bool:
             and all(isinstance(m, Mapping) and isinstance(m.get("role"), str) for m in messages))
 
 
+def _is_copilot(record: Mapping[str, Any]) -> bool:
+    kind = record.get("type")
+    return (isinstance(kind, str) and isinstance(record.get("data"), Mapping)
+            and kind.startswith(("session.", "user.", "assistant.", "tool.")))
+
+
+def _is_opencode(record: Mapping[str, Any]) -> bool:
+    return (isinstance(record.get("info"), Mapping) and isinstance(record.get("messages"), list)
+            and all(isinstance(m, Mapping) and "parts" in m for m in record["messages"]))
+
+
+def _is_claude_stream(record: Mapping[str, Any]) -> bool:
+    return (record.get("type") == "system" and record.get("subtype") == "init"
+            and isinstance(record.get("session_id"), str))
+
+
+# The first record's shape -> its format, tried in this order (the first match wins).
+_RECORD_SHAPES: tuple[tuple[str, Callable[[Mapping[str, Any]], bool]], ...] = (
+    ("tau-bench", lambda r: "traj" in r and "task_id" in r),
+    ("codex", lambda r: r.get("type") == "session_meta" and "payload" in r),
+    ("gemini", lambda r: isinstance(r.get("sessionId"), str) and "startTime" in r and "type" not in r),
+    ("copilot", _is_copilot),
+    ("stratus", lambda r: r.get("type") == "metadata" and "problem_id" in r and "total_stages" in r),
+    ("opencode", _is_opencode),
+    (RESULT_FORMAT, is_verdict),
+    ("claude-code", lambda r: "sessionId" in r and "type" in r),
+    ("claude-code", _is_claude_stream),  # stream-json stdout
+    ("native", lambda r: "run_id" in r and set(r) <= _NATIVE_KEYS),
+    ("openai-messages", lambda r: _chat_messages(r.get("messages"))),
+)
+
+
 def unsupported(path: Path) -> RecordError:
     """The error for a file of no supported format: names the file and the formats."""
     return RecordError(f"{path.name}: unsupported format; supported: "
@@ -141,31 +173,9 @@ def detect_format(path: Path) -> str:
     if isinstance(record, list) and _chat_messages(record):
         return "openai-messages"
     if isinstance(record, Mapping):
-        if "traj" in record and "task_id" in record:
-            return "tau-bench"
-        if record.get("type") == "session_meta" and "payload" in record:
-            return "codex"
-        if isinstance(record.get("sessionId"), str) and "startTime" in record and "type" not in record:
-            return "gemini"
-        if (isinstance(record.get("type"), str) and isinstance(record.get("data"), Mapping)
-                and record["type"].startswith(("session.", "user.", "assistant.", "tool."))):
-            return "copilot"
-        if record.get("type") == "metadata" and "problem_id" in record and "total_stages" in record:
-            return "stratus"
-        if (isinstance(record.get("info"), Mapping) and isinstance(record.get("messages"), list)
-                and all(isinstance(m, Mapping) and "parts" in m for m in record["messages"])):
-            return "opencode"
-        if is_verdict(record):
-            return RESULT_FORMAT
-        if "sessionId" in record and "type" in record:
-            return "claude-code"
-        if (record.get("type") == "system" and record.get("subtype") == "init"
-                and isinstance(record.get("session_id"), str)):
-            return "claude-code"  # stream-json stdout
-        if "run_id" in record and set(record) <= _NATIVE_KEYS:
-            return "native"
-        if _chat_messages(record.get("messages")):
-            return "openai-messages"
+        found = next((fmt for fmt, looks_like in _RECORD_SHAPES if looks_like(record)), None)
+        if found is not None:
+            return found
     raise unsupported(path)
 
 
