@@ -75,3 +75,9 @@ def test_a_consensus_and_a_rule_cannot_be_changed():
         consensus(["positive"], 1).verdict = "not_useful"
     with pytest.raises(dataclasses.FrozenInstanceError):
         DISPUTE_RULES.get("tie").label = "x"
+
+
+def test_an_unknown_rule_read_through_the_registry_names_the_field():
+    with pytest.raises(UnknownValue) as error:
+        DISPUTE_RULES.get("vote")
+    assert error.value.name == "dispute_rule"

@@ -77,3 +77,29 @@ def test_a_rule_may_not_hold_the_workspace_the_sort_or_reviewed_by_me(key):
         clean_rule({key: "1"})
     assert refused.value.field == f"rule.{key}"
     assert "not allowed" in refused.value.reason
+
+
+def test_round_robin_deals_each_item_n_different_reviewers_in_turn():
+    """Hand-dealt: pool [1, 2, 3], from deal 1, two reviewers each: item 0 gets positions
+    1, 2 -> [2, 3]; item 1 positions (1 + 2) % 3 = 0, 1 -> [1, 2]."""
+    from reviewapp.domain.queues import round_robin
+
+    assert round_robin([1, 2, 3], 1, 2, 2) == [[2, 3], [1, 2]]
+    assert round_robin([7], 0, 2, 5) == [[7], [7]]  # never more than the pool holds
+    assert round_robin([], 3, 2, 2) == [[], []]  # nobody to deal to: one empty hand per item
+    assert round_robin([1, 2], 0, 0, 1) == []
+
+
+def test_who_reviews_and_how_items_reach_them_are_stored_codes_with_labels():
+    """The codes are stored on the queue (``review_queue.reviewers`` / ``assignment``):
+    changing one strands every queue saved with it; the labels are what the form shows."""
+    from reviewapp.domain import queues
+
+    assert (queues.REVIEWERS_ALL, queues.REVIEWERS_NAMED) == ("all", "named")
+    assert queues.REVIEWER_SCOPES == {"all": "All reviewers of the workspace",
+                                      "named": "Named reviewers"}
+    assert (queues.ASSIGN_OPEN, queues.ASSIGN_ROUND_ROBIN, queues.ASSIGN_BY_HAND) == (
+        "open", "round_robin", "by_hand")
+    assert queues.ASSIGNMENT_MODES == {"open": "Open: whoever asks for the next item",
+                                       "round_robin": "Assigned round-robin as items enter",
+                                       "by_hand": "Assigned by a lead, item by item"}
