@@ -8,7 +8,7 @@ from flask import Blueprint, Response, redirect, render_template, request, url_f
 from flask_login import login_required
 
 from ..extensions import db
-from ..services import review_queue, review_queues
+from ..services import review_queues, unrated_runs
 from ..services.runs import RunFilters
 from .auth import current_actor
 from .htmx import page_or_fragment
@@ -31,7 +31,7 @@ def next_run() -> Response | str:
     form = filter_form()
     form.validate()
     after = request.args.get("after")
-    state = review_queue.next_run(db.session, current_actor(),
+    state = unrated_runs.next_run(db.session, current_actor(),
                                   RunFilters.from_params(form.to_params()), after_run_pk=after)
     if state.run_pk is None:
         return render_template("queue/next.html", state=state, list_args=list_args())
@@ -44,6 +44,6 @@ def progress() -> Response:
     """The progress fragment (refreshed after each rating)."""
     form = filter_form()
     form.validate()
-    progress = review_queue.progress(db.session, current_actor(), RunFilters.from_params(form.to_params()))
+    progress = unrated_runs.progress(db.session, current_actor(), RunFilters.from_params(form.to_params()))
     return page_or_fragment("queue/_progress.html", "queue/_progress.html", progress=progress,
                             list_args=list_args())

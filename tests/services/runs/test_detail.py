@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from reviewapp.errors import Forbidden
-from reviewapp.services import feedback, review_queue, runs
+from reviewapp.services import feedback, runs, unrated_runs
 from reviewapp.services.runs import RunFilters, evaluation_view
 
 
@@ -97,20 +97,20 @@ def test_review_queue_walks_unrated_runs_and_counts_progress(session, make):
     made = [make.run(ws) for _ in range(3)]
     actor = make.actor(make.user(ws))
     newest = sorted((r.id for r in made), reverse=True)
-    state = review_queue.next_run(session, actor)
+    state = unrated_runs.next_run(session, actor)
     assert state.run_pk == newest[0]
     assert (state.progress.reviewed, state.progress.total) == (0, 3)
     first = next(r for r in made if r.id == newest[0])
     feedback.upsert_feedback(session, actor, "chat_message", _assistant(first).id, None, "positive")
-    state = review_queue.next_run(session, actor)
+    state = unrated_runs.next_run(session, actor)
     assert state.run_pk == newest[1]
     assert (state.progress.reviewed, state.progress.remaining) == (1, 2)
     # Skipping the second run moves on; skipping the last one wraps around.
-    assert review_queue.next_run(session, actor, after_run_pk=newest[1]).run_pk == newest[2]
-    assert review_queue.next_run(session, actor, after_run_pk=newest[2]).run_pk == newest[1]
+    assert unrated_runs.next_run(session, actor, after_run_pk=newest[1]).run_pk == newest[2]
+    assert unrated_runs.next_run(session, actor, after_run_pk=newest[2]).run_pk == newest[1]
     for run in made[:]:
         feedback.upsert_feedback(session, actor, "chat_message", _assistant(run).id, None, "negative")
-    done = review_queue.next_run(session, actor)
+    done = unrated_runs.next_run(session, actor)
     assert done.run_pk is None and done.progress.remaining == 0
 
 
@@ -130,11 +130,11 @@ def test_review_queue_offers_only_finished_runs_with_something_to_rate(session, 
                                         {"id": "a1", "role": "assistant", "content": "   "}])
     actor = make.actor(make.user(ws))
     seen = set()
-    state = review_queue.next_run(session, actor)
+    state = unrated_runs.next_run(session, actor)
     assert (state.progress.reviewed, state.progress.total) == (0, 4)
     while state.run_pk is not None:
         seen.add(state.run_pk)
-        state = review_queue.next_run(session, actor, after_run_pk=state.run_pk)
+        state = unrated_runs.next_run(session, actor, after_run_pk=state.run_pk)
         if state.run_pk in seen:
             break
     assert seen == {r.id for r in rateable}
@@ -144,7 +144,7 @@ def test_review_queue_refuses_to_skip_a_foreign_run(session, make):
     ws, other = make.workspace(), make.workspace()
     foreign = make.run(other)
     with pytest.raises(Forbidden):
-        review_queue.next_run(session, make.actor(make.user(ws)), after_run_pk=foreign.id)
+        unrated_runs.next_run(session, make.actor(make.user(ws)), after_run_pk=foreign.id)
 
 
 def test_detail_handles_a_run_without_messages_or_calls(session, make):

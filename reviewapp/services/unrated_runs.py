@@ -1,4 +1,8 @@
-"""The review queue: the next run a reviewer has not rated yet, and progress (SPEC 8).
+"""The review queue of SPEC 8 ("Review queue" in the navigation, ``/queue``): the next run
+of the runs list a reviewer has not rated yet, and their progress through that list. Not
+the team-review queues of issue 16 (``review_queues``: queues a lead fills, with items,
+reservations and N reviewers per run); this module was ``review_queue.py``, one letter
+from that one.
 
 "Reviewed by me" means the reviewer rated at least one part of the run (answer,
 citation, step or report). The queue holds only finished runs with something to rate
