@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -508,21 +509,23 @@ def _dense_tail(data: bytes, start: int) -> bytes:
     return _SEP.encode().join([_R] * (data.count(_SEP.encode(), start) + 1))
 
 
+def _digest_key(id_key: bytes) -> bytes:
+    # BLAKE2b keys are at most 64 bytes: the app's secret of any length is hashed to 32.
+    return hashlib.blake2b(id_key, digest_size=32).digest() if id_key else b""
+
+
 class Redactor:
     """The rules compiled with an engine; every method is pure given the engine and the
     ``id_key`` of the key digests. Build one per process (compiling costs milliseconds)."""
 
     def __init__(self, compile: Compile, id_key: bytes = b"", rules: Sequence[Rule] = RULES) -> None:
-        self._compile = compile
-        self._rules = tuple(rules)
-        self._compiled = tuple((compile(rule.pattern.encode()), rule.handle) for rule in self._rules)
-        self._id_key = hashlib.blake2b(id_key, digest_size=32).digest() if id_key else b""
+        self._compiled = tuple((compile(rule.pattern.encode()), rule.handle) for rule in rules)
+        self._id_key = _digest_key(id_key)
 
     def with_id_key(self, id_key: bytes) -> Redactor:
-        """The same rules, with ``id_key`` keying the digests of redacted keys."""
-        other = object.__new__(Redactor)
-        other._compile, other._rules, other._compiled = self._compile, self._rules, self._compiled
-        other._id_key = hashlib.blake2b(id_key, digest_size=32).digest() if id_key else b""
+        """The same rules (compiled once), with ``id_key`` keying the digests of redacted keys."""
+        other = copy.copy(self)
+        other._id_key = _digest_key(id_key)
         return other
 
     # ----------------------------------------------------------------- texts
