@@ -179,11 +179,10 @@ class ReviewappCallbackHandler(BaseCallbackHandler):
 
     @_safe
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        """The root's error finishes the run FAILED; an interrupt leaves it RUNNING."""
-        if _is_interrupt(error):
-            return
+        """The root's error finishes the run FAILED; an interrupt leaves it RUNNING (the
+        handler forgets the root either way: a resumed graph is a new root run)."""
         external = self._end_root(run_id)
-        if external is not None:
+        if external is not None and not _is_interrupt(error):
             self.client.finish_run(external, {"status": "FAILED", "finished_at": _now()})
 
     # ----------------------------------------------------------------- tools

@@ -131,6 +131,8 @@ def test_a_root_chain_error_fails_the_run_and_an_interrupt_does_not(live_server,
                                      headers={"Authorization": f"Bearer {token}"}).json()["run"]["status"]
                 for run_id in ("lc-fail", "lc-pause")}
     assert statuses == {"lc-fail": "FAILED", "lc-pause": "RUNNING"}
+    # an interrupted root is forgotten like an ended one (a long-lived handler must not grow)
+    assert (handler._roots, handler._owner, handler._calls) == ({}, {}, {})
 
 
 def test_one_handler_shared_by_agents_on_many_threads(live_server, token):
