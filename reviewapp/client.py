@@ -116,8 +116,7 @@ class ReviewappClient:
         ``timeout`` seconds passed first."""
         try:
             done = threading.Event()
-            if not self._put(done):
-                return False
+            self._queue.put(done, timeout=self.timeout_s)
             return done.wait(timeout)
         except Exception:  # noqa: BLE001 - never raise into the agent
             log.exception("reviewapp client: flush failed")
@@ -130,7 +129,7 @@ class ReviewappClient:
                 return
             self.flush(timeout)
             self._closed = True
-            self._put(_STOP)
+            self._queue.put(_STOP, timeout=self.timeout_s)
             self._thread.join(timeout)
             atexit.unregister(self.close)
         except Exception:  # noqa: BLE001
@@ -143,19 +142,12 @@ class ReviewappClient:
             if self._closed:
                 self._drop(1, f"{op.kind} after close()")
                 return
-            self._put(op, block=False)
+            self._queue.put_nowait(op)
         except queue.Full:
             self._drop(1, f"queue full ({self._queue.maxsize} operations): {op.kind} dropped")
         except Exception:  # noqa: BLE001
             log.exception("reviewapp client: could not queue a %s", op.kind)
             self._drop(1, "unexpected error while queueing")
-
-    def _put(self, item: Any, block: bool = True) -> bool:
-        if block:
-            self._queue.put(item, timeout=self.timeout_s)
-        else:
-            self._queue.put_nowait(item)
-        return True
 
     def _drop(self, count: int, why: str) -> None:
         with self._lock:
