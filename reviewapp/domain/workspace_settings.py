@@ -45,6 +45,15 @@ class Setting:
     parse: Callable[[str], Any]
     show: Callable[[Mapping[str, Any]], str]
 
+    def describe(self, stored: Any) -> str:
+        """A stored value (an audit event's before / after) as the settings page writes
+        it: a checkbox as ``on`` / ``off``, ``None`` (never set) as the default the app
+        applied then, prefixed ``(default)``."""
+        text = self.show({} if stored is None else {self.code: stored})
+        if self.widget == "checkbox":
+            text = "on" if text else "off"
+        return f"(default) {text}" if stored is None else text
+
 
 def _lines(text: str) -> list[tuple[int, list[str]]]:
     """Non-empty lines as (line number, ``|``-separated stripped parts)."""

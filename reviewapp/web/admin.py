@@ -53,7 +53,7 @@ _MIMETYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 
 @bp.context_processor
 def _admin_context() -> dict[str, Any]:
-    return {"admin_tabs": ADMIN_TABS}
+    return {"admin_tabs": ADMIN_TABS, "settings_registry": SETTINGS}
 
 
 def _page(workspace_id: int, tab: str, status: int = 200, **context: Any) -> Response:

@@ -252,3 +252,21 @@ def test_a_one_time_password_set_for_a_member_names_the_member(client, login, ma
     html = page.get_data(as_text=True)
     assert page.status_code == 200
     assert re.search(r'<h2 id="ot-h">([^<]+)</h2>', html).group(1) == "One-time password for olga"
+
+
+def test_a_settings_change_reads_as_the_settings_page_wrote_it_default_included(client, login,
+                                                                                 session, site):
+    """The audit log showed 'null → [{"code": "GENERAL", ...}]' for a first change of the
+    categories: before was the default list (what the app applied), after the admin's
+    lines. Both read as on the settings page; the stored event keeps its raw values."""
+    login(site.a1)
+    view = admin.get_settings(session, Actor.system_actor(), site.w1.id)
+    form = {"version": view.version, **view.values,
+            "fault_categories": "GENERAL | General | incident\nPAYMENTS | Payments | incident",
+            "triage_negative_targets": "1"}
+    assert client.post(f"/admin/{site.w1.id}/settings", data=form).status_code == 303
+    html = client.get(f"/admin/{site.w1.id}/audit").get_data(as_text=True)
+    changes = re.search(r'<td class="changes"[^>]*>(.*?)</td>', html, re.S).group(1)
+    assert "default" in changes and "NO_EVIDENCE | No evidence | agent" in changes
+    assert "PAYMENTS | Payments | incident" in changes and '{&#34;code&#34;' not in changes
+    assert "null" not in changes and "on" in changes

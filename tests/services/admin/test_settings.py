@@ -174,3 +174,12 @@ def test_every_setting_shows_what_it_parses():
     for row in SETTINGS:
         text = row.show({})
         assert row.show({row.code: row.parse(text)}) == text, row.code
+
+
+def test_a_stored_value_is_described_as_the_page_writes_it():
+    flag, zone, cats = (SETTINGS.get(c) for c in ("triage_negative_targets", "time_zone", "fault_categories"))
+    assert (flag.describe(None), flag.describe(True), flag.describe(False)) == ("(default) off", "on", "off")
+    assert (zone.describe(None), zone.describe("Asia/Tokyo")) == ("(default) UTC", "Asia/Tokyo")
+    assert cats.describe([{"code": "PAYMENTS", "label": "Payments", "group": "incident"}]).splitlines() == [
+        "GENERAL | General / other | incident", "PAYMENTS | Payments | incident"]
+    assert cats.describe(None).splitlines()[0] == "(default) GENERAL | General / other | incident"
