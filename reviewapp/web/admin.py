@@ -10,7 +10,6 @@ missing one (SPEC 2)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from flask import (
@@ -19,7 +18,6 @@ from flask import (
     make_response,
     render_template,
     request,
-    stream_with_context,
     url_for,
 )
 from flask_login import login_required
@@ -42,13 +40,12 @@ from .forms import (
     WorkspaceForm,
     settings_form,
 )
-from .responses import see_other
+from .responses import attachment, see_other
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 # The sections of a workspace's admin pages: (endpoint in this blueprint, label).
 ADMIN_TABS: tuple[tuple[str, str], ...] = (("members", "Members"), ("tokens", "Ingest tokens"),
                                             ("settings", "Settings"), ("audit", "Audit log"))
-_MIMETYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 
 
 @bp.context_processor
@@ -150,12 +147,7 @@ def audit_export(workspace_id: int, fmt: str) -> Response:
                                action=request.args.get("action") or None,
                                json_values=fmt == "jsonl")
     chunks = export_format.chunks(fmt, audit.EXPORT_COLUMNS, rows)
-    response = Response(stream_with_context(c.encode("utf-8") for c in chunks),
-                        mimetype=_MIMETYPES[fmt])
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    response.headers["Content-Disposition"] = f'attachment; filename="audit-{workspace_id}-{stamp}.{fmt}"'
-    response.headers["Cache-Control"] = "no-store"
-    return response
+    return attachment(chunks, f"audit-{workspace_id}", fmt)
 
 
 @bp.get("/<int:workspace_id>/members")

@@ -4,8 +4,7 @@ each with a CSV / JSONL download."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from flask import Blueprint, Response, abort, render_template, request
@@ -16,10 +15,9 @@ from ..errors import ValidationFailed
 from ..extensions import db
 from ..services import agreement, alignment, dashboard
 from .auth import current_actor
+from .responses import attachment
 
 bp = Blueprint("dashboard", __name__, url_prefix="/dashboard")
-
-_MIMETYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 
 
 @bp.get("/")
@@ -84,13 +82,4 @@ def _download(name: str, fmt: str, columns: Sequence[str],
     """A small, already computed table as an attachment (CSV cells formula-neutralised)."""
     chunks = export_format.chunks(fmt, columns, rows,
                                   bom=request.args.get("bom") in ("1", "true", "on"))
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    response = Response(_utf8(chunks), mimetype=_MIMETYPES[fmt])
-    response.headers["Content-Disposition"] = f'attachment; filename="{name}-{stamp}.{fmt}"'
-    response.headers["Cache-Control"] = "no-store"
-    return response
-
-
-def _utf8(chunks: Iterator[str]) -> Iterator[bytes]:
-    for chunk in chunks:
-        yield chunk.encode("utf-8")
+    return attachment(chunks, name, fmt)

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime
-
-from flask import Blueprint, Response, render_template, request, stream_with_context
+from flask import Blueprint, Response, render_template, request
 from flask_login import login_required
 
 from ..domain import export_format
 from ..extensions import db
 from ..services import exports
 from .auth import current_actor
+from .responses import attachment
 
 bp = Blueprint("exports", __name__, url_prefix="/exports")
-
-_MIMETYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 
 
 @bp.get("/")
@@ -34,15 +30,4 @@ def download(kind: str, fmt: str) -> Response:
     stream = exports.open_export(db.session, current_actor(), kind, request.args, fmt)
     chunks = export_format.chunks(fmt, stream.columns, stream.rows,
                                   bom=request.args.get("bom") in ("1", "true", "on"))
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    response = Response(_utf8(stream_with_context(chunks)),
-                        mimetype=_MIMETYPES[fmt])
-    response.headers["Content-Disposition"] = f'attachment; filename="{kind}-{stamp}.{fmt}"'
-    response.headers["X-Export-Rows"] = str(stream.total)
-    response.headers["Cache-Control"] = "no-store"
-    return response
-
-
-def _utf8(chunks: Iterator[str]) -> Iterator[bytes]:
-    for chunk in chunks:
-        yield chunk.encode("utf-8")
+    return attachment(chunks, kind, fmt, {"X-Export-Rows": str(stream.total)})

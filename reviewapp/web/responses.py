@@ -1,10 +1,13 @@
-"""Responses shared by the lead / admin pages: after a POST, and on a stale write."""
+"""Responses shared by the lead / admin pages: after a POST, on a stale write, and a
+CSV / JSONL download."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
-from flask import Response, flash, make_response, redirect, render_template
+from flask import Response, flash, make_response, redirect, render_template, stream_with_context
 
 from ..errors import Conflict
 from .auth import safe_next
@@ -24,3 +27,20 @@ def conflict_page(error: Conflict, back_url: str | None, **context: Any) -> Resp
         "errors/conflict.html", message=error.message, current=details,
         back_url=safe_next(back_url), **context,
     ), 409)
+
+
+MIMETYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+
+
+def attachment(chunks: Iterable[str], name: str, fmt: str,
+               headers: Mapping[str, str] | None = None) -> Response:
+    """A download (``fmt`` csv | jsonl): the text ``chunks`` streamed as UTF-8 with the
+    request context kept, saved as ``<name>-<UTC time>.<fmt>``, never cached; ``headers``
+    (e.g. ``X-Export-Rows``) added as given."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    response = Response(stream_with_context(chunk.encode("utf-8") for chunk in chunks),
+                        mimetype=MIMETYPES[fmt])
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}-{stamp}.{fmt}"'
+    response.headers.update(headers or {})
+    response.headers["Cache-Control"] = "no-store"
+    return response
