@@ -115,7 +115,7 @@ def test_a_forced_record_format_refuses_each_record_with_its_index(session, make
     assert count(session, Run) == 0
 
 
-def test_claude_code_stream_json_keeps_the_result_line(session, make):
+def test_claude_code_stream_json_keeps_the_result_line(session, make, tmp_path):
     path = shared_data_dir() / "sregym" / "claudecode_run" / "claude-code.txt"
     events = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     result = next(e for e in events if e["type"] == "result")
@@ -124,12 +124,32 @@ def test_claude_code_stream_json_keeps_the_result_line(session, make):
     errors = [b for e in events if e["type"] == "user" and isinstance(e["message"]["content"], list)
               for b in e["message"]["content"] if b.get("type") == "tool_result" and b.get("is_error")]
     assert importers.detect_format(path) == "claude-code"
-    summary = importers.import_files(session, SYSTEM, make.workspace().id, [path])
+    alone = tmp_path / path.name  # without its session log beside it
+    alone.write_bytes(path.read_bytes())
+    summary = importers.import_files(session, SYSTEM, make.workspace().id, [alone])
     assert (summary.created, summary.tool_calls, summary.failed_tool_calls) == (1, len(uses), len(errors))
     run = session.scalars(select(Run)).one()
     assert run.run_id == f"claude-code-{result['session_id']}-stream"
     assert run.answer == result["result"] and run.status == "SUCCESS"
     assert run.orchestration_trace["total_cost_usd"] == result["total_cost_usd"]
+
+
+def test_a_claude_code_session_log_and_its_stdout_beside_it_are_one_run(session, make):
+    """The data set's claude-code.txt is the stream-json stdout of the session logged in
+    the .jsonl beside it (same session id): either file, or both, import as that one run:
+    query and calls from the log, answer, status and cost from the stdout's result line."""
+    folder = shared_data_dir() / "sregym" / "claudecode_run"
+    stdout, log = folder / "claude-code.txt", next(folder.glob("*.jsonl"))
+    result = next(e for e in map(json.loads, stdout.read_text().splitlines()) if e.get("type") == "result")
+    prompt = next(e["message"]["content"] for e in map(json.loads, log.read_text().splitlines())
+                  if e.get("type") == "user" and isinstance(e["message"]["content"], str))
+    ws = make.workspace()
+    first = importers.import_files(session, SYSTEM, ws.id, [log])
+    second = importers.import_files(session, SYSTEM, ws.id, [stdout])
+    assert (first.created, second.created, second.unchanged) == (1, 0, 1)
+    run = session.scalars(select(Run)).one()
+    assert run.run_id == f"claude-code-{result['session_id']}" and run.query == prompt
+    assert run.answer == result["result"] and run.orchestration_trace["total_cost_usd"] == result["total_cost_usd"]
 
 
 def test_a_record_with_nothing_is_reported_not_stored(session, make, tmp_path):

@@ -138,19 +138,24 @@ def test_all_sregym_logs_and_verdicts_in_one_import(runner, session, make):
     result = runner.invoke(args=["runs", "import", *map(str, files), "--workspace", "sre"])
     assert result.exit_code == 0, result.output
     runs = session.scalars(select(Run)).all()
-    assert len(runs) == len(HARNESSES)
+    # Six runs: the Claude Code stdout (claude-code.txt) is the same run as its session log.
+    assert len(runs) == len(HARNESSES) - 1 == 6
+    stream = expected.pop(list(HARNESSES).index("claude-code-stream"))
     calls = sum(e[0] for e in expected)
     failed = sum(e[1] for e in expected)
-    # 141 calls (8 failed: 1 Claude Code, 3 Codex, 4 Gemini) in the six harness logs, plus
-    # the Claude Code run's stdout (16 calls, 1 failed), which is its own run.
-    assert (calls, failed) == (157, 9)
-    assert f"tool calls: {calls} ({failed} failed)" in result.output
-    assert sorted(r.external_outcome or "-" for r in runs) == sorted(o or "-" for _, _, o in HARNESSES.values())
+    # 141 calls (8 failed: 1 Claude Code, 3 Codex, 4 Gemini) in the six harness logs.
+    assert (calls, failed) == (141, 8)
+    stored = session.scalars(select(ToolCall)).all()
+    assert (len(stored), sum(c.status == "failed" for c in stored)) == (calls, failed)
+    # The summary counts what the files held: the stdout's 16 calls again (its run unchanged).
+    assert f"tool calls: {calls + stream[0]} ({failed + stream[1]} failed)" in result.output
+    assert sorted(r.external_outcome or "-" for r in runs) == sorted(
+        o or "-" for n, (_, _, o) in HARNESSES.items() if n != "claude-code-stream")
     cut = sum(n > LIMIT for e in expected for n in e[2])
-    stream = sum(n > LIMIT for n in expected[list(HARNESSES).index("claude-code-stream")][2])
+    assert stream[:2] == (16, 1)
     # Of the six logs' 141 results, 45 are longer than 2,000 characters (issue 14 counted
     # 46: one Gemini output of 1,926 characters passes 2,000 only inside its JSON wrapper).
-    assert cut - stream == 45
+    assert cut == 45
     marked = or_(ToolCall.result_length > LIMIT, ToolCall.error_length > LIMIT)  # a failed call keeps its error
     assert len(session.scalars(select(ToolCall).where(marked)).all()) == cut
 

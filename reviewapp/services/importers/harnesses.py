@@ -48,9 +48,10 @@ def adapt_claude_code(events: list[Any], stem: str, options: Options = DEFAULT_O
     ``result`` line) as one AIOps run: query = the first user prompt, answer and report =
     the ``result`` line's text, else the last assistant text; ``tool_use`` blocks are calls
     started at their line's time, ``tool_result`` blocks end them at theirs through the
-    failure rules (``is_error: true`` = ``flag``). Run id ``claude-code-<sessionId>``; the
-    stream-json of the same session is the run ``claude-code-<session_id>-stream`` in the
-    same session (it carries no prompt, so it cannot replace the session log's run).
+    failure rules (``is_error: true`` = ``flag``). Run id ``claude-code-<sessionId>``; a
+    stream-json read alone is the run ``claude-code-<session_id>-stream`` (it carries no
+    prompt); read beside its session log (``reading._claude_code_pair``) its ``result``
+    line joins the log's events and both files are the one run ``claude-code-<sessionId>``.
     Raises ``RecordError`` when no line is a Claude Code event."""
     events = mappings(events)
     session_id = next((e["sessionId"] for e in events if isinstance(e.get("sessionId"), str)), None)

@@ -232,7 +232,7 @@ def read_records(path: Path, fmt: str, progress: Callable[[int], None] = lambda 
         verdict = sibling_verdict(path)
 
         def adapt() -> Adapted:
-            adapted = WHOLE_FILE_ADAPTERS[fmt](events, stem, options)
+            adapted = _adapt_whole_file(path, fmt, events, options)
             if verdict is not None and not adapted.doc.get("external_outcome"):
                 adapted.doc["external_outcome"], adapted.doc["external_outcome_detail"] = verdict
             return adapted
@@ -261,6 +261,48 @@ def _events(source: _Source, progress: Callable[[int], None] = lambda done: None
         else:
             skipped.append(line)
     return events, skipped
+
+
+def _adapt_whole_file(path: Path, fmt: str, events: list[Any], options: Options) -> Adapted:
+    """The run of a whole-file log ``path`` (its ``events`` read), through its format's
+    adapter; a Claude Code log is read with its pair beside it (``_claude_code_pair``)."""
+    if fmt == "claude-code":
+        events = _claude_code_pair(path, events)
+    return WHOLE_FILE_ADAPTERS[fmt](events, slug(path.stem), options)
+
+
+def _claude_session(events: list[Any]) -> tuple[str, bool] | None:
+    """``(session id, is stream-json stdout)`` of Claude Code events, else ``None``."""
+    for key, stream in (("sessionId", False), ("session_id", True)):
+        found = next((e[key] for e in events if isinstance(e, Mapping) and isinstance(e.get(key), str)), None)
+        if found is not None:
+            return found, stream
+    return None
+
+
+def _claude_code_pair(path: Path, events: list[Any]) -> list[Any]:
+    """A Claude Code session log and the stream-json stdout of the same session beside it
+    are one run (SREGym keeps both): the log's events (prompt, messages, calls, clocks)
+    and the stdout's ``result`` line (answer, cost, success), whichever file is read.
+    ``events`` unchanged when no such pair is beside ``path``."""
+    own = _claude_session(events)
+    if own is None:
+        return events
+    for sibling in sorted(path.parent.iterdir()):
+        if sibling == path or not sibling.is_file() or sibling.match(VERDICT_GLOB):
+            continue
+        try:
+            if detect_format(sibling) != "claude-code":
+                continue
+        except (RecordError, OSError):
+            continue
+        other = _events(_Source(sibling, _layout(sibling)))[0]
+        theirs = _claude_session(other)
+        if theirs is None or theirs[0] != own[0] or theirs[1] == own[1]:
+            continue
+        log, stdout = (other, events) if own[1] else (events, other)
+        return [*log, *(e for e in stdout if isinstance(e, Mapping) and e.get("type") == "result")]
+    return events
 
 
 def _read_verdict(path: Path) -> Any:
@@ -292,7 +334,7 @@ def _verdict_records(path: Path, source: _Source, progress: Callable[[int], None
         yield Parsed(0, error=str(exc))
         return
     progress(path.stat().st_size)
-    found = False
+    found, given = False, set()
     for sibling in sorted(path.parent.iterdir()):
         if sibling == path or not sibling.is_file() or sibling.match(VERDICT_GLOB):
             continue
@@ -302,10 +344,11 @@ def _verdict_records(path: Path, source: _Source, progress: Callable[[int], None
             continue
         if fmt not in WHOLE_FILE_ADAPTERS:
             continue
-        parsed = _parse(0, lambda sibling=sibling, fmt=fmt: WHOLE_FILE_ADAPTERS[fmt](
-            _events(_Source(sibling, _layout(sibling)))[0], slug(sibling.stem), options))
-        if parsed.run_id is None:
+        parsed = _parse(0, lambda sibling=sibling, fmt=fmt: _adapt_whole_file(
+            sibling, fmt, _events(_Source(sibling, _layout(sibling)))[0], options))
+        if parsed.run_id is None or parsed.run_id in given:
             continue
+        given.add(parsed.run_id)
         found = True
         yield Parsed(0, parsed.run_id, {"run_id": parsed.run_id, "external_outcome": label,
                                         "external_outcome_detail": detail}, source=sibling.name)
