@@ -114,6 +114,17 @@ def test_snippet_maps_a_folded_match_back_to_the_original_characters():
     assert snippet("q", "Maß", "as") == Snippet("q", "M", "aß", "", False, False)
 
 
+def test_snippet_shows_sixty_characters_each_side_by_default_exactly():
+    """Module doc: 60 characters on each side (a side without a space is shown whole)."""
+    text = "a" * 100 + "fox" + "b" * 100
+    assert snippet("q", text, "fox") == Snippet("q", "a" * 60, "fox", "b" * 60, True, True)
+
+
+def test_snippet_cut_one_character_from_the_start():
+    # context 6 in "xab cd fox": the excerpt starts at 1, so it is cut, back to "cd ".
+    assert snippet("q", "xab cd fox", "fox", 6) == Snippet("q", "cd ", "fox", "", True, False)
+
+
 def test_snippet_shows_sixty_characters_each_side_by_default():
     """Module doc: 60 characters on each side, then cut back to a space."""
     text = "w " * 50 + "fox" + " w" * 50
@@ -126,3 +137,41 @@ def test_snippet_shows_sixty_characters_each_side_by_default():
 def test_a_snippet_cannot_be_changed():
     with pytest.raises(dataclasses.FrozenInstanceError):
         Snippet("q", "", "x", "", False, False).match = "y"
+
+
+class _Session:
+    def connection(self):
+        return "connection"
+
+
+@pytest.mark.parametrize(("found", "flags"), [
+    (0, (False, False)), (1000, (False, False)), (1001, (True, False)), (20_000, (True, False)),
+    (20_001, (True, True)),
+])
+def test_match_load_flags_more_than_1000_and_more_than_20000_matches(monkeypatch, found, flags):
+    """The page says "More than 1,000 runs hold this term" (listed newest first); past
+    20,000 the term is tested run by run; the count reads at most 20,001 entries."""
+    from reviewapp.services import run_text
+
+    asked = []
+
+    def count_matches(connection, term, limit):
+        asked.append((connection, term, limit))
+        return found
+
+    monkeypatch.setattr(run_text.search_index, "count_matches", count_matches)
+    assert run_text.match_load(_Session(), "pool") == flags
+    assert asked == [("connection", "pool", 20_001)]
+    assert run_text.match_load(_Session(), "po") == (False, False)  # short: not counted
+    assert len(asked) == 1
+
+
+def test_the_page_notes_on_short_terms_and_many_matches():
+    from reviewapp.services.runs import listing
+    from reviewapp.services.runs.filters import RunFilters
+
+    assert listing._search_note(RunFilters(q="ab")) == (
+        "Terms shorter than 3 characters are looked for in the newest 10,000 runs of this list "
+        "only; type 3 or more to search every run.")
+    assert listing._search_note(RunFilters(q="pool", many_matches=True, sort=listing.RELEVANCE)) == (
+        "More than 1,000 runs hold this term: newest first instead of best match.")
