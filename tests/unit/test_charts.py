@@ -145,3 +145,110 @@ def test_line_chart_thins_labels_and_always_labels_the_last_day():
     # 9 days: every 2nd (0 .. 8) ends on the last day already.
     nine = charts.line_chart([(f"d{i}", 0.5) for i in range(9)])
     assert [label for _, label in nine.x_labels] == ["d0", "d2", "d4", "d6", "d8"]
+
+
+def test_column_chart_rounds_to_one_decimal():
+    # width 562: plot 44..554, three slots of 170, bars 127.5 wide starting 21.25 into their
+    # slot; height 241: plot 12..205 (193 high), scale 0..8.
+    chart = charts.column_chart([("a", 7), ("b", 3), ("c", 1)], width=562, height=241, series="s")
+    assert chart.columns == [
+        charts.Column(65.2, 36.1, 127.5, 168.9, 129.0, "a", 7, "s"),     # x 65.25, h 168.875
+        charts.Column(235.2, 132.6, 127.5, 72.4, 299.0, "b", 3, "s"),    # x 235.25, h 72.375
+        charts.Column(405.2, 180.9, 127.5, 24.1, 469.0, "c", 1, "s"),    # x 405.25, h 24.125
+    ]
+    assert chart.ticks == [charts.Tick(205.0, "0"), charts.Tick(156.8, "2"), charts.Tick(108.5, "4"),
+                           charts.Tick(60.2, "6"), charts.Tick(12.0, "8")]
+
+
+def test_a_single_column_takes_the_whole_plot_width():
+    # plot 10..93: one slot of 83, a bar of 62.25 starting 10.375 in
+    chart = charts.column_chart([("only", 1)], width=101, height=100, left=10, bottom_margin=20)
+    assert chart.columns == [charts.Column(20.4, 12.0, 62.2, 68.0, 51.5, "only", 1, "bar")]
+
+
+def test_chart_defaults():
+    column = charts.column_chart([("a", 1)])
+    assert (column.width, column.height, column.left, column.right, column.bottom) == (560, 240, 44, 552.0, 204.0)
+    row = charts.row_chart([("a", [("s", 1)])])
+    assert (row.width, row.height, row.left, row.right, row.rows[0].h) == (560, 60, 150, 504.0, 19.8)
+    assert charts.BarRow("a", 0, 0, [], 0, 0).note == ""
+    assert charts.Point(0, 0, "a", 0).note == ""
+    assert charts.LineChart(1, 1, 0, 1, 0, 1, [], [], [], []).bridges == []
+
+
+def test_row_chart_rounds_to_one_decimal():
+    # width 561: scale 150..505 for 0..3, 118.33 per unit; rows 30.25 apart, bars 19.965 high.
+    chart = charts.row_chart([("a", [("x", 1), ("y", 2)]), ("b", [("y", 0), ("x", 2)])],
+                             width=561, row_height=30.25)
+    assert chart.rows == [
+        charts.BarRow("a", 8.0, 20.0, [charts.Segment(150.0, 118.3, 1, "x"),
+                                       charts.Segment(268.3, 236.7, 2, "y")], 3, 505.0),
+        charts.BarRow("b", 38.2, 20.0, [charts.Segment(150.0, 236.7, 2, "x")], 2, 386.7),
+    ]
+    assert chart.height == 90  # 8 + 2 x 30.25 + 22 = 90.5, whole pixels
+    assert chart.ticks == [charts.Tick(150.0, "0"), charts.Tick(268.3, "1"), charts.Tick(386.7, "2"),
+                           charts.Tick(505.0, "3")]
+    assert chart.series == ["x", "y"]
+
+
+def test_line_chart_of_two_points_spans_the_plot():
+    chart = charts.line_chart([("a", 0.5), ("b", 0.25)])
+    assert chart.points == [charts.Point(44.0, 108.0, "a", 0.5), charts.Point(536.0, 156.0, "b", 0.25)]
+    assert chart.x_labels == [(44.0, "a"), (536.0, "b")] and chart.paths == ["44.0,108.0 536.0,156.0"]
+
+
+def test_line_chart_path_before_a_gap_joins_its_points_with_spaces():
+    chart = charts.line_chart([("a", 0.5), ("b", 0.25), ("c", None)])
+    assert chart.paths == ["44.0,108.0 290.0,156.0"] and chart.bridges == []
+
+
+@pytest.mark.parametrize("make", [
+    lambda: charts.Tick(0, "0"), lambda: charts.Column(0, 0, 0, 0, 0, "a", 0, "s"),
+    lambda: charts.column_chart([]), lambda: charts.Segment(0, 0, 0, "s"),
+    lambda: charts.BarRow("a", 0, 0, [], 0, 0), lambda: charts.row_chart([]),
+    lambda: charts.Point(0, 0, "a", 0), lambda: charts.line_chart([]),
+])
+def test_chart_shapes_cannot_be_changed(make):
+    import dataclasses
+
+    shape = make()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        shape.label = "changed"
+
+
+def test_line_chart_rounds_to_one_decimal():
+    # width 561, height 241: plot 44..537 by 12..205; four days 164.33 apart; 1/3 -> 140.67.
+    chart = charts.line_chart([("a", 1 / 3), ("b", None), ("c", 0.5), ("d", 1.0)], width=561, height=241)
+    assert chart.points == [charts.Point(44.0, 140.7, "a", 1 / 3), charts.Point(372.7, 108.5, "c", 0.5),
+                            charts.Point(537.0, 12.0, "d", 1.0)]
+    assert chart.x_labels == [(44.0, "a"), (208.3, "b"), (372.7, "c"), (537.0, "d")]
+    assert chart.paths == ["44.0,140.7", "372.7,108.5 537.0,12.0"]
+    assert chart.bridges == ["44.0,140.7 372.7,108.5"]
+    assert chart.ticks == [charts.Tick(205.0, "0%"), charts.Tick(156.8, "25%"), charts.Tick(108.5, "50%"),
+                           charts.Tick(60.2, "75%"), charts.Tick(12.0, "100%")]
+
+
+def test_line_chart_last_label_at_exactly_six_tenths_of_a_step_keeps_the_one_before():
+    # 34 days, at most 8 labels: every 5th (0 .. 30); day 33 is 3 after 30, exactly 0.6 of a
+    # step: not closer than that, so both stay.
+    chart = charts.line_chart([(f"d{i}", 0.5) for i in range(34)])
+    assert [label for _, label in chart.x_labels] == ["d0", "d5", "d10", "d15", "d20", "d25", "d30", "d33"]
+
+
+def test_nice_scale_for_rates_and_float_noise():
+    # rates: 0.5 in steps of 0.2 (1, 2, 2.5, 5 x 10^-1 nearest 0.125 from above) up to 0.6
+    assert charts.nice_scale(0.5, integer=False) == pytest.approx((0.6, 0.2))
+    assert charts.nice_scale(7, integer=False) == (8.0, 2.0)   # 1.75 -> 2, not 2.5
+    # a value off by float noise from 4 still gets the round scale of 4
+    assert charts.nice_scale(4 + 4e-12) == (4.0, 1.0)
+
+
+def test_ticks_are_cleaned_of_float_noise_to_nine_decimals():
+    assert charts.ticks(1.0, 0.1) == [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    assert charts.ticks(4e-9, 1e-9) == [0, 1e-9, 2e-9, 3e-9, 4e-9]
+
+
+def test_a_bridge_runs_from_the_last_point_before_a_gap():
+    chart = charts.line_chart([("a", 0.0), ("b", 0.0), ("c", None), ("d", 0.0)])
+    # four days 164 apart on 44..536; y 204 for 0
+    assert chart.bridges == ["208.0,204.0 536.0,204.0"]
