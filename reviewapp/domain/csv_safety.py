@@ -26,9 +26,15 @@ DANGEROUS_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 FORMULA_CHARACTERS: frozenset[str] = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
 """Characters that start a formula: ``= + - @`` and their full-width forms ``＝ ＋ － ＠``."""
 
-IGNORED_IN_FRONT = " \t\r\n\u200b\u200c\u200d\u2060\ufeff"
-"""What a spreadsheet skips before a formula: spaces, tabs, line breaks, zero-width
-space / non-joiner / joiner, word joiner and the byte-order mark."""
+IGNORED_IN_FRONT = (
+    " \t\r\n\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"  # every Unicode blank (str.isspace)
+    "\u180e\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"  # zero-width, direction marks, BOM
+)
+"""What a spreadsheet skips before a formula: spaces, tabs, line breaks and every other
+Unicode blank (no-break, the ideographic - full-width - space ...), zero-width space /
+non-joiner / joiner, the left-to-right / right-to-left marks, word joiner and the
+byte-order mark."""
 
 ESCAPE = "'"
 _DANGEROUS_FIRST = frozenset(DANGEROUS_PREFIXES) | FORMULA_CHARACTERS | frozenset(IGNORED_IN_FRONT)

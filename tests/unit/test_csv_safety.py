@@ -47,7 +47,7 @@ def test_dangerous_cell_is_neutralised_in_the_written_csv(stored, expected):
 @pytest.mark.parametrize("safe", [
     "plain text", "a = b", "mid-dash", "user@example.com", "'already quoted", "", "数据库 = 慢",
     " leading space then text", "\u200bzero-width then text", "\ufeffBOM then text", "  \n  ",
-    "a ＝ in the middle", "x＋1",
+    "a ＝ in the middle", "x＋1", "\u3000全角 text", "\xa0no-break then text",
 ])
 def test_safe_text_is_left_alone(safe):
     assert neutralise_cell(safe) == safe
@@ -70,6 +70,9 @@ def test_text_that_looks_like_a_negative_number_is_still_quoted():
 @pytest.mark.parametrize("stored", [
     " =1+1", "   +SUM(A1)", "\n=1+1", "\r\n@SUM(1)", " \t -2+3", "\u200b=1+1", "\ufeff=1+1",
     "\u200c\u200d\u2060=HYPERLINK(\"x\")", "＝1+1", "＋cmd", "－2+3", "＠SUM(1)", " ＝1", "\ufeff＠x",
+    # Any other blank (no-break, ideographic - the full-width space - thin, line separator)
+    # and the direction marks are skipped in front as well.
+    "\u3000＝1+1", "\u3000=cmd", "\xa0=1+1", "\u2009+1", "\u2028=1", "\u200e=1", "\u200f＠x", "\u180e=1",
 ])
 def test_formula_after_ignored_characters_or_full_width_is_neutralised(stored):
     assert neutralise_cell(stored) == "'" + stored
