@@ -81,8 +81,7 @@ def _service_error(error: ServiceError) -> Response:
 
 def _to_account_page() -> Response:
     """A page asked for by a user who must change their password first: to their account
-    page, which has the form (htmx: the whole window)."""
-    flash("Choose a new password to continue: yours was set by an admin.", "info")
+    page, which has the form and says why (htmx: the whole window)."""
     target = url_for("account.index")
     if is_htmx():
         return redirect_window(make_response("", 204), target)

@@ -93,3 +93,11 @@ def test_the_actor_service_refuses_a_pending_user_except_to_change_the_password(
     assert (own.user_id, own.label, own.system, own.token_id) == (7, "nina", False, None)
     done = admin.actor_for(SessionUser(8, "otto", True, "u" * 32))
     assert (done.user_id, done.label) == (8, "otto")
+
+
+def test_the_account_page_says_why_once(pending):
+    """The walk at 390 px showed the reason twice, a flash above the page's own alert."""
+    client = pending.client
+    client.get("/runs/")
+    html = client.get("/account/").get_data(as_text=True)
+    assert html.count("set by an admin") == 1
