@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .verdicts import VERDICTS
+from .verdicts import VERDICTS, VERIFIER_VERDICTS, VerifierVerdictRow
 from .vocabulary import Registry
 
 USEFUL, NOT_USEFUL = VERDICTS.codes()
@@ -35,7 +35,8 @@ class SignalRow:
     """One signal: ``code``; ``label`` as shown; ``useful`` / ``not_useful`` the values
     (lower case for ``case_insensitive`` signals) that predict each verdict; ``values``
     the order the confusion matrix lists them in (other values follow, sorted);
-    ``scored``: the value is a 0-100 score compared with a threshold instead."""
+    ``scored``: the value is a 0-100 score compared with a threshold instead;
+    ``names``: the registry that labels the values (the verifier's), if any."""
 
     code: str
     label: str
@@ -43,22 +44,30 @@ class SignalRow:
     not_useful: tuple[str, ...] = ()
     case_insensitive: bool = False
     scored: bool = False
+    names: Registry[VerifierVerdictRow] | None = None
 
     @property
     def values(self) -> tuple[str, ...]:
         return self.useful + self.not_useful
 
-    def mapping_text(self, threshold: int = DEFAULT_THRESHOLD) -> str:
-        """How values predict a verdict, for the page ("PASS → useful; ...")."""
+    def value_text(self, value: str) -> str:
+        """How a value reads: its label in ``names`` ("Low confidence"), else itself."""
+        return self.names.label(value) if self.names is not None and value in self.names else value
+
+    def mapping_text(self, threshold: int = DEFAULT_THRESHOLD, *, labelled: bool = False) -> str:
+        """How values predict a verdict ("PASS → useful; ..."); ``labelled``: the values
+        as people read them (``value_text``: "Pass → useful; ..."), for the page."""
         if self.scored:
             return f"score ≥ {threshold} → useful; below → not useful"
-        return (f"{', '.join(self.useful)} → useful; "
-                f"{', '.join(self.not_useful)} → not useful; anything else: no prediction")
+        read = self.value_text if labelled else str
+        return (f"{', '.join(map(read, self.useful))} → useful; "
+                f"{', '.join(map(read, self.not_useful))} → not useful; anything else: no prediction")
 
 
 SIGNALS: Registry[SignalRow] = Registry("signal", (
     SignalRow("evidence_score", "Evidence score", scored=True),
-    SignalRow("verifier_verdict", "Verifier verdict", ("PASS",), ("LOW_CONFID", "REJECT")),
+    SignalRow("verifier_verdict", "Verifier verdict", ("PASS",), ("LOW_CONFID", "REJECT"),
+              names=VERIFIER_VERDICTS),
     SignalRow("aiops_verdict", "AIOps rule verdict", ("PASS",), ("WARN", "FAIL")),
     SignalRow("external_outcome", "External outcome", ("pass", "passed", "success"),
               ("fail", "failed", "failure"), case_insensitive=True),

@@ -321,7 +321,7 @@ def _signal_report(row: SignalRow, counts: Mapping[Any, list[int]], threshold: i
     if None in counts:
         matrix.append(MatrixRow(NO_VALUE, None, *counts[None]))
     return SignalReport(
-        code=row.code, label=row.label, mapping=row.mapping_text(threshold), matrix=matrix,
+        code=row.code, label=row.label, mapping=row.mapping_text(threshold, labelled=True), matrix=matrix,
         predicted=n_predicted, agreed=agreed,
         kappa=kappa_from_matrix(matrix_pairs) if n_predicted else None,
         disagreements=disagreeing, disagreement_total=total, **report)

@@ -68,3 +68,13 @@ def test_the_signals_read_as_the_alignment_page_shows_them():
     assert error.value.name == "signal"
     with pytest.raises(dataclasses.FrozenInstanceError):
         verifier.useful = ()
+
+
+def test_the_rule_reads_in_the_verifiers_labels_for_people():
+    verifier, outcome = SIGNALS.get("verifier_verdict"), SIGNALS.get("external_outcome")
+    assert verifier.mapping_text(labelled=True) == (
+        "Pass → useful; Low confidence, Reject → not useful; anything else: no prediction")
+    assert [verifier.value_text(v) for v in ("LOW_CONFID", "WEIRD")] == ["Low confidence", "WEIRD"]
+    assert outcome.mapping_text(labelled=True) == outcome.mapping_text()  # no registry: as sent
+    assert SIGNALS.get("evidence_score").mapping_text(70, labelled=True) == (
+        "score ≥ 70 → useful; below → not useful")

@@ -130,3 +130,14 @@ def test_alignment_page_compares_failed_tool_calls_with_their_ratings(client, lo
     assert "over 2 ratings of tool calls · 50% agree" in card
     assert '<tr><td>Failed</td><td class="num">1</td><td class="num">0</td></tr>' in card
     assert '<tr><td>Not failed</td><td class="num">1</td><td class="num">0</td></tr>' in card
+
+
+def test_alignment_rule_line_reads_in_labels(client, login, judged):
+    """The rule line above the verifier's matrix listed the raw codes ("PASS → useful;
+    LOW_CONFID, REJECT → not useful"); a lead reads the registry's labels."""
+    login(judged.lead)
+    page = client.get("/dashboard/alignment").get_data(as_text=True)
+    verifier = page.split('id="sig-verifier_verdict"', 1)[1].split("</section>", 1)[0]
+    assert ("Pass → useful; Low confidence, Reject → not useful; anything else: no prediction"
+            in verifier)
+    assert "LOW_CONFID" not in verifier and "REJECT" not in verifier and "PASS" not in verifier
