@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
@@ -43,6 +43,7 @@ from ..models import (
 from ..queries import iso_utc, on_earlier_version, scope_to_actor
 from .cases import CaseFilters, case_conditions
 from .params import choice_param, date_range_params, day_range, text_param, workspace_param
+from .triage._rows import reason_choices
 
 BATCH_SIZE = 2000
 KINDS = ("cases", "feedback", "evalset", "decisions")
@@ -371,9 +372,11 @@ def _evalset_rows(session: Session, runs: list[Any]) -> Iterator[dict[str, Any]]
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """The export page: the workspaces (id, name) the actor administers."""
+    """The export page: the workspaces (id, name) the actor administers and the
+    (code, label) of the feedback reasons they rate with (the reason filter's list)."""
 
     workspaces: list[tuple[int, str]]
+    reasons: list[tuple[str, str]] = field(default_factory=list)
 
 
 def export_options(session: Session, actor: Actor) -> ExportOptions:
@@ -384,7 +387,8 @@ def export_options(session: Session, actor: Actor) -> ExportOptions:
     ).all()
     if not rows and not actor.system:  # the CLI may export an empty database
         raise Forbidden()
-    return ExportOptions([(ws_id, name) for ws_id, name in rows])
+    return ExportOptions([(ws_id, name) for ws_id, name in rows],
+                         reason_choices(session, [ws_id for ws_id, _ in rows]))
 
 
 def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, Any],

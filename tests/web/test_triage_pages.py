@@ -436,3 +436,16 @@ def test_a_case_shows_root_cause_and_solution_as_the_run_page_shows_an_answer(cl
     assert "<strong>exhausted</strong>" in html and "<code>db-1</code>" in html
     assert "<code>ACL SETUSER app &gt;NEW</code>" in html
     assert "`db-1`" not in html and "<script>alert" not in html
+
+
+def test_the_export_reason_picker_offers_the_workspaces_own_reasons(client, login, make):
+    """The feedback export's reason list offered the app's default codes
+    (``config.FEEDBACK_REASONS``), not the reasons the workspace rates with; it now lists
+    the workspace's codes (what the export filters by) with its labels."""
+    ws = make.workspace(feedback_reasons=[
+        {"code": "wrong_flight", "label": "Wrong <flight>", "polarity": "negative"}])
+    login(make.user(ws, Role.ADMIN))
+    html = client.get("/exports/").get_data(as_text=True)
+    datalist = html.split('id="xf-reasons"', 1)[1].split("</datalist>", 1)[0]
+    assert '<option value="wrong_flight" label="Wrong &lt;flight&gt;">' in datalist
+    assert 'value="incomplete"' not in datalist  # a default this workspace replaced

@@ -132,6 +132,17 @@ def reasons_by_workspace(session: Session, workspace_ids: Iterable[int]) -> dict
         select(Workspace.id, Workspace.settings).where(Workspace.id.in_(ids)))}
 
 
+def reason_choices(session: Session, workspace_ids: Iterable[int]) -> list[tuple[str, str]]:
+    """(code, label) of every feedback reason the workspaces rate with (their registries,
+    ``reasons_by_workspace``), for a reason picker: in registry order, workspaces by id,
+    each code once with the first workspace's label."""
+    choices: dict[str, str] = {}
+    for _, registry in sorted(reasons_by_workspace(session, workspace_ids).items()):
+        for code, label in registry.choices():
+            choices.setdefault(code, label)
+    return list(choices.items())
+
+
 def _rating_summaries(session: Session, run_pks: Sequence[int]) -> dict[int, dict[str, Any]]:
     summary: dict[int, dict[str, Any]] = {
         pk: {"positive": 0, "negative": 0, "reviewers": 0, "reasons": [], "disagreement": False}
