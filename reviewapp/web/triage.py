@@ -13,6 +13,7 @@ from flask_login import login_required
 
 from ..errors import Conflict, ValidationFailed
 from ..extensions import db
+from ..models import RunKind
 from ..services import triage
 from .auth import current_actor
 from .forms import TriageActionForm, TriageBulkForm
@@ -33,7 +34,7 @@ def index() -> Response:
         limit=current_app.config["TRIAGE_PAGE_SIZE"], cursor=request.args.get("cursor") or None,
     )
     return page_or_fragment("triage/list.html", "triage/_table.html", page=page,
-                            list_url=request.full_path.rstrip("?"))
+                            list_url=request.full_path.rstrip("?"), kinds=[k.value for k in RunKind])
 
 
 @bp.get("/<int:item_id>")

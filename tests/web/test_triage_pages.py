@@ -56,6 +56,18 @@ def test_reviewer_gets_the_same_403_everywhere(client, login, site):
     assert client.get(f"/cases/{site.case.case_id}").status_code == 200
 
 
+def test_list_filters_offer_the_vocabularies_of_the_models(client, login, site):
+    """The triage list's kinds and the case library's sources come from the models'
+    enums (issue 12: no vocabulary restated in a template), so each select offers them."""
+    login(site.users[Role.LEAD])
+    triage_page = client.get("/triage/").get_data(as_text=True)
+    kinds = triage_page.split('id="f-kind"', 1)[1].split("</select>", 1)[0]
+    assert re.findall(r'<option value="(\w*)"', kinds) == ["", "chat", "aiops"]
+    cases_page = client.get("/cases/").get_data(as_text=True)
+    sources = cases_page.split('id="c-src"', 1)[1].split("</select>", 1)[0]
+    assert re.findall(r'<option value="(\w*)"', sources) == ["", "AUTO", "MANUAL"]
+
+
 @pytest.mark.parametrize("role, status", [(Role.LEAD, 403), (Role.ADMIN, 200)])
 def test_exports_are_admin_only(client, login, site, role, status):
     login(site.users[role])
