@@ -15,11 +15,13 @@ import logging
 from urllib.parse import quote
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import select
 
 from reviewapp.actors import Actor
 from reviewapp.extensions import db
 from reviewapp.models import Message, Run, ToolCall
+from reviewapp.search_index import SEARCH_TABLE
 from reviewapp.services import admin
 
 from ..secret_corpus import SECRETS
@@ -84,6 +86,14 @@ def _database_text(session) -> str:
     return "\n".join(parts)
 
 
+def _search_index_leaks(session) -> list[str]:
+    """The text search index (outside the ORM's metadata) holds run text case-folded."""
+    rows = session.execute(sa.text(f"SELECT * FROM {SEARCH_TABLE}")).all()
+    assert rows
+    folded = "\n".join(repr(tuple(row)) for row in rows)
+    return [f for f in FRAGMENTS if f.casefold() in folded]
+
+
 @pytest.fixture
 def ingested(app, session, make, client, login, caplog, tmp_path, runner):
     ws = make.workspace("sec")
@@ -134,6 +144,7 @@ def ingested(app, session, make, client, login, caplog, tmp_path, runner):
 def test_no_corpus_secret_survives_anywhere(ingested, session, client, caplog):
     """One ingestion of the whole corpus (it takes a while), every place searched."""
     assert _leaks(_database_text(session)) == [], "database"
+    assert _search_index_leaks(session) == [], "search index"
 
     records = caplog.get_records("setup")  # SPEC 4: the runtime log, captured at DEBUG
     assert any(r.name == "reviewapp.tool_calls" for r in records)
