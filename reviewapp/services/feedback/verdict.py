@@ -18,8 +18,8 @@ A negative rating of another part opens the run's triage item when the workspace
 (``triage_negative_targets``). Finishing a run that is already ``useful`` promotes it
 (``promote_on_finish``).
 
-The building blocks (``promote_useful``, ``open_item_for_run``, ``close_item_on_useful``)
-check no access (the caller resolved the run through the actor's scope) and do not
+The building blocks (``promote_useful`` & co. in ``verdict_case``, ``open_item_for_run``,
+``close_item_on_useful`` in ``verdict_triage``; importable from here too) check no access (the caller resolved the run through the actor's scope) and do not
 commit (the caller's transaction does).
 """
 
@@ -41,38 +41,44 @@ from ...domain.feedback import (
     verdict_for_rating,
 )
 from ...domain.triage_flow import (
-    EVENT_AUTO_REOPENED,
-    EVENT_AUTO_RESOLVED,
     OPENED_NEGATIVE_TARGET,
-    OPENED_NOT_USEFUL,
-    REOPENED_NOT_USEFUL,
     RESOLVED_NO_NEGATIVE,
-    RESOLVED_USEFUL,
 )
 from ...errors import Conflict, Forbidden, ValidationFailed
 from ...models import (
-    Case,
     DiagnosisSession,
     Feedback,
     ReviewQueue,
     Run,
-    SourceType,
-    TriageItem,
-    TriageState,
     VerdictDecision,
     Workspace,
 )
-from ...models.base import utcnow
-from ...models.cases import new_case_id
-from ...queries import insert_for, scope_to_actor
+from ...queries import scope_to_actor
 from .. import rollups
 from ..answer import answer_rating_condition
 from ..queue_governing import governing_queue_id
-from ..triage.history import record as record_triage_event
+from .verdict_case import (
+    AUTO_CASE_AUTHOR,
+    AUTO_CASE_CATEGORY,
+    TITLE_MAX_CHARS,
+    case_edited,
+    case_left_useful,
+    get_or_create_auto_case,
+    promote_useful,
+    promotion_blocker,
+    restore_case,
+)
+from .verdict_triage import close_item_automatically, close_item_on_useful, open_item_for_run
 
-AUTO_CASE_AUTHOR = "system"
-AUTO_CASE_CATEGORY = "GENERAL"
-TITLE_MAX_CHARS = 100
+__all__ = [  # the building blocks stay importable from here
+    "AUTO_CASE_AUTHOR", "AUTO_CASE_CATEGORY", "TITLE_MAX_CHARS", "VerdictResult", "apply_verdict",
+    "case_edited", "case_left_useful", "close_item_automatically", "close_item_on_useful",
+    "follow_rating", "get_or_create_auto_case", "governing_queue", "latest_decision",
+    "open_item_for_run", "promote_on_finish", "promote_useful", "promotion_blocker",
+    "rederive_verdict", "restore_case", "set_run_verdict", "settle_from_ratings",
+    "store_verdict",
+]
+
 
 
 @dataclass(frozen=True)
@@ -360,219 +366,3 @@ def set_run_verdict(
     return VerdictResult(
         True, _recorded("Feedback recorded on the legacy session", diagnosis_session, verdict, case_id),
         None, False, case_id)
-
-
-
-# --------------------------------------------------------------------------- the case
-
-
-def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | DiagnosisSession) -> Case:
-    """The case of a useful run, created on first use (SPEC 7). No access check, no commit.
-
-    ``diagnosis_id`` is the run's ``run_id``, or the ``session_id`` of a legacy session
-    (which has no runs). A new case gets ``source_type`` AUTO, ``fault_category`` GENERAL,
-    ``title`` = the first 100 characters of the query, ``root_cause`` = ``solution`` = the
-    answer and ``created_by`` "system". An existing case for the same (workspace,
-    diagnosis_id), automatic or manual, is returned unchanged: curated edits survive
-    further ``useful`` verdicts.
-
-    Idempotent under concurrent submits: the row is written with ``INSERT … ON CONFLICT
-    DO NOTHING`` on the unique (workspace_id, diagnosis_id), then read back, so racing
-    callers end with the same case and none of them sees an error.
-    """
-    if isinstance(run_or_legacy_session, Run):
-        run_pk: int | None = run_or_legacy_session.id
-        diagnosis_id = run_or_legacy_session.run_id
-    else:
-        run_pk = None
-        diagnosis_id = run_or_legacy_session.session_id
-    workspace_id = run_or_legacy_session.workspace_id
-    query = run_or_legacy_session.query or ""
-    answer = run_or_legacy_session.answer
-
-    session.flush()
-    now = utcnow()
-    session.execute(
-        insert_for(session, Case.__table__)
-        .values(
-            case_id=new_case_id(),
-            workspace_id=workspace_id,
-            diagnosis_id=diagnosis_id,
-            run_pk=run_pk,
-            source_type=SourceType.AUTO.value,
-            fault_category=AUTO_CASE_CATEGORY,
-            title=query[:TITLE_MAX_CHARS],
-            root_cause=answer,
-            solution=answer,
-            created_by=AUTO_CASE_AUTHOR,
-            version=1,
-            created_at=now,
-            updated_at=now,
-        )
-        .on_conflict_do_nothing(index_elements=["workspace_id", "diagnosis_id"])
-    )
-    return session.scalars(
-        select(Case).where(Case.workspace_id == workspace_id, Case.diagnosis_id == diagnosis_id)
-    ).one()
-
-
-def promotion_blocker(target: Run | DiagnosisSession) -> str | None:
-    """Why a ``useful`` run (or legacy session) cannot become a case yet, or ``None``.
-
-    A case is the run's query and answer (SPEC 7), so only a finished run with an
-    answer is promoted: a RUNNING run or one whose answer is empty would make an empty
-    case in the library. Reasons: "the run is still RUNNING", "the run has no answer",
-    or both together.
-    """
-    running = target.status == "RUNNING"
-    no_answer = not (target.answer or "").strip()
-    if running and no_answer:
-        return "the run is still RUNNING and has no answer yet"
-    if running:
-        return "the run is still RUNNING"
-    if no_answer:
-        return "the run has no answer"
-    return None
-
-
-def promote_useful(session: Session, target: Run | DiagnosisSession) -> Case | None:
-    """The case of a ``useful`` run or legacy session (SPEC 6.2, 7): created when
-    ``promotion_blocker`` finds nothing in the way (``get_or_create_auto_case``),
-    otherwise the run's existing case if it has one (e.g. a MANUAL one), else ``None``
-    (the verdict is kept; the run is promoted once it finishes with an answer). No
-    access check, no commit."""
-    if promotion_blocker(target) is None:
-        return get_or_create_auto_case(session, target)
-    diagnosis_id = target.run_id if isinstance(target, Run) else target.session_id
-    return session.scalars(select(Case).where(
-        Case.workspace_id == target.workspace_id, Case.diagnosis_id == diagnosis_id)).one_or_none()
-
-
-def _case_of(session: Session, run: Run) -> Case | None:
-    return session.scalars(select(Case).where(
-        Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id)).one_or_none()
-
-
-def case_edited(case: Case) -> bool:
-    """Whether a person made or edited ``case``: a MANUAL case, or any saved edit
-    (``version`` > 1; the app never bumps it)."""
-    return case.source_type != SourceType.AUTO.value or case.version > 1
-
-
-def case_left_useful(session: Session, run: Run) -> Case | None:
-    """The run's verdict left ``useful`` (to not_useful or none; SPEC 7): an AUTO case no
-    person has edited is withdrawn (``withdrawn_at``: kept, gone from the library and
-    the exports); any other case stays, flagged "run no longer judged useful"
-    (``run_not_useful_at``). Returns the case, or ``None``. No access check, no commit."""
-    case = _case_of(session, run)
-    if case is None:
-        return None
-    now = utcnow()
-    if case_edited(case):
-        case.run_not_useful_at = case.run_not_useful_at or now
-    else:
-        case.withdrawn_at = case.withdrawn_at or now
-    return case
-
-
-def restore_case(session: Session, run: Run) -> Case | None:
-    """The run is judged ``useful`` again: its withdrawn case is back in the library and
-    the flag is cleared (SPEC 7). Returns the case, or ``None``. No commit."""
-    case = _case_of(session, run)
-    if case is not None and (case.withdrawn_at is not None or case.run_not_useful_at is not None):
-        case.withdrawn_at = None
-        case.run_not_useful_at = None
-    return case
-
-
-# --------------------------------------------------------------------------- the triage item
-
-
-def open_item_for_run(session: Session, run: Run, opened_reason: str = OPENED_NOT_USEFUL) -> TriageItem:
-    """The run's triage item, opened if there is none. Idempotent; no commit.
-
-    ``opened_reason``: ``"not_useful"`` (the run's verdict) or ``"negative_target"`` (a
-    negative rating of a citation / step / report, when the workspace setting
-    ``triage_negative_targets`` is on).
-
-    What happens to an existing item:
-    - ``new`` / ``triaged``: kept as it is (a lead may be working on it); a ``not_useful``
-      verdict upgrades the reason of an item opened for a negative target rating.
-    - ``resolved``: reopened (state ``new``, ``resolved_at`` cleared), assignee, category
-      and note kept. A run judged not useful again after its case was resolved, or after
-      a useful verdict closed it automatically, belongs in front of a lead again.
-    - ``wont_fix``: kept. A lead decided not to act on this run; more not-useful
-      verdicts are not new information about that decision.
-
-    Concurrent first openings end as one item without error (``INSERT … ON CONFLICT DO
-    NOTHING`` on the unique ``run_pk``, then a locked read).
-    """
-    session.flush()
-    now = utcnow()
-    session.execute(
-        insert_for(session, TriageItem.__table__)
-        .values(
-            workspace_id=run.workspace_id,
-            run_pk=run.id,
-            state=TriageState.NEW.value,
-            opened_reason=opened_reason,
-            version=1,
-            created_at=now,
-            updated_at=now,
-        )
-        .on_conflict_do_nothing(index_elements=["run_pk"])
-    )
-    item = session.scalars(
-        select(TriageItem).where(TriageItem.run_pk == run.id).with_for_update()
-    ).one()
-    changed = False
-    if item.state == TriageState.RESOLVED.value:
-        item.state = TriageState.NEW.value
-        item.resolved_at = None
-        item.opened_reason = opened_reason
-        record_triage_event(session, item, EVENT_AUTO_REOPENED, REOPENED_NOT_USEFUL
-                            if opened_reason == OPENED_NOT_USEFUL else
-                            "a part of the run was rated not helpful again")
-        changed = True
-    elif (
-        item.state in (TriageState.NEW.value, TriageState.TRIAGED.value)
-        and opened_reason == OPENED_NOT_USEFUL
-        and item.opened_reason != OPENED_NOT_USEFUL
-    ):
-        item.opened_reason = OPENED_NOT_USEFUL
-        changed = True
-    if changed:
-        item.version += 1
-    return item
-
-
-def close_item_on_useful(session: Session, run: Run) -> TriageItem | None:
-    """Resolve the run's triage item because its verdict became ``useful``
-    (``close_item_automatically``); no commit."""
-    return close_item_automatically(session, run, RESOLVED_USEFUL)
-
-
-def close_item_automatically(session: Session, run: Run, why: str) -> TriageItem | None:
-    """Resolve the run's triage item because nothing is left to triage (``why``: the
-    verdict became useful, or the last negative rating was withdrawn); no commit.
-
-    Only an item opened for a ``not_useful`` verdict and still open (``new`` /
-    ``triaged``) is resolved, with ``resolved_at`` = now and an entry in the item's
-    history saying why, with its time (``triage.history``); the lead's note is left
-    alone. Items opened for a negative citation / step / report rating stay open: a
-    useful answer does not fix a bad citation. Returns the item, or ``None`` when the run
-    has none.
-    """
-    item = session.scalars(
-        select(TriageItem).where(TriageItem.run_pk == run.id).with_for_update()
-    ).one_or_none()
-    if item is None:
-        return None
-    if item.opened_reason == OPENED_NOT_USEFUL and item.state in (
-        TriageState.NEW.value, TriageState.TRIAGED.value
-    ):
-        item.state = TriageState.RESOLVED.value
-        item.resolved_at = utcnow()
-        item.version += 1
-        record_triage_event(session, item, EVENT_AUTO_RESOLVED, why)
-    return item
