@@ -211,33 +211,44 @@ def _apply_event(batch: Batch, run: Any, ev: Event) -> tuple[str, str]:
     row = batch.rows.get(ev.id)
     if row is not None and row["run_pk"] != run.id:
         return "rejected", "this call id belongs to another run"
-
     if ev.event == "started":
-        if row is None:
-            row = _new_row(run, ev, batch, status=ToolCallStatus.STARTED.value, compensated=False)
-            batch.create(row)
-            log_row(row, ev.event, None)
-            return "created", ""
-        if not row["compensated"]:
-            return "unchanged", "replayed started event"
-        # Late facts win over stand-ins (SPEC 4): the real start, the real arguments.
-        if row["tool_name"] == "unknown" and ev.tool_name:
-            row["tool_name"] = ev.tool_name
-        if row["arguments"] is None and ev.arguments is not None:
-            row["arguments"] = ev.clean_arguments
-            row["arguments_length"] = (ev.lengths or {}).get("arguments_length")
-        if row["step_pk"] is None:
-            row["step_pk"] = batch.step_pk(run, ev.step_id)
-        batch.touch(row, row["status"])
-        if not ev.timestamp_given:
-            # Receipt time is not the start of a call that already ended: invent nothing.
-            return "updated", "late started event without timestamp: start time still unknown"
-        row["started_at"] = ev.timestamp
-        row["duration_ms"] = duration_ms(row["started_at"], row["completed_at"])
-        row["compensated"] = False
-        log_row(row, ev.event, None)
-        return "updated", "late started event filled in the real start time"
+        return _apply_started(batch, run, ev, row)
+    return _apply_terminal(batch, run, ev, row)
 
+
+def _fill_arguments(row: dict[str, Any], ev: Event) -> None:
+    # Late facts win over stand-ins (SPEC 4): arguments a compensated row lacked.
+    if row["arguments"] is None and ev.arguments is not None:
+        row["arguments"] = ev.clean_arguments
+        row["arguments_length"] = (ev.lengths or {}).get("arguments_length")
+
+
+def _apply_started(batch: Batch, run: Any, ev: Event, row: dict[str, Any] | None) -> tuple[str, str]:
+    if row is None:
+        row = _new_row(run, ev, batch, status=ToolCallStatus.STARTED.value, compensated=False)
+        batch.create(row)
+        log_row(row, ev.event, None)
+        return "created", ""
+    if not row["compensated"]:
+        return "unchanged", "replayed started event"
+    # Late facts win over stand-ins (SPEC 4): the real start, the real arguments.
+    if row["tool_name"] == "unknown" and ev.tool_name:
+        row["tool_name"] = ev.tool_name
+    _fill_arguments(row, ev)
+    if row["step_pk"] is None:
+        row["step_pk"] = batch.step_pk(run, ev.step_id)
+    batch.touch(row, row["status"])
+    if not ev.timestamp_given:
+        # Receipt time is not the start of a call that already ended: invent nothing.
+        return "updated", "late started event without timestamp: start time still unknown"
+    row["started_at"] = ev.timestamp
+    row["duration_ms"] = duration_ms(row["started_at"], row["completed_at"])
+    row["compensated"] = False
+    log_row(row, ev.event, None)
+    return "updated", "late started event filled in the real start time"
+
+
+def _apply_terminal(batch: Batch, run: Any, ev: Event, row: dict[str, Any] | None) -> tuple[str, str]:
     status = ev.event
     if row is None:
         row = _new_row(run, ev, batch, status=status, compensated=True)
@@ -252,9 +263,7 @@ def _apply_event(batch: Batch, run: Any, ev: Event) -> tuple[str, str]:
     was = row["status"]
     _finalise_row(row, ev)
     row.update(ev.retrieval)
-    if row["arguments"] is None and ev.arguments is not None:
-        row["arguments"] = ev.clean_arguments
-        row["arguments_length"] = (ev.lengths or {}).get("arguments_length")
+    _fill_arguments(row, ev)
     batch.touch(row, was)
     log_row(row, ev.event, ev.error)
     return "updated", ""
