@@ -78,6 +78,18 @@ class AuditRow:
     before: dict[str, Any] | None
     after: dict[str, Any] | None
 
+    def shown(self, side: str, key: str) -> str:
+        """The page's text for ``key`` of ``before`` or ``after`` (``side``): a JSON dump
+        with characters kept as typed (``ensure_ascii=False``, keys sorted) for Jinja to
+        escape once; ``"—"`` when that side lacks the key. Raises ``ValueError`` for
+        another side."""
+        if side not in ("before", "after"):
+            raise ValueError(f"side must be 'before' or 'after', not {side!r}")
+        values = self.before if side == "before" else self.after
+        if not values or key not in values:
+            return "—"
+        return json.dumps(values[key], ensure_ascii=False, sort_keys=True)
+
     def as_export(self, json_values: bool = False) -> dict[str, Any]:
         """The export row (``EXPORT_COLUMNS``): times in UTC ISO 8601; ``before`` /
         ``after`` as JSON text (CSV) or as objects (``json_values``, for JSONL)."""

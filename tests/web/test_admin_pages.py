@@ -270,3 +270,16 @@ def test_a_settings_change_reads_as_the_settings_page_wrote_it_default_included(
     assert "default" in changes and "NO_EVIDENCE | No evidence | agent" in changes
     assert "PAYMENTS | Payments | incident" in changes and '{&#34;code&#34;' not in changes
     assert "null" not in changes and "on" in changes
+
+
+def test_audit_log_shows_renamed_names_and_token_names_as_readable_text(client, login, session, site):
+    """A rename to `tau-bench R&D 'airline'` read `"tau-bench R\\u0026D \\u0027airline\\u0027"`
+    in the log (values went through `tojson`); they read as typed, HTML-escaped once."""
+    login(site.a1)
+    assert client.post(f"/admin/{site.w1.id}/rename",
+                       data={"name": "tau-bench R&D 'airline'"}).status_code == 303
+    client.post(f"/admin/{site.w1.id}/tokens", data={"name": "agent-<i>prod</i>"})
+    html = client.get(f"/admin/{site.w1.id}/audit").get_data(as_text=True)
+    changes = " ".join(re.findall(r'<td class="changes"[^>]*>(.*?)</td>', html, re.S))
+    assert "R&amp;D &#39;airline&#39;" in changes
+    assert "\\u00" not in html and "<i>prod</i>" not in html
