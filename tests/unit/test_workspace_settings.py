@@ -208,3 +208,35 @@ def test_each_setting_explains_its_format_on_the_page():
                                 "flask runs rescore).",
         "time_zone": "The workspace's default time zone (IANA name).",
     }
+
+
+def test_a_stored_value_is_described_as_the_page_writes_it():
+    """The audit log shows a change as the settings page writes it: a checkbox on / off, a
+    value never set as the default applied then, marked "(default)"."""
+    flag, zone, tools = (SETTINGS.get(code) for code in ("triage_negative_targets", "time_zone",
+                                                         "aiops_evidence_tools"))
+    assert (flag.describe(True), flag.describe(False), flag.describe(None)) == ("on", "off", "(default) off")
+    assert (zone.describe("Asia/Tokyo"), zone.describe(None)) == ("Asia/Tokyo", "(default) UTC")
+    assert tools.describe({"logs": ["a"]}) == "logs: a"
+    assert tools.describe(None) == "(default) " + show_evidence_tools({})
+
+
+def test_a_setting_row_cannot_be_changed():
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        SETTINGS.get("time_zone").label = "Zone"
+
+
+def test_evidence_tools_name_the_first_bad_tool():
+    assert _error(parse_evidence_tools, "a: ok, b@d, c@e") == (
+        "line 1: list tool names (letters, digits, _ . : / -), not 'b@d'")
+
+
+def test_an_unknown_setting_is_refused_naming_the_field():
+    from reviewapp.domain.vocabulary import UnknownValue
+
+    with pytest.raises(UnknownValue) as raised:
+        SETTINGS.get("colour")
+    assert str(raised.value) == ("setting: 'colour' is not one of feedback_reasons, triage_negative_targets, "
+                                 "fault_categories, aiops_evidence_tools, time_zone")
