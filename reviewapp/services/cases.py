@@ -227,12 +227,14 @@ def run_text(session: Session, run: Run) -> suggest_rules.RunText:
 @dataclass(frozen=True)
 class CaseDetail:
     """A case page: the case, its run (``None`` for a legacy session or a deleted run),
-    the workspace name and whether the actor may edit it."""
+    the workspace name, whether the actor may edit it, and the label of its fault category
+    in the workspace's vocabulary (the code itself for a category dropped since)."""
 
     case: Case
     run: Run | None
     workspace: str
     can_edit: bool
+    category_label: str = ""
 
 
 def get_case(session: Session, actor: Actor, case_id: str) -> CaseDetail:
@@ -242,7 +244,10 @@ def get_case(session: Session, actor: Actor, case_id: str) -> CaseDetail:
         raise Forbidden()  # blind review: a run's case shows once the actor rated it
     can_edit = get_case_for(session, actor, case.case_id, Role.LEAD) is not None
     ws_name = session.scalar(select(Workspace.name).where(Workspace.id == case.workspace_id))
-    return CaseDetail(case, case.run, ws_name or "", can_edit)
+    categories = categories_of(session, case.workspace_id)
+    label = (categories.get(case.fault_category).label if case.fault_category in categories
+             else case.fault_category)
+    return CaseDetail(case, case.run, ws_name or "", can_edit, label or "")
 
 
 @dataclass(frozen=True)

@@ -461,3 +461,15 @@ def test_the_export_reason_picker_offers_the_workspaces_own_reasons(client, logi
     datalist = html.split('id="xf-reasons"', 1)[1].split("</datalist>", 1)[0]
     assert '<option value="wrong_flight" label="Wrong &lt;flight&gt;">' in datalist
     assert 'value="incomplete"' not in datalist  # a default this workspace replaced
+
+
+def test_a_case_page_names_its_category_in_words_with_the_code_as_tooltip(client, login, site, make):
+    """Issue 17 item 13 on the case page: 'GENERAL' read as a code; a category dropped
+    from the workspace's list since stays as its code."""
+    known = make.case(site.ws, run=make.run(site.ws), fault_category="RETRIEVAL_MISS")
+    dropped = make.case(site.ws, run=make.run(site.ws), fault_category="LEGACY_THING")
+    login(site.users[Role.LEAD])
+    html = client.get(f"/cases/{known.case_id}").get_data(as_text=True)
+    assert '<dd title="RETRIEVAL_MISS">Retrieval miss</dd>' in html
+    html = client.get(f"/cases/{dropped.case_id}").get_data(as_text=True)
+    assert '<dd title="LEGACY_THING">LEGACY_THING</dd>' in html
