@@ -72,6 +72,11 @@ class Registry(Generic[R]):
         """The label people read for ``code``. Raises ``UnknownValue``."""
         return self.get(code).label
 
+    def label_or_code(self, code: str | None) -> str:
+        """The label of ``code``, or ``code`` itself ("" for ``None``) when it is not in the
+        registry (a value kept from an older vocabulary, e.g. a dropped fault category)."""
+        return self.label(code) if code in self else (code or "")
+
     def choices(self) -> tuple[tuple[str, str], ...]:
         """(code, label) pairs in table order, for selects and form validation."""
         return tuple((row.code, row.label) for row in self._rows.values())

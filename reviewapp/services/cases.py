@@ -227,8 +227,7 @@ def run_text(session: Session, run: Run) -> suggest_rules.RunText:
 @dataclass(frozen=True)
 class CaseDetail:
     """A case page: the case, its run (``None`` for a legacy session or a deleted run),
-    the workspace name, whether the actor may edit it, and the label of its fault category
-    in the workspace's vocabulary (the code itself for a category dropped since)."""
+    the workspace name, whether the actor may edit it, its fault category's label."""
 
     case: Case
     run: Run | None
@@ -244,10 +243,8 @@ def get_case(session: Session, actor: Actor, case_id: str) -> CaseDetail:
         raise Forbidden()  # blind review: a run's case shows once the actor rated it
     can_edit = get_case_for(session, actor, case.case_id, Role.LEAD) is not None
     ws_name = session.scalar(select(Workspace.name).where(Workspace.id == case.workspace_id))
-    categories = categories_of(session, case.workspace_id)
-    label = (categories.get(case.fault_category).label if case.fault_category in categories
-             else case.fault_category)
-    return CaseDetail(case, case.run, ws_name or "", can_edit, label or "")
+    return CaseDetail(case, case.run, ws_name or "", can_edit,
+                      categories_of(session, case.workspace_id).label_or_code(case.fault_category))
 
 
 @dataclass(frozen=True)
