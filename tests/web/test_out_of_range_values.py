@@ -48,7 +48,7 @@ def test_out_of_range_bulk_items_are_400_naming_items(client, lead, token, actio
 
 @pytest.mark.parametrize("field", ["date_from", "date_to"])
 @pytest.mark.parametrize("value", ["9999-12-31", "0001-01-01", "1999-12-31", "2101-01-01"])
-@pytest.mark.parametrize("url", ["/dashboard/?{}={}", "/exports/feedback.csv?{}={}",
+@pytest.mark.parametrize("url", ["/dashboard/?{}={}", "/exports/feedback.csv?{}={}", "/exports/decisions.csv?{}={}",
                                  "/exports/feedback.jsonl?{}={}", "/triage/?{}={}"])
 def test_dates_beyond_the_data_years_are_400_naming_the_field(client, lead, url, field, value):
     response = client.get(url.format(field, value))
