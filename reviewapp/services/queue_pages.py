@@ -1,0 +1,249 @@
+"""Review queues read for the pages (issue 16): the queue list with progress, per-reviewer
+progress, a queue's items, the item opened on a run page, and what a lead may pick.
+Split from ``review_queues``; every public name is importable from there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    and_,
+    distinct,
+    func,
+    select,
+)
+from sqlalchemy.orm import Session, aliased
+
+from ..actors import Actor, Role
+from ..domain.queues import (
+    REVIEWERS_NAMED,
+)
+from ..errors import Forbidden, ValidationFailed
+from ..models import (
+    Feedback,
+    Membership,
+    QueueAssignment,
+    QueueItem,
+    ReviewQueue,
+    Run,
+    User,
+    Workspace,
+)
+from ..models.base import utcnow
+from ..queries import scope_to_actor
+from .answer import answer_rating_condition
+from .params import id_value
+from .queue_assignment import (
+    may_review,
+    workspace_reviewers,
+)
+from .queue_assignment import (
+    named as named_reviewers,
+)
+from .queue_work import QueueProgress, _item_for, get_queue, next_item, progress
+
+# --- reading for the pages ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """One queue of the list: the queue, its workspace's name, whether the actor leads
+    the workspace and may review the queue, and its progress for the actor."""
+
+    queue: ReviewQueue
+    workspace_name: str
+    is_lead: bool
+    may_review: bool
+    progress: QueueProgress
+
+
+def _queues_with_roles(session: Session, actor: Actor) -> list[tuple[ReviewQueue, str, str]]:
+    if not actor.is_user:
+        raise Forbidden()
+    return [(q, name, role) for q, name, role in session.execute(
+        select(ReviewQueue, Workspace.name, Membership.role)
+        .join(Workspace, Workspace.id == ReviewQueue.workspace_id)
+        .join(Membership, and_(Membership.workspace_id == ReviewQueue.workspace_id,
+                               Membership.user_id == actor.user_id))
+        .where(Membership.role.in_(Role.REVIEWER.at_least()))
+        .order_by(Workspace.name, ReviewQueue.name))]
+
+
+def list_queues(session: Session, actor: Actor, now: datetime | None = None) -> list[QueueRow]:
+    """The queues of every workspace where the actor is a reviewer or more, by workspace
+    and name. ``Forbidden`` for an actor that is not a user."""
+    rows = []
+    for queue, ws_name, role in _queues_with_roles(session, actor):
+        rows.append(QueueRow(queue, ws_name, role in Role.LEAD.at_least(),
+                             may_review(session, queue, actor.user_id),
+                             progress(session, actor, queue.id, now)))
+    return rows
+
+
+def reviewable_queues(session: Session, actor: Actor) -> list[ReviewQueue]:
+    """The queues the actor may review (reviewer of the workspace; all, or named)."""
+    return [q for q, _, _ in _queues_with_roles(session, actor)
+            if may_review(session, q, actor.user_id)]
+
+
+def next_for_me(session: Session, actor: Actor, queue_id: Any = None,
+                exclude: int | None = None, now: datetime | None = None) -> QueueItem | None:
+    """"My next item": the actor's next item (``next_item``, reserved) in the given queue,
+    or across the queues they may review in list order; ``None`` when none has one.
+    Commits."""
+    if queue_id not in (None, ""):
+        return next_item(session, actor, queue_id, now, exclude)
+    for queue in reviewable_queues(session, actor):
+        found = next_item(session, actor, queue.id, now, exclude)
+        if found is not None:
+            return found
+    return None
+
+
+@dataclass(frozen=True)
+class ReviewerProgress:
+    """A reviewer of a queue: ``rated`` items (their answer rating), ``assigned`` items
+    (assigned queues), ``holding`` items they hold right now."""
+
+    user_id: int
+    username: str
+    rated: int
+    assigned: int
+    holding: int
+
+
+def reviewer_progress(session: Session, actor: Actor, queue_id: Any,
+                      now: datetime | None = None) -> list[ReviewerProgress]:
+    """Per-reviewer progress of a queue, for its workspace's leads (``Forbidden``
+    otherwise): everyone who may review it plus anyone who rated or holds an item."""
+    queue = get_queue(session, actor, queue_id, Role.LEAD)
+    now = now or utcnow()
+    rated = dict(session.execute(
+        select(Feedback.author_id, func.count(distinct(QueueItem.id)))
+        .select_from(Feedback).join(Run, Run.id == Feedback.run_pk)
+        .join(QueueItem, QueueItem.run_pk == Feedback.run_pk)
+        .where(QueueItem.queue_id == queue.id, answer_rating_condition())
+        .group_by(Feedback.author_id)).all())
+    assigned = dict(session.execute(
+        select(QueueAssignment.user_id, func.count())
+        .join(QueueItem, QueueItem.id == QueueAssignment.item_id)
+        .where(QueueItem.queue_id == queue.id).group_by(QueueAssignment.user_id)).all())
+    holding = dict(session.execute(
+        select(QueueItem.reserved_by, func.count())
+        .where(QueueItem.queue_id == queue.id, QueueItem.reserved_by.is_not(None),
+               QueueItem.reserved_until > now).group_by(QueueItem.reserved_by)).all())
+    people = dict(workspace_reviewers(session, queue.workspace_id))
+    ids = set(named_reviewers(session, queue.id)) if queue.reviewers == REVIEWERS_NAMED \
+        else set(people)
+    ids |= set(rated) | set(assigned) | set(holding)
+    names = dict(session.execute(select(User.id, User.username).where(User.id.in_(ids))).all())
+    return sorted((ReviewerProgress(uid, names.get(uid, "?"), rated.get(uid, 0),
+                                    assigned.get(uid, 0), holding.get(uid, 0))
+                   for uid in ids), key=lambda r: r.username)
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    """An item of a queue's page: its run (pk, agent's id, question), why it is there
+    (``source`` rule | manual, ``added_by`` username, ``added_at`` UTC), how many rated
+    it of ``needed``, ``completed_at``, who holds it until when, who it is assigned to."""
+
+    item_id: int
+    run_pk: int
+    run_id: str
+    query: str
+    source: str
+    added_by: str | None
+    added_at: datetime
+    ratings_count: int
+    needed: int
+    completed_at: datetime | None
+    reserved_by: str | None
+    reserved_until: datetime | None
+    assignees: tuple[str, ...]
+
+
+ITEMS_PER_PAGE = 50
+QUERY_PREVIEW = 140
+
+
+def list_items(session: Session, actor: Actor, queue_id: Any, page: Any = 1,
+               now: datetime | None = None) -> tuple[ReviewQueue, list[ItemRow], int]:
+    """A page (50, by id) of the queue's items for its workspace's leads: (queue, rows,
+    total items). ``Forbidden`` otherwise; ``ValidationFailed`` (``page``) for a page
+    that is not a whole number from 1."""
+    queue = get_queue(session, actor, queue_id, Role.LEAD)
+    number = id_value(page, "page", "must be a page number from 1") or 1
+    now = now or utcnow()
+    adder, holder = aliased(User), aliased(User)
+    total = session.scalar(select(func.count()).where(QueueItem.queue_id == queue.id)) or 0
+    rows = session.execute(
+        select(QueueItem, Run.run_id, func.substr(Run.query, 1, QUERY_PREVIEW),
+               adder.username, holder.username)
+        .join(Run, Run.id == QueueItem.run_pk)
+        .outerjoin(adder, adder.id == QueueItem.added_by)
+        .outerjoin(holder, holder.id == QueueItem.reserved_by)
+        .where(QueueItem.queue_id == queue.id).order_by(QueueItem.id)
+        .offset((number - 1) * ITEMS_PER_PAGE).limit(ITEMS_PER_PAGE)).all()
+    ids = [row[0].id for row in rows]
+    who: dict[int, list[str]] = {}
+    for item_id, username in session.execute(
+            select(QueueAssignment.item_id, User.username)
+            .join(User, User.id == QueueAssignment.user_id)
+            .where(QueueAssignment.item_id.in_(ids)).order_by(User.username)):
+        who.setdefault(item_id, []).append(username)
+    out = []
+    for item, run_id, query, added_by, held_by in rows:
+        live = item.reserved_until is not None and item.reserved_until > now
+        out.append(ItemRow(item.id, item.run_pk, run_id, query or "", item.source, added_by,
+                           item.created_at, item.ratings_count, queue.reviewers_per_run,
+                           item.completed_at, held_by if live else None,
+                           item.reserved_until if live else None,
+                           tuple(who.get(item.id, ()))))
+    return queue, out, total
+
+
+@dataclass(frozen=True)
+class OpenItem:
+    """The queue item a run page was opened for: the item, its queue, whether the actor
+    holds it and until when (UTC)."""
+
+    item: QueueItem
+    queue: ReviewQueue
+    held: bool
+    until: datetime | None
+
+
+def open_item(session: Session, actor: Actor, item_id: Any, run_pk: int,
+              now: datetime | None = None) -> OpenItem | None:
+    """The item for the run page's queue bar, or ``None`` when it is not an item of this
+    run the actor can see (the bar is then left out; nothing is refused)."""
+    try:
+        item, queue = _item_for(session, actor, item_id)
+    except (Forbidden, ValidationFailed):
+        return None
+    if item.run_pk != run_pk:
+        return None
+    now = now or utcnow()
+    held = item.reserved_by == actor.user_id and item.reserved_until is not None \
+        and item.reserved_until > now
+    return OpenItem(item, queue, held, item.reserved_until if held else None)
+
+
+def lead_queues(session: Session, actor: Actor) -> list[tuple[int, str, str]]:
+    """(queue id, queue name, workspace name) of every queue the actor leads (for the
+    runs list's "Add to queue")."""
+    return [(q.id, q.name, ws) for q, ws, role in _queues_with_roles(session, actor)
+            if role in Role.LEAD.at_least()]
+
+
+def led_workspaces(session: Session, actor: Actor) -> list[tuple[int, str]]:
+    """(id, name) of the workspaces the actor leads (where they may create queues), by
+    name; empty for anyone else."""
+    if not actor.is_user:
+        return []
+    return [(i, n) for i, n in session.execute(scope_to_actor(
+        select(Workspace.id, Workspace.name), actor, Workspace.id, Role.LEAD)
+        .order_by(Workspace.name))]

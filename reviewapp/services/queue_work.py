@@ -1,0 +1,252 @@
+"""Working through a review queue (issue 16): a reviewer's next item and its reservation
+(renew, release), the queue's progress, and the access check of a queue and an item.
+Split from ``review_queues`` (whose docstring states the rules); every public name is
+importable from there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cache
+from typing import Any
+
+from sqlalchemy import (
+    Integer,
+    and_,
+    bindparam,
+    case,
+    distinct,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.orm import Session
+
+from ..actors import Actor, Role
+from ..db_setup import read_intent
+from ..domain.queues import (
+    ASSIGN_OPEN,
+)
+from ..errors import Conflict, Forbidden
+from ..models import (
+    Feedback,
+    QueueItem,
+    ReviewQueue,
+    Run,
+)
+from ..models.base import utcnow
+from ..queries import scope_to_actor
+from .answer import answer_rating_condition
+from .params import id_value
+from .queue_assignment import (
+    assigned_condition,
+    may_review,
+)
+
+CANDIDATES = 20
+
+
+@dataclass(frozen=True)
+class QueueProgress:
+    """``items`` in the queue, ``complete`` of them (N reviewers rated), ``mine``: items
+    the actor has rated, ``reserved``: items held by someone right now."""
+
+    items: int
+    complete: int
+    mine: int
+    reserved: int
+
+
+def get_queue(session: Session, actor: Actor, queue_id: Any,
+              min_role: Role = Role.REVIEWER) -> ReviewQueue:
+    """The queue if the actor has ``min_role`` in its workspace, else ``Forbidden``
+    (missing and foreign alike)."""
+    pk = id_value(queue_id, "queue", "must be a queue id")
+    found = session.scalar(scope_to_actor(select(ReviewQueue).where(ReviewQueue.id == pk),
+                                          actor, ReviewQueue.workspace_id, min_role))
+    if found is None:
+        raise Forbidden()
+    return found
+
+
+# --- working through a queue -----------------------------------------------------------
+
+
+def _rated_by(user_col: Any) -> Any:
+    """EXISTS: the user in ``user_col`` rated the item's run's answer."""
+    return (select(Feedback.id).join(Run, Run.id == Feedback.run_pk)
+            .where(Feedback.run_pk == QueueItem.run_pk, Feedback.author_id == user_col,
+                   answer_rating_condition())
+            .exists())
+
+
+def _free_for(user_id: Any, now: Any) -> Any:
+    """The item is not held by anyone else right now."""
+    return or_(QueueItem.reserved_by.is_(None), QueueItem.reserved_until.is_(None),
+               QueueItem.reserved_until <= now, QueueItem.reserved_by == user_id,
+               _rated_by(QueueItem.reserved_by))
+
+
+@dataclass(frozen=True)
+class _NextStatements:
+    held: Any
+    candidates: Any
+    claim: Any
+    item: Any
+
+
+@cache
+def _next_statements(assigned: bool) -> _NextStatements:
+    """The statements of ``next_item``, built once with bound parameters (``:queue_id``,
+    ``:user_id``, ``:now``, ``:until``, ``:item_id``): their construction and compilation
+    cost more than running them (the issue 16 benchmark), so both are reused.
+    ``assigned``: the queue assigns items, so only the user's own are open to them."""
+    when = QueueItem.__table__.c.reserved_until.type
+    user = bindparam("user_id", type_=Integer)
+    now = bindparam("now", type_=when)
+    open_conds = [QueueItem.queue_id == bindparam("queue_id", type_=Integer),
+                  QueueItem.completed_at.is_(None),  # an index range, not a count
+                  QueueItem.id != bindparam("exclude", type_=Integer),
+                  ~_rated_by(user)]
+    if assigned:
+        open_conds.append(assigned_condition(user))
+    free = _free_for(user, now)
+    return _NextStatements(
+        held=select(QueueItem.id).where(*open_conds, QueueItem.reserved_by == user,
+                                        QueueItem.reserved_until > now)
+        .order_by(QueueItem.id).limit(1),
+        candidates=select(QueueItem.id).where(*open_conds, free)
+        .order_by(QueueItem.id).limit(CANDIDATES),
+        claim=update(QueueItem).where(QueueItem.id == bindparam("item_id", type_=Integer), free)
+        .values(reserved_by=user, reserved_until=bindparam("until", type_=when),
+                updated_at=now),
+        item=select(QueueItem).where(QueueItem.id == bindparam("item_id", type_=Integer))
+        .execution_options(populate_existing=True),
+    )
+
+
+def next_item(session: Session, actor: Actor, queue_id: Any,
+              now: datetime | None = None, exclude: int | None = None) -> QueueItem | None:
+    """Reserve and return the actor's next item: the one they already hold, else the
+    oldest open item nobody else holds; ``None`` when there is none. An item is open
+    while not complete (its stored ``completed_at``) and not rated by the actor, and in
+    an assigned queue (round-robin, by hand) only when assigned to the actor. A held
+    item is never handed to anyone else until its reservation expires (or its holder has
+    rated it). The reservation lasts the queue's ``reservation_minutes``. A reviewer of
+    the workspace who may review the queue (all, or named) may ask (``Forbidden``
+    otherwise). ``exclude``: an item id not to hand out (the one just skipped). Commits.
+
+    The search runs in a read transaction of its own (``read_intent``: on SQLite it
+    does not hold the write lock while it skips items); only the claim, one conditional
+    UPDATE of one row, writes."""
+    if not actor.is_user:
+        raise Forbidden()
+    queue = get_queue(session, actor, queue_id, Role.REVIEWER)
+    if not may_review(session, queue, actor.user_id):
+        raise Forbidden()
+    now = now or utcnow()
+    params = {"queue_id": queue.id, "user_id": actor.user_id, "now": now,
+              "exclude": exclude or 0,
+              "until": now + timedelta(minutes=queue.reservation_minutes)}
+    session.commit()
+    stmts = _next_statements(queue.assignment != ASSIGN_OPEN)
+    first = True
+    while True:
+        with read_intent():
+            connection = session.connection()
+            held = connection.execute(stmts.held, params).scalar() if first else None
+            candidates = [held] if held is not None else list(
+                connection.execute(stmts.candidates, params).scalars())
+            session.commit()
+        first = False
+        if not candidates:
+            return None
+        for item_id in candidates:
+            claimed = session.connection().execute(
+                stmts.claim, {**params, "item_id": item_id}).rowcount
+            session.commit()
+            if claimed:
+                with read_intent():  # a read: on SQLite it must not take the write lock
+                    return session.scalars(stmts.item, {"item_id": item_id}).one()
+        # every candidate was taken meanwhile: look again
+
+
+def renew(session: Session, actor: Actor, item_id: Any, now: datetime | None = None
+          ) -> datetime:
+    """Extend the actor's reservation of the item (the page is still open); returns the
+    new end. ``Conflict`` when the actor does not hold it (expired and taken, or
+    released); ``Forbidden`` for an item they cannot see. Commits."""
+    item, queue = _item_for(session, actor, item_id)
+    now = now or utcnow()
+    until = now + timedelta(minutes=queue.reservation_minutes)
+    done = session.execute(
+        update(QueueItem).where(QueueItem.id == item.id, QueueItem.reserved_by == actor.user_id)
+        .values(reserved_until=until, updated_at=now)
+        .execution_options(synchronize_session=False)).rowcount
+    session.commit()
+    if not done:
+        raise Conflict("item: you no longer hold this item")
+    return until
+
+
+def release(session: Session, actor: Actor, item_id: Any) -> bool:
+    """Give up the actor's reservation (skip); ``False`` when they did not hold it.
+    Commits."""
+    item, _ = _item_for(session, actor, item_id)
+    done = session.execute(
+        update(QueueItem).where(QueueItem.id == item.id, QueueItem.reserved_by == actor.user_id)
+        .values(reserved_by=None, reserved_until=None)
+        .execution_options(synchronize_session=False)).rowcount
+    session.commit()
+    return bool(done)
+
+
+def _item_for(session: Session, actor: Actor, item_id: Any, min_role: Role = Role.REVIEWER
+              ) -> tuple[QueueItem, ReviewQueue]:
+    if not actor.is_user:
+        raise Forbidden()
+    pk = id_value(item_id, "item", "must be a queue item id")
+    row = session.execute(scope_to_actor(
+        select(QueueItem, ReviewQueue).join(ReviewQueue, ReviewQueue.id == QueueItem.queue_id)
+        .where(QueueItem.id == pk), actor, ReviewQueue.workspace_id, min_role)
+    ).one_or_none()
+    if row is None:
+        raise Forbidden()
+    return row[0], row[1]
+
+
+def progress(session: Session, actor: Actor, queue_id: Any, now: datetime | None = None
+             ) -> QueueProgress:
+    """Counts of the queue for the actor (``QueueProgress``). ``Forbidden`` unless a
+    reviewer of its workspace."""
+    queue = get_queue(session, actor, queue_id, Role.REVIEWER)
+    now = now or utcnow()
+    row = session.execute(select(
+        func.count(),
+        func.coalesce(func.sum(_case(QueueItem.completed_at.is_not(None))), 0),
+        func.coalesce(func.sum(_case(and_(QueueItem.reserved_by.is_not(None),
+                                          QueueItem.reserved_until > now))), 0),
+    ).where(QueueItem.queue_id == queue.id)).one()
+    mine = 0
+    if actor.is_user:  # from the actor's ratings, not from every item
+        mine = session.scalar(
+            select(func.count(distinct(QueueItem.id)))
+            .select_from(Feedback).join(Run, Run.id == Feedback.run_pk)
+            .join(QueueItem, QueueItem.run_pk == Feedback.run_pk)
+            .where(QueueItem.queue_id == queue.id, Feedback.author_id == actor.user_id,
+                   answer_rating_condition())) or 0
+    return QueueProgress(items=int(row[0]), complete=int(row[1]), mine=int(mine),
+                         reserved=int(row[2]))
+
+
+def _case(condition: Any) -> Any:
+    """1 where ``condition`` holds, else 0 (for SUM)."""
+    return case((condition, 1), else_=0)
+
+
+def exists_item(session: Session, queue_id: int, run_pk: int) -> bool:
+    """Whether the run is in the queue (no access check: tests and callers that did)."""
+    return bool(session.scalar(select(exists().where(QueueItem.queue_id == queue_id,
+                                                     QueueItem.run_pk == run_pk))))
