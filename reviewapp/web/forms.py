@@ -16,7 +16,15 @@ from wtforms import (
     StringField,
     TextAreaField,
 )
-from wtforms.validators import AnyOf, DataRequired, Length, NumberRange, Optional, Regexp
+from wtforms.validators import (
+    AnyOf,
+    DataRequired,
+    InputRequired,
+    Length,
+    NumberRange,
+    Optional,
+    Regexp,
+)
 from wtforms.widgets import HiddenInput
 
 from ..domain.consensus import DISPUTE_RULES
@@ -258,12 +266,12 @@ class QueueForm(FlaskForm):
     q = StringField("Text", validators=[Optional(), Length(max=200)],
                     render_kw={"placeholder": "Words in the query, answer or tool calls"})
     sample_percent = IntegerField("Sample (% of matching runs)",
-                                  validators=[DataRequired(), NumberRange(1, 100)])
+                                  validators=[InputRequired(), NumberRange(1, 100)])
     reviewers_per_run = IntegerField("Reviewers per run", validators=[
-        DataRequired(), NumberRange(REVIEWERS_MIN, REVIEWERS_MAX)])
+        InputRequired(), NumberRange(REVIEWERS_MIN, REVIEWERS_MAX)])
     blind = BooleanField("Blind review: reviewers see no other rating until they have rated")
     reservation_minutes = IntegerField("Reservation (minutes)", validators=[
-        DataRequired(), NumberRange(1, RESERVATION_MAX_MINUTES)])
+        InputRequired(), NumberRange(1, RESERVATION_MAX_MINUTES)])
     reviewers = StringField("Who may review", validators=[AnyOf(list(REVIEWER_SCOPES))])
     assignment = StringField("Assignment", validators=[AnyOf(list(ASSIGNMENT_MODES))])
     dispute_rule = StringField("When reviewers disagree", validators=[
