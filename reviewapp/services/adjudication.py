@@ -268,8 +268,9 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     (``ValidationFailed`` naming ``note``). The run must be in a queue with more than one
     reviewer per run (``ValidationFailed`` naming ``run``) of a workspace the actor leads
     (``Forbidden`` otherwise, and for a missing run). The verdict takes the one path of
-    every verdict (``apply_verdict``: case for useful, triage item for not useful) and
-    the decision stands against later ratings."""
+    every verdict (``apply_verdict``: case for useful, triage item for not useful; a case
+    made now has ``created_by`` = the lead's username) and the decision stands against
+    later ratings."""
     pk = id_value(run_pk, "run", "must be a run id")
     run = get_run_for(session, actor, pk, Role.LEAD) if pk is not None else None
     if run is None or not actor.is_user:
@@ -285,7 +286,8 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     decision = VerdictDecision(workspace_id=run.workspace_id, run_pk=run.id, queue_id=queue.id,
                                decided_by=actor.user_id, verdict=chosen, note=text)
     session.add(decision)
-    case_id = apply_verdict(session, run, chosen)
+    lead = session.scalar(select(User.username).where(User.id == actor.user_id))
+    case_id = apply_verdict(session, run, chosen, author=lead or actor.label)
     session.flush()
     result = DecisionResult(decision.id, run.id, chosen, case_id)
     session.commit()

@@ -110,17 +110,19 @@ def store_verdict(session: Session, run: Run, verdict: str | None) -> str | None
     return previous
 
 
-def apply_verdict(session: Session, run: Run, verdict: str) -> str | None:
+def apply_verdict(session: Session, run: Run, verdict: str,
+                  author: str = AUTO_CASE_AUTHOR) -> str | None:
     """Set ``run.feedback`` and its consequences; returns the case id of a useful run
     (``None`` while the run cannot be promoted: RUNNING or no answer, SPEC 7).
     The one code path of both the verdict API and answer-level ratings (SPEC 6.2).
+    ``author``: the ``created_by`` of a case made now (a lead's decision names the lead).
 
     Leaving ``useful`` withdraws or flags the run's case (``case_left_useful``); coming
     back restores it (``restore_case``)."""
     previous = store_verdict(session, run, verdict)
     if verdict == "useful":
         restore_case(session, run)
-        case = promote_useful(session, run)
+        case = promote_useful(session, run, author)
         close_item_on_useful(session, run)
         return case.case_id if case is not None else None
     if previous == "useful":

@@ -22,13 +22,15 @@ AUTO_CASE_CATEGORY = "GENERAL"
 TITLE_MAX_CHARS = 100
 
 
-def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | DiagnosisSession) -> Case:
+def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | DiagnosisSession,
+                            author: str = AUTO_CASE_AUTHOR) -> Case:
     """The case of a useful run, created on first use (SPEC 7). No access check, no commit.
 
     ``diagnosis_id`` is the run's ``run_id``, or the ``session_id`` of a legacy session
     (which has no runs). A new case gets ``source_type`` AUTO, ``fault_category`` GENERAL,
     ``title`` = the first 100 characters of the query, ``root_cause`` = ``solution`` = the
-    answer and ``created_by`` "system". An existing case for the same (workspace,
+    answer and ``created_by`` ``author`` ("system" unless a lead's decision made it:
+    then the lead's username, at most 80 characters). An existing case for the same (workspace,
     diagnosis_id), automatic or manual, is returned unchanged: curated edits survive
     further ``useful`` verdicts.
 
@@ -60,7 +62,7 @@ def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | Diagn
             title=query[:TITLE_MAX_CHARS],
             root_cause=answer,
             solution=answer,
-            created_by=AUTO_CASE_AUTHOR,
+            created_by=author[:80],
             version=1,
             created_at=now,
             updated_at=now,
@@ -91,14 +93,15 @@ def promotion_blocker(target: Run | DiagnosisSession) -> str | None:
     return None
 
 
-def promote_useful(session: Session, target: Run | DiagnosisSession) -> Case | None:
+def promote_useful(session: Session, target: Run | DiagnosisSession,
+                   author: str = AUTO_CASE_AUTHOR) -> Case | None:
     """The case of a ``useful`` run or legacy session (SPEC 6.2, 7): created when
     ``promotion_blocker`` finds nothing in the way (``get_or_create_auto_case``),
     otherwise the run's existing case if it has one (e.g. a MANUAL one), else ``None``
     (the verdict is kept; the run is promoted once it finishes with an answer). No
     access check, no commit."""
     if promotion_blocker(target) is None:
-        return get_or_create_auto_case(session, target)
+        return get_or_create_auto_case(session, target, author)
     diagnosis_id = target.run_id if isinstance(target, Run) else target.session_id
     return session.scalars(select(Case).where(
         Case.workspace_id == target.workspace_id, Case.diagnosis_id == diagnosis_id)).one_or_none()
