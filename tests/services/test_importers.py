@@ -290,3 +290,16 @@ def test_a_folder_is_refused_with_a_hint(session, make, tmp_path):
     with pytest.raises(importers.RecordError) as err:
         importers.import_files(session, SYSTEM, make.workspace().id, [tmp_path])
     assert "is a folder" in str(err.value)
+
+
+@pytest.mark.parametrize("content", ["[]", " [ \n ] \n"])
+def test_cli_import_of_an_empty_array_says_the_file_has_no_records(runner, make, session, tmp_path, content):
+    """A file holding ``[]`` was refused as "unsupported format"; it is a JSON array with
+    no record, and the message says so."""
+    ws = make.workspace()
+    path = tmp_path / "none.json"
+    path.write_text(content)
+    result = runner.invoke(args=["runs", "import", str(path), "--workspace", ws.slug])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == ["Error: none.json: the file has no records (an empty JSON array)"]
+    assert count(session, Run) == 0

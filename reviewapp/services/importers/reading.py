@@ -91,10 +91,13 @@ def _layout(path: Path) -> str:
     return "lines"
 
 
+_NO_RECORD = object()  # an array without an item (``[]``), apart from ``[null]``
+
+
 def _first_record(source: _Source) -> Any:
     with source.path.open("rb") as handle:
         if source.layout == "array":
-            return next(iter(ijson.items(handle, "item", use_float=True)), None)
+            return next(iter(ijson.items(handle, "item", use_float=True)), _NO_RECORD)
         if source.layout == "object":
             return json.load(handle)
         for raw in handle:
@@ -156,7 +159,8 @@ def unsupported(path: Path) -> RecordError:
 
 def detect_format(path: Path) -> str:
     """The format of ``path`` judged from its first record. Raises ``RecordError`` naming
-    the file and the supported formats when none fits."""
+    the file: for an empty file or an empty array (``[]``, "no records"), for invalid
+    JSON, and with the supported formats when none fits."""
     if path.is_dir():
         raise RecordError(f"{path.name}: is a folder; pass its files (e.g. {path.name}/*.jsonl)")
     with path.open("rb") as handle:
@@ -168,6 +172,8 @@ def detect_format(path: Path) -> str:
         record = _first_record(source)
     except (ValueError, ijson.JSONError) as exc:
         raise RecordError(f"{path.name}: not valid JSON ({exc})") from None
+    if record is _NO_RECORD:
+        raise RecordError(f"{path.name}: the file has no records (an empty JSON array)")
     if record is None and source.layout == "lines":
         raise RecordError(f"{path.name}: not valid JSON lines (the first record does not parse)")
     if isinstance(record, list) and _chat_messages(record):
