@@ -9,9 +9,6 @@ import pytest
 
 from reviewapp.domain.pagination import decode_keyset, encode_keyset
 from reviewapp.domain.timeline import (
-    AXIS_WIDTH,
-    MIN_BAR,
-    OPEN_MARKER,
     Bar,
     CallTiming,
     Layout,
@@ -42,7 +39,7 @@ def test_a_call_without_end_event_is_a_marker_at_its_start():
     placed = layout([CallTiming(at(0), at(4)), CallTiming(at(1), None)])
     open_bar = placed.bars[1]
     assert open_bar.open_ended
-    assert (open_bar.x, open_bar.width) == (250, OPEN_MARKER)
+    assert (open_bar.x, open_bar.width) == (250, 12)  # the marker: 12 wide on the 1000-wide axis
     assert placed.span_ms == 4000
 
 
@@ -50,7 +47,7 @@ def test_the_axis_is_made_from_the_calls_times_not_the_run_end():
     """Issue 17 item 6: a run that ended long after its calls does not stretch the axis."""
     placed = layout([CallTiming(at(0), at(1))], until=at(4 * 86_400))
     assert placed.span_ms == 1000
-    assert placed.bars[0].width == AXIS_WIDTH
+    assert placed.bars[0].width == 1000  # the whole 1000-wide axis
 
 
 def test_a_lone_open_call_has_no_made_up_span():
@@ -58,21 +55,21 @@ def test_a_lone_open_call_has_no_made_up_span():
     placed = layout([CallTiming(at(0), None)], until=at(4 * 86_400))
     assert placed.has_axis and placed.span_ms == 0
     assert placed.ticks == ["0 ms", "", "", "", ""]
-    assert (placed.bars[0].x, placed.bars[0].width, placed.bars[0].open_ended) == (0, OPEN_MARKER, True)
+    assert (placed.bars[0].x, placed.bars[0].width, placed.bars[0].open_ended) == (0, 12, True)
 
 
 def test_a_call_that_ended_before_it_started_says_so():
     placed = layout([CallTiming(at(0), at(10)), CallTiming(at(5), at(3))])
     backwards = placed.bars[1]
     assert backwards.ended_before_start and not placed.bars[0].ended_before_start
-    assert (backwards.x, backwards.width) == (500, MIN_BAR)
+    assert (backwards.x, backwards.width) == (500, 4)  # widened to the 4-unit minimum
     assert placed.span_ms == 10_000
 
 
 def test_layout_keeps_a_zero_length_call_visible():
     # A compensated call: start == end.
     placed = layout([CallTiming(at(0), at(10)), CallTiming(at(5), at(5))])
-    assert placed.bars[1].width == MIN_BAR
+    assert placed.bars[1].width == 4  # widened to the 4-unit minimum
     assert placed.bars[1].x == 500
 
 
@@ -91,7 +88,7 @@ def test_layout_mixes_timed_and_untimed_calls():
 def test_layout_never_draws_past_the_axis_for_a_clock_running_backwards():
     placed = layout([CallTiming(at(5), at(3)), CallTiming(at(0), at(5))])
     bar = placed.bars[0]
-    assert bar.x + bar.width <= AXIS_WIDTH and bar.width >= MIN_BAR
+    assert bar.x + bar.width <= 1000 and bar.width >= 4
 
 
 @pytest.mark.parametrize("ms, text", [
@@ -145,7 +142,7 @@ def test_a_call_at_the_very_end_of_the_axis_keeps_a_visible_bar_inside_it():
     placed = layout([CallTiming(at(0), at(10)), CallTiming(at(10), at(10)),
                      CallTiming(at(10), None)])
     assert placed.bars[1:] == [Bar(996, 4, True, False, 10_000),
-                               Bar(AXIS_WIDTH - OPEN_MARKER, OPEN_MARKER, True, True, 10_000)]
+                               Bar(988, 12, True, True, 10_000)]  # 1000 - 12: inside
 
 
 def test_the_run_end_only_extends_the_axis_never_shortens_it():
@@ -184,3 +181,16 @@ def test_the_layout_values_are_immutable():
                                                                       "started_at")):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(value, name, 1)
+
+
+def test_an_open_marker_is_placed_to_two_decimals():
+    # Axis 0..3 s on 1000 units: a start at 1 s is at 333.33.
+    placed = layout([CallTiming(at(0), at(3)), CallTiming(at(1), None)])
+    assert placed.bars[1] == Bar(333.33, 12, True, True, 1000)
+
+
+def test_a_backwards_call_has_no_length_even_on_a_short_axis():
+    # Axis 0..100 ms (10 units per ms): the call that "ended" before it started is drawn at
+    # the 4-unit minimum, not as one millisecond (10 units) of work.
+    placed = layout([CallTiming(at(0), at(0.1)), CallTiming(at(0.05), at(0.01))])
+    assert placed.bars[1] == Bar(500, 4, True, False, 50, True)
