@@ -78,3 +78,11 @@ def test_the_rule_reads_in_the_verifiers_labels_for_people():
     assert outcome.mapping_text(labelled=True) == outcome.mapping_text()  # no registry: as sent
     assert SIGNALS.get("evidence_score").mapping_text(70, labelled=True) == (
         "score ≥ 70 → useful; below → not useful")
+
+
+def test_a_run_without_a_value_is_the_none_row():
+    """The matrix row of runs without a value reads "none" on the page and in the
+    downloads' ``value`` column (the services test counts the rows under it)."""
+    from reviewapp.domain.alignment import NO_VALUE
+
+    assert NO_VALUE == "none"
