@@ -211,6 +211,27 @@ def test_a_stale_tabs_details_save_is_refused_409_and_keeps_the_newer_rating(cli
     assert db.session.query(Feedback).one().comment == "changed"
 
 
+def test_a_stale_tabs_refused_save_keeps_what_was_typed_beside_the_saved_values(client, setup):
+    """The 409 fragment refilled the textareas with the other tab's comment and
+    correction: what this tab's user typed was lost. It keeps the typed values and shows
+    the currently saved ones beside them."""
+    tab_b = _based_on(_rate(client, setup, "negative", reason="incorrect",
+                            comment="tab A's comment").get_data(as_text=True))
+    assert _rate(client, setup, "negative", reason="incorrect", comment="tab A saved this",
+                 correction="A's fix", based_on=tab_b).status_code == 200
+    stale = _rate(client, setup, "negative", reason="incorrect", comment="B typed <this> long text",
+                  correction="B's own fix", based_on=tab_b)
+    html = stale.get_data(as_text=True)
+    assert stale.status_code == 409 and "Not saved" in html
+    comment = re.search(r'<textarea [^>]*name="comment"[^>]*>([^<]*)</textarea>', html).group(1)
+    correction = re.search(r'<textarea [^>]*name="correction"[^>]*>([^<]*)</textarea>', html).group(1)
+    assert (comment, correction) == ("B typed &lt;this&gt; long text", "B&#39;s own fix")
+    assert re.search(r'Saved now:\s*<q>tab A saved this</q>', html)
+    assert re.search(r'Saved now:\s*<q>A&#39;s fix</q>', html)
+    db.session.expire_all()
+    assert db.session.query(Feedback).one().comment == "tab A saved this"
+
+
 def test_a_stale_plain_form_save_goes_back_with_the_message(client, setup):
     tab_b = _based_on(_rate(client, setup, "negative", reason="incorrect").get_data(as_text=True))
     _rate(client, setup, "positive", switch="1")
