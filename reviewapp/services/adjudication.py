@@ -45,7 +45,12 @@ from ..models import (
 from ..queries import get_run_for, on_earlier_version
 from .agreement import lead_workspaces
 from .answer import answer_rating_condition
-from .feedback.verdict import apply_verdict, governing_queue
+from .feedback.verdict import (
+    answer_ratings_of,
+    apply_verdict,
+    governing_queue,
+    latest_decision,
+)
 from .params import id_value, workspace_param
 from .queue_governing import governing_queue_id
 from .secret_scan import redact_typed
@@ -267,7 +272,8 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     optional text up to ``NOTE_MAX`` characters, redacted like every typed text
     (``ValidationFailed`` naming ``note``). The run must be in a queue with more than one
     reviewer per run (``ValidationFailed`` naming ``run``) of a workspace the actor leads
-    (``Forbidden`` otherwise, and for a missing run). The verdict takes the one path of
+    (``Forbidden`` otherwise, and for a missing run), and disputed under that queue's
+    rule or already decided (``ValidationFailed`` naming ``run``: "is not disputed"). The verdict takes the one path of
     every verdict (``apply_verdict``: case for useful, triage item for not useful; a case
     made now has ``created_by`` = the lead's username) and the decision stands against
     later ratings."""
@@ -283,6 +289,12 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     queue = governing_queue(session, run)
     if queue is None:
         raise ValidationFailed("run", "is in no review queue with more than one reviewer per run")
+    session.execute(select(Run.id).where(Run.id == run.id).with_for_update())  # one decider
+    if latest_decision(session, run.id) is None and consensus(
+            answer_ratings_of(session, run), queue.reviewers_per_run,
+            queue.dispute_rule).outcome != DISPUTED:
+        raise ValidationFailed("run", f"is not disputed: the reviewers of queue “{queue.name}” "
+                                      "have not disagreed on it, so their ratings set its verdict")
     decision = VerdictDecision(workspace_id=run.workspace_id, run_pk=run.id, queue_id=queue.id,
                                decided_by=actor.user_id, verdict=chosen, note=text)
     session.add(decision)

@@ -44,7 +44,7 @@ from reviewapp.models import (
 from reviewapp.services import admin
 
 from ..factories import DEFAULT_PASSWORD
-from ..services.feedback.helpers import CALL_ID, chat_run_with_turns, turn_of
+from ..services.feedback.helpers import CALL_ID, chat_run_with_turns, disputed_by_tie, turn_of
 
 MISSING = 987654321
 MISSING_CASE = "00000000-0000-4000-8000-000000000000"
@@ -193,6 +193,7 @@ def _disputed(w: World) -> int:
                                           w.fresh("pairs"), {"q": "no-run-matches-this"},
                                           reviewers_per_run=2)
     review_queues.add_runs(w.session, Actor.system_actor(), queue.id, [run.id])
+    disputed_by_tie(w.session, w.make, w.ws_a, run)
     return run.id
 
 

@@ -31,7 +31,7 @@ from reviewapp.models import Case, Feedback, TriageItem
 from reviewapp.services import admin
 
 from ..factories import DEFAULT_PASSWORD
-from ..services.feedback.helpers import CALL_ID, chat_run_with_turns, turn_of
+from ..services.feedback.helpers import CALL_ID, chat_run_with_turns, disputed_by_tie, turn_of
 
 SAFE = {"GET", "HEAD", "OPTIONS"}
 # The /api routes that accept the login session (the rest need an ingest token).
@@ -155,6 +155,7 @@ class Site:
             self.session, Actor.system_actor(), self.ws.id, f"pairs-{self.fresh()}",
             {"q": "no-run-matches-this"}, reviewers_per_run=2)
         review_queues.add_runs(self.session, Actor.system_actor(), queue.id, [run.id])
+        disputed_by_tie(self.session, self.make, self.ws, run)
         return run.id
 
     # Review queues (issue 16): one queue whose rule takes no new run (runs enter by hand).

@@ -1,5 +1,5 @@
 """Rules of a lead's decision (issue 16, new-user report): the case a decision makes names
-the lead who decided."""
+the lead who decided; only a disputed (or already decided) run can be decided."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import pytest
 from sqlalchemy import select
 
 from reviewapp.actors import Role
-from reviewapp.models import Case, Message
+from reviewapp.errors import ValidationFailed
+from reviewapp.models import Case, Message, VerdictDecision
 from reviewapp.services import adjudication, feedback
 from reviewapp.services import review_queues as rq
 
@@ -40,3 +41,17 @@ def test_the_case_of_a_decision_names_the_lead(session, make, world):
     result = adjudication.decide(session, make.actor(world.lead), world.run.id, "useful")
     case = session.scalars(select(Case).where(Case.diagnosis_id == world.run.run_id)).one()
     assert (case.case_id, case.created_by) == (result.case_id, "lea-decides")
+
+
+@pytest.mark.parametrize("ratings", [(), ("positive",), ("positive", "positive")])
+def test_a_run_nobody_disagrees_on_cannot_be_decided(session, make, world, ratings):
+    for user, rating in zip((world.ann, world.bob), ratings):
+        world.rate(user, rating)
+    before = world.run.feedback
+    with pytest.raises(ValidationFailed) as refused:
+        adjudication.decide(session, make.actor(world.lead), world.run.id, "useful")
+    assert refused.value.field == "run" and "is not disputed" in refused.value.message
+    session.rollback()
+    session.refresh(world.run)
+    assert world.run.feedback == before
+    assert session.scalars(select(VerdictDecision)).all() == []

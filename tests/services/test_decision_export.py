@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
 
 from reviewapp.actors import Role
 from reviewapp.errors import Forbidden
-from reviewapp.services import adjudication, exports
+from reviewapp.models import Message
+from reviewapp.services import adjudication, exports, feedback
 from reviewapp.services import review_queues as rq
 
 
@@ -17,6 +19,11 @@ def test_decisions_export_one_row_per_decision(session, make):
     run = make.run(ws, "run-decided")
     queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {},
                                reviewers_per_run=2)
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id,
+                                                     Message.role == "assistant"))
+    for rating in ("positive", "negative"):  # a tie: the run is disputed
+        feedback.upsert_feedback(session, make.actor(make.user(ws)), "chat_message", answer,
+                                 None, rating)
     adjudication.decide(session, make.actor(lead), run.id, "not_useful", "first look")
     adjudication.decide(session, make.actor(lead), run.id, "useful")
     stream = exports.open_export(session, make.actor(admin), "decisions", {})

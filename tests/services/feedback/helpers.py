@@ -95,3 +95,17 @@ def in_threads(app, n: int, work) -> list:
         t.join(timeout=120)
     assert not any(t.is_alive() for t in threads)
     return results
+
+
+def disputed_by_tie(session, make, ws, run) -> None:
+    """Two new reviewers of ``ws`` rate ``run``'s answer helpful and not helpful: in a
+    queue with two reviewers per run, the run is disputed (a lead may decide it)."""
+    from reviewapp.models import Message
+    from reviewapp.services import feedback
+
+    session.refresh(run)
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id,
+                                                     Message.role == "assistant"))
+    for rating in ("positive", "negative"):
+        feedback.upsert_feedback(session, make.actor(make.user(ws)), "chat_message", answer,
+                                 None, rating)
