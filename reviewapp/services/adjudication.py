@@ -30,8 +30,9 @@ from ..actors import Actor, Role
 from ..domain.consensus import DISPUTE_RULES, DISPUTED, consensus
 from ..domain.feedback import COMMENT_MAX, VERDICTS, InvalidFeedback, check_choice, clean_text
 from ..domain.reasons import ReasonRow, label_of
+from ..domain.verdicts import VERDICTS as VERDICT_ROWS
 from ..domain.vocabulary import Registry
-from ..errors import Forbidden, ValidationFailed
+from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import (
     Feedback,
     QueueItem,
@@ -264,8 +265,8 @@ def _items(session: Session, shown: list[tuple[int, ReviewQueue, Any]],
     return items
 
 
-def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any = None
-           ) -> DecisionResult:
+def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any = None,
+           expected_decision: Any = None) -> DecisionResult:
     """Record a lead's decision on run ``run_pk`` and set its verdict; commit.
 
     ``verdict``: useful | not_useful (``ValidationFailed`` naming ``verdict``); ``note``:
@@ -273,7 +274,12 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     (``ValidationFailed`` naming ``note``). The run must be in a queue with more than one
     reviewer per run (``ValidationFailed`` naming ``run``) of a workspace the actor leads
     (``Forbidden`` otherwise, and for a missing run), and disputed under that queue's
-    rule or already decided (``ValidationFailed`` naming ``run``: "is not disputed"). The verdict takes the one path of
+    rule or already decided (``ValidationFailed`` naming ``run``: "is not disputed").
+    ``expected_decision``: the id of the run's latest decision the lead saw (``None`` or
+    "": none yet); any other latest decision (a stale tab, another lead) raises
+    ``Conflict`` with the current decision in ``details`` (verdict, lead, note,
+    updated_at UTC ISO) and records nothing — deciding again means naming the decision
+    being replaced (``ValidationFailed`` naming ``decision`` for a value that is no id). The verdict takes the one path of
     every verdict (``apply_verdict``: case for useful, triage item for not useful; a case
     made now has ``created_by`` = the lead's username) and the decision stands against
     later ratings."""
@@ -289,8 +295,12 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     queue = governing_queue(session, run)
     if queue is None:
         raise ValidationFailed("run", "is in no review queue with more than one reviewer per run")
+    expected = _expected_decision(expected_decision)
     session.execute(select(Run.id).where(Run.id == run.id).with_for_update())  # one decider
-    if latest_decision(session, run.id) is None and consensus(
+    latest = latest_decision(session, run.id)
+    if (latest.id if latest is not None else None) != expected:
+        raise _decided_meanwhile(session, latest)
+    if latest is None and consensus(
             answer_ratings_of(session, run), queue.reviewers_per_run,
             queue.dispute_rule).outcome != DISPUTED:
         raise ValidationFailed("run", f"is not disputed: the reviewers of queue “{queue.name}” "
@@ -304,6 +314,28 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     result = DecisionResult(decision.id, run.id, chosen, case_id)
     session.commit()
     return result
+
+
+def _expected_decision(value: Any) -> int | None:
+    """The decision id a decide form carries: ``None`` for none yet."""
+    if value is None or (isinstance(value, str) and value.strip() in ("", "none")):
+        return None
+    return id_value(value, "decision", "must be the id of the run's latest decision, or empty")
+
+
+def _decided_meanwhile(session: Session, latest: VerdictDecision | None) -> Conflict:
+    """The ``Conflict`` of a decision made on a stale page: the current decision."""
+    if latest is None:
+        return Conflict("The decision this page showed is gone; nothing was saved. Reload "
+                        "the page to see the run as it is now.", details={"verdict": None})
+    lead = session.scalar(select(User.username).where(User.id == latest.decided_by))
+    label = VERDICT_ROWS.label(latest.verdict)
+    return Conflict(
+        f"This run was decided meanwhile: {label.lower()}, by {lead or '(deleted user)'}. "
+        "Nothing was saved; reload the page to see the current decision and decide again "
+        "if you mean to.",
+        details={"verdict": label, "lead": lead or "(deleted user)", "note": latest.note,
+                 "updated_at": latest.created_at.isoformat()})
 
 
 def decisions(session: Session, ws_ids: list[int], limit: int | None = None,

@@ -8,11 +8,12 @@ from flask import Blueprint, Response, render_template, request, url_for
 from flask_login import login_required
 
 from ..domain.verdicts import VERDICTS
+from ..errors import Conflict
 from ..extensions import db
 from ..services import adjudication
 from .auth import current_actor
 from .forms import DecisionForm
-from .responses import see_other
+from .responses import conflict_page, see_other
 
 bp = Blueprint("adjudication", __name__, url_prefix="/adjudication")
 
@@ -30,11 +31,19 @@ def index() -> str:
 @bp.post("/runs/<int:run_pk>/decide")
 @login_required
 def decide(run_pk: int) -> Response:
-    """Record the lead's decision; back to the list (or ``next``) with a message."""
+    """Record the lead's decision; back to the list (or ``next``) with a message. A page
+    that showed an older decision than the run's latest (``decision``) gets the 409 page
+    with the current decision."""
     form = DecisionForm()
-    result = adjudication.decide(db.session, current_actor(), run_pk, form.verdict.data or None,
-                                 form.note.data)
+    back = form.next.data or url_for("adjudication.index")
+    try:
+        result = adjudication.decide(db.session, current_actor(), run_pk,
+                                     form.verdict.data or None, form.note.data,
+                                     expected_decision=form.decision.data)
+    except Conflict as stale:  # a stale page: show the current decision, save nothing
+        db.session.rollback()
+        return conflict_page(stale, back, title="Decided meanwhile",
+                             yours={"verdict": form.verdict.data, "note": form.note.data})
     label = VERDICTS.label(result.verdict)
     case = f"; its case: {result.case_id}" if result.case_id else ""
-    return see_other(f"Decision saved: the run is {label.lower()}{case}.",
-                     form.next.data or url_for("adjudication.index"))
+    return see_other(f"Decision saved: the run is {label.lower()}{case}.", back)

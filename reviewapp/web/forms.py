@@ -244,6 +244,7 @@ class DecisionForm(FlaskForm):
 
     verdict = StringField("Verdict")
     note = TextAreaField("Note")
+    decision = HiddenField()  # the latest decision the page showed ("": none; 409 if stale)
     next = HiddenField()
 
 

@@ -88,7 +88,8 @@ def test_a_tie_goes_to_the_lead_who_decides(session, make, world):
     world.rate("cy", "positive")
     assert world.run.feedback == "not_useful"
     # A new decision replaces it and makes the case.
-    useful = adjudication.decide(session, make.actor(world.lead), world.run.id, "useful")
+    useful = adjudication.decide(session, make.actor(world.lead), world.run.id, "useful",
+                                 expected_decision=result.decision_id)
     session.refresh(world.run)
     assert world.run.feedback == "useful" and useful.case_id == _case(session, world.run).case_id
     assert _item(session, world.run).state == "resolved"

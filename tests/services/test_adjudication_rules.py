@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import select
 
 from reviewapp.actors import Role
-from reviewapp.errors import ValidationFailed
+from reviewapp.errors import Conflict, ValidationFailed
 from reviewapp.models import Case, Message, VerdictDecision
 from reviewapp.services import adjudication, feedback
 from reviewapp.services import review_queues as rq
@@ -55,3 +55,33 @@ def test_a_run_nobody_disagrees_on_cannot_be_decided(session, make, world, ratin
     session.refresh(world.run)
     assert world.run.feedback == before
     assert session.scalars(select(VerdictDecision)).all() == []
+
+
+def test_a_stale_page_cannot_reverse_a_decision(session, make, world):
+    """Two tabs rendered before any decision: the first decides, the second is refused
+    with the current decision; deciding again names the decision it replaces."""
+    _dispute(world)
+    lead = make.actor(world.lead)
+    first = adjudication.decide(session, lead, world.run.id, "useful", expected_decision="")
+    with pytest.raises(Conflict) as stale:
+        adjudication.decide(session, lead, world.run.id, "not_useful", expected_decision="")
+    assert (stale.value.details["verdict"], stale.value.details["lead"]) == (
+        "Useful", "lea-decides")
+    assert "decided meanwhile" in stale.value.message
+    session.rollback()
+    session.refresh(world.run)
+    assert world.run.feedback == "useful"
+    assert [d.id for d in session.scalars(select(VerdictDecision))] == [first.decision_id]
+    case = session.scalars(select(Case).where(Case.diagnosis_id == world.run.run_id)).one()
+    assert case.withdrawn_at is None
+    # On purpose, from a fresh page: the latest decision's id is carried.
+    again = adjudication.decide(session, lead, world.run.id, "not_useful",
+                                expected_decision=str(first.decision_id))
+    session.refresh(world.run)
+    assert world.run.feedback == "not_useful" and again.decision_id != first.decision_id
+    with pytest.raises(Conflict):  # the page that showed the first decision is stale now
+        adjudication.decide(session, lead, world.run.id, "useful",
+                            expected_decision=first.decision_id)
+    with pytest.raises(ValidationFailed) as bad:
+        adjudication.decide(session, lead, world.run.id, "useful", expected_decision="latest")
+    assert bad.value.field == "decision"

@@ -434,7 +434,8 @@ def test_a_leads_decision_and_a_dispute_move_the_verdict_counts(session, make):
     assert verdicts() == (1, 1, 0)  # (runs, useful, not useful): the majority of two
     feedback.upsert_feedback(session, make.actor(bob), "chat_message", answer, None, "negative")
     assert verdicts() == (1, 0, 0)  # a tie: the verdict is withdrawn, the lead decides
-    adjudication.decide(session, make.actor(lead), run.id, "not_useful")
+    first = adjudication.decide(session, make.actor(lead), run.id, "not_useful")
     assert verdicts() == (1, 0, 1)
-    adjudication.decide(session, make.actor(lead), run.id, "useful")
+    adjudication.decide(session, make.actor(lead), run.id, "useful",
+                        expected_decision=first.decision_id)
     assert verdicts() == (1, 1, 0)

@@ -24,8 +24,9 @@ def test_decisions_export_one_row_per_decision(session, make):
     for rating in ("positive", "negative"):  # a tie: the run is disputed
         feedback.upsert_feedback(session, make.actor(make.user(ws)), "chat_message", answer,
                                  None, rating)
-    adjudication.decide(session, make.actor(lead), run.id, "not_useful", "first look")
-    adjudication.decide(session, make.actor(lead), run.id, "useful")
+    first = adjudication.decide(session, make.actor(lead), run.id, "not_useful", "first look")
+    adjudication.decide(session, make.actor(lead), run.id, "useful",
+                        expected_decision=first.decision_id)
     stream = exports.open_export(session, make.actor(admin), "decisions", {})
     rows = list(stream.rows)
     assert stream.total == 2
