@@ -186,6 +186,19 @@ def parse_time_zone(text: str) -> str:
     return name
 
 
+def time_zone_of(settings: Mapping[str, Any] | None) -> str:
+    """The IANA zone a workspace's times show in on its pages (run, triage item, case;
+    each row of a list in its own workspace's zone): its ``time_zone`` setting, ``UTC``
+    when unset or when a stored name no longer resolves. Raises nothing."""
+    name = (settings or {}).get("time_zone")
+    if not isinstance(name, str) or not name:
+        return DEFAULT_TIME_ZONE
+    try:
+        return parse_time_zone(name)
+    except ValueError:
+        return DEFAULT_TIME_ZONE
+
+
 SETTINGS: Registry[Setting] = Registry("setting", (
     Setting("feedback_reasons", "Reasons for ratings",
             "One per line: code | label | polarity (negative, positive or either). "

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from flask import Flask, current_app
 from markupsafe import Markup
@@ -167,6 +168,13 @@ def local_time(value: datetime | None) -> str:
     return value.astimezone(UTC).isoformat(timespec="seconds")
 
 
+def zoned_time(value: datetime, zone: str | None = None) -> str:
+    """``value`` (aware, UTC) as ``YYYY-MM-DD HH:MM ABBR`` in the IANA ``zone`` (UTC when
+    ``None``), e.g. ``2026-05-01 14:00 CEST``; for pages without JavaScript."""
+    shown = value.astimezone(ZoneInfo(zone) if zone else UTC)
+    return f"{shown.strftime('%Y-%m-%d %H:%M')} {shown.tzname() or zone}"
+
+
 def age(value: datetime | None) -> str:
     """A short age like "5 min ago" relative to now (UTC)."""
     if value is None:
@@ -237,6 +245,7 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["summary_view"] = summary_view
     app.add_template_filter(local_time, "local_time")
     app.add_template_filter(age, "age")
+    app.add_template_filter(zoned_time, "zoned_time")
     app.add_template_filter(format_duration, "duration")
     app.add_template_filter(duration_between, "duration_between")
     app.jinja_env.globals["PREVIEW_CHARS"] = PREVIEW_CHARS

@@ -384,3 +384,19 @@ def test_the_verifier_verdict_reads_in_words_on_the_list_the_run_and_the_dashboa
         html = client.get(url).get_data(as_text=True)
         assert "Low confidence" in html, url
         assert ">LOW_CONFID<" not in html and "LOW_CONFID</" not in html, url
+
+
+@pytest.mark.parametrize(("zone", "shown"), [
+    ("Europe/Berlin", "2026-05-01 14:00 CEST"), ("America/New_York", "2026-05-01 08:00 EDT"), (None, "2026-05-01 12:00 UTC")])
+def test_the_run_page_without_js_shows_times_in_the_workspaces_time_zone(client, make, reviewer, session, zone, shown):
+    """The workspace's time zone setting did nothing: the run page's server-rendered
+    times read UTC. They read in the workspace's zone, with its abbreviation; the
+    machine-readable attribute stays UTC (the browser localises from it)."""
+    ws = reviewer[0]
+    if zone:
+        ws.settings = {**(ws.settings or {}), "time_zone": zone}
+        session.commit()
+    run = make.run(ws, started_at="2026-05-01T12:00:00Z")
+    html = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    started = re.search(r"<dt>Started</dt><dd>(<time [^>]*>[^<]*</time>)", html).group(1)
+    assert started == (f'<time datetime="2026-05-01T12:00:00+00:00" title="2026-05-01T12:00:00+00:00">{shown}</time>')

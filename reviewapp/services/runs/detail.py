@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from ...actors import Actor
 from ...domain.feedback import answer_message_index
 from ...domain.outcome import OutcomeView, outcome_view
+from ...domain.workspace_settings import time_zone_of
 from ...errors import Forbidden
 from ...models import (
     Case,
@@ -84,6 +85,11 @@ class RunDetail:
     case_id: str | None = None
     earlier_ids: frozenset[int] = frozenset()
     outcome: OutcomeView | None = None
+
+    @property
+    def time_zone(self) -> str:
+        """The IANA zone the page shows times in: the workspace's setting (UTC default)."""
+        return time_zone_of(self.workspace.settings)
     # Blind review (services/blind.py): the viewer has not rated the answer of a run in a
     # blind queue yet; ``summary`` then holds nothing, ``verdict`` and ``case_id`` None.
     blind: bool = False
