@@ -181,3 +181,33 @@ def test_other_active_alerts_are_never_the_subject():
 ])
 def test_remediation_is_the_labelled_section_never_the_root_cause(text, expected):
     assert remediation(text) == expected
+
+
+@pytest.mark.parametrize("key", ["service", "service_name", "serviceName", "app", "application",
+                                 "deployment", "job", "container"])
+def test_each_service_key_of_an_alert_names_the_service(key):
+    s = suggest_service(RunText(query="why?", alert={"labels": {key: "cart-worker"}}))
+    assert (s.value, s.rule, s.source, s.matched) == ("cart-worker", "service_key", "alert", f"{key}=cart-worker")
+    assert s.source_label == "alert payload"
+
+
+@pytest.mark.parametrize("key", ["error_code", "errorCode", "code", "errno", "reason"])
+def test_each_error_code_key_of_a_tool_argument_names_the_code(key):
+    s = suggest_error_code(RunText(query="why?", tool_arguments=[{key: "E_POOL_42"}]))
+    assert (s.value, s.rule, s.source, s.matched) == ("E_POOL_42", "error_code_key", "tool_arguments",
+                                                      f"{key}=E_POOL_42")
+    assert s.source_label == "tool-call arguments"
+
+
+@pytest.mark.parametrize("key", ["other_active_alerts", "other_alerts", "active_alerts", "related_alerts",
+                                 "firing_alerts", "otherActiveAlerts", "relatedAlerts"])
+def test_lists_of_other_alerts_are_context_not_the_subject(key):
+    run = RunText(query="why?", alert={"alertname": "X", key: [{"service": "elsewhere"}]})
+    assert suggest_service(run) is None
+
+
+def test_source_labels_as_the_page_words_them():
+    from reviewapp.domain.suggest import SOURCES, Suggestion
+
+    words = [Suggestion("f", "v", "r", source, "m").source_label for source in SOURCES + ("",)]
+    assert words == ["alert payload", "tool-call arguments", "tool-call errors", "query", "answer", "default"]
