@@ -473,3 +473,16 @@ def test_a_case_page_names_its_category_in_words_with_the_code_as_tooltip(client
     assert '<dd title="RETRIEVAL_MISS">Retrieval miss</dd>' in html
     html = client.get(f"/cases/{dropped.case_id}").get_data(as_text=True)
     assert '<dd title="LEGACY_THING">LEGACY_THING</dd>' in html
+
+
+def test_the_triage_item_without_js_shows_the_runs_start_in_the_workspaces_time_zone(client, login, make, session):
+    """The workspace's time zone setting did nothing on the item page (times read UTC)."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ws.settings = {**(ws.settings or {}), "time_zone": "Europe/Berlin"}
+    session.commit()
+    item = make.triage_item(make.run(ws, started_at="2026-05-01T12:00:00Z"))
+    login(lead)
+    html = client.get(f"/triage/{item.id}").get_data(as_text=True)
+    started = re.search(r"<dt>Started</dt><dd>(<time [^>]*>[^<]*</time>)", html).group(1)
+    assert started == '<time datetime="2026-05-01T12:00:00+00:00" title="2026-05-01T12:00:00+00:00">2026-05-01 14:00 CEST</time>'

@@ -18,6 +18,7 @@ from ...domain.suggest import (
     suggest_triage_category,
 )
 from ...domain.vocabulary import Registry
+from ...domain.workspace_settings import time_zone_of
 from ...errors import Forbidden
 from ...models import (
     Case,
@@ -28,6 +29,7 @@ from ...models import (
     ToolCall,
     User,
     VerdictDecision,
+    Workspace,
 )
 from ...queries import get_triage_item_for, on_earlier_version
 from ..admin.settings import categories_of
@@ -97,6 +99,7 @@ class TriageDetail:
     disliked_tools: tuple[tuple[str, int], ...] = ()
     decisions: tuple[DecisionEntry, ...] = ()  # the run's verdict decisions, oldest first
     reasons: Registry[ReasonRow] | None = None  # the workspace's reasons (labels of saved codes)
+    time_zone: str = "UTC"  # the IANA zone the page shows times in (the workspace's setting)
 
     def reason_label(self, code: str) -> str:
         """How a saved reason ``code`` reads on the page: the workspace's label for it."""
@@ -200,7 +203,9 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
     return TriageDetail(row, run, ratings, history, suggest_triage_category(facts),
                         categories_of(session, item.workspace_id).codes(), case, item_history(session, item.id),
                         _disliked_tools(ratings, tool_names), decisions,
-                        reasons_by_workspace(session, [item.workspace_id])[item.workspace_id])
+                        reasons_by_workspace(session, [item.workspace_id])[item.workspace_id],
+                        time_zone_of(session.scalar(select(Workspace.settings)
+                                                    .where(Workspace.id == item.workspace_id))))
 
 
 def _disliked_tools(ratings: list[RatingView], tool_names: Mapping[str, str]
