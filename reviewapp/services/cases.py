@@ -38,7 +38,7 @@ from ..models.base import utcnow
 from ..models.cases import new_case_id
 from ..queries import capped_count, get_case_for, get_run_for, insert_for, scope_to_actor
 from . import keyset
-from .admin.settings import categories_of
+from .admin.settings import categories_of, time_zone_in
 from .blind import blind_condition, is_blind
 from .keyset import SortKey, SortOrder
 from .params import id_value, text_param, workspace_param
@@ -214,10 +214,8 @@ def run_text(session: Session, run: Run) -> suggest_rules.RunText:
         select(ToolCall.arguments, ToolCall.error_message)
         .where(ToolCall.run_pk == run.id).order_by(ToolCall.ordinal, ToolCall.started_at)
     ).all()
-    answer = "\n\n".join(part for part in (run.answer, report) if part)
     return suggest_rules.RunText(
-        query=run.query or "",
-        answer=answer,
+        query=run.query or "", answer="\n\n".join(part for part in (run.answer, report) if part),
         alert=run.alert if isinstance(run.alert, Mapping) else None,
         tool_arguments=[args for args, _ in calls if args is not None],
         tool_errors=[error for _, error in calls if error],
@@ -226,14 +224,15 @@ def run_text(session: Session, run: Run) -> suggest_rules.RunText:
 
 @dataclass(frozen=True)
 class CaseDetail:
-    """A case page: the case, its run (``None`` for a legacy session or a deleted run),
-    the workspace name, whether the actor may edit it, its fault category's label."""
+    """A case page: the case, its run (``None`` for a legacy session or a deleted run), the
+    workspace name, if the actor may edit it, its category label, its times' IANA zone."""
 
     case: Case
     run: Run | None
     workspace: str
     can_edit: bool
     category_label: str = ""
+    time_zone: str = "UTC"
 
 
 def get_case(session: Session, actor: Actor, case_id: str) -> CaseDetail:
@@ -244,7 +243,8 @@ def get_case(session: Session, actor: Actor, case_id: str) -> CaseDetail:
     can_edit = get_case_for(session, actor, case.case_id, Role.LEAD) is not None
     ws_name = session.scalar(select(Workspace.name).where(Workspace.id == case.workspace_id))
     return CaseDetail(case, case.run, ws_name or "", can_edit,
-                      categories_of(session, case.workspace_id).label_or_code(case.fault_category))
+                      categories_of(session, case.workspace_id).label_or_code(case.fault_category),
+                      time_zone_in(session, case.workspace_id))
 
 
 @dataclass(frozen=True)

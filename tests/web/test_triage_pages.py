@@ -486,3 +486,18 @@ def test_the_triage_item_without_js_shows_the_runs_start_in_the_workspaces_time_
     html = client.get(f"/triage/{item.id}").get_data(as_text=True)
     started = re.search(r"<dt>Started</dt><dd>(<time [^>]*>[^<]*</time>)", html).group(1)
     assert started == '<time datetime="2026-05-01T12:00:00+00:00" title="2026-05-01T12:00:00+00:00">2026-05-01 14:00 CEST</time>'
+
+
+def test_the_case_page_without_js_shows_its_times_in_the_workspaces_time_zone(client, login, make, session):
+    """The workspace's time zone setting did nothing on the case page (times read UTC)."""
+    from datetime import UTC, datetime
+
+    ws = make.workspace()
+    reviewer = make.user(ws, Role.REVIEWER)
+    ws.settings = {**(ws.settings or {}), "time_zone": "Europe/Berlin"}
+    session.commit()
+    case = make.case(ws, created_at=datetime(2026, 5, 1, 12, 0, tzinfo=UTC))
+    login(reviewer)
+    html = client.get(f"/cases/{case.case_id}").get_data(as_text=True)
+    updated = re.search(r"<dt>Updated</dt><dd [^>]*>(<time [^>]*>[^<]*</time>)", html).group(1)
+    assert updated == '<time datetime="2026-05-01T12:00:00+00:00" title="2026-05-01T12:00:00+00:00">2026-05-01 14:00 CEST</time>'

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from ...actors import Actor, Role
 from ...domain.fault_categories import FaultCategory, workspace_categories
 from ...domain.vocabulary import Registry
-from ...domain.workspace_settings import SETTINGS
+from ...domain.workspace_settings import SETTINGS, time_zone_of
 from ...errors import Conflict, Forbidden, ValidationFailed
 from ...models import Workspace
 from ..access import require_role
@@ -118,6 +118,13 @@ def categories_of(session: Session, workspace_id: int) -> Registry[FaultCategory
     already checked access to something of the workspace)."""
     return workspace_categories(session.scalar(select(Workspace.settings)
                                                .where(Workspace.id == workspace_id)))
+
+
+def time_zone_in(session: Session, workspace_id: int) -> str:
+    """The IANA zone the workspace's pages show its times in (``time_zone_of`` its
+    settings: UTC by default). No access check, as ``categories_of``."""
+    return time_zone_of(session.scalar(select(Workspace.settings)
+                                       .where(Workspace.id == workspace_id)))
 
 
 def check_category(session: Session, workspace_id: int, value: str | None, *,
