@@ -217,6 +217,9 @@ SETTINGS: Registry[Setting] = Registry("setting", (
             "evidence in the AIOps checks (new scores; re-score older runs with "
             "flask runs rescore).",
             "lines", parse_evidence_tools, show_evidence_tools),
-    Setting("time_zone", "Time zone", "The workspace's default time zone (IANA name).",
+    Setting("time_zone", "Time zone",
+            "An IANA name (e.g. Europe/Berlin). Applies to the times on the run, triage item and case "
+            "pages as sent by the server (seen without JavaScript); lists and other pages show UTC "
+            "there, and with JavaScript every time shows in the viewer's own zone.",
             "text", parse_time_zone, lambda s: str(s.get("time_zone") or DEFAULT_TIME_ZONE)),
 ))

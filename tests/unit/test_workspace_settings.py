@@ -206,7 +206,9 @@ def test_each_setting_explains_its_format_on_the_page():
         "aiops_evidence_tools": "One group per line: group: tool, tool. Tool calls by these names count as "
                                 "evidence in the AIOps checks (new scores; re-score older runs with "
                                 "flask runs rescore).",
-        "time_zone": "The workspace's default time zone (IANA name).",
+        "time_zone": "An IANA name (e.g. Europe/Berlin). Applies to the times on the run, triage item and case "
+                     "pages as sent by the server (seen without JavaScript); lists and other pages show UTC "
+                     "there, and with JavaScript every time shows in the viewer's own zone.",
     }
 
 
