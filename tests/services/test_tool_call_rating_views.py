@@ -9,7 +9,7 @@ import pytest
 from reviewapp.actors import Role
 from reviewapp.errors import Forbidden
 from reviewapp.services import dashboard, feedback, runs, triage
-from reviewapp.services.runs.detail import ERROR_LINE_CHARS
+from reviewapp.services.runs.timeline import ERROR_LINE_CHARS
 
 from .feedback.helpers import CALL_ID, chat_run_with_turns, turn_of
 

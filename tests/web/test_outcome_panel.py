@@ -8,7 +8,7 @@ import re
 import pytest
 
 from reviewapp.domain.outcome import MAX_ITEMS, outcome_view
-from reviewapp.services import review_queue
+from reviewapp.services import unrated_runs
 from reviewapp.services.runs import RunFilters
 
 DETAIL = {"source": "sregym", "reward": 0.25,
@@ -71,8 +71,8 @@ def test_review_queue_walks_only_the_runs_of_the_chosen_outcome(session, make):
     make.run(ws, external_outcome="pass")
     make.run(ws)
     actor = make.actor(make.user(ws))
-    state = review_queue.next_run(session, actor, RunFilters(outcome="FAIL"))
+    state = unrated_runs.next_run(session, actor, RunFilters(outcome="FAIL"))
     assert state.run_pk == max(r.id for r in failed)
     assert (state.progress.reviewed, state.progress.total) == (0, 2)
-    skipped = review_queue.next_run(session, actor, RunFilters(outcome="fail"), after_run_pk=state.run_pk)
+    skipped = unrated_runs.next_run(session, actor, RunFilters(outcome="fail"), after_run_pk=state.run_pk)
     assert skipped.run_pk == min(r.id for r in failed)
