@@ -286,3 +286,16 @@ def on_earlier_version(feedback: Any = Feedback) -> Any:
         TargetRevision.target_id == feedback.target_id,
         TargetRevision.created_at > feedback.updated_at,
     ).exists()
+
+
+def lock_run(session: Session, run_pk: int) -> bool:
+    """PostgreSQL: lock the run row (``FOR NO KEY UPDATE``) before a write to it or its
+    children (a rating, a lead's decision), the lock every writer of the run takes first
+    (``runs.upsert_run``, tool events): a re-ingest then either sees a rating and keeps
+    its target, or has removed the target before the rating is written; two decisions
+    on one run take turns. Returns whether it locked (SQLite
+    needs no row lock: its writers are serialised by ``BEGIN IMMEDIATE``)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return False
+    session.execute(select(Run.id).where(Run.id == run_pk).with_for_update(key_share=True))
+    return True

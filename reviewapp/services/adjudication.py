@@ -43,7 +43,7 @@ from ..models import (
     VerdictDecision,
     Workspace,
 )
-from ..queries import get_run_for, on_earlier_version
+from ..queries import get_run_for, lock_run, on_earlier_version
 from .agreement import lead_workspaces
 from .answer import answer_rating_condition
 from .feedback.verdict import (
@@ -296,7 +296,7 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     if queue is None:
         raise ValidationFailed("run", "is in no review queue with more than one reviewer per run")
     expected = _expected_decision(expected_decision)
-    session.execute(select(Run.id).where(Run.id == run.id).with_for_update())  # one decider
+    lock_run(session, run.id)  # one decider at a time (PostgreSQL; SQLite writes one by one)
     latest = latest_decision(session, run.id)
     if (latest.id if latest is not None else None) != expected:
         raise _decided_meanwhile(session, latest)

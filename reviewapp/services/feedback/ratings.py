@@ -31,7 +31,7 @@ from ...models import (
     TargetType,
 )
 from ...models.base import MAX_ID, utcnow
-from ...queries import insert_for, scope_to_actor
+from ...queries import insert_for, lock_run, scope_to_actor
 from .. import rollups
 from ..queue_completion import refresh_run
 from ._targets import Target, author_of, resolve_target, validated
@@ -39,18 +39,6 @@ from .verdict import follow_rating, rederive_verdict
 
 _UPSERT_ATTEMPTS = 3
 _KEY_COLUMNS = ["author_id", "target_type", "target_id", "subject_key"]
-
-
-def _lock_run(session: Session, run_pk: int) -> bool:
-    """PostgreSQL: lock the run row (``FOR NO KEY UPDATE``) before a feedback write, the
-    lock every writer of the run and its children takes first (``runs.upsert_run``,
-    tool events): a re-ingest then either sees this rating and keeps its target, or has
-    removed the target before the rating is written. Returns whether it locked (SQLite
-    needs no row lock: its writers are serialised by ``BEGIN IMMEDIATE``)."""
-    if session.get_bind().dialect.name != "postgresql":
-        return False
-    session.execute(select(Run.id).where(Run.id == run_pk).with_for_update(key_share=True))
-    return True
 
 
 _KEY_PARAMS = {name: bindparam(name) for name in _KEY_COLUMNS}
@@ -249,7 +237,7 @@ def upsert_feedback(
     )
     author_id = author_of(actor)
     target = resolve_target(session, author_id, target_type, target_id, subject)
-    if _lock_run(session, target.run_pk):
+    if lock_run(session, target.run_pk):
         # Checked again under the lock: a re-ingest that committed meanwhile may have
         # removed the target (SPEC 10 keeps only children that already carry feedback).
         target = resolve_target(session, author_id, target_type, target_id, subject)
@@ -298,7 +286,7 @@ def delete_feedback(session: Session, actor: Actor, feedback_id: int) -> None:
     if run_pk is None:
         raise Forbidden()
     # The run first, then the row: the same lock order as upsert_feedback (no deadlock).
-    _lock_run(session, run_pk)
+    lock_run(session, run_pk)
     row = session.scalars(stmt.with_for_update().execution_options(populate_existing=True)
                           ).one_or_none()
     if row is None:
