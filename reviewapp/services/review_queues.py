@@ -303,7 +303,8 @@ def _unique_name(session: Session, ws_id: int, name: str, own_id: int | None) ->
     other = session.scalar(select(ReviewQueue.id).where(
         ReviewQueue.workspace_id == ws_id, ReviewQueue.name == name))
     if other is not None and other != own_id:
-        raise Conflict(f"name: the workspace already has a queue named '{name}'")
+        raise Conflict(f"the workspace already has a queue named '{name}'",
+                       details={"field": "name"})
 
 
 def assign(session: Session, actor: Actor, item_id: Any, user_ids: Iterable[Any]) -> list[int]:

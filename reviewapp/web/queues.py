@@ -127,7 +127,7 @@ def new() -> Response:
 
 def _show(form: QueueForm, error: ValidationFailed | Conflict) -> None:
     if isinstance(error, Conflict):
-        form.name.errors = [*form.name.errors, str(error).split(": ", 1)[-1]]
+        form.name.errors = [*form.name.errors, error.message]  # the one conflict: its name
         return
     field = (error.field or "").split(".")
     name = field[-1] if field[0] == "rule" and len(field) > 1 else field[0]
