@@ -18,7 +18,6 @@ from ...domain.suggest import (
     suggest_triage_category,
 )
 from ...domain.vocabulary import Registry
-from ...domain.workspace_settings import time_zone_of
 from ...errors import Forbidden
 from ...models import (
     Case,
@@ -29,10 +28,9 @@ from ...models import (
     ToolCall,
     User,
     VerdictDecision,
-    Workspace,
 )
 from ...queries import get_triage_item_for, on_earlier_version
-from ..admin.settings import categories_of
+from ..admin.settings import categories_of, time_zone_in
 from ._rows import TriageRow, reasons_by_workspace, rows_by_id
 from .history import ItemEvent, item_history
 
@@ -204,8 +202,7 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
                         categories_of(session, item.workspace_id).codes(), case, item_history(session, item.id),
                         _disliked_tools(ratings, tool_names), decisions,
                         reasons_by_workspace(session, [item.workspace_id])[item.workspace_id],
-                        time_zone_of(session.scalar(select(Workspace.settings)
-                                                    .where(Workspace.id == item.workspace_id))))
+                        time_zone_in(session, item.workspace_id))
 
 
 def _disliked_tools(ratings: list[RatingView], tool_names: Mapping[str, str]
