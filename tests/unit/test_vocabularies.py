@@ -172,3 +172,10 @@ def test_a_workspace_row_takes_its_polarity_and_falls_back_to_a_label_from_its_c
     with pytest.raises(UnknownValue) as error:
         own.get("nope")
     assert error.value.name == "reason"
+
+
+def test_label_or_code_reads_a_known_code_as_its_label_and_keeps_any_other():
+    assert VERDICTS.label_or_code("not_useful") == "Not useful"
+    assert VERDICTS.label_or_code("GENERAL") == "GENERAL"  # a code from an older vocabulary
+    assert VERDICTS.label_or_code("") == ""
+    assert VERDICTS.label_or_code(None) == ""

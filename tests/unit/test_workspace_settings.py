@@ -18,6 +18,7 @@ from reviewapp.domain.workspace_settings import (
     show_categories,
     show_evidence_tools,
     show_reasons,
+    time_zone_of,
 )
 
 
@@ -242,3 +243,16 @@ def test_an_unknown_setting_is_refused_naming_the_field():
         SETTINGS.get("colour")
     assert str(raised.value) == ("setting: 'colour' is not one of feedback_reasons, triage_negative_targets, "
                                  "fault_categories, aiops_evidence_tools, time_zone")
+
+
+@pytest.mark.parametrize(("settings", "zone"), [
+    (None, "UTC"),
+    ({}, "UTC"),
+    ({"time_zone": ""}, "UTC"),
+    ({"time_zone": 5}, "UTC"),
+    ({"time_zone": "Mars/Olympus_Mons"}, "UTC"),  # stored once, no longer resolves
+    ({"time_zone": "Europe/Berlin"}, "Europe/Berlin"),
+    ({"time_zone": "America/New_York", "flag": "on"}, "America/New_York"),
+])
+def test_time_zone_of_a_workspace_is_its_setting_or_utc(settings, zone):
+    assert time_zone_of(settings) == zone
