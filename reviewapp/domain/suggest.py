@@ -42,7 +42,9 @@ Rules, each named (the name is shown next to the proposal):
 * **fault_category** (``category_keywords``): every category of ``CATEGORY_KEYWORDS``
   scores ``SOURCE_WEIGHTS[source]`` per distinct keyword found in that source; the
   highest score wins, ties go to the category listed first; no keyword at all proposes
-  ``GENERAL`` (rule ``default``).
+  ``GENERAL`` (rule ``default``). A keyword matches at the start of a word (``deploy`` in
+  "deployed", not ``acl`` in "oracle"); a number keyword (``502``) only as a whole number
+  (not in "5020 ms").
 """
 
 from __future__ import annotations
@@ -308,7 +310,10 @@ def suggest_error_code(run: RunText) -> Suggestion | None:
 def _keyword_in(keyword: str, text: str) -> bool:
     if not keyword.isascii():
         return keyword in text  # CJK has no word boundaries
-    return re.search(r"(?<![a-z0-9])" + re.escape(keyword), text) is not None
+    # A keyword is a word start ("deploy" matches "deployed"); a status number is a whole
+    # number ("502" is not in "5020 ms").
+    end = r"(?![0-9])" if keyword.isdigit() else ""
+    return re.search(r"(?<![a-z0-9])" + re.escape(keyword) + end, text) is not None
 
 
 def suggest_fault_category(run: RunText) -> Suggestion:
