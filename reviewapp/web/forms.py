@@ -251,7 +251,7 @@ class DecisionForm(FlaskForm):
 class QueueForm(FlaskForm):
     """Create or edit a review queue (issue 16): its name, the rule built from the runs
     list's filters, sampling, reviewers per run, blind, reservation, who may review
-    (``named`` user ids come as a checkbox list, read by the view) and assignment."""
+    (``named``: the checked user ids, as text; the service checks each) and assignment."""
 
     workspace = StringField("Workspace", validators=[DataRequired(), Regexp(r"^\d{1,12}$")])
     name = StringField("Name", validators=[DataRequired(), Length(max=NAME_MAX)])
@@ -277,3 +277,32 @@ class QueueForm(FlaskForm):
     assignment = StringField("Assignment", validators=[AnyOf(list(ASSIGNMENT_MODES))])
     dispute_rule = StringField("When reviewers disagree", validators=[
         Optional(), AnyOf(list(DISPUTE_RULES.codes()))])
+    named = _ValuesField("Named reviewers")
+
+
+class QueueItemForm(FlaskForm):
+    """A lead's button on a queue item (remove, assign): ``assignees`` the chosen user ids
+    (empty values dropped; the service checks each), ``page`` the items page to come
+    back to (the service refuses a bad one when that page is read)."""
+
+    assignees = _ValuesField("Assign to")
+    page = HiddenField()
+
+
+class AddRunsForm(FlaskForm):
+    """Bulk "Add to queue" from the runs list: the queue, the checked runs (ids as text;
+    the service checks each) and the list page to come back to."""
+
+    queue = StringField("Queue", validators=[InputRequired(message="choose a queue")])
+    runs = _ValuesField("Runs", validators=[DataRequired(message="check at least one run")])
+    next = HiddenField()
+
+
+class NextItemForm(FlaskForm):
+    """"Open my next item": ``queue`` (empty: across my queues); ``skip`` ("Skip") or
+    ``leaving`` ("Next item" on an item's page), the item to release first. Values that are
+    not ids read as absent, as they always have."""
+
+    queue = HiddenField()
+    skip = HiddenField()
+    leaving = HiddenField()

@@ -6,7 +6,7 @@ while open and releases it on "Skip". Thin: every rule is in
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from flask import (
     Blueprint,
@@ -19,6 +19,7 @@ from flask import (
     url_for,
 )
 from flask_login import login_required
+from flask_wtf import FlaskForm
 
 from ..actors import Role
 from ..domain.consensus import DEFAULT_DISPUTE_RULE, DISPUTE_RULES
@@ -38,12 +39,15 @@ from .forms import (
     KIND_CHOICES,
     STATUS_CHOICES,
     VERDICT_CHOICES,
-    EmptyForm,
+    AddRunsForm,
+    NextItemForm,
     QueueForm,
+    QueueItemForm,
     show_service_error,
 )
 
 bp = Blueprint("queues", __name__, url_prefix="/queues")
+F = TypeVar("F", bound=FlaskForm)
 
 RULE_FIELDS = ("kind", "status", "verdict", "feedback", "score_min", "score_max", "outcome",
                "failed_calls", "q")
@@ -78,7 +82,7 @@ def _settings(form: QueueForm) -> dict[str, Any]:
         "blind": bool(form.blind.data),
         "reservation_minutes": form.reservation_minutes.data,
         "reviewers": form.reviewers.data, "assignment": form.assignment.data,
-        "named": request.form.getlist("named"),
+        "named": form.named.data or [],
         # absent from an older form: the service's default (create) or unchanged (edit)
         **({"dispute_rule": form.dispute_rule.data} if form.dispute_rule.data else {}),
     }
@@ -88,7 +92,7 @@ def _form_page(form: QueueForm, *, queue: Any, workspaces: list[tuple[int, str]]
                people: list[tuple[int, str]], chosen: list[int], status: int = 200) -> Response:
     return make_response(render_template(
         "queues/form.html", form=form, queue=queue, workspaces=workspaces, people=people,
-        chosen=set(chosen), named_error=getattr(form, "named_error", None), **_choices()),
+        chosen=set(chosen), named_error=" ".join(form.named.errors) or None, **_choices()),
         status)
 
 
@@ -109,7 +113,7 @@ def new() -> Response:
         form.dispute_rule.data = DEFAULT_DISPUTE_RULE
     ws_id = _int(form.workspace.data) or workspaces[0][0]
     people = rq.workspace_reviewers(db.session, ws_id) if ws_id in dict(workspaces) else []
-    chosen = [v for v in (_int(x) for x in request.form.getlist("named")) if v]
+    chosen = _ids(form.named.data)
     if request.method == "POST" and form.validate():
         try:
             queue, added = rq.create_queue(db.session, actor, form.workspace.data,
@@ -131,18 +135,28 @@ def _show(form: QueueForm, error: ValidationFailed | Conflict) -> None:
         return
     field = (error.field or "").split(".")
     name = field[-1] if field[0] == "rule" and len(field) > 1 else field[0]
-    if name == "named":
-        form.named_error = error.reason
-    elif name in form:
+    if name in form:
         form[name].errors = [*form[name].errors, error.reason]
     elif not show_service_error(form, error):
         form.name.errors = [*form.name.errors, f"{error.field}: {error.reason}"]
 
 
-def _check_token() -> None:
-    """The CSRF token of a button form (``EmptyForm``); ``ValidationFailed`` naming it."""
-    if not EmptyForm().validate():
-        raise ValidationFailed("csrf_token", "the form expired; reload the page")
+def _valid(form: F) -> F:
+    """``form`` when it validates; else ``ValidationFailed`` naming its first refused
+    field, the CSRF token first (a 400 page of its own: these are buttons on other
+    pages, with no form of their own to show again)."""
+    if not form.validate():
+        if form.meta.csrf and form.csrf_token.errors:
+            raise ValidationFailed("csrf_token", "the form expired; reload the page")
+        name, errors = next((name, field.errors) for name, field in form._fields.items()
+                            if field.errors)
+        raise ValidationFailed(name, errors[0])
+    return form
+
+
+def _ids(values: list[str] | None) -> list[int]:
+    """The whole numbers among checkbox ``values`` (others dropped, as always)."""
+    return [v for v in (_int(x) for x in values or ()) if v]
 
 
 def _int(value: Any) -> int | None:
@@ -164,8 +178,8 @@ def edit(queue_id: int) -> Response:
         for name in RULE_FIELDS:
             form[name].data = (queue.rule or {}).get(name)
     people = rq.workspace_reviewers(db.session, queue.workspace_id)
-    chosen = [v for v in (_int(x) for x in request.form.getlist("named")) if v] \
-        if request.method == "POST" else rq.named_reviewers(db.session, queue.id)
+    chosen = _ids(form.named.data) if request.method == "POST" \
+        else rq.named_reviewers(db.session, queue.id)
     if request.method == "POST" and form.validate():
         try:
             _, added = rq.update_queue(db.session, actor, queue.id, **_settings(form))
@@ -200,44 +214,38 @@ def detail(queue_id: int) -> str:
 @login_required
 def remove(queue_id: int, run_pk: int) -> Response:
     """A lead removes a run from the queue."""
-    _check_token()
+    form = _valid(QueueItemForm())
     removed = rq.remove_run(db.session, current_actor(), queue_id, run_pk)
     flash("Run removed from the queue." if removed else "That run was not in the queue.",
           "success" if removed else "info")
     return redirect(url_for("queues.detail", queue_id=queue_id,
-                            page=request.form.get("page") or None), 303)
+                            page=form.page.data or None), 303)
 
 
 @bp.post("/<int:queue_id>/items/<int:item_id>/assign")
 @login_required
 def assign(queue_id: int, item_id: int) -> Response:
     """A lead assigns an item by hand (replaces its assignees)."""
-    _check_token()
+    form = _valid(QueueItemForm())
     actor = current_actor()
     rq.get_queue(db.session, actor, queue_id, Role.LEAD)
-    chosen = rq.assign(db.session, actor, item_id,
-                       [v for v in request.form.getlist("assignees") if v])
+    chosen = rq.assign(db.session, actor, item_id, [v for v in form.assignees.data or () if v])
     flash("Item assigned." if chosen else "Item unassigned.", "success")
     return redirect(url_for("queues.detail", queue_id=queue_id,
-                            page=request.form.get("page") or None) + f"#item-{item_id}", 303)
+                            page=form.page.data or None) + f"#item-{item_id}", 303)
 
 
 @bp.post("/add-runs")
 @login_required
 def add_runs() -> Response:
     """Bulk "Add to queue" from the runs list (leads): the checked runs join the queue."""
-    _check_token()
-    queue_id = request.form.get("queue")
-    if not queue_id:
-        raise ValidationFailed("queue", "choose a queue")
-    runs = request.form.getlist("runs")
-    if not runs:
-        raise ValidationFailed("runs", "check at least one run")
-    added = rq.add_runs(db.session, current_actor(), queue_id, runs)
+    form = _valid(AddRunsForm())
+    runs = form.runs.data
+    added = rq.add_runs(db.session, current_actor(), form.queue.data, runs)
     flash(f"{added} run{'s' if added != 1 else ''} added to the queue"
           + (f" ({len(set(runs)) - added} already in it)." if added < len(set(runs)) else "."),
           "success")
-    back = request.form.get("next") or ""
+    back = form.next.data or ""
     if not back.startswith("/") or back.startswith("//"):
         back = url_for("runs.index")
     return redirect(back, 303)
@@ -252,18 +260,19 @@ def next_item() -> Response:
     """Reserve my next item (in ``queue``, or across my queues) and open its run page;
     ``skip`` ("Skip") or ``leaving`` ("Next item" on an item's page): release this item
     first and do not hand it back now — held and unrated, it would come first again."""
-    _check_token()
+    form = _valid(NextItemForm())
     actor = current_actor()
-    skip = _int(request.form.get("skip")) or _int(request.form.get("leaving"))
+    queue_id = form.queue.data or None
+    skip = _int(form.skip.data) or _int(form.leaving.data)
     if skip:
         rq.release(db.session, actor, skip)
-    item = rq.next_for_me(db.session, actor, request.form.get("queue") or None, exclude=skip)
+    item = rq.next_for_me(db.session, actor, queue_id, exclude=skip)
     if item is None:
-        flash("Nothing left for you to review in your queues." if not request.form.get("queue")
+        flash("Nothing left for you to review in your queues." if not queue_id
               else "Nothing left for you to review in this queue.", "info")
         return redirect(url_for("queue.next_run", mine="1"), 303)
     return redirect(url_for("runs.detail", run_pk=item.run_pk, item=item.id,
-                            queue_id=request.form.get("queue") or None), 303)
+                            queue_id=queue_id), 303)
 
 
 @bp.post("/items/<int:item_id>/renew")
