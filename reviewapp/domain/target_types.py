@@ -7,14 +7,16 @@ CHECK constraint and the ``TargetType`` enum (models/feedback.py), validation
 the CLI's ``--target-type`` choices and the OpenAPI enums (a test compares).
 
 Adding a target type is one row here plus its own code: where its rows come from on the
-run page, and (when it is answer-level) how it sets the verdict.
+run page, and (when it is answer-level) how it sets the verdict. A re-ingest keeps the
+rated rows of every type by its ``model`` (``codes_of_model``); a new model needs its own
+keep rule in ``services/runs/ingest.py``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .vocabulary import Registry
+from .vocabulary import Registry, UnknownValue
 
 
 @dataclass(frozen=True)
@@ -72,3 +74,16 @@ TARGET_TYPES: Registry[TargetTypeRow] = Registry("target_type", (
 def subject_types() -> tuple[str, ...]:
     """The codes of the types whose ratings carry a subject."""
     return tuple(row.code for row in TARGET_TYPES if row.subject is not None)
+
+
+def codes_of_model(model: str, *, whole_row: bool = False) -> tuple[str, ...]:
+    """The codes, in table order, whose ``target_id`` is a row id of ``model`` (the name
+    of a model class, e.g. ``"Message"``): what a re-ingest must keep when rated (SPEC 10).
+    ``whole_row``: only the types that rate the whole row (no subject), whose earlier text
+    a changed row keeps in its history. Raises ``UnknownValue`` for a ``model`` no type
+    rates by its id (a misspelt name would otherwise keep nothing)."""
+    codes = tuple(row.code for row in TARGET_TYPES if row.model == model and row.key == "id"
+                  and not (whole_row and row.subject is not None))
+    if not codes:
+        raise UnknownValue("model", model, tuple(dict.fromkeys(r.model for r in TARGET_TYPES)))
+    return codes

@@ -81,6 +81,16 @@ class Registry(Generic[R]):
         """(code, label) pairs in table order, for selects and form validation."""
         return tuple((row.code, row.label) for row in self._rows.values())
 
+    def check_covered(self, table: Iterable[str], owner: str) -> None:
+        """Raise ``ValueError`` (at import, where ``owner`` builds ``table``) unless the
+        codes ``table`` is keyed by are exactly this registry's: a table of one behaviour
+        per code (``owner`` names it) then cannot miss a new code, nor keep a dropped one."""
+        keys = set(table)
+        missing = [code for code in self._rows if code not in keys]
+        extra = sorted(keys - set(self._rows))
+        if missing or extra:
+            raise ValueError(f"{owner}: {self.name} codes missing {missing}, unknown {extra}")
+
     def sql_in(self) -> str:
         """``('a', 'b')``: the codes as a SQL list for a CHECK constraint."""
         return repr(self.codes()) if len(self) != 1 else f"({self.codes()[0]!r})"

@@ -179,3 +179,28 @@ def test_label_or_code_reads_a_known_code_as_its_label_and_keeps_any_other():
     assert VERDICTS.label_or_code("GENERAL") == "GENERAL"  # a code from an older vocabulary
     assert VERDICTS.label_or_code("") == ""
     assert VERDICTS.label_or_code(None) == ""
+
+
+def test_a_reingest_keeps_the_rows_every_type_of_their_model_rates():
+    """SPEC 10: a re-ingest keeps a message rated as the answer, a citation of it or a
+    turn (and the earlier text of a message rated whole); a step rated as a step."""
+    from reviewapp.domain.target_types import codes_of_model
+
+    assert codes_of_model("Message") == ("chat_message", "citation", "conversation_turn")
+    assert codes_of_model("Message", whole_row=True) == ("chat_message", "conversation_turn")
+    assert codes_of_model("DiagnosticStep") == ("diagnostic_step",)
+    assert codes_of_model("DiagnosticReport", whole_row=True) == ("diagnostic_report",)
+    for model in ("ToolCall", "Mesage", ""):  # a tool call's target_id is its run, not its row
+        with pytest.raises(UnknownValue) as error:
+            codes_of_model(model)
+        assert error.value.name == "model"
+
+
+def test_a_table_of_one_behaviour_per_code_must_cover_the_registry_exactly():
+    VERDICTS.check_covered({"useful": 1, "not_useful": 2}, "t")  # every code: fine
+    with pytest.raises(ValueError) as missing:
+        VERDICTS.check_covered({"useful": 1}, "verdict badges")
+    assert str(missing.value) == "verdict badges: feedback codes missing ['not_useful'], unknown []"
+    with pytest.raises(ValueError) as extra:
+        VERDICTS.check_covered(["useful", "not_useful", "meh"], "t")
+    assert str(extra.value) == "t: feedback codes missing [], unknown ['meh']"

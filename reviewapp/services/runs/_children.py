@@ -31,11 +31,13 @@ def assign_changed(obj: Any, values: Mapping[str, Any]) -> bool:
     return changed
 
 
-def targets_with_feedback(session: Session, run_pk: int, *types: TargetType) -> set[int]:
+def targets_with_feedback(session: Session, run_pk: int, *types: str) -> set[int]:
+    """The ``target_id`` of every rating of run ``run_pk`` whose type is one of ``types``
+    (codes of ``domain/target_types.py``)."""
     return set(
         session.scalars(
             select(Feedback.target_id).where(
-                Feedback.run_pk == run_pk, Feedback.target_type.in_([t.value for t in types])
+                Feedback.run_pk == run_pk, Feedback.target_type.in_(list(types))
             )
         )
     )

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
 from ...domain.self_evaluation import imported_evaluations
+from ...domain.target_types import codes_of_model
 from ...errors import Conflict, Forbidden, ServiceError, ValidationFailed
 from ...models import (
     DiagnosisSession,
@@ -20,7 +21,6 @@ from ...models import (
     Run,
     RunKind,
     RunStatus,
-    TargetType,
     ToolCall,
 )
 from ...models.base import utcnow
@@ -240,8 +240,8 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
 
     if prepared.messages is not None:
         keep_rated_citations(session, run, prepared.messages)
-        keep = targets_with_feedback(session, run.id, TargetType.CHAT_MESSAGE, TargetType.CITATION,
-                                     TargetType.CONVERSATION_TURN)
+        # Every type that rates a message (the answer, a citation of it, a turn) keeps it.
+        keep = targets_with_feedback(session, run.id, *codes_of_model("Message"))
         # The answer message made from ``run.answer`` is not in the agent's document: it
         # stays (re-sending the same document changes nothing).
         keep |= {m.id for m in run.messages if m.message_id == ANSWER_MESSAGE_ID
@@ -249,16 +249,15 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
         changed |= sync_children(
             session, list(run.messages), prepared.messages, "message_id",
             lambda key, **v: Message(run_pk=run.id, message_id=key, **v), keep,
-            # A message is rated as the answer or as a conversation turn.
-            text=(run, (TargetType.CHAT_MESSAGE.value, TargetType.CONVERSATION_TURN.value),
-                  "content"),
+            # A message is rated whole as the answer or as a conversation turn.
+            text=(run, codes_of_model("Message", whole_row=True), "content"),
         )
     if prepared.steps is not None:
         changed |= sync_children(
             session, list(run.steps), prepared.steps, "step_id",
             lambda key, **v: DiagnosticStep(run_pk=run.id, step_id=key, **v),
-            targets_with_feedback(session, run.id, TargetType.DIAGNOSTIC_STEP),
-            text=(run, (TargetType.DIAGNOSTIC_STEP.value,), "summary"),
+            targets_with_feedback(session, run.id, *codes_of_model("DiagnosticStep")),
+            text=(run, codes_of_model("DiagnosticStep", whole_row=True), "summary"),
         )
     session.expire(run, ["messages", "steps"])
     if "report" in doc:

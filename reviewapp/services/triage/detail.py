@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,6 +17,7 @@ from ...domain.suggest import (
     Suggestion,
     suggest_triage_category,
 )
+from ...domain.target_types import TARGET_TYPES
 from ...domain.vocabulary import Registry
 from ...errors import Forbidden
 from ...models import (
@@ -104,25 +105,41 @@ class TriageDetail:
         return label_of(self.reasons, code) if self.reasons is not None else code.replace("_", " ")
 
 
-def _target_labels(run: Run, tool_names: Mapping[str, str]) -> dict[tuple[str, int, str], str]:
-    """How the item page names each rateable part of ``run``, by (target_type,
-    target_id, subject_key); ``tool_names`` maps the run's call ids to tool names."""
-    labels: dict[tuple[str, int, str], str] = {}
+# How the item page names each rateable part of a run, one entry per target type (a
+# type the table misses fails at import): (run, the run's tool names by call id) ->
+# ((target_id, subject_key), label) of every part of that type.
+_PartLabels = Callable[[Run, Mapping[str, str]], Iterable[tuple[tuple[int, str], str]]]
+
+
+def _citation_labels(run: Run, tool_names: Mapping[str, str]) -> Iterator[tuple[tuple[int, str], str]]:
     for message in run.messages:
-        labels[(TargetType.CHAT_MESSAGE.value, message.id, "")] = f"answer (message {message.ordinal})"
-        labels[(TargetType.CONVERSATION_TURN.value, message.id, "")] = \
-            f"conversation turn (message {message.ordinal})"
         for citation in message.citations:
             cid = str(citation.get("id", ""))
             title = citation.get("title") or cid
-            labels[(TargetType.CITATION.value, message.id, cid)] = f"citation {cid}: {title}"
-    for step in run.steps:
-        labels[(TargetType.DIAGNOSTIC_STEP.value, step.id, "")] = f"step {step.ordinal}: {step.name}"
-    if run.report is not None:
-        labels[(TargetType.DIAGNOSTIC_REPORT.value, run.report.id, "")] = "report"
-    for call_id, tool_name in tool_names.items():
-        labels[(TargetType.TOOL_CALL.value, run.id, call_id)] = f"tool call {tool_name} ({call_id})"
-    return labels
+            yield (message.id, cid), f"citation {cid}: {title}"
+
+
+_PART_LABELS: dict[str, _PartLabels] = {
+    TargetType.CHAT_MESSAGE.value: lambda run, _: (
+        ((m.id, ""), f"answer (message {m.ordinal})") for m in run.messages),
+    TargetType.CITATION.value: _citation_labels,
+    TargetType.DIAGNOSTIC_STEP.value: lambda run, _: (
+        ((s.id, ""), f"step {s.ordinal}: {s.name}") for s in run.steps),
+    TargetType.DIAGNOSTIC_REPORT.value: lambda run, _: (
+        [((run.report.id, ""), "report")] if run.report is not None else []),
+    TargetType.TOOL_CALL.value: lambda run, tool_names: (
+        ((run.id, call_id), f"tool call {name} ({call_id})") for call_id, name in tool_names.items()),
+    TargetType.CONVERSATION_TURN.value: lambda run, _: (
+        ((m.id, ""), f"conversation turn (message {m.ordinal})") for m in run.messages),
+}
+TARGET_TYPES.check_covered(_PART_LABELS, "triage item labels")
+
+
+def _target_labels(run: Run, tool_names: Mapping[str, str]) -> dict[tuple[str, int, str], str]:
+    """How the item page names each rateable part of ``run``, by (target_type,
+    target_id, subject_key); ``tool_names`` maps the run's call ids to tool names."""
+    return {(code, *key): label for code, labels_of in _PART_LABELS.items()
+            for key, label in labels_of(run, tool_names)}
 
 
 def _label(labels: Mapping[tuple[str, int, str], str], target_type: str, target_id: int,
