@@ -303,3 +303,38 @@ def test_cli_import_of_an_empty_array_says_the_file_has_no_records(runner, make,
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == ["Error: none.json: the file has no records (an empty JSON array)"]
     assert count(session, Run) == 0
+
+
+def test_each_format_is_read_by_its_own_adapter_and_can_be_detected():
+    """Issue 12: every format of domain/import_formats.py has exactly one reader (a new
+    record-per-run format is no longer read as openai-messages) and a detector."""
+    from reviewapp.domain.import_formats import IMPORT_FORMATS
+    from reviewapp.services.importers import reading
+
+    assert set(reading.RECORD_ADAPTERS) == {"native", "openai-messages", "tau-bench"}
+    assert set(reading.WHOLE_FILE_ADAPTERS) == {
+        "claude-code", "codex", "copilot", "gemini", "opencode", "stratus"}
+    assert reading.RESULT_FORMAT == "sregym-result"
+    assert sorted([*reading.RECORD_ADAPTERS, *reading.WHOLE_FILE_ADAPTERS, reading.RESULT_FORMAT]) \
+        == sorted(IMPORT_FORMATS.codes())
+    assert {fmt for fmt, _ in reading._RECORD_SHAPES} == set(IMPORT_FORMATS.codes())
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "openai", "", "AUTO"])
+def test_reading_with_an_unlisted_format_is_refused_not_read_as_another(tmp_path, fmt):
+    path = tmp_path / "f.jsonl"
+    path.write_text('{"id": "c1", "messages": [{"role": "user", "content": "hi"}]}\n')
+    with pytest.raises(importers.RecordError, match=f"unknown format '{fmt}'"):
+        list(importers.read_records(path, fmt))
+    with pytest.raises(importers.RecordError, match=f"unknown format '{fmt}'"):
+        importers.check_files([path], fmt)
+
+
+def test_a_forced_record_format_reads_each_record_through_its_own_adapter(tmp_path):
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"id": "c1", "messages": [{"role": "user", "content": "hi"},'
+                    ' {"role": "assistant", "content": "hello"}]}\n')
+    (openai,) = importers.read_records(path, "openai-messages")
+    assert (openai.error, openai.doc["query"], openai.doc["answer"]) == (None, "hi", "hello")
+    (tau,) = importers.read_records(path, "tau-bench")  # no traj: not a tau-bench record
+    assert tau.doc is None and tau.error

@@ -14,6 +14,7 @@ from typing import IO, Any
 import ijson
 
 from ...domain.import_formats import FORMAT_CHOICES, IMPORT_FORMATS
+from ...domain.vocabulary import Registry
 from .. import documents
 from ._common import DEFAULT_OPTIONS, Adapted, Options, RecordError, Warn, slug
 from .chat import adapt_native, adapt_openai_record, adapt_tau_bench
@@ -28,6 +29,13 @@ from .sregym import (
 )
 
 FORMATS = FORMAT_CHOICES
+RESULT_FORMAT = "sregym-result"  # a verdict file: the outcome of the runs logged beside it
+# Formats in which each record is one run: (record, its index, the file's stem, options).
+RECORD_ADAPTERS: dict[str, Callable[[Any, int, str, Options], Adapted]] = {
+    "native": lambda record, index, stem, options: adapt_native(record),
+    "openai-messages": adapt_openai_record,
+    "tau-bench": lambda record, index, stem, options: adapt_tau_bench(record, stem, options),
+}
 # Formats in which the whole file is one run (an event log), not a list of runs.
 WHOLE_FILE_ADAPTERS: dict[str, Callable[[list[Any], str, Options], Adapted]] = {
     "claude-code": adapt_claude_code,
@@ -38,8 +46,12 @@ WHOLE_FILE_ADAPTERS: dict[str, Callable[[list[Any], str, Options], Adapted]] = {
     "stratus": adapt_stratus,
 }
 WHOLE_FILE_FORMATS = tuple(f.code for f in IMPORT_FORMATS if f.whole_file)
-assert set(WHOLE_FILE_FORMATS) == set(WHOLE_FILE_ADAPTERS), "domain/import_formats.py and the adapters differ"
-RESULT_FORMAT = "sregym-result"
+# Every format of domain/import_formats.py is read by exactly one adapter (a format
+# without one fails here, at import, instead of being read as another), and its
+# ``whole_file`` flag says which kind.
+IMPORT_FORMATS.check_covered([*RECORD_ADAPTERS, *WHOLE_FILE_ADAPTERS, RESULT_FORMAT], "import adapters")
+Registry("whole-file format", (f for f in IMPORT_FORMATS if f.whole_file)).check_covered(
+    WHOLE_FILE_ADAPTERS, "whole-file adapters")
 # SREGym names its verdict files <harness>_results_<problem>_<time>.json.
 VERDICT_GLOB = "*_results_*.json"
 
@@ -149,6 +161,8 @@ _RECORD_SHAPES: tuple[tuple[str, Callable[[Mapping[str, Any]], bool]], ...] = (
     ("native", lambda r: "run_id" in r and set(r) <= _NATIVE_KEYS),
     ("openai-messages", lambda r: _chat_messages(r.get("messages"))),
 )
+# Every format can be detected (``auto``), and only formats of the registry are.
+IMPORT_FORMATS.check_covered({fmt for fmt, _ in _RECORD_SHAPES}, "format detection")
 
 
 def unsupported(path: Path) -> RecordError:
@@ -245,17 +259,13 @@ def read_records(path: Path, fmt: str, progress: Callable[[int], None] = lambda 
 
         yield _parse(0, adapt, extra)
         return
+    adapt_record = RECORD_ADAPTERS[fmt]
     for index, record, error in _raw_records(source, progress):
         if error is not None:
             yield Parsed(index, error=error)
             continue
-        if fmt == "native":
-            yield _parse(index, lambda record=record: adapt_native(record), native=True)
-        elif fmt == "tau-bench":
-            yield _parse(index, lambda record=record: adapt_tau_bench(record, stem, options))
-        else:
-            yield _parse(index, lambda record=record, index=index: adapt_openai_record(record, index, stem,
-                                                                                        options))
+        yield _parse(index, lambda record=record, index=index: adapt_record(record, index, stem, options),
+                     native=fmt == "native")
 
 
 def _events(source: _Source, progress: Callable[[int], None] = lambda done: None) -> tuple[list[Any], list[int]]:
