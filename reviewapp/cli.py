@@ -12,10 +12,13 @@ from flask.cli import AppGroup
 from sqlalchemy import func, select
 
 from .actors import Actor, Role
+from .domain import export_format
+from .domain.feedback import RATINGS
 from .domain.import_formats import FORMAT_CHOICES
 from .domain.target_types import TARGET_TYPES
 from .errors import ServiceError
 from .extensions import db
+from .models import RunKind, SourceType
 
 users_cli = AppGroup("users", help="Manage user accounts.")
 workspaces_cli = AppGroup("workspaces", help="Manage workspaces.")
@@ -283,7 +286,6 @@ def _export(kind: str, fmt: str, out: str, bom: bool, params: dict[str, object])
     import os
     import sys
 
-    from .domain import export_format
     from .services import exports
 
     if params.get("workspace"):
@@ -316,7 +318,7 @@ def _export_options(func):  # noqa: ANN001, ANN202 - click decorator stack
     func = click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
                         help="File to write.")(func)
     func = click.option("--bom", is_flag=True, help="Start a CSV with a UTF-8 BOM (for Excel).")(func)
-    func = click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv",
+    func = click.option("--format", "fmt", type=click.Choice(export_format.FORMATS), default="csv",
                         show_default=True)(func)
     func = click.option("--workspace", default=None, help="Workspace slug (default: all).")(func)
     return func
@@ -328,7 +330,7 @@ def _export_options(func):  # noqa: ANN001, ANN202 - click decorator stack
 @click.option("--fault-category", default=None)
 @click.option("--service", default=None)
 @click.option("--error-code", default=None)
-@click.option("--source-type", type=click.Choice(["AUTO", "MANUAL"]), default=None)
+@click.option("--source-type", type=click.Choice([s.value for s in SourceType]), default=None)
 def export_cases(workspace: str | None, fmt: str, bom: bool, out: str, q: str | None,
                  fault_category: str | None, service: str | None, error_code: str | None,
                  source_type: str | None) -> None:
@@ -343,10 +345,10 @@ def export_cases(workspace: str | None, fmt: str, bom: bool, out: str, q: str | 
 @_export_options
 @click.option("--date-from", default=None, help="First UTC day (YYYY-MM-DD) a rating was made.")
 @click.option("--date-to", default=None, help="Last UTC day (inclusive).")
-@click.option("--rating", type=click.Choice(["positive", "negative"]), default=None)
+@click.option("--rating", type=click.Choice(RATINGS), default=None)
 @click.option("--target-type", type=click.Choice(TARGET_TYPES.codes()), default=None)
 @click.option("--reason", default=None)
-@click.option("--kind", type=click.Choice(["chat", "aiops"]), default=None)
+@click.option("--kind", type=click.Choice([k.value for k in RunKind]), default=None)
 def export_feedback(workspace: str | None, fmt: str, bom: bool, out: str, date_from: str | None,
                     date_to: str | None, rating: str | None, target_type: str | None,
                     reason: str | None, kind: str | None) -> None:

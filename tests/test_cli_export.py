@@ -67,3 +67,29 @@ def test_cli_export_of_an_empty_database_writes_just_the_header(runner, tmp_path
     assert result.exit_code == 0, result.output
     assert out.read_text("utf-8").startswith("feedback_id,workspace,run_id,")
     assert out.read_bytes().count(b"\r\n") == 1
+
+
+def test_cli_choices_are_the_vocabularies_the_services_check():
+    """Issue 12: the CLI's choices derive from the vocabularies (spelled out here), so a
+    code added there is offered and none is offered that the service would refuse."""
+    import click
+
+    from reviewapp.cli import export_cli, runs_cli
+
+    def choices(command, option):
+        (param,) = [p for p in command.params if p.name == option]
+        assert isinstance(param.type, click.Choice)
+        return tuple(param.type.choices)
+
+    feedback, cases = export_cli.commands["feedback"], export_cli.commands["cases"]
+    assert choices(feedback, "rating") == ("positive", "negative")
+    assert choices(feedback, "kind") == ("chat", "aiops")
+    assert choices(feedback, "target_type") == (
+        "chat_message", "citation", "diagnostic_step", "diagnostic_report", "tool_call",
+        "conversation_turn")
+    assert choices(cases, "source_type") == ("AUTO", "MANUAL")
+    for command in export_cli.commands.values():
+        assert choices(command, "fmt") == ("csv", "jsonl")
+    assert choices(runs_cli.commands["import"], "fmt") == (
+        "auto", "native", "openai-messages", "tau-bench", "claude-code", "codex", "copilot",
+        "gemini", "opencode", "stratus", "sregym-result")

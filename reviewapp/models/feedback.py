@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from ..domain.feedback import RATINGS
 from ..domain.target_types import TARGET_TYPES
 from ..extensions import db
 from .accounts import User
@@ -20,9 +21,9 @@ TargetType = enum.Enum(  # type: ignore[misc]
     module=__name__)
 
 
-class Rating(str, enum.Enum):
-    POSITIVE = "positive"
-    NEGATIVE = "negative"
+# A rating's two values (SPEC 6.1), from ``domain/feedback.RATINGS``.
+Rating = enum.Enum(  # type: ignore[misc]
+    "Rating", [(code.upper(), code) for code in RATINGS], type=str, module=__name__)
 
 
 class Feedback(TimestampMixin, db.Model):

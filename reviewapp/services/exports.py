@@ -25,6 +25,7 @@ from sqlalchemy import Select, String, func, literal, select, tuple_, type_coerc
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
+from ..domain import export_format
 from ..errors import Forbidden, ValidationFailed
 from ..models import (
     Case,
@@ -402,7 +403,7 @@ def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, 
     export_options(session, actor)
     if kind not in KINDS:
         raise ValidationFailed("kind", f"must be one of {', '.join(KINDS)}")
-    if fmt is not None and (fmt not in ("csv", "jsonl") or (kind == "evalset" and fmt != "jsonl")):
+    if fmt is not None and (fmt not in export_format.FORMATS or (kind == "evalset" and fmt != "jsonl")):
         raise ValidationFailed("format", "cases and feedback: csv or jsonl; the eval set: jsonl")
     if kind == "cases":
         return export_cases(session, actor, CaseFilters.from_params(params))
