@@ -81,12 +81,14 @@ class Registry(Generic[R]):
         """(code, label) pairs in table order, for selects and form validation."""
         return tuple((row.code, row.label) for row in self._rows.values())
 
-    def check_covered(self, table: Iterable[str], owner: str) -> None:
+    def check_covered(self, table: Iterable[str], owner: str, *, every: bool = True) -> None:
         """Raise ``ValueError`` (at import, where ``owner`` builds ``table``) unless the
         codes ``table`` is keyed by are exactly this registry's: a table of one behaviour
-        per code (``owner`` names it) then cannot miss a new code, nor keep a dropped one."""
+        per code (``owner`` names it) then cannot miss a new code, nor keep a dropped one.
+        ``every=False``: a table of the codes that behave differently (the others take a
+        default) need not list every code, but may hold no other key (a misspelt one)."""
         keys = set(table)
-        missing = [code for code in self._rows if code not in keys]
+        missing = [code for code in self._rows if code not in keys] if every else []
         extra = sorted(keys - set(self._rows))
         if missing or extra:
             raise ValueError(f"{owner}: {self.name} codes missing {missing}, unknown {extra}")

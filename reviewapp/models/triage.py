@@ -8,17 +8,16 @@ from datetime import datetime
 from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from ..domain.triage_flow import STATES
 from ..extensions import db
 from .accounts import User
 from .base import TimestampMixin, UTCDateTime, enum_values
 from .runs import Run
 
-
-class TriageState(str, enum.Enum):
-    NEW = "new"
-    TRIAGED = "triaged"
-    RESOLVED = "resolved"
-    WONT_FIX = "wont_fix"
+# A triage item's state (SPEC 8): one member per state of the state machine
+# (domain/triage_flow.STATES), e.g. ``TriageState.WONT_FIX.value == "wont_fix"``.
+TriageState = enum.Enum(  # type: ignore[misc]
+    "TriageState", [(state.upper(), state) for state in STATES], type=str, module=__name__)
 
 
 class TriageItem(TimestampMixin, db.Model):

@@ -204,3 +204,21 @@ def test_a_table_of_one_behaviour_per_code_must_cover_the_registry_exactly():
     with pytest.raises(ValueError) as extra:
         VERDICTS.check_covered(["useful", "not_useful", "meh"], "t")
     assert str(extra.value) == "t: feedback codes missing [], unknown ['meh']"
+
+
+def test_a_table_of_the_codes_that_differ_may_leave_codes_out_but_not_misspell_one():
+    VERDICTS.check_covered({"useful": 1}, "t", every=False)
+    VERDICTS.check_covered({}, "t", every=False)
+    with pytest.raises(ValueError) as error:
+        VERDICTS.check_covered({"useful": 1, "usefull": 2}, "owner checks", every=False)
+    assert str(error.value) == "owner checks: feedback codes missing [], unknown ['usefull']"
+
+
+def test_the_triage_state_enum_and_constraint_derive_from_the_state_machine():
+    from reviewapp.models import TriageItem, TriageState
+
+    assert [(m.name, m.value) for m in TriageState] == [
+        ("NEW", "new"), ("TRIAGED", "triaged"), ("RESOLVED", "resolved"), ("WONT_FIX", "wont_fix")]
+    assert TriageState.WONT_FIX == "wont_fix" and TriageState("triaged") is TriageState.TRIAGED
+    checks = {str(c.sqltext) for c in TriageItem.__table__.constraints if hasattr(c, "sqltext")}
+    assert "state IN ('new', 'triaged', 'resolved', 'wont_fix')" in checks

@@ -243,6 +243,9 @@ _CHECKS: dict[str, _Check] = {
     TargetType.DIAGNOSTIC_REPORT.value: _Report(),
     TargetType.CONVERSATION_TURN.value: _Turn(),
 }
+# The other types need no check beyond their registry row (``_NO_CHECK``); an unknown type
+# never gets here (``TARGET_TYPE_REGISTRY.get`` raises first).
+TARGET_TYPE_REGISTRY.check_covered(_CHECKS, "owner checks", every=False)
 
 def visible_run(session: Session, actor: Actor, run_pk: Any) -> tuple[int, int]:
     """(run id, workspace id) of a run the actor may see, else ``Forbidden``."""
