@@ -8,6 +8,8 @@ switching one keyword, key or suffix off fails the test that names it.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from reviewapp.domain.suggest import (
@@ -15,6 +17,8 @@ from reviewapp.domain.suggest import (
     TRIAGE_CATEGORIES,
     RunFacts,
     RunText,
+    Suggestion,
+    Suggestions,
     remediation,
     suggest_error_code,
     suggest_fault_category,
@@ -185,6 +189,14 @@ def test_a_keyword_counts_once_per_source_however_often_it_appears():
     in the query are 4."""
     run = RunText(query="latency latency latency; postgres deadlock")
     assert suggest_fault_category(run).value == "DATABASE"
+
+
+def test_a_number_in_the_alert_payload_is_text_too():
+    """An alert carries the status as a JSON number: 503 still reads as a dependency fault."""
+    run = RunText(alert={"alertname": "HighErrorRate", "http_status": 503, "resolved": False,
+                         "runbook": None}, query="why?")
+    s = suggest_fault_category(run)
+    assert (s.value, s.source, s.matched) == ("DEPENDENCY", "alert", "503")
 
 
 def test_default_category_has_no_source():
@@ -431,6 +443,7 @@ def test_each_remediation_label(label):
     ("Fix:\n\n  restart the pods\nclear the cache\n\nmore", "restart the pods\nclear the cache"),
     # a label with no text at all: the following lines up to a heading
     ("**Fix**\n\nrestart\n# Next", "restart"),
+    ("__Mitigation__\n\ndrain node-3\n\nTail.", "drain node-3"),
     # __bold__ and list markers are not part of the label
     ("__Resolution:__ rotate the key", "rotate the key"),
     ("* Fix: bump the limit", "bump the limit"),
@@ -444,3 +457,21 @@ def test_each_remediation_label(label):
 ])
 def test_remediation_shapes(text, expected):
     assert remediation(text) == expected
+
+
+# --------------------------------------------------------------------------- values
+
+
+def test_inputs_default_to_an_empty_run_and_a_successful_run_without_calls():
+    assert RunText() == RunText(query="", answer="", alert=None, tool_arguments=(), tool_errors=())
+    assert RunFacts() == RunFacts(status="SUCCESS", tool_call_count=0, failed_tool_call_count=0,
+                                  evidence_factors=(), verifier_verdict=None, reasons=())
+
+
+def test_inputs_and_proposals_are_immutable_values():
+    proposal = Suggestion("service", "payment-api", "service_key", "alert", "service=payment-api")
+    values = [RunText(query="q"), RunFacts(), proposal, Suggestions(proposal, None, None)]
+    for value in values:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            value.query = "changed"
+    assert len({RunText(query="q"), RunText(query="q"), RunFacts(), RunFacts()}) == 2
