@@ -95,7 +95,7 @@ def _accounts(url: str) -> tuple[int, int, int, int]:
 
 def _derived(url: str, count: int) -> None:
     """What the services keep beside the rows and the bulk insert bypassed: the text
-    search index (``run_text.store_run_text``, per batch) and the dashboard's roll-ups
+    search index (``run_text.reindex_runs``, per batch) and the dashboard's roll-ups
     (``dashboard.rebuild``), so the search and dashboard rows time real data."""
     from reviewapp import create_app
     from reviewapp.actors import Actor
@@ -105,7 +105,7 @@ def _derived(url: str, count: int) -> None:
     app = create_app(app_config(url))
     with app.app_context():
         for start in range(1, count + 1, BATCH):
-            run_text.store_run_text(db.session, range(start, min(count, start + BATCH - 1) + 1))
+            run_text.reindex_runs(db.session, range(start, min(count, start + BATCH - 1) + 1))
             db.session.commit()
         dashboard.rebuild(db.session, Actor.system_actor())
         db.engine.dispose()

@@ -25,7 +25,6 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -52,7 +51,7 @@ def build(url: str, count: int) -> None:
 
     from reviewapp import create_app, search_index
     from reviewapp.actors import Actor, Role
-    from reviewapp.domain.search_text import fold, other_text
+    from reviewapp.domain.search_text import call_text, fold, other_text
     from reviewapp.extensions import db
     from reviewapp.models import DiagnosisSession, Run, ToolCall
     from reviewapp.services import admin
@@ -98,13 +97,13 @@ def build(url: str, count: int) -> None:
                                   "compensated": False, "created_at": now, "updated_at": now})
             db.session.execute(insert(Run), runs)
             db.session.execute(insert(ToolCall), calls)
-            by_run: dict[int, list[tuple[Any, ...]]] = {}
-            for call in calls:
-                by_run.setdefault(call["run_pk"], []).append((
-                    call["tool_name"], call["arguments"], call["result_summary"], call["error_message"]))
             db.session.execute(add_index, [
                 {"run_pk": r["id"], "query": fold(r["query"]), "answer": fold(r["answer"]),
-                 "other": other_text(r["run_id"], "bench", by_run[r["id"]])} for r in runs])
+                 "other": other_text(r["run_id"], "bench", ())} for r in runs])
+            search_index.write_calls(db.session.connection(), [
+                {"workspace_id": c["workspace_id"], "call_id": c["id"], "run_pk": c["run_pk"],
+                 "text": call_text(c["tool_name"], c["arguments"], c["result_summary"], c["error_message"])}
+                for c in calls])
             db.session.commit()
         if db.engine.dialect.name == "postgresql":
             db.session.execute(text("SELECT setval(pg_get_serial_sequence('diagnosis_run', 'id'), :n)"),

@@ -1,20 +1,35 @@
 """The full-text index of run text, the part that differs by database (beside queries.py).
 
-One row per run holds its folded text (``domain.search_text.fold``) in three fields:
-``query``, ``answer`` and ``other`` (run id, session id, tool calls' names, arguments,
-results and errors). The services rewrite a run's row whenever they write its text
-(``services.run_text.store_run_text``); the migration ``7c3e5a1f0b29`` made the rows
-of the runs that existed before.
+The text is folded (``domain.search_text.fold``) and kept in two structures, so a write
+costs what its own text costs, never a whole run's:
+
+* one row per run (``SEARCH_TABLE``) with three fields: ``query``, ``answer`` and
+  ``other`` (run id and session id, ``domain.search_text.other_text`` without calls),
+  rewritten by the services when they write a run (``services.run_text.store_run_text``);
+* one row per tool call (``CALL_TABLE``: workspace, call id, run pk, and the call's name,
+  arguments, result and error joined by ``SEPARATOR``, ``domain.search_text.call_text``),
+  written when the call is created or its text changes
+  (``services.run_text.store_call_text``).
+
+A run holds a term when its row or one of its calls' rows does; a term never spans two
+fields (it cannot contain ``SEPARATOR``), so this is the same as one row holding all the
+run's text. The migration ``7c3e5a1f0b29`` made the run rows, ``4b7e2c9d1a56`` split the
+calls out of them.
 
 * SQLite: ``run_search``, an FTS5 table with the ``trigram`` tokenizer (case-sensitive,
-  the text is already folded), rowid = ``diagnosis_run.id``. A term is an FTS5 phrase, so
-  a run matches when the term is a substring of one field. A trigger removes the row of
-  a deleted run (foreign keys cannot point at a virtual table).
+  the text is already folded), rowid = ``diagnosis_run.id``. ``run_search_call`` a plain
+  table (integer key, unique (workspace, call id), indexed by run) whose text an FTS5
+  external-content table ``run_search_call_text`` indexes, kept in step by triggers. A
+  term is an FTS5 phrase, so a row matches when the term is a substring of one field.
+  Triggers remove the rows of a deleted run or call (foreign keys cannot point at a
+  virtual table, and a table rebuild of a later migration would take them along).
 * PostgreSQL: ``run_search`` a plain table (``run_pk`` references the run, ON DELETE
   CASCADE) with one ``pg_trgm`` GIN index over the three fields joined by
-  ``SEPARATOR``; a term is ``LIKE '%term%'`` on that expression, which the index answers
-  (substring semantics, like the LIKE search it replaces; a tsvector would find words, not
-  the substrings and run-id fragments people type).
+  ``SEPARATOR``; ``run_search_call`` (primary key workspace + call id, referencing the
+  call ON DELETE CASCADE, indexed by run) with a ``pg_trgm`` GIN index over its text; a
+  term is ``LIKE '%term%'`` on those expressions, which the indexes answer (substring
+  semantics, like the LIKE search it replaces; a tsvector would find words, not the
+  substrings and run-id fragments people type).
 
 Neither structure is in the SQLAlchemy metadata: ``create_all`` gets them through
 ``install`` (a metadata event) and Alembic autogenerate skips ``SEARCH_TABLE*``.
@@ -34,12 +49,33 @@ from sqlalchemy.types import NullType
 from .domain.search_text import RANK_ANSWER, RANK_OTHER, RANK_QUERY, SEPARATOR
 
 SEARCH_TABLE = "run_search"
+CALL_TABLE = "run_search_call"
+_CALL_FTS = "run_search_call_text"  # SQLite: the FTS5 index of CALL_TABLE's text
 
 SQLITE_DDL = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {SEARCH_TABLE} USING fts5("
     "query, answer, other, tokenize = 'trigram case_sensitive 1')",
     f"CREATE TRIGGER IF NOT EXISTS {SEARCH_TABLE}_forget AFTER DELETE ON diagnosis_run "
     f"BEGIN DELETE FROM {SEARCH_TABLE} WHERE rowid = old.id; END",
+)
+SQLITE_CALL_DDL = (
+    f"CREATE TABLE IF NOT EXISTS {CALL_TABLE} (id INTEGER PRIMARY KEY, "
+    "workspace_id integer NOT NULL, call_id varchar(160) NOT NULL, run_pk integer NOT NULL, "
+    "text text NOT NULL DEFAULT '', UNIQUE (workspace_id, call_id))",
+    f"CREATE INDEX IF NOT EXISTS ix_{CALL_TABLE}_run ON {CALL_TABLE} (run_pk)",
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {_CALL_FTS} USING fts5(text, content = '{CALL_TABLE}', "
+    "content_rowid = 'id', tokenize = 'trigram case_sensitive 1')",
+    f"CREATE TRIGGER IF NOT EXISTS {CALL_TABLE}_added AFTER INSERT ON {CALL_TABLE} "
+    f"BEGIN INSERT INTO {_CALL_FTS} (rowid, text) VALUES (new.id, new.text); END",
+    f"CREATE TRIGGER IF NOT EXISTS {CALL_TABLE}_removed AFTER DELETE ON {CALL_TABLE} "
+    f"BEGIN INSERT INTO {_CALL_FTS} ({_CALL_FTS}, rowid, text) VALUES ('delete', old.id, old.text); END",
+    f"CREATE TRIGGER IF NOT EXISTS {CALL_TABLE}_changed AFTER UPDATE ON {CALL_TABLE} "
+    f"BEGIN INSERT INTO {_CALL_FTS} ({_CALL_FTS}, rowid, text) VALUES ('delete', old.id, old.text); "
+    f"INSERT INTO {_CALL_FTS} (rowid, text) VALUES (new.id, new.text); END",
+    f"CREATE TRIGGER IF NOT EXISTS {CALL_TABLE}_forget_call AFTER DELETE ON tool_call_audit "
+    f"BEGIN DELETE FROM {CALL_TABLE} WHERE workspace_id = old.workspace_id AND call_id = old.id; END",
+    f"CREATE TRIGGER IF NOT EXISTS {CALL_TABLE}_forget_run AFTER DELETE ON diagnosis_run "
+    f"BEGIN DELETE FROM {CALL_TABLE} WHERE run_pk = old.id; END",
 )
 _PG_TEXT = "(query || E'\\x1f' || answer || E'\\x1f' || other)"
 POSTGRESQL_DDL = (
@@ -50,6 +86,15 @@ POSTGRESQL_DDL = (
     "other text NOT NULL DEFAULT '')",
     f"CREATE INDEX IF NOT EXISTS ix_{SEARCH_TABLE}_text ON {SEARCH_TABLE} "
     f"USING gin ({_PG_TEXT} gin_trgm_ops)",
+)
+POSTGRESQL_CALL_DDL = (
+    f"CREATE TABLE IF NOT EXISTS {CALL_TABLE} ("
+    "workspace_id integer NOT NULL, call_id varchar(160) NOT NULL, run_pk integer NOT NULL, "
+    "text text NOT NULL DEFAULT '', PRIMARY KEY (workspace_id, call_id), "
+    "FOREIGN KEY (workspace_id, call_id) REFERENCES tool_call_audit (workspace_id, id) "
+    "ON DELETE CASCADE)",
+    f"CREATE INDEX IF NOT EXISTS ix_{CALL_TABLE}_run ON {CALL_TABLE} (run_pk)",
+    f"CREATE INDEX IF NOT EXISTS ix_{CALL_TABLE}_text ON {CALL_TABLE} USING gin (text gin_trgm_ops)",
 )
 assert SEPARATOR == "\x1f"  # the E'\x1f' of the PostgreSQL expression
 
@@ -62,14 +107,20 @@ def include_name(name: str | None, type_: str, parent_names: Any) -> bool:
 
 def ddl(dialect: str) -> tuple[str, ...]:
     """The statements that create the index on ``dialect`` (sqlite | postgresql)."""
-    return SQLITE_DDL if dialect == "sqlite" else POSTGRESQL_DDL
+    if dialect == "sqlite":
+        return SQLITE_DDL + SQLITE_CALL_DDL
+    return POSTGRESQL_DDL + POSTGRESQL_CALL_DDL
 
 
 def drop_ddl(dialect: str) -> tuple[str, ...]:
     """The statements that remove it."""
     if dialect == "sqlite":
-        return (f"DROP TRIGGER IF EXISTS {SEARCH_TABLE}_forget", f"DROP TABLE IF EXISTS {SEARCH_TABLE}")
-    return (f"DROP TABLE IF EXISTS {SEARCH_TABLE}",)
+        triggers = [f"{SEARCH_TABLE}_forget"] + [f"{CALL_TABLE}_{name}" for name in (
+            "added", "removed", "changed", "forget_call", "forget_run")]
+        return (*(f"DROP TRIGGER IF EXISTS {name}" for name in triggers),
+                f"DROP TABLE IF EXISTS {_CALL_FTS}", f"DROP TABLE IF EXISTS {CALL_TABLE}",
+                f"DROP TABLE IF EXISTS {SEARCH_TABLE}")
+    return (f"DROP TABLE IF EXISTS {CALL_TABLE}", f"DROP TABLE IF EXISTS {SEARCH_TABLE}")
 
 
 def install(metadata: Any) -> None:
@@ -96,6 +147,21 @@ def write(connection: Connection, rows: list[dict[str, Any]]) -> None:
         bindparam("pks", expanding=True)), {"pks": [row["run_pk"] for row in rows]})
     connection.execute(text(f"INSERT INTO {SEARCH_TABLE} ({key}, query, answer, other) "
                             "VALUES (:run_pk, :query, :answer, :other)"), rows)
+
+
+_WRITE_CALLS = text(
+    f"INSERT INTO {CALL_TABLE} (workspace_id, call_id, run_pk, text) "
+    "VALUES (:workspace_id, :call_id, :run_pk, :text) ON CONFLICT (workspace_id, call_id) "
+    "DO UPDATE SET run_pk = excluded.run_pk, text = excluded.text")
+
+
+def write_calls(connection: Connection, rows: list[dict[str, Any]]) -> None:
+    """Insert or replace the rows of the tool calls ``rows`` name: each {workspace_id,
+    call_id, run_pk, text}, the text already folded (``domain.search_text.call_text``).
+    One statement (an upsert, executed for many rows); each row's cost is its own text.
+    The calls must exist (PostgreSQL: foreign key)."""
+    if rows:
+        connection.execute(_WRITE_CALLS, rows)
 
 
 def like_pattern(term: str) -> str:
@@ -164,16 +230,28 @@ class TextRank(_OnRun):
     type = Integer()
 
 
+def _matching_runs(dialect: str, value: str) -> str:
+    """SQL: the run pks of the index entries holding the term (``value``: its FTS5 phrase
+    on SQLite, its LIKE pattern on PostgreSQL, already compiled), the runs' own rows then
+    their calls' rows (a run may come several times)."""
+    if dialect == "sqlite":
+        return (f"SELECT rowid AS run_pk FROM {SEARCH_TABLE} WHERE {SEARCH_TABLE} MATCH {value} UNION ALL "
+                f"SELECT c.run_pk FROM {_CALL_FTS} JOIN {CALL_TABLE} AS c ON c.id = {_CALL_FTS}.rowid "
+                f"WHERE {_CALL_FTS} MATCH {value}")
+    return (f"SELECT run_pk FROM {SEARCH_TABLE} WHERE {_PG_TEXT} LIKE {value} UNION ALL "
+            f"SELECT run_pk FROM {CALL_TABLE} WHERE text LIKE {value}")
+
+
 @compiles(TextMatch, "sqlite")
 def _match_sqlite(element: TextMatch, compiler: Any, **kw: Any) -> str:
-    return (f"{compiler.process(element.pk, **kw)} IN (SELECT rowid FROM {SEARCH_TABLE} "
-            f"WHERE {SEARCH_TABLE} MATCH {compiler.process(element.phrase, **kw)})")
+    phrase = compiler.process(element.phrase, **kw)
+    return f"{compiler.process(element.pk, **kw)} IN ({_matching_runs('sqlite', phrase)})"
 
 
 @compiles(TextMatch, "postgresql")
 def _match_postgresql(element: TextMatch, compiler: Any, **kw: Any) -> str:
-    return (f"{compiler.process(element.pk, **kw)} IN (SELECT run_pk FROM {SEARCH_TABLE} "
-            f"WHERE {_PG_TEXT} LIKE {compiler.process(element.pattern, **kw)})")
+    pattern = compiler.process(element.pattern, **kw)
+    return f"{compiler.process(element.pk, **kw)} IN ({_matching_runs('postgresql', pattern)})"
 
 
 @compiles(TextProbe, "sqlite")
@@ -185,20 +263,22 @@ def _probe_sqlite(element: TextProbe, compiler: Any, **kw: Any) -> str:
 
 @compiles(TextProbe, "postgresql")
 def _probe_postgresql(element: TextProbe, compiler: Any, **kw: Any) -> str:
-    return (f"EXISTS (SELECT 1 FROM {SEARCH_TABLE} WHERE run_pk = {compiler.process(element.pk, **kw)} "
-            f"AND {_PG_TEXT} LIKE {compiler.process(element.pattern, **kw)})")
+    pk = compiler.process(element.pk, **kw)
+    return (f"(EXISTS (SELECT 1 FROM {SEARCH_TABLE} WHERE run_pk = {pk} "
+            f"AND {_PG_TEXT} LIKE {compiler.process(element.pattern, **kw)}) "
+            f"OR EXISTS (SELECT 1 FROM {CALL_TABLE} AS c WHERE c.run_pk = {pk} "
+            f"AND c.text LIKE {compiler.process(element.pattern, **kw)}))")
 
 
 def count_matches(connection: Connection, term: str, cap: int) -> int:
     """How many runs (of any workspace) hold ``term`` (at least ``MIN_INDEXED_CHARS``
-    long), counted up to ``cap``: at most ``cap`` index entries are read."""
-    if connection.dialect.name == "sqlite":
-        sql = (f"SELECT count(*) FROM (SELECT 1 FROM {SEARCH_TABLE} WHERE {SEARCH_TABLE} "
-               "MATCH :value LIMIT :cap)")
-        value = fts_phrase(term)
-    else:
-        sql = f"SELECT count(*) FROM (SELECT 1 FROM {SEARCH_TABLE} WHERE {_PG_TEXT} LIKE :value LIMIT :cap) AS s"
-        value = like_pattern(term)
+    long) in their own row or a call's row, counted up to ``cap`` (a run once, however
+    many of its rows hold it). SQLite stops after ``cap`` distinct runs; PostgreSQL
+    de-duplicates the matching entries first."""
+    dialect = connection.dialect.name
+    sql = (f"SELECT count(*) FROM (SELECT DISTINCT m.run_pk FROM ({_matching_runs(dialect, ':value')}) "
+           "AS m LIMIT :cap) AS s")
+    value = fts_phrase(term) if dialect == "sqlite" else like_pattern(term)
     return int(connection.execute(text(sql), {"value": value, "cap": cap}).scalar_one())
 
 
@@ -207,16 +287,24 @@ def _contains(function: str, term: Any, compiler: Any, **kw: Any) -> str:
                        for field in ("query", "answer", "other"))
 
 
+def _contains_either(function: str, key: str, element: _OnRun, compiler: Any, **kw: Any) -> str:
+    """SQL: the run's own row or one of its calls' rows holds the term (``function``:
+    instr | strpos), each looked up by the run's key."""
+    pk = compiler.process(element.pk, **kw)
+    return (f"(EXISTS (SELECT 1 FROM {SEARCH_TABLE} AS s WHERE s.{key} = {pk} "
+            f"AND ({_contains(function, element.term, compiler, **kw)})) "
+            f"OR EXISTS (SELECT 1 FROM {CALL_TABLE} AS c WHERE c.run_pk = {pk} "
+            f"AND {function}(c.text, {compiler.process(element.term, **kw)}) > 0))")
+
+
 @compiles(TextContains, "sqlite")
 def _contains_sqlite(element: TextContains, compiler: Any, **kw: Any) -> str:
-    return (f"EXISTS (SELECT 1 FROM {SEARCH_TABLE} AS s WHERE s.rowid = "
-            f"{compiler.process(element.pk, **kw)} AND ({_contains('instr', element.term, compiler, **kw)}))")
+    return _contains_either("instr", "rowid", element, compiler, **kw)
 
 
 @compiles(TextContains, "postgresql")
 def _contains_postgresql(element: TextContains, compiler: Any, **kw: Any) -> str:
-    return (f"EXISTS (SELECT 1 FROM {SEARCH_TABLE} AS s WHERE s.run_pk = "
-            f"{compiler.process(element.pk, **kw)} AND ({_contains('strpos', element.term, compiler, **kw)}))")
+    return _contains_either("strpos", "run_pk", element, compiler, **kw)
 
 
 def _rank(function: str, key: str, element: TextRank, compiler: Any, **kw: Any) -> str:

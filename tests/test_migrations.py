@@ -7,7 +7,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from flask_migrate import upgrade
+from flask_migrate import downgrade, upgrade
 from sqlalchemy import create_engine
 
 from reviewapp import REPO_ROOT, create_app
@@ -215,9 +215,11 @@ def test_queue_item_completion_backfill(tmp_path):
 
 def test_the_search_index_migration_indexes_the_runs_already_there(empty_database_url):
     """7c3e5a1f0b29 fills ``run_search`` for the runs that exist: folded query and
-    answer, and the run id, session id and tool calls joined by the separator; the index
-    then finds them (on the database under test). On SQLite the trigger that forgets a
-    deleted run's row is there at the head (a later rebuild of diagnosis_run would drop it)."""
+    answer, and the run id, session id and tool calls joined by the separator;
+    4b7e2c9d1a56 moves each call's text into its own ``run_search_call`` row (and back on
+    downgrade); the index then finds them (on the database under test). On SQLite the
+    triggers that forget a deleted run's or call's rows are there at the head (a later
+    rebuild of diagnosis_run or tool_call_audit would drop them)."""
     import json
 
     from sqlalchemy import select, text
@@ -249,23 +251,51 @@ def test_the_search_index_migration_indexes_the_runs_already_there(empty_databas
             f"'completed', {arguments}, 'Flight ZZX903', false)"),
             {"args": json.dumps({"city": "東京"})})  # stored as the app stores JSON
     engine.dispose()
-    with app.app_context():
-        upgrade(directory=directory)
-        db.engine.dispose()
-    engine = create_engine(empty_database_url)
     key = "rowid" if sqlite else "run_pk"
-    with engine.connect() as conn:
-        rows = {pk: (q, a, o) for pk, q, a, o in conn.execute(
-            text(f"SELECT {key}, query, answer, other FROM run_search ORDER BY {key}"))}
-        found = {term: sorted(conn.scalars(select(Run.id).where(search_index.TextMatch(Run.id, term))))
-                 for term in ("hauptstrasse", "échec", "服务超", "zzx903", "sess-1", "r-2", "nowhere")}
-        trigger = conn.execute(text("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' "
-                                    "AND name = 'run_search_forget'")).scalar() if sqlite else 1
-    engine.dispose()
-    assert rows == {
+
+    def index_rows():
+        engine = create_engine(empty_database_url)
+        with engine.connect() as conn:
+            rows = {pk: (q, a, o) for pk, q, a, o in conn.execute(
+                text(f"SELECT {key}, query, answer, other FROM run_search ORDER BY {key}"))}
+        engine.dispose()
+        return rows
+
+    with app.app_context():
+        upgrade(directory=directory, revision="7c3e5a1f0b29")
+        db.engine.dispose()
+    at_7c3e = {
         1: ("lieferadresse hauptstrasse", "échec", "r-1\x1fsess-1"),
         2: ("订单服务超时", "", 'r-2\x1fsess-1\x1fsearch\x1f{"city": "東京"}\x1fflight zzx903'),
     }
+    assert index_rows() == at_7c3e
+    with app.app_context():
+        upgrade(directory=directory)
+        db.engine.dispose()
+    # At the head (4b7e2c9d1a56) the call's text is in its own row, the run keeps its ids.
+    engine = create_engine(empty_database_url)
+    with engine.connect() as conn:
+        rows = {pk: (q, a, o) for pk, q, a, o in conn.execute(
+            text(f"SELECT {key}, query, answer, other FROM run_search ORDER BY {key}"))}
+        call_rows = conn.execute(text("SELECT workspace_id, call_id, run_pk, text FROM run_search_call")).all()
+        found = {term: sorted(conn.scalars(select(Run.id).where(search_index.TextMatch(Run.id, term))))
+                 for term in ("hauptstrasse", "échec", "服务超", "zzx903", "sess-1", "r-2", "nowhere")}
+        triggers = sorted(conn.scalars(text(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'run_search%'"))) \
+            if sqlite else SEARCH_TRIGGERS
+    engine.dispose()
+    assert rows == {1: ("lieferadresse hauptstrasse", "échec", "r-1\x1fsess-1"),
+                    2: ("订单服务超时", "", "r-2\x1fsess-1")}
+    assert [tuple(row) for row in call_rows] == [(1, "c1", 2, 'search\x1f{"city": "東京"}\x1fflight zzx903')]
     assert found == {"hauptstrasse": [1], "échec": [1], "服务超": [2], "zzx903": [2],
                      "sess-1": [1, 2], "r-2": [2], "nowhere": []}
-    assert trigger == 1
+    assert triggers == SEARCH_TRIGGERS
+    # Downgrading 4b7e2c9d1a56 puts the call's text back into its run's row.
+    with app.app_context():
+        downgrade(directory=directory, revision="7c4d2e9a1b30")
+        db.engine.dispose()
+    assert index_rows() == at_7c3e
+
+
+SEARCH_TRIGGERS = ["run_search_call_added", "run_search_call_changed", "run_search_call_forget_call",
+                   "run_search_call_forget_run", "run_search_call_removed", "run_search_forget"]

@@ -84,6 +84,13 @@ def other_text(run_id: str | None, session_id: str | None,
     return SEPARATOR.join(fold(part) for part in parts if part)
 
 
+def call_text(name: str | None, arguments: Any, result: str | None, error: str | None) -> str:
+    """The folded text of one tool call as the index holds it: its name, arguments
+    (``arguments_text``), result and error, joined by ``SEPARATOR`` (empty parts left
+    out). A run's "other" text is ``other_text`` of its ids and these, in call order."""
+    return SEPARATOR.join(fold(part) for part in (name, arguments_text(arguments), result, error) if part)
+
+
 def rank(query: str | None, answer: str | None, term: str) -> int:
     """The rank of a run that matched ``term`` (folded): ``RANK_QUERY`` when its question
     holds it, else ``RANK_ANSWER`` when its answer does, else ``RANK_OTHER``."""

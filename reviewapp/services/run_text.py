@@ -1,16 +1,20 @@
 """Runs, the text-search side: keeping the full-text index in step with the runs, the
 search condition and rank of the runs list, the snippets a page shows (SPEC 8).
 
-Every path that writes a run's text calls ``store_run_text`` before it commits:
-``upsert_run`` (the ingest API, importers, OTLP traces, the LangChain handler and the
-demo all go through it), ``finish_run`` (may replace the answer) and
-``tool_calls.apply_events`` (a call's name, arguments, result, error). A deleted run's row
-goes with it (``search_index``: trigger on SQLite, foreign key on PostgreSQL).
+The index holds a row per run (question, answer, run id, session id) and a row per tool
+call (name, arguments, result, error: ``search_index``). Every path that writes a run's
+own text calls ``store_run_text`` before it commits: ``upsert_run`` (the ingest API,
+importers, OTLP traces, the LangChain handler and the demo all go through it) and
+``finish_run`` (may replace the answer). Every path that creates a tool call or changes
+its text calls ``store_call_text`` for that call only: ``tool_calls.apply_events`` and
+``tool_calls.upsert_records``; an event costs its own text, never the run's. A deleted
+run's or call's rows go with it (``search_index``: triggers on SQLite, foreign keys on
+PostgreSQL).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import select
@@ -22,6 +26,7 @@ from ..domain.search_text import (
     RANKED_MATCHES,
     SHORT_TERM_RUNS,
     Snippet,
+    call_text,
     fold,
     is_short,
     other_text,
@@ -29,12 +34,16 @@ from ..domain.search_text import (
 )
 from ..models import DiagnosisSession, Run, ToolCall
 
+# The columns of a tool call the index holds (``domain.search_text.call_text``).
+CALL_TEXT_COLUMNS = ("tool_name", "arguments", "result_summary", "error_message")
+
 
 def store_run_text(session: Session, run_pks: Iterable[int]) -> None:
-    """Rewrite the index rows of the runs ``run_pks`` from what the session holds now
-    (pending changes are flushed first): folded query, answer and other text
-    (``domain.search_text.other_text``). Three queries whatever the number of runs
-    (runs, their calls, the write) plus the delete; nothing for an empty set."""
+    """Rewrite the runs' own index rows (``run_pks``) from what the session holds now
+    (pending changes are flushed first): folded query, answer, and run id + session id
+    (``domain.search_text.other_text`` without calls). Their calls' rows are not read or
+    touched (``store_call_text``). Two queries whatever the number of runs (the runs, the
+    write) plus the delete; nothing for an empty set."""
     pks = sorted(set(run_pks))
     if not pks:
         return
@@ -43,16 +52,48 @@ def store_run_text(session: Session, run_pks: Iterable[int]) -> None:
         select(Run.id, Run.query, Run.answer, Run.run_id, DiagnosisSession.session_id)
         .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
         .where(Run.id.in_(pks))).all()
-    calls: dict[int, list[tuple[Any, ...]]] = {}
-    for run_pk, *call in session.execute(
-            select(ToolCall.run_pk, ToolCall.tool_name, ToolCall.arguments,
-                   ToolCall.result_summary, ToolCall.error_message)
-            .where(ToolCall.run_pk.in_(pks)).order_by(ToolCall.run_pk, ToolCall.ordinal, ToolCall.id)):
-        calls.setdefault(run_pk, []).append(tuple(call))
     search_index.write(session.connection(), [
         {"run_pk": pk, "query": fold(query), "answer": fold(answer),
-         "other": other_text(run_id, session_id, calls.get(pk, ()))}
+         "other": other_text(run_id, session_id, ())}
         for pk, query, answer, run_id, session_id in runs])
+
+
+def _value(call: Mapping[str, Any] | Any, name: str) -> Any:
+    return call[name] if isinstance(call, Mapping) else getattr(call, name)
+
+
+def call_text_of(call: Mapping[str, Any] | Any) -> tuple[Any, ...]:
+    """The values of ``CALL_TEXT_COLUMNS`` of a call (a column mapping or a ``ToolCall``):
+    two calls with equal values have the same index text."""
+    return tuple(_value(call, name) for name in CALL_TEXT_COLUMNS)
+
+
+def store_call_text(session: Session, calls: Iterable[Mapping[str, Any] | Any]) -> None:
+    """Insert or replace the index rows of the tool calls ``calls`` (column mappings or
+    ``ToolCall`` rows, already written to the database: each carries workspace_id, id,
+    run_pk and ``CALL_TEXT_COLUMNS``); their folded text is ``domain.search_text.
+    call_text``. One statement; the cost is the calls' own text, not their runs'.
+    Nothing for an empty set. Callers pass only calls created or whose text changed (a
+    re-sent event leaves the row as it is; re-writing it would not add a hit either)."""
+    search_index.write_calls(session.connection(), [
+        {"workspace_id": _value(call, "workspace_id"), "call_id": _value(call, "id"),
+         "run_pk": _value(call, "run_pk"), "text": call_text(*call_text_of(call))}
+        for call in calls])
+
+
+def reindex_runs(session: Session, run_pks: Iterable[int]) -> None:
+    """Rewrite every index row of the runs ``run_pks``: their own rows
+    (``store_run_text``) and all their calls' rows, read from the database. For bulk
+    loads that write rows around the services (``benchmarks/scale_data.py``); a service
+    writes what it changed instead. Three queries and the writes."""
+    pks = sorted(set(run_pks))
+    if not pks:
+        return
+    store_run_text(session, pks)
+    store_call_text(session, session.execute(
+        select(ToolCall.workspace_id, ToolCall.id, ToolCall.run_pk,
+               *(getattr(ToolCall, name) for name in CALL_TEXT_COLUMNS))
+        .where(ToolCall.run_pk.in_(pks))).mappings())
 
 
 def match_load(session: Session, term: str) -> tuple[bool, bool]:

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from reviewapp.actors import Actor
 from reviewapp.extensions import db
 from reviewapp.models import Message, Run, ToolCall
-from reviewapp.search_index import SEARCH_TABLE
+from reviewapp.search_index import CALL_TABLE, SEARCH_TABLE
 from reviewapp.services import admin
 
 from ..secret_corpus import SECRETS
@@ -87,9 +87,12 @@ def _database_text(session) -> str:
 
 
 def _search_index_leaks(session) -> list[str]:
-    """The text search index (outside the ORM's metadata) holds run text case-folded."""
+    """The text search index (outside the ORM's metadata) holds run text case-folded:
+    the runs' rows and their tool calls' rows."""
     rows = session.execute(sa.text(f"SELECT * FROM {SEARCH_TABLE}")).all()
-    assert rows
+    calls = session.execute(sa.text(f"SELECT * FROM {CALL_TABLE}")).all()
+    assert rows and calls
+    rows += calls
     folded = "\n".join(repr(tuple(row)) for row in rows)
     return [f for f in FRAGMENTS if f.casefold() in folded]
 

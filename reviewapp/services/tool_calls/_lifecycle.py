@@ -13,6 +13,7 @@ from ...domain.times import duration_ms
 from ...models import DiagnosticStep, Run, ToolCall, ToolCallStatus
 from ...models.base import utcnow
 from .. import rollups
+from ..run_text import call_text_of
 from ._columns import TERMINAL, parent_columns
 from ._event import Event
 from .runtime_log import log_row
@@ -85,6 +86,8 @@ class Batch:
         self.rows: dict[str, dict[str, Any]] = {r["id"]: dict(r) for r in found_rows.mappings()}
         # (tool_name, status) as stored, for the dashboard's roll-ups (count_calls)
         self.stored = {call_id: (r["tool_name"], r["status"]) for call_id, r in self.rows.items()}
+        # the searched text as stored, so only calls whose text changes are re-indexed
+        self.texts = {call_id: call_text_of(r) for call_id, r in self.rows.items()}
         self.new: dict[str, dict[str, Any]] = {}
         self.dirty: set[str] = set()
         self.added: dict[int, int] = {}
@@ -143,6 +146,12 @@ class Batch:
                                    int(row["status"] == failed))
         if renamed:
             rollups.track(self.session, sorted(renamed), rollups.Part.TOOL_FEEDBACK)
+
+    def text_changed(self) -> list[dict[str, Any]]:
+        """The rows created, and the rows whose searched text (``run_text.
+        CALL_TEXT_COLUMNS``) differs from what was stored: the ones to re-index."""
+        return [*self.new.values(), *(self.rows[call_id] for call_id in sorted(self.dirty)
+                                      if self.texts[call_id] != call_text_of(self.rows[call_id]))]
 
     def write(self) -> None:
         self.count_calls()

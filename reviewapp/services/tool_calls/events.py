@@ -16,7 +16,7 @@ from ...models.base import utcnow
 from ..access import require_role
 from ..evaluations import refresh_run
 from ..retry import retry_on_conflict
-from ..run_text import store_run_text
+from ..run_text import store_call_text
 from ._columns import STORED_EVENTS
 from ._event import Event, parse_event
 from ._lifecycle import BUMP_COUNTERS, Batch, apply_event
@@ -136,6 +136,7 @@ def _apply_all(session: Session, workspace_id: int, events: list[Event]) -> list
     for run in touched.values():
         if run.status != RunStatus.RUNNING.value:
             refresh_run(session, session.get(Run, run.id))
-    store_run_text(session, touched)  # the calls' text is searched (SPEC 8)
+    if batch is not None:
+        store_call_text(session, batch.text_changed())  # the calls' text is searched (SPEC 8)
     session.commit()
     return results

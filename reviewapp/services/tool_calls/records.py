@@ -14,6 +14,7 @@ from ...domain.times import duration_ms
 from ...errors import ValidationFailed
 from ...models import DiagnosticStep, Run, ToolCall, ToolCallStatus
 from ..params import timestamp_at
+from ..run_text import call_text_of, store_call_text
 from ..secret_scan import summary
 from ._columns import column_lengths, parent_columns, retrieval_values
 from .runtime_log import log_row
@@ -68,8 +69,16 @@ def upsert_records(session: Session, run: Run, records: Sequence[Mapping[str, An
             select(DiagnosticStep.step_id, DiagnosticStep.id).where(
                 DiagnosticStep.run_pk == run.id, DiagnosticStep.step_id.is_not(None))
         ).all())
-    return [_upsert_record(session, run, record, index, existing, steps)
-            for index, record in enumerate(records)]
+    before = {call_id: call_text_of(row) for call_id, row in existing.items()}
+    results = [_upsert_record(session, run, record, index, existing, steps)
+               for index, record in enumerate(records)]
+    # The index rows of the calls created or whose text changed (SPEC 8): their own text.
+    indexed = [row for call_id, row in existing.items()
+               if before.get(call_id) != call_text_of(row)]
+    if indexed:
+        session.flush()
+        store_call_text(session, indexed)
+    return results
 
 
 def _upsert_record(session: Session, run: Run, record: Mapping[str, Any], index: int,
@@ -106,6 +115,7 @@ def _upsert_record(session: Session, run: Run, record: Mapping[str, Any], index:
         row = ToolCall(workspace_id=run.workspace_id, id=record["id"], run_pk=run.id,
                        **parent_columns(run), **values)
         session.add(row)
+        existing[record["id"]] = row
         log_row(values, status, error)
         return "created"
     changed = False
