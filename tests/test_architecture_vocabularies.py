@@ -11,8 +11,9 @@ Adding a target type ``x`` touches:
 2. a migration for the ``user_feedback.target_type`` CHECK constraint (migrations are
    frozen history, so they spell the codes out; tests/test_migrations.py compares the
    migrated schema with the models);
-3. ``reviewapp/api/openapi.yaml``: the ``targetType`` enums (a static document;
-   tests/api/test_openapi.py compares them with the registry);
+3. ``reviewapp/api/openapi.yaml``: the one ``TargetType`` enum every ``targetType``
+   refers to (a static document; tests/api/test_openapi.py compares it with the
+   registry);
 4. ``reviewapp/services/triage/detail.py``: how the triage item page names one part of
    that type (``_PART_LABELS``; the app does not import without it);
 5. its own code, only where the type behaves differently: the template that places its

@@ -245,7 +245,8 @@ def test_vocabulary_enums_are_the_registries():
     from reviewapp.domain.verdicts import VERDICTS, VERIFIER_VERDICTS
 
     vocabularies = {
-        "target type": (lambda p: p[-1] in ("targetType", "target_type"), TARGET_TYPES.codes()),
+        "target type": (lambda p: p[-1] in ("targetType", "target_type", "TargetType"),
+                        TARGET_TYPES.codes()),
         "verdict": (lambda p: p[-1] == "feedback" or (p[-1] == "verdict" and "feedback" in p),
                     VERDICTS.codes()),
         "verifier verdict": (lambda p: p[-1] == "verdict" and any(
@@ -257,3 +258,20 @@ def test_vocabulary_enums_are_the_registries():
         lists = [[v for v in values if v is not None] for path, values in enums if path and where(path)]
         assert lists, f"no {name} enum found in the document"
         assert all(values == list(codes) for values in lists), (name, lists, codes)
+
+
+def test_every_target_type_field_refers_to_the_one_target_type_enum():
+    """The target type codes are written once in the document (components.schemas.
+    TargetType, compared with the registry above); the request, the trace's items and
+    the list's query parameter refer to it (a new type is one edit here)."""
+    spec = load_spec()
+    ref = {"$ref": "#/components/schemas/TargetType"}
+    schemas, paths = spec["components"]["schemas"], spec["paths"]
+    assert schemas["TargetFeedbackRequest"]["properties"]["targetType"] == ref
+    feedback = schemas["RunTrace"]["properties"]["feedback"]["properties"]
+    assert feedback["items"]["items"]["properties"]["targetType"] == ref
+    (param,) = [p for p in paths["/api/feedback/targets"]["get"]["parameters"]
+                if p["name"] == "targetType"]
+    assert param["schema"] == ref
+    text = SPEC_PATH.read_text()
+    assert text.count("- conversation_turn\n") == 1 and text.count("- chat_message\n") == 1

@@ -23,7 +23,8 @@ def _bearer(session, workspace):
 
 def _schema():
     spec = yaml.safe_load(OPENAPI.read_text())
-    return spec["components"]["schemas"]["RunTrace"]
+    # The trace's schema with the components it refers to (its items' TargetType).
+    return {"$ref": "#/components/schemas/RunTrace", "components": spec["components"]}
 
 
 @pytest.fixture
