@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import select
@@ -22,13 +23,37 @@ from ..domain.audit import AUDIT_ACTIONS, changed_keys, scrub
 from ..errors import ValidationFailed
 from ..models import AuditEvent
 from ..models.base import utcnow
+from . import keyset
 from .access import require_role
+from .keyset import SortKey, SortOrder
+from .params import choice_param
 
 EXPORT_COLUMNS: tuple[str, ...] = (
     "id", "created_at", "workspace_id", "actor", "action", "target_type", "target_id",
     "target", "changed", "before", "after",
 )
 PAGE_SIZE = 100
+# The log's one order: newest event first. The id is unique and grows with time, so it is
+# the whole key: events written in the same instant are neither skipped nor repeated.
+AUDIT_ORDER = SortOrder("newest", "Newest first", (SortKey(AuditEvent.id, True, attrgetter("id")),))
+
+
+@dataclass(frozen=True)
+class AuditFilters:
+    """What the audit log page and its exports show: ``action``, one code of
+    ``domain.audit.AUDIT_ACTIONS`` (``None``: every action)."""
+
+    action: str | None = None
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> AuditFilters:
+        """Parse query-string values (text). Raises ``ValidationFailed`` naming the field."""
+        return cls(action=choice_param(params, "action", AUDIT_ACTIONS.codes()))
+
+    def as_params(self, **overrides: Any) -> dict[str, str]:
+        """The set filters as query-string values, for links; ``from_params`` reads them back."""
+        values: dict[str, Any] = {"action": self.action, **overrides}
+        return {k: str(v) for k, v in values.items() if v not in (None, "")}
 
 
 def actor_label(actor: Actor) -> str:
@@ -123,31 +148,30 @@ def _statement(workspace_id: int, action: str | None) -> Any:
     return stmt
 
 
-def list_events(session: Session, actor: Actor, workspace_id: int, *, action: str | None = None,
-                before_id: int | None = None, limit: int = PAGE_SIZE
-                ) -> tuple[list[AuditRow], int | None]:
-    """A page of the workspace's events, newest first: (rows, ``before_id`` of the next
-    page or ``None``). ``action`` filters by one code. Admins of the workspace only
-    (SPEC 8). Raises ``Forbidden`` (also for a missing workspace), ``ValidationFailed``."""
+def list_events(session: Session, actor: Actor, workspace_id: int,
+                filters: AuditFilters | None = None, *, cursor: str | None = None,
+                limit: int = PAGE_SIZE) -> tuple[list[AuditRow], str | None]:
+    """A page of at most ``limit`` of the workspace's events in ``AUDIT_ORDER`` after
+    ``cursor`` (``None``: the first page), through ``keyset.page``: (rows, the next
+    page's cursor or ``None`` on the last page). Admins of the workspace only (SPEC 8).
+    Raises ``Forbidden`` (also for a missing workspace), ``ValidationFailed`` (an
+    unknown action; ``cursor`` for a malformed cursor)."""
     require_role(session, actor, workspace_id, Role.ADMIN)
-    stmt = _statement(workspace_id, action)
-    if before_id is not None:
-        stmt = stmt.where(AuditEvent.id < before_id)
-    events = list(session.scalars(stmt.order_by(AuditEvent.id.desc()).limit(limit + 1)))
+    stmt = _statement(workspace_id, (filters or AuditFilters()).action)
+    events, next_cursor = keyset.page(session, stmt, AUDIT_ORDER, cursor, limit, scalars=True)
     session.commit()
-    more = len(events) > limit
-    events = events[:limit]
-    return [_row(e) for e in events], (events[-1].id if more else None)
+    return [_row(e) for e in events], next_cursor
 
 
-def export_events(session: Session, actor: Actor, workspace_id: int, *,
-                  action: str | None = None, json_values: bool = False) -> Iterator[dict[str, Any]]:
+def export_events(session: Session, actor: Actor, workspace_id: int,
+                  filters: AuditFilters | None = None, *,
+                  json_values: bool = False) -> Iterator[dict[str, Any]]:
     """Every event of the workspace, oldest first, as ``EXPORT_COLUMNS`` dicts, read in
     batches of 1,000; ``json_values`` keeps ``before`` / ``after`` as objects (JSONL).
     Access is checked here, eagerly, before the rows are read. Admins of the
     workspace only. Raises ``Forbidden``, ``ValidationFailed``."""
     require_role(session, actor, workspace_id, Role.ADMIN)
-    stmt = _statement(workspace_id, action)
+    stmt = _statement(workspace_id, (filters or AuditFilters()).action)
 
     def rows() -> Iterator[dict[str, Any]]:
         after = 0

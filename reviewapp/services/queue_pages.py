@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from sqlalchemy import (
@@ -33,8 +34,9 @@ from ..models import (
 )
 from ..models.base import utcnow
 from ..queries import scope_to_actor
+from . import keyset
 from .answer import answer_rating_condition
-from .params import id_value
+from .keyset import SortKey, SortOrder
 from .queue_assignment import (
     may_review,
     workspace_reviewers,
@@ -165,28 +167,53 @@ class ItemRow:
     assignees: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class ItemsPage:
+    """One page of a queue's items: ``rows``; ``total`` items in the queue; ``offset``
+    the items before this page (the page shows ``offset + 1`` .. ``offset + len(rows)``);
+    ``next_cursor`` (``None`` on the last page); ``has_previous`` and
+    ``previous_cursor`` (``None`` with ``has_previous``: the first page)."""
+
+    rows: list[ItemRow]
+    total: int
+    offset: int
+    next_cursor: str | None
+    has_previous: bool
+    previous_cursor: str | None
+
+
 ITEMS_PER_PAGE = 50
 QUERY_PREVIEW = 140
+# A queue's items in the order they entered it; the id is unique, so it is the whole key.
+ITEM_ORDER = SortOrder("added", "First added first", (
+    SortKey(QueueItem.id, False, attrgetter("id")),))
 
 
-def list_items(session: Session, actor: Actor, queue_id: Any, page: Any = 1,
-               now: datetime | None = None) -> tuple[ReviewQueue, list[ItemRow], int]:
-    """A page (50, by id) of the queue's items for its workspace's leads: (queue, rows,
-    total items). ``Forbidden`` otherwise; ``ValidationFailed`` (``page``) for a page
-    that is not a whole number from 1."""
+def list_items(session: Session, actor: Actor, queue_id: Any, cursor: str | None = None,
+               now: datetime | None = None, limit: int = ITEMS_PER_PAGE
+               ) -> tuple[ReviewQueue, ItemsPage]:
+    """A page of at most ``limit`` of the queue's items in ``ITEM_ORDER`` after ``cursor``
+    (``None``: the first page), through ``keyset.page``, for its workspace's leads:
+    (queue, page). ``Forbidden`` otherwise; ``ValidationFailed`` (``cursor``) for a
+    malformed cursor."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
-    number = id_value(page, "page", "must be a page number from 1") or 1
     now = now or utcnow()
     adder, holder = aliased(User), aliased(User)
     total = session.scalar(select(func.count()).where(QueueItem.queue_id == queue.id)) or 0
-    rows = session.execute(
+    mine = QueueItem.queue_id == queue.id
+    rows, next_cursor = keyset.page(session, (
         select(QueueItem, Run.run_id, func.substr(Run.query, 1, QUERY_PREVIEW),
                adder.username, holder.username)
         .join(Run, Run.id == QueueItem.run_pk)
         .outerjoin(adder, adder.id == QueueItem.added_by)
         .outerjoin(holder, holder.id == QueueItem.reserved_by)
-        .where(QueueItem.queue_id == queue.id).order_by(QueueItem.id)
-        .offset((number - 1) * ITEMS_PER_PAGE).limit(ITEMS_PER_PAGE)).all()
+        .where(mine)), ITEM_ORDER, cursor, limit, last=itemgetter(0))
+    has_previous, previous_cursor, offset = False, None, 0
+    if cursor and rows:
+        has_previous, previous_cursor = keyset.previous(
+            session, select(QueueItem).where(mine), ITEM_ORDER, rows[0][0], limit, scalars=True)
+        offset = session.scalar(select(func.count()).where(
+            mine, ITEM_ORDER.after(rows[0][0], reverse=True))) or 0
     ids = [row[0].id for row in rows]
     who: dict[int, list[str]] = {}
     for item_id, username in session.execute(
@@ -202,7 +229,7 @@ def list_items(session: Session, actor: Actor, queue_id: Any, page: Any = 1,
                            item.completed_at, held_by if live else None,
                            item.reserved_until if live else None,
                            tuple(who.get(item.id, ()))))
-    return queue, out, total
+    return queue, ItemsPage(out, total, offset, next_cursor, has_previous, previous_cursor)
 
 
 @dataclass(frozen=True)

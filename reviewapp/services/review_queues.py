@@ -82,9 +82,11 @@ from .queue_assignment import (
 )
 from .queue_completion import recount_queue
 from .queue_pages import (
+    ITEM_ORDER,
     ITEMS_PER_PAGE,
     QUERY_PREVIEW,
     ItemRow,
+    ItemsPage,
     OpenItem,
     QueueRow,
     ReviewerProgress,
@@ -112,7 +114,8 @@ from .runs.listing import RunFilters
 from .runs.queue_fill import fill, insert_items
 
 __all__ = [  # the queue services, by concern: here, queue_work, queue_pages
-    "CANDIDATES", "ITEMS_PER_PAGE", "QUERY_PREVIEW", "RULE_KEYS", "ItemRow", "OpenItem",
+    "CANDIDATES", "ITEM_ORDER", "ITEMS_PER_PAGE", "QUERY_PREVIEW", "RULE_KEYS", "ItemRow",
+    "ItemsPage", "OpenItem",
     "QueueProgress", "QueueRow", "ReviewerProgress", "add_runs", "assign", "clean_rule",
     "create_queue", "exists_item", "get_queue", "lead_queues", "led_workspaces", "list_items",
     "list_queues", "named_reviewers", "next_for_me", "next_item", "open_item", "progress",

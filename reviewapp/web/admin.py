@@ -15,6 +15,7 @@ from typing import Any
 from flask import (
     Blueprint,
     Response,
+    current_app,
     make_response,
     render_template,
     request,
@@ -62,9 +63,11 @@ def _page(workspace_id: int, tab: str, status: int = 200, **context: Any) -> Res
     elif tab == "tokens":
         context["tokens"] = admin.token_rows(db.session, actor, workspace_id)
     elif tab == "audit":
-        context["events"], context["more"] = audit.list_events(
-            db.session, actor, workspace_id, action=request.args.get("action") or None,
-            before_id=_int_arg("before"))
+        context["filters"] = audit.AuditFilters.from_params(request.args)
+        context["events"], context["next_cursor"] = audit.list_events(
+            db.session, actor, workspace_id, context["filters"],
+            cursor=request.args.get("cursor") or None,
+            limit=current_app.config.get("AUDIT_PAGE_SIZE", audit.PAGE_SIZE))
         context["actions"] = AUDIT_ACTIONS
     elif tab == "settings":
         context.setdefault("view", admin.get_settings(db.session, actor, workspace_id))
@@ -84,11 +87,6 @@ def _change(workspace_id: int, tab: str, message: str, call: Callable[[], object
         db.session.rollback()
         return _page(workspace_id, tab, refused.status, error=refused.message)
     return see_other(message, url_for(f"admin.{tab}", workspace_id=workspace_id))
-
-
-def _int_arg(name: str) -> int | None:
-    value = request.args.get(name, "")
-    return int(value) if value.isdigit() and len(value) < 10 else None
 
 
 def _index(status: int = 200, error: str | None = None) -> Response:
@@ -144,7 +142,7 @@ def audit_log(workspace_id: int) -> Response:
 def audit_export(workspace_id: int, fmt: str) -> Response:
     """The whole audit log (filtered by action) as CSV or JSONL, streamed."""
     rows = audit.export_events(db.session, current_actor(), workspace_id,
-                               action=request.args.get("action") or None,
+                               audit.AuditFilters.from_params(request.args),
                                json_values=fmt == "jsonl")
     chunks = export_format.chunks(fmt, audit.EXPORT_COLUMNS, rows)
     return attachment(chunks, f"audit-{workspace_id}", fmt)

@@ -282,11 +282,11 @@ class QueueForm(FlaskForm):
 
 class QueueItemForm(FlaskForm):
     """A lead's button on a queue item (remove, assign): ``assignees`` the chosen user ids
-    (empty values dropped; the service checks each), ``page`` the items page to come
+    (empty values dropped; the service checks each), ``cursor`` the items page to come
     back to (the service refuses a bad one when that page is read)."""
 
     assignees = _ValuesField("Assign to")
-    page = HiddenField()
+    cursor = HiddenField()
 
 
 class AddRunsForm(FlaskForm):

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from flask import (
     Blueprint,
     Response,
+    current_app,
     flash,
     make_response,
     redirect,
@@ -200,12 +201,12 @@ def edit(queue_id: int) -> Response:
 def detail(queue_id: int) -> str:
     """A queue's settings, per-reviewer progress and items (leads)."""
     actor = current_actor()
-    queue, items, total = rq.list_items(db.session, actor, queue_id, request.args.get("page", 1))
-    page = _int(request.args.get("page")) or 1
+    cursor = request.args.get("cursor") or None
+    queue, page = rq.list_items(db.session, actor, queue_id, cursor, limit=current_app.config.get(
+        "QUEUE_ITEMS_PAGE_SIZE", rq.ITEMS_PER_PAGE))
     people = rq.reviewer_progress(db.session, actor, queue_id)
     return render_template(
-        "queues/detail.html", queue=queue, items=items, total=total, page=page,
-        per_page=rq.ITEMS_PER_PAGE, people=people,
+        "queues/detail.html", queue=queue, page=page, cursor=cursor, people=people,
         progress=rq.progress(db.session, actor, queue_id), assignable=people,
         **_choices())
 
@@ -219,7 +220,7 @@ def remove(queue_id: int, run_pk: int) -> Response:
     flash("Run removed from the queue." if removed else "That run was not in the queue.",
           "success" if removed else "info")
     return redirect(url_for("queues.detail", queue_id=queue_id,
-                            page=form.page.data or None), 303)
+                            cursor=form.cursor.data or None), 303)
 
 
 @bp.post("/<int:queue_id>/items/<int:item_id>/assign")
@@ -232,7 +233,7 @@ def assign(queue_id: int, item_id: int) -> Response:
     chosen = rq.assign(db.session, actor, item_id, [v for v in form.assignees.data or () if v])
     flash("Item assigned." if chosen else "Item unassigned.", "success")
     return redirect(url_for("queues.detail", queue_id=queue_id,
-                            page=form.page.data or None) + f"#item-{item_id}", 303)
+                            cursor=form.cursor.data or None) + f"#item-{item_id}", 303)
 
 
 @bp.post("/add-runs")
