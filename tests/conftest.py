@@ -17,10 +17,37 @@ from sqlalchemy.engine import make_url
 from reviewapp import create_app
 from reviewapp.extensions import db
 
+from . import package_guard
 from .databases import private_postgres
 from .factories import Factories
 
 PG_URL = os.environ.get("REVIEWAPP_TEST_DB_URL")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    package_guard.install()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _package_tree_unchanged() -> Iterator[None]:
+    """No test (nor a subprocess one starts) leaves a file added to or removed from
+    ``reviewapp/``."""
+    before = package_guard.snapshot()
+    yield
+    changed = package_guard.changes(before, package_guard.snapshot())
+    if changed:
+        pytest.fail(f"the test session wrote into the package tree (use tmp_path): {changed}")
+
+
+@pytest.fixture(autouse=True)
+def _no_write_into_the_package() -> Iterator[None]:
+    """This test (any thread of it) opened for writing, renamed, removed ... nothing in
+    ``reviewapp/`` (the audit hook of ``package_guard``)."""
+    package_guard.take_violations()
+    yield
+    written = package_guard.take_violations()
+    if written:
+        pytest.fail(f"this test wrote into the package tree (use tmp_path): {written}")
 
 
 def pytest_report_header(config: pytest.Config) -> str:

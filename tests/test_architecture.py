@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from reviewapp.extensions import db
+
+from . import package_guard
 
 PACKAGE = Path(__file__).resolve().parent.parent / "reviewapp"
 FORBIDDEN = ("flask", "flask_login", "flask_wtf", "werkzeug", "reviewapp.web", "reviewapp.api")
@@ -190,3 +194,24 @@ def test_service_modules_stay_small():
         if lines > SERVICE_MODULE_LINES:
             too_long[name] = lines
     assert too_long == {}
+
+
+def test_the_package_guard_sees_writes_into_the_package():
+    """The net of ``tests/package_guard.py`` (a test never writes into ``reviewapp/``):
+    a write-mode open, a rename into or out of the tree, a removal are seen, by the audit
+    hook the conftest installs; a read, a byte-code cache and a path outside are not."""
+    inside = str(PACKAGE / "services" / "_probe.txt")
+    assert package_guard.written_paths("open", (inside, "w", os.O_WRONLY | os.O_CREAT)) == [
+        "reviewapp/services/_probe.txt"]
+    assert package_guard.written_paths("open", (inside, "r", os.O_RDONLY)) == []
+    assert package_guard.written_paths("os.replace", ("/tmp/x", inside, -1, -1)) == [
+        "reviewapp/services/_probe.txt"]
+    assert package_guard.written_paths("os.remove", (inside, None)) == [
+        "reviewapp/services/_probe.txt"]
+    cache = str(PACKAGE / "__pycache__" / "x.pyc")
+    assert package_guard.written_paths("open", (cache, "wb", os.O_WRONLY)) == []
+    assert package_guard.written_paths("open", ("/tmp/elsewhere", "w", os.O_WRONLY)) == []
+    package_guard.take_violations()
+    sys.audit("os.remove", inside, None)  # an event, not a removal: the hook is installed
+    assert package_guard.take_violations() == [("os.remove", "reviewapp/services/_probe.txt")]
+    assert package_guard.changes({"a.py", "b.py"}, {"a.py", "c.py"}) == ["added c.py", "removed b.py"]
