@@ -236,14 +236,7 @@ def upsert_feedback(
         reason=reason, comment=comment, correction=correction,
     )
     author_id = author_of(actor)
-    target = resolve_target(session, author_id, target_type, target_id, subject)
-    if lock_run(session, target.run_pk):
-        # Checked again under the lock: a re-ingest that committed meanwhile may have
-        # removed the target (SPEC 10 keeps only children that already carry feedback).
-        target = resolve_target(session, author_id, target_type, target_id, subject)
-    if target_type == TargetType.TOOL_CALL.value:
-        # The dashboard counts tool calls' ratings (rollups; the run is locked above).
-        rollups.track(session, [target.run_pk], rollups.Part.TOOL_FEEDBACK)
+    target = _locked_target(session, author_id, target_type, target_id, subject)
     if switch:
         values = {**values, "reason": None, "comment": None, "correction": None}
     row, before = _write_row(session, author_id, target, target_type, target_id, values,
@@ -251,19 +244,38 @@ def upsert_feedback(
     after = rating_state({name: getattr(row, name) for name in ("rating", "reason", "comment",
                                                                 "correction")})
     if before != after:
-        session.connection().execute(_EVENT_INSERT, {
-            "feedback_id": row.id, "actor_id": author_id, "workspace_id": target.workspace_id,
-            "run_pk": target.run_pk, "target_type": target_type, "target_id": target_id,
-            "subject_key": target.subject_key,
-            "action": "create" if before is None else "update", "before": before, "after": after,
-        })
-
+        _append_event(session, row, author_id, target, target_type, target_id, before, after)
     follow_rating(session, target.run_pk, values["rating"], is_answer=target.is_answer,
                   changed=before != after, settings=target.settings)
     if target.is_answer:
         refresh_run(session, target.run_pk)  # review-queue completion (issue 16)
     session.commit()
     return row
+
+
+def _locked_target(session: Session, author_id: int, target_type: str, target_id: int,
+                   subject: str | None) -> Target:
+    """The rated target (``resolve_target``) with its run locked: resolved again under
+    the lock when one was taken (a re-ingest that committed meanwhile may have removed
+    it; SPEC 10 keeps only children that already carry feedback). A tool call's rating
+    marks the run's tool-feedback roll-up for the dashboard (under the same lock)."""
+    target = resolve_target(session, author_id, target_type, target_id, subject)
+    if lock_run(session, target.run_pk):
+        target = resolve_target(session, author_id, target_type, target_id, subject)
+    if target_type == TargetType.TOOL_CALL.value:
+        rollups.track(session, [target.run_pk], rollups.Part.TOOL_FEEDBACK)
+    return target
+
+
+def _append_event(session: Session, row: Feedback, author_id: int, target: Target, target_type: str,
+                  target_id: int, before: dict | None, after: dict) -> None:
+    """The ``FeedbackEvent`` of a changed rating: create (no ``before``) or update."""
+    session.connection().execute(_EVENT_INSERT, {
+        "feedback_id": row.id, "actor_id": author_id, "workspace_id": target.workspace_id,
+        "run_pk": target.run_pk, "target_type": target_type, "target_id": target_id,
+        "subject_key": target.subject_key,
+        "action": "create" if before is None else "update", "before": before, "after": after,
+    })
 
 
 def delete_feedback(session: Session, actor: Actor, feedback_id: int) -> None:

@@ -306,32 +306,53 @@ def set_run_verdict(
     run_id = _check_external_id(run_id, "runId", required=False)
 
     if run_id is not None:
-        matches = session.scalars(
-            scope_to_actor(
-                select(Run)
-                .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
-                .where(Run.run_id == run_id, DiagnosisSession.session_id == session_id),
-                actor, Run.workspace_id, Role.REVIEWER,
-            ).order_by(Run.created_at.desc(), Run.id.desc()).limit(2)
-        ).all()
-        if len(matches) > 1:  # the same ids in two of the user's workspaces: never guess
-            slugs = _workspace_slugs(session, [m.workspace_id for m in matches])
-            raise Conflict(f"runId: '{run_id}' of session '{session_id}' exists in more than one "
-                           f"of your workspaces ({', '.join(slugs)}); give the verdict on the run's page",
-                           details={"run_id": run_id, "session_id": session_id, "workspaces": slugs})
-        run = matches[0] if matches else None
-        if run is None:
-            elsewhere = session.scalar(scope_to_actor(
-                select(Run.id).where(Run.run_id == run_id), actor, Run.workspace_id, Role.REVIEWER
-            ).limit(1))
-            if elsewhere is not None:
-                raise ValidationFailed("runId", "the run does not belong to sessionId")
-            raise Forbidden()
+        run = _named_run(session, actor, session_id, run_id)
         case_id = apply_verdict(session, run, verdict)
         session.commit()
         return VerdictResult(True, _recorded("Feedback recorded", run, verdict, case_id),
                              run.run_id, False, case_id)
+    diagnosis_session = _only_visible_session(session, actor, session_id)
+    latest = _latest_run(session, diagnosis_session)
+    if latest is not None:
+        case_id = apply_verdict(session, latest, verdict)
+        session.commit()
+        return VerdictResult(
+            True, _recorded("Feedback recorded on the latest run of the session", latest, verdict, case_id),
+            latest.run_id, True, case_id,
+        )
+    return _legacy_session_verdict(session, diagnosis_session, verdict)
 
+
+def _named_run(session: Session, actor: Actor, session_id: str, run_id: str) -> Run:
+    """The run ``run_id`` of the session ``session_id`` the actor reviews. Raises
+    ``Conflict`` (it is in two of the actor's workspaces), ``ValidationFailed`` (field
+    ``runId``: a visible run of another session), ``Forbidden`` (no such visible run)."""
+    matches = session.scalars(
+        scope_to_actor(
+            select(Run)
+            .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
+            .where(Run.run_id == run_id, DiagnosisSession.session_id == session_id),
+            actor, Run.workspace_id, Role.REVIEWER,
+        ).order_by(Run.created_at.desc(), Run.id.desc()).limit(2)
+    ).all()
+    if len(matches) > 1:  # the same ids in two of the user's workspaces: never guess
+        slugs = _workspace_slugs(session, [m.workspace_id for m in matches])
+        raise Conflict(f"runId: '{run_id}' of session '{session_id}' exists in more than one "
+                       f"of your workspaces ({', '.join(slugs)}); give the verdict on the run's page",
+                       details={"run_id": run_id, "session_id": session_id, "workspaces": slugs})
+    if matches:
+        return matches[0]
+    elsewhere = session.scalar(scope_to_actor(
+        select(Run.id).where(Run.run_id == run_id), actor, Run.workspace_id, Role.REVIEWER
+    ).limit(1))
+    if elsewhere is not None:
+        raise ValidationFailed("runId", "the run does not belong to sessionId")
+    raise Forbidden()
+
+
+def _only_visible_session(session: Session, actor: Actor, session_id: str) -> DiagnosisSession:
+    """The session ``session_id`` the actor reviews. Raises ``Forbidden`` (none visible),
+    ``Conflict`` (it is in two of the actor's workspaces)."""
     sessions = session.scalars(
         scope_to_actor(
             select(DiagnosisSession).where(DiagnosisSession.session_id == session_id),
@@ -345,20 +366,23 @@ def set_run_verdict(
         raise Conflict(f"sessionId: '{session_id}' exists in more than one of your workspaces "
                        f"({', '.join(slugs)}); send its runId too, or give the verdict on the run's page",
                        details={"session_id": session_id, "workspaces": slugs})
-    diagnosis_session = sessions[0]
-    latest = session.scalars(
+    return sessions[0]
+
+
+def _latest_run(session: Session, diagnosis_session: DiagnosisSession) -> Run | None:
+    """The session's latest run (by created_at, then id), or None."""
+    return session.scalars(
         select(Run)
         .where(Run.diagnosis_session_id == diagnosis_session.id)
         .order_by(Run.created_at.desc(), Run.id.desc())
         .limit(1)
     ).first()
-    if latest is not None:
-        case_id = apply_verdict(session, latest, verdict)
-        session.commit()
-        return VerdictResult(
-            True, _recorded("Feedback recorded on the latest run of the session", latest, verdict, case_id),
-            latest.run_id, True, case_id,
-        )
+
+
+def _legacy_session_verdict(session: Session, diagnosis_session: DiagnosisSession,
+                            verdict: str) -> VerdictResult:
+    """The verdict of a session without runs: kept on a legacy session itself (a useful
+    one promoted to a case), committed; ``ValidationFailed`` (field ``sessionId``) else."""
     if not diagnosis_session.is_legacy:
         raise ValidationFailed("sessionId", "the session has no runs to give feedback on")
     diagnosis_session.feedback = verdict

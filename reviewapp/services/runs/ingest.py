@@ -199,22 +199,59 @@ class _Prepared:
 def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, Any],
             prepared: _Prepared) -> UpsertResult:
     kind = doc.get("kind") or RunKind.CHAT.value
-    # Locked first (PostgreSQL FOR NO KEY UPDATE): the writers of a run and its calls
-    # take the run's lock before anything else, in the same order (tool_calls._lifecycle.Batch).
-    run = _find(session, workspace_id, run_id, lock=True)
     status = doc.get("status") or RunStatus.RUNNING.value
+    run = _locked_run(session, workspace_id, run_id, status)
+    ds = _get_or_create_session(session, workspace_id, doc.get("session_id") or run_id, kind)
+    created = run is None
+    fields = _run_fields(doc, ds.id, kind, status, prepared)
+    if run is None:
+        run = Run(run_id=run_id, workspace_id=workspace_id, **fields)
+        session.add(run)
+        session.flush()
+        rollups.track(session, [run.id], rollups.Part.ALL, created=True)
+        changed = True
+    else:
+        parent_before = (run.kind, run.diagnosis_session_id)
+        changed = assign_changed(run, fields)
+        if (run.kind, run.diagnosis_session_id) != parent_before:
+            _reparent_tool_calls(session, run)
+    changed |= _sync_children(session, run, doc, prepared)
+    if changed:
+        session.flush()
+        store_run_text(session, [run.id])  # before queue rules read it (offer_run)
+        refresh_run(session, run)
+        promote_on_finish(session, run)
+        offer_run(session, run)
+    session.commit()
+    return UpsertResult(
+        run=run,
+        result="created" if created else ("updated" if changed else "unchanged"),
+        tool_calls=run.tool_call_count,
+        failed_tool_calls=run.failed_tool_call_count,
+    )
+
+
+def _locked_run(session: Session, workspace_id: int, run_id: str, status: str) -> Run | None:
+    """The stored run, locked first (PostgreSQL FOR NO KEY UPDATE: the writers of a run
+    and its calls take the run's lock before anything else, in the same order,
+    ``tool_calls._lifecycle.Batch``), or None. A finished run stays finished: a document
+    with ``status`` RUNNING (a partial one, or a stale agent) is a ``Conflict`` and must
+    not reopen it and wipe its end (SPEC 9). A stored run's roll-ups are tracked: the
+    dashboard gets the net change of the whole upsert at commit."""
+    run = _find(session, workspace_id, run_id, lock=True)
     if run is not None and run.status != RunStatus.RUNNING.value and status == RunStatus.RUNNING.value:
-        # A finished run stays finished: a partial document (status defaults to RUNNING)
-        # or a stale agent must not reopen it and wipe its end (SPEC 9).
         raise Conflict(f"status: run is already {run.status}; a finished run cannot go back to RUNNING",
                        details=_state(run))
     if run is not None:
-        # The dashboard's roll-ups get the net change of everything below at commit.
         rollups.track(session, [run.id], rollups.Part.ALL)
-    ds = _get_or_create_session(session, workspace_id, doc.get("session_id") or run_id, kind)
-    created = run is None
-    fields: dict[str, Any] = {
-        "diagnosis_session_id": ds.id,
+    return run
+
+
+def _run_fields(doc: Mapping[str, Any], session_pk: int, kind: str, status: str,
+                prepared: _Prepared) -> dict[str, Any]:
+    """The run's own columns as the document gives them (absent texts: query '', others None)."""
+    return {
+        "diagnosis_session_id": session_pk,
         "kind": kind,
         "query": doc.get("query") or "",
         "answer": doc.get("answer"),
@@ -226,32 +263,14 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
         "started_at": prepared.started_at,
         "finished_at": prepared.finished_at,
     }
-    if created:
-        run = Run(run_id=run_id, workspace_id=workspace_id, **fields)
-        session.add(run)
-        session.flush()
-        rollups.track(session, [run.id], rollups.Part.ALL, created=True)
-        changed = True
-    else:
-        parent_before = (run.kind, run.diagnosis_session_id)
-        changed = assign_changed(run, fields)
-        if (run.kind, run.diagnosis_session_id) != parent_before:
-            _reparent_tool_calls(session, run)
 
+
+def _sync_children(session: Session, run: Run, doc: Mapping[str, Any], prepared: _Prepared) -> bool:
+    """Messages, steps, report, tool calls, the answer message and the imported
+    evaluations brought in line with the document; True when any of them changed."""
+    changed = False
     if prepared.messages is not None:
-        keep_rated_citations(session, run, prepared.messages)
-        # Every type that rates a message (the answer, a citation of it, a turn) keeps it.
-        keep = targets_with_feedback(session, run.id, *codes_of_model("Message"))
-        # The answer message made from ``run.answer`` is not in the agent's document: it
-        # stays (re-sending the same document changes nothing).
-        keep |= {m.id for m in run.messages if m.message_id == ANSWER_MESSAGE_ID
-                 and (m.meta or {}).get("source") == "run.answer"}
-        changed |= sync_children(
-            session, list(run.messages), prepared.messages, "message_id",
-            lambda key, **v: Message(run_pk=run.id, message_id=key, **v), keep,
-            # A message is rated whole as the answer or as a conversation turn.
-            text=(run, codes_of_model("Message", whole_row=True), "content"),
-        )
+        changed |= _sync_messages(session, run, prepared.messages)
     if prepared.steps is not None:
         changed |= sync_children(
             session, list(run.steps), prepared.steps, "step_id",
@@ -269,18 +288,25 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
     # Evaluations are applied even when nothing else changed: a verifier result may
     # arrive with a re-sent, otherwise identical document.
     changed |= apply_imported(session, run, imported_evaluations(doc))
-    if changed:
-        session.flush()
-        store_run_text(session, [run.id])  # before queue rules read it (offer_run)
-        refresh_run(session, run)
-        promote_on_finish(session, run)
-        offer_run(session, run)
-    session.commit()
-    return UpsertResult(
-        run=run,
-        result="created" if created else ("updated" if changed else "unchanged"),
-        tool_calls=run.tool_call_count,
-        failed_tool_calls=run.failed_tool_call_count,
+    return changed
+
+
+def _sync_messages(session: Session, run: Run,
+                   messages: list[tuple[str | None, dict[str, Any]]]) -> bool:
+    """The run's messages as the document lists them; a rated message, citation or
+    conversation turn stays (SPEC 10), and so does the answer message made from
+    ``run.answer``, which is not in the agent's document (re-sending the same document
+    changes nothing). True when a message changed."""
+    keep_rated_citations(session, run, messages)
+    # Every type that rates a message (the answer, a citation of it, a turn) keeps it.
+    keep = targets_with_feedback(session, run.id, *codes_of_model("Message"))
+    keep |= {m.id for m in run.messages if m.message_id == ANSWER_MESSAGE_ID
+             and (m.meta or {}).get("source") == "run.answer"}
+    return sync_children(
+        session, list(run.messages), messages, "message_id",
+        lambda key, **v: Message(run_pk=run.id, message_id=key, **v), keep,
+        # A message is rated whole as the answer or as a conversation turn.
+        text=(run, codes_of_model("Message", whole_row=True), "content"),
     )
 
 
