@@ -10,7 +10,7 @@ Adding a target type ``x`` touches:
    subject, answer level);
 2. a migration for the ``user_feedback.target_type`` CHECK constraint (migrations are
    frozen history, so they spell the codes out; tests/test_migrations.py compares the
-   migrated schema with the models);
+   migrated CHECK constraints with the models', which derive from the registry);
 3. ``reviewapp/api/openapi.yaml``: the one ``TargetType`` enum every ``targetType``
    refers to (a static document; tests/api/test_openapi.py compares it with the
    registry);

@@ -3,12 +3,14 @@ schema (no drift), on the database under test (SQLite, or PostgreSQL in the seco
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from flask_migrate import downgrade, upgrade
-from sqlalchemy import create_engine
+from sqlalchemy import CheckConstraint, create_engine, inspect
 
 from reviewapp import REPO_ROOT, create_app
 from reviewapp.extensions import db
@@ -299,3 +301,34 @@ def test_the_search_index_migration_indexes_the_runs_already_there(empty_databas
 
 SEARCH_TRIGGERS = ["run_search_call_added", "run_search_call_changed", "run_search_call_forget_call",
                    "run_search_call_forget_run", "run_search_call_removed", "run_search_forget"]
+
+
+def _check_literals(sqltext: str) -> tuple[str, ...]:
+    """The quoted values a CHECK constraint lists, sorted (PostgreSQL writes them back as
+    ``'a'::character varying``, SQLite as written)."""
+    return tuple(sorted(re.findall(r"'([^']*)'", sqltext)))
+
+
+def test_upgrade_gives_the_vocabulary_check_constraints_the_models_derive(empty_database_url):
+    """``compare_metadata`` does not compare CHECK constraints: a code added to a registry
+    (domain/target_types.py, verdicts.py, triage_flow.py ...) without a migration would
+    pass it and fail at the first insert. The migrated database's CHECK constraints list
+    the same codes as the models' (issue 12: migrations are frozen, so this compares)."""
+    app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": empty_database_url})
+    with app.app_context():
+        upgrade(directory=str(REPO_ROOT / "migrations"))
+        engine = create_engine(empty_database_url)
+        with engine.connect() as conn:
+            inspector = inspect(conn)
+            migrated = {name: sorted(lits for c in inspector.get_check_constraints(name)
+                                     if (lits := _check_literals(c["sqltext"])))
+                        for name in db.metadata.tables}
+        engine.dispose()
+        db.engine.dispose()
+    models = {name: sorted(lits for c in table.constraints if isinstance(c, CheckConstraint)
+                           if (lits := _check_literals(str(c.sqltext))))
+              for name, table in db.metadata.tables.items()}
+    assert migrated == models
+    assert ("chat_message", "citation", "conversation_turn", "diagnostic_report",
+            "diagnostic_step", "tool_call") in models["user_feedback"]
+    assert ("new", "resolved", "triaged", "wont_fix") in models["triage_item"]
