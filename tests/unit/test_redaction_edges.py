@@ -274,3 +274,26 @@ def test_serialise_writes_json_with_characters_kept_and_other_objects_as_text():
     assert redaction.serialise({"d": when, "s": "飞"}) == '{"d": "2026-12-02", "s": "飞"}'
     assert redaction.serialise("as is") == "as is" and redaction.serialise(None) is None
     assert redaction.serialise(0) == "0" and redaction.serialise([]) == "[]"
+
+
+def test_two_keys_glued_together_are_both_found():
+    """The next search starts where a match ended, not one character later."""
+    assert redact_text("AKIAQ7F2LM9XZR4TY8WPAKIAQ7F2LM9XZR4TY8WQ") == R + R
+
+
+def test_a_capitalised_key_value_entry_pairs_its_value():
+    assert redact({"Key": "DbPassword", "Value": "CfnPw9Wx7"})["Value"] == R
+    assert redact({"Key": "LogLevel", "Value": "debug"})["Value"] == "debug"
+
+
+def test_the_dense_bound_counts_the_candidates_of_a_whole_document():
+    """Module doc of redaction: past 20,000 candidates of one rule in one document (the
+    texts ``many`` joins), the rest of that text and every later text become
+    ``[redacted]``; each text keeps its place. Two texts of 10,000 and 10,001 candidates
+    cross the bound at the last one, though neither does alone."""
+    many = secret_scan._redactor.many
+    first, second, third = many(["pwd=x " * 10_000, "pwd=x " * 10_001, "plain"])
+    assert first == "pwd=[redacted] " * 10_000
+    assert second == "pwd=[redacted] " * 10_000 + R
+    assert third == R
+    assert many(["pwd=x " * 20_001, "plain", "x"]) == ["pwd=[redacted] " * 20_000 + R, R, R]
