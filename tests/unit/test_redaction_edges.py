@@ -6,6 +6,7 @@ module doc, never from the code's constants. Runs the pipeline the services use
 
 from __future__ import annotations
 
+import base64
 import datetime
 import hashlib
 import json
@@ -22,6 +23,7 @@ from reviewapp.services.secret_scan import (
     redact_text,
     redact_tool_event,
 )
+from tests.secret_corpus import PEM_PKCS8_BODY
 
 R = "[redacted]"  # SPEC 4: "It says [redacted] in their place"
 SCHEMAS = Path(__file__).resolve().parents[2] / "reviewapp" / "schemas"
@@ -297,3 +299,17 @@ def test_the_dense_bound_counts_the_candidates_of_a_whole_document():
     assert second == "pwd=[redacted] " * 10_000 + R
     assert third == R
     assert many(["pwd=x " * 20_001, "plain", "x"]) == ["pwd=[redacted] " * 20_000 + R, R, R]
+
+
+def _base64_wrapped(pem: str, width: int) -> str:
+    encoded = base64.b64encode(pem.encode()).decode()
+    return "\n  ".join(encoded[i:i + width] for i in range(0, len(encoded), width))
+
+
+@pytest.mark.parametrize("width", [76, 64])  # what `base64` and `openssl base64` print
+def test_a_base64_private_key_wrapped_over_lines_is_redacted_and_a_certificate_kept(width):
+    key = f"-----BEGIN PRIVATE KEY-----\n{PEM_PKCS8_BODY}\n-----END PRIVATE KEY-----\n"
+    cert = f"-----BEGIN CERTIFICATE-----\n{PEM_PKCS8_BODY}\n-----END CERTIFICATE-----\n"
+    assert redact_text(f"blob: |\n  {_base64_wrapped(key, width)}\n# end") == f"blob: |\n  {R}\n# end"
+    kept = f"blob: |\n  {_base64_wrapped(cert, width)}\n# end"
+    assert redact_text(kept) == kept
