@@ -40,15 +40,21 @@ def blind_condition(actor: Actor) -> Any:
     false for tokens, the system and an empty actor."""
     if not actor.is_user:
         return false()
+    return blind_condition_of(actor.user_id)
+
+
+def blind_condition_of(user_id: Any) -> Any:
+    """``blind_condition`` of the user ``user_id``: a user id, or a bound parameter (a
+    statement built once and run for any user, e.g. ``runs._loading``)."""
     leads = exists().where(Membership.workspace_id == Run.workspace_id,
-                           Membership.user_id == actor.user_id,
+                           Membership.user_id == user_id,
                            Membership.role.in_(LEAD_ROLES))
     in_blind_queue = exists().where(QueueItem.run_pk == Run.id,
                                     ReviewQueue.id == QueueItem.queue_id,
                                     ReviewQueue.workspace_id == Run.workspace_id,
                                     ReviewQueue.blind.is_(True))
     rated = (select(Feedback.id)
-             .where(Feedback.run_pk == Run.id, Feedback.author_id == actor.user_id,
+             .where(Feedback.run_pk == Run.id, Feedback.author_id == user_id,
                     answer_rating_condition())
              .exists())
     return and_(in_blind_queue, ~leads, ~rated)

@@ -3,20 +3,40 @@ and verdict rule in one query, and the viewer's and everyone's ratings of its pa
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
 from ...errors import Forbidden
 from ...models import DiagnosisSession, Run, Workspace
-from ...queries import scope_to_actor
+from ...queries import scope_to_actor, scope_to_member
 from .. import feedback as feedback_service
-from ..blind import blind_condition
+from ..blind import blind_condition, blind_condition_of
 from ..queue_governing import governing_queue_id
 
 RatingKey = tuple[str, int, str]
+
+
+def _run_statement(blind: Any) -> Select[Any]:
+    """The run with its session and workspace, ``blind`` (a condition on ``Run``) and the
+    N of its governing queue, for ``:run_pk``; the caller adds the access check."""
+    reviewers = governing_queue_id(Run.id, Run.workspace_id, "reviewers_per_run")
+    return (select(Run, DiagnosisSession, Workspace, blind, reviewers)
+            .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
+            .join(Workspace, Workspace.id == Run.workspace_id)
+            .where(Run.id == bindparam("run_pk")))
+
+
+@cache
+def _user_run_statement() -> Select[Any]:
+    """``_run_statement`` for the user ``:actor_user_id`` (membership in the same query),
+    built once: a page view then costs no statement construction (issue 18)."""
+    user_id = bindparam("actor_user_id")
+    return scope_to_member(_run_statement(blind_condition_of(user_id)), Run.workspace_id,
+                           Role.REVIEWER)
 
 
 def load_run(session: Session, actor: Actor, run_pk: int
@@ -25,15 +45,13 @@ def load_run(session: Session, actor: Actor, run_pk: int
     (``blind.blind_condition``) and how many reviewers' answer ratings make its verdict
     (N of its governing queue, ``queue_governing``, 1 when none; issue 16), in
     one query. Raises ``Forbidden``."""
-    reviewers = governing_queue_id(Run.id, Run.workspace_id, "reviewers_per_run")
-    stmt = scope_to_actor(
-        select(Run, DiagnosisSession, Workspace, blind_condition(actor), reviewers)
-        .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
-        .join(Workspace, Workspace.id == Run.workspace_id)
-        .where(Run.id == run_pk),
-        actor, Run.workspace_id, Role.REVIEWER,
-    )
-    row = session.execute(stmt).one_or_none()
+    if actor.is_user:
+        row = session.execute(_user_run_statement(),
+                              {"run_pk": run_pk, "actor_user_id": actor.user_id}).one_or_none()
+    else:
+        stmt = scope_to_actor(_run_statement(blind_condition(actor)), actor, Run.workspace_id,
+                              Role.REVIEWER)
+        row = session.execute(stmt, {"run_pk": run_pk}).one_or_none()
     if row is None:
         raise Forbidden()
     return row[0], row[1], row[2], bool(row[3]), max(1, row[4] or 1)
