@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Select, select, union_all
+from sqlalchemy import Select, bindparam, select, union_all
 from sqlalchemy.orm import Session
 
 from ..domain.pagination import decode_keyset, encode_keyset
@@ -68,6 +68,19 @@ class SortOrder:
     def after(self, row: Any, *, reverse: bool = False) -> Any:
         """WHERE: the row comes after ``row`` in this order (``reverse``: before it)."""
         return keyset_after(self.pairs(), self.bind(self.values(row)), reverse=reverse)
+
+    def after_params(self, prefix: str, *, reverse: bool = False) -> Any:
+        """``after`` with the row's key values as bound parameters ``:<prefix>0``,
+        ``:<prefix>1`` ... (``params`` gives their values): a statement built once serves
+        every row."""
+        values = [bindparam(f"{prefix}{i}", type_=key.expression.type)
+                  for i, key in enumerate(self.keys)]
+        return keyset_after(self.pairs(), values, reverse=reverse)
+
+    def params(self, prefix: str, row: Any) -> dict[str, Any]:
+        """The values of ``after_params(prefix)``'s parameters for ``row``."""
+        return {f"{prefix}{i}": value
+                for i, value in enumerate(self.bind(self.values(row)))}
 
     def encode(self, row: Any) -> str:
         """The cursor of the page that follows ``row``."""

@@ -6,7 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from reviewapp.actors import Role
 from reviewapp.errors import Forbidden
+from reviewapp.models import Membership
 from reviewapp.services import feedback, runs, unrated_runs
 from reviewapp.services.runs import RunFilters, evaluation_view
 
@@ -77,6 +79,59 @@ def test_detail_neighbours_follow_the_current_list(session, make):
     assert (first_chat.prev_pk, first_chat.next_pk) == (None, chats[1])
     oldest = runs.get_run_detail(session, actor, chats[-1], RunFilters(kind="chat", sort="oldest"))
     assert (oldest.prev_pk, oldest.next_pk) == (None, chats[-2])
+
+
+@pytest.mark.parametrize("sort", ["newest", "oldest", "score_desc", "score_asc"])
+def test_neighbours_of_each_run_of_one_list_in_turn(session, make, sort):
+    """The previous / next statement is built once per viewer and list and reused for
+    every run page (issue 18): each run of the list, visited in turn by one viewer with
+    one set of filters, still gets its own neighbours. Two workspaces (the per-membership
+    lookup), shared timestamps and unscored runs (the keys' ties and coalesce)."""
+    first, second = make.workspace(), make.workspace()
+    user = make.user(first)
+    session.add(Membership(user_id=user.id, workspace_id=second.id, role=Role.REVIEWER.value))
+    made = [make.run(ws) for ws in (first, second, first, second, first, second)]
+    stamps = [datetime(2026, 3, 1, 12, tzinfo=UTC), datetime(2026, 3, 1, 12, tzinfo=UTC),
+              datetime(2026, 3, 2, tzinfo=UTC), datetime(2026, 2, 1, tzinfo=UTC),
+              datetime(2026, 3, 1, 12, tzinfo=UTC), datetime(2026, 3, 3, tzinfo=UTC)]
+    scores = [40, None, 40, 90, None, 10]
+    for run, at, score in zip(made, stamps, scores):
+        run.created_at, run.evidence_score = at, score
+    session.commit()
+    ids = [r.id for r in made]
+    # The expected order, written out from the values above (ties broken by id).
+    expected = {
+        "newest": sorted(ids, key=lambda pk: (stamps[ids.index(pk)], pk), reverse=True),
+        "oldest": sorted(ids, key=lambda pk: (stamps[ids.index(pk)], pk)),
+        "score_desc": sorted(ids, key=lambda pk: (
+            -1 if scores[ids.index(pk)] is None else scores[ids.index(pk)], pk), reverse=True),
+        "score_asc": sorted(ids, key=lambda pk: (
+            101 if scores[ids.index(pk)] is None else scores[ids.index(pk)], pk)),
+    }[sort]
+    actor = make.actor(user)
+    filters = RunFilters(sort=sort)
+    seen = []
+    for pk in expected:
+        detail = runs.get_run_detail(session, actor, pk, filters)
+        seen.append((detail.prev_pk, detail.next_pk))
+    assert seen == [(expected[i - 1] if i else None, expected[i + 1] if i + 1 < len(expected)
+                     else None) for i in range(len(expected))]
+
+
+def test_neighbours_follow_a_filter_on_the_viewers_own_ratings(session, make):
+    """The reused statement reads the ratings as they are now: a run rated since the
+    last page view drops out of a 'not reviewed by me' list's previous / next."""
+    ws = make.workspace()
+    made = [make.run(ws) for _ in range(3)]
+    newest_first = sorted((r.id for r in made), reverse=True)
+    actor = make.actor(make.user(ws))
+    filters = RunFilters(reviewed="not_mine")
+    assert runs.get_run_detail(session, actor, newest_first[0], filters).next_pk == newest_first[1]
+    middle = next(r for r in made if r.id == newest_first[1])
+    feedback.upsert_feedback(session, actor, "chat_message", _assistant(middle).id, None,
+                             "positive")
+    assert runs.get_run_detail(session, actor, newest_first[0], filters).next_pk == newest_first[2]
+    assert runs.get_run_detail(session, actor, newest_first[2], filters).prev_pk == newest_first[0]
 
 
 @pytest.mark.parametrize("raw, expected", [
