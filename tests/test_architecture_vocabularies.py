@@ -14,13 +14,19 @@ Adding a target type ``x`` touches:
 3. ``reviewapp/api/openapi.yaml``: the one ``TargetType`` enum every ``targetType``
    refers to (a static document; tests/api/test_openapi.py compares it with the
    registry);
-4. ``reviewapp/services/triage/detail.py``: how the triage item page names one part of
-   that type (``_PART_LABELS``; the app does not import without it);
-5. its own code, only where the type behaves differently: the template that places its
+4. its own code, only where the type behaves differently: the template that places its
    thumbs control, an extra owner check (``services/feedback/_targets.py``), a rule of
-   its own (``OWN_CODE`` below lists today's).
+   its own (``OWN_CODE`` below lists today's); a type with a subject also names its
+   subjects on the triage item page (``services/triage/detail.py``), and a type of a
+   model no type rated before lists that model's rows there (``_ROWS_OF``) and says how a
+   re-ingest keeps them (``services/runs/ingest.py``). The app does not import while
+   one of these is missing.
 
-before this test (commit 866f787, two types added): 8 application files for one type.
+A message-, step- or report-level type without a subject and without a check of its own
+is thus 4 files: the registry row, the migration, one line of the OpenAPI enum and the
+template line that places its control. Before this work it was 6 (also the re-ingest
+keep-lists in ``services/runs/ingest.py`` and the triage labels), with the OpenAPI enum
+written three times; commit 866f787 (two types) touched 8 application files.
 
 Adding an import format ``y`` touches ``reviewapp/domain/import_formats.py`` (its row),
 its adapter module under ``services/importers/`` and ``services/importers/reading.py``
@@ -50,7 +56,7 @@ REGISTRY_OF_FORMATS = "reviewapp/domain/import_formats.py"
 # Files that name a target type code for a reason of their own, by file: the codes, and why.
 OWN_CODE: dict[str, tuple[set[str], str]] = {
     "reviewapp/services/triage/detail.py": (
-        set(TARGET_TYPES.codes()), "_PART_LABELS: one label per type, checked complete at import"),
+        {"citation", "tool_call"}, "_SUBJECT_LABELS: how each subject is named, checked at import"),
     "reviewapp/services/answer.py": (
         {"chat_message", "diagnostic_report"}, "which rating is a run's answer rating (SPEC 6.2)"),
     "reviewapp/services/feedback/_targets.py": (
@@ -145,7 +151,7 @@ def test_only_tables_checked_against_the_registry_list_every_code():
     formats = _naming(IMPORT_FORMATS.codes(), None, REGISTRY_OF_FORMATS)
     every_type = [name for name, codes in types.items() if codes == set(TARGET_TYPES.codes())]
     every_format = [name for name, codes in formats.items() if codes == set(IMPORT_FORMATS.codes())]
-    assert every_type == ["reviewapp/services/triage/detail.py"]
+    assert every_type == []
     assert every_format == ["reviewapp/services/importers/reading.py"]
     for name in (*every_type, *every_format):
         assert ".check_covered(" in (ROOT / name).read_text(), name

@@ -34,7 +34,9 @@ class TargetTypeRow:
     SPEC 6.2); ``key``: the model's column that ``target_id`` matches (its integer id,
     or for a row keyed by a string, the integer column that narrows it, e.g. its run);
     ``subject_column``: when set, the model's column the subject matches in the owner
-    check's own query (the subject then completes the row's key).
+    check's own query (the subject then completes the row's key); ``part_label``: how
+    the triage item page names one rated row of the type, ``{part.<column>}`` reading
+    the row (None for a type with a subject: its own code names each subject).
     """
 
     code: str
@@ -47,17 +49,19 @@ class TargetTypeRow:
     answer_level: bool = False
     key: str = "id"
     subject_column: str | None = None
+    part_label: str | None = None
 
 
 TARGET_TYPES: Registry[TargetTypeRow] = Registry("target_type", (
     TargetTypeRow("chat_message", "the answer", "Answer", "Message", role="assistant",
-                  answer_level=True),
+                  answer_level=True, part_label="answer (message {part.ordinal})"),
     # The subject is one of the message's ``metadata.citations`` ids.
     TargetTypeRow("citation", "this citation", "Citation", "Message", role="assistant",
                   subject="citation id"),
-    TargetTypeRow("diagnostic_step", "this step", "Step", "DiagnosticStep"),
+    TargetTypeRow("diagnostic_step", "this step", "Step", "DiagnosticStep",
+                  part_label="step {part.ordinal}: {part.name}"),
     TargetTypeRow("diagnostic_report", "the report", "Report", "DiagnosticReport",
-                  answer_level=True),
+                  answer_level=True, part_label="report"),
     # A row of the tool-call audit (SPEC 4). Its key is a string (the agent's call id,
     # unique per workspace) while ``target_id`` is an integer: the target is the call's
     # run (``target_id`` = the run's id) and the subject is the call id, which the owner
@@ -67,7 +71,8 @@ TARGET_TYPES: Registry[TargetTypeRow] = Registry("target_type", (
                   subject="tool call id", subject_column="id"),
     # An assistant message that is not the run's answer: a turn of a multi-turn chat
     # (the answer itself is ``chat_message``).
-    TargetTypeRow("conversation_turn", "this turn", "Turn", "Message", role="assistant"),
+    TargetTypeRow("conversation_turn", "this turn", "Turn", "Message", role="assistant",
+                  part_label="conversation turn (message {part.ordinal})"),
 ))
 
 

@@ -105,10 +105,17 @@ class TriageDetail:
         return label_of(self.reasons, code) if self.reasons is not None else code.replace("_", " ")
 
 
-# How the item page names each rateable part of a run, one entry per target type (a
-# type the table misses fails at import): (run, the run's tool names by call id) ->
-# ((target_id, subject_key), label) of every part of that type.
-_PartLabels = Callable[[Run, Mapping[str, str]], Iterable[tuple[tuple[int, str], str]]]
+# The run's rows of each model a target type without a subject rates, which the type's
+# ``part_label`` names (a type of another model fails at import until it is listed).
+_ROWS_OF: dict[str, Callable[[Run], list[Any]]] = {
+    "Message": lambda run: list(run.messages),
+    "DiagnosticStep": lambda run: list(run.steps),
+    "DiagnosticReport": lambda run: [run.report] if run.report is not None else [],
+}
+# How the item page names each subject of a type with one (a citation of a message, a
+# tool call of the run): (run, the run's tool names by call id) -> ((target_id,
+# subject_key), label) of every subject; every such type is listed (checked at import).
+_SubjectLabels = Callable[[Run, Mapping[str, str]], Iterable[tuple[tuple[int, str], str]]]
 
 
 def _citation_labels(run: Run, tool_names: Mapping[str, str]) -> Iterator[tuple[tuple[int, str], str]]:
@@ -119,27 +126,39 @@ def _citation_labels(run: Run, tool_names: Mapping[str, str]) -> Iterator[tuple[
             yield (message.id, cid), f"citation {cid}: {title}"
 
 
-_PART_LABELS: dict[str, _PartLabels] = {
-    TargetType.CHAT_MESSAGE.value: lambda run, _: (
-        ((m.id, ""), f"answer (message {m.ordinal})") for m in run.messages),
+_SUBJECT_LABELS: dict[str, _SubjectLabels] = {
     TargetType.CITATION.value: _citation_labels,
-    TargetType.DIAGNOSTIC_STEP.value: lambda run, _: (
-        ((s.id, ""), f"step {s.ordinal}: {s.name}") for s in run.steps),
-    TargetType.DIAGNOSTIC_REPORT.value: lambda run, _: (
-        [((run.report.id, ""), "report")] if run.report is not None else []),
     TargetType.TOOL_CALL.value: lambda run, tool_names: (
         ((run.id, call_id), f"tool call {name} ({call_id})") for call_id, name in tool_names.items()),
-    TargetType.CONVERSATION_TURN.value: lambda run, _: (
-        ((m.id, ""), f"conversation turn (message {m.ordinal})") for m in run.messages),
 }
-TARGET_TYPES.check_covered(_PART_LABELS, "triage item labels")
+
+
+def _check_labels() -> None:
+    """Every target type is named: a type with a subject by ``_SUBJECT_LABELS``, any
+    other by its ``part_label`` over ``_ROWS_OF`` its model. Raises ``ValueError``."""
+    Registry("subject type", (row for row in TARGET_TYPES if row.subject is not None)).check_covered(
+        _SUBJECT_LABELS, "triage item labels")
+    unnamed = [row.code for row in TARGET_TYPES if row.subject is None
+               and (row.part_label is None or row.model not in _ROWS_OF)]
+    if unnamed:
+        raise ValueError(f"triage item labels: no part_label or _ROWS_OF model for {unnamed}")
+
+
+_check_labels()
 
 
 def _target_labels(run: Run, tool_names: Mapping[str, str]) -> dict[tuple[str, int, str], str]:
     """How the item page names each rateable part of ``run``, by (target_type,
     target_id, subject_key); ``tool_names`` maps the run's call ids to tool names."""
-    return {(code, *key): label for code, labels_of in _PART_LABELS.items()
-            for key, label in labels_of(run, tool_names)}
+    labels: dict[tuple[str, int, str], str] = {}
+    for row in TARGET_TYPES:
+        if row.subject is not None:
+            labels.update(((row.code, *key), label)
+                          for key, label in _SUBJECT_LABELS[row.code](run, tool_names))
+        else:
+            labels.update(((row.code, part.id, ""), row.part_label.format(part=part))
+                          for part in _ROWS_OF[row.model](run))
+    return labels
 
 
 def _label(labels: Mapping[tuple[str, int, str], str], target_type: str, target_id: int,

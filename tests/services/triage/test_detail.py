@@ -98,3 +98,29 @@ def test_reviewer_ratings_through_the_service_show_on_the_item(session, make):
     assert detail.row.disagreement
     assert triage.list_items(session, make.actor(lead),
                              TriageFilters(disagreement=True)).rows[0].id == item.id
+
+
+def test_item_detail_names_steps_and_the_report_as_their_rows_read(session, make):
+    """The triage page names each rated part from its type's ``part_label`` (issue 12):
+    a step by its ordinal and name, the report as "report"; a part gone from the run by
+    its type and id."""
+    from reviewapp.models import DiagnosticReport, DiagnosticStep
+
+    ws = make.workspace()
+    lead, reviewer = make.user(ws, Role.LEAD), make.user(ws, username="carla")
+    run = make.run(ws, kind="aiops", alert={"alertname": "HighErrorRate"},
+                   steps=[{"id": "s1", "name": "Collect logs", "status": "completed"},
+                          {"id": "s2", "name": "Check pool", "status": "completed"}],
+                   report={"content": "## Pool exhausted"})
+    steps = {s.step_id: s for s in session.scalars(
+        select(DiagnosticStep).where(DiagnosticStep.run_pk == run.id))}
+    report_id = session.scalar(select(DiagnosticReport.id).where(DiagnosticReport.run_pk == run.id))
+    make.feedback_row(run, reviewer, target_type="diagnostic_step", target_id=steps["s2"].id)
+    make.feedback_row(run, reviewer, target_type="diagnostic_report", target_id=report_id,
+                      rating="positive")
+    make.feedback_row(run, reviewer, target_type="diagnostic_step", target_id=987654)
+    item = make.triage_item(run)
+    detail = triage.get_item(session, make.actor(lead), item.id)
+    assert sorted(r.target_label for r in detail.ratings) == sorted([
+        f"step {steps['s2'].ordinal}: Check pool", "report",
+        "diagnostic step #987654 (no longer in the run)"])
