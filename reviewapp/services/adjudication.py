@@ -109,6 +109,11 @@ class AdjudicationFilters:
         return cls(workspace_param(params), id_value(params.get("queue"), "queue",
                                                      "must be a queue id"))
 
+    def as_params(self) -> dict[str, str]:
+        """The query-string form (blank values left out); ``from_params`` reads it back."""
+        params = {"workspace": self.workspace_id, "queue": self.queue_id}
+        return {k: str(v) for k, v in params.items() if v is not None}
+
 
 @dataclass(frozen=True)
 class AdjudicationPage:

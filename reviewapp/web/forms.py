@@ -37,6 +37,7 @@ from ..domain.queues import (
     REVIEWERS_MIN,
 )
 from ..domain.verdicts import VERDICTS, VERIFIER_VERDICTS
+from ..services.runs import RunFilters
 
 
 class LoginForm(FlaskForm):
@@ -99,8 +100,7 @@ class RunFilterForm(FlaskForm):
     sort = StringField("Sort", validators=[Optional()])
     failed_calls = StringField("Has failed tool calls", validators=[Optional(), AnyOf(["yes"])])
 
-    FILTER_FIELDS = ("q", "workspace", "kind", "status", "verdict", "feedback", "reviewed",
-                     "score_min", "score_max", "outcome", "sort", "failed_calls")
+    FILTER_FIELDS = RunFilters.param_names()  # every field above (a test keeps them equal)
     selects = (
         ("kind", KIND_CHOICES), ("status", STATUS_CHOICES), ("verdict", VERDICT_CHOICES),
         ("feedback", FEEDBACK_CHOICES), ("reviewed", REVIEWED_CHOICES),

@@ -42,9 +42,9 @@ class AgentIdConverter(PathConverter):
 
         return path_segment(value)
 
-# Query-string keys that describe "the current list" and travel to run pages and back.
-LIST_KEYS = ("q", "workspace", "kind", "status", "verdict", "feedback", "reviewed",
-             "score_min", "score_max", "outcome", "sort", "failed_calls")
+# Query-string keys that describe "the current list" and travel to run pages and back:
+# the runs list's parameters (a new filter is a change to ``RunFilters`` only).
+LIST_KEYS = runs_service.RunFilters.param_names()
 
 
 def filter_form() -> RunFilterForm:
@@ -55,6 +55,12 @@ def filter_form() -> RunFilterForm:
 def list_args() -> dict[str, str]:
     """The current list's filters from the query string (no cursor), for links."""
     return {k: v for k in LIST_KEYS if (v := request.args.get(k, "").strip())}
+
+
+def folded_count(args: dict[str, str]) -> int:
+    """How many of ``args`` (``list_args``) the phone's filter fold holds: every one but
+    the search, which is always shown, and the sort."""
+    return sum(1 for name in args if name not in ("q", "sort"))
 
 
 @bp.get("/")
@@ -86,9 +92,11 @@ def index() -> Response:
         workspaces, _ = runs_service.single_workspace(db.session, current_actor())
         return page_or_fragment("runs/list.html", "runs/_table.html", status=400, form=form,
                                 page=None, list_args=list_args(), sorts=runs_service.SORTS,
+                                folded=folded_count(list_args()),
                                 workspaces=workspaces, oob_filters=oob_filters, list_error=list_error)
     return page_or_fragment("runs/list.html", "runs/_table.html", form=form, page=page,
                             list_args=list_args(), sorts=runs_service.SORTS,
+                            folded=folded_count(list_args()),
                             workspaces=page.workspaces, oob_filters=oob_filters,
                             add_queues=review_queues.lead_queues(db.session, current_actor()))
 

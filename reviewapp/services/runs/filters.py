@@ -150,18 +150,30 @@ class RunFilters:
             failed_calls=choice_param(params, "failed_calls", FAILED_CALLS_STATES),
         ).validated()
 
+    def _param_values(self) -> dict[str, Any]:
+        """Every query-string name ``from_params`` reads, with this value's (``None``: not
+        set; the default sort is not set): the one list of the runs list's parameters,
+        which ``as_params``, ``param_names`` and ``active`` derive from."""
+        return {
+            "q": self.q, "workspace": self.workspace_id or self.workspace_slug,
+            "kind": self.kind, "status": self.status, "verdict": self.verdict,
+            "feedback": self.feedback, "reviewed": self.reviewed, "score_min": self.score_min,
+            "score_max": self.score_max, "outcome": self.outcome,
+            "sort": None if self.sort == self.default_sort else self.sort,
+            "failed_calls": self.failed_calls,
+        }
+
+    @classmethod
+    def param_names(cls) -> tuple[str, ...]:
+        """The query-string names of the runs list's filters and sort, in the order links
+        write them (``q``, ``workspace``, ... ``sort``, ``failed_calls``): what a link
+        that carries "the current list" takes along."""
+        return tuple(cls()._param_values())
+
     def as_params(self, **overrides: Any) -> dict[str, str]:
         """The filters as query-string values (empty ones and the default sort left out),
         for links and forms; ``from_params`` reads them back."""
-        values: dict[str, Any] = {
-            "workspace": self.workspace_id or self.workspace_slug, "kind": self.kind,
-            "status": self.status,
-            "verdict": self.verdict, "feedback": self.feedback, "score_min": self.score_min,
-            "score_max": self.score_max, "outcome": self.outcome, "reviewed": self.reviewed,
-            "q": self.q, "sort": None if self.sort == self.default_sort else self.sort,
-            "failed_calls": self.failed_calls,
-        }
-        values.update(overrides)
+        values = {**self._param_values(), **overrides}
         return {k: str(v) for k, v in values.items() if v not in (None, "")}
 
     def validated(self) -> RunFilters:
@@ -209,9 +221,8 @@ class RunFilters:
     @property
     def active(self) -> bool:
         """True when any filter (not the sort) narrows the list."""
-        return any(getattr(self, f) not in (None, "") for f in (
-            "workspace_id", "workspace_slug", "kind", "status", "verdict", "feedback",
-            "score_min", "score_max", "outcome", "reviewed", "q", "failed_calls"))
+        return any(value not in (None, "") for name, value in self._param_values().items()
+                   if name != "sort")
 
 
 def sort_keys(sort: str) -> list[tuple[Any, bool]]:
