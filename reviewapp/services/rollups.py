@@ -35,6 +35,7 @@ from typing import Any
 from sqlalchemy import (
     Integer,
     String,
+    bindparam,
     case,
     cast,
     delete,
@@ -153,34 +154,40 @@ _RATED_CALL = ((ToolCall.run_pk == Feedback.target_id) & (ToolCall.id == Feedbac
                & (ToolCall.workspace_id == Feedback.workspace_id))
 
 
+# The statements of ``_read``, built once (building them cost more than running them on
+# the import path); the run pks travel as one expanding parameter.
+_PKS = bindparam("pks", expanding=True)
+_READ_RUNS = select(*_RUN_COLUMNS).where(Run.id.in_(_PKS))
+_READ_RUNS_LOCKED = _READ_RUNS.with_for_update(key_share=True)
+_READ_TOOLS = (select(ToolCall.run_pk, ToolCall.tool_name, func.count(), _FAILED)
+               .where(ToolCall.run_pk.in_(_PKS)).group_by(ToolCall.run_pk, ToolCall.tool_name))
+_PER_RATED_CALL = (
+    select(Feedback.run_pk, ToolCall.tool_name, func.count().label("rated"),
+           func.sum(_NEGATIVE).label("negative"))
+    .join(ToolCall, _RATED_CALL)
+    .where(Feedback.run_pk.in_(_PKS), Feedback.target_type == TargetType.TOOL_CALL.value)
+    .group_by(Feedback.run_pk, ToolCall.tool_name, ToolCall.id).subquery())
+_READ_FEEDBACK = (
+    select(_PER_RATED_CALL.c.run_pk, _PER_RATED_CALL.c.tool_name, func.sum(_PER_RATED_CALL.c.rated),
+           func.sum(_PER_RATED_CALL.c.negative),
+           func.sum(case((_PER_RATED_CALL.c.negative > 0, 1), else_=0)))
+    .group_by(_PER_RATED_CALL.c.run_pk, _PER_RATED_CALL.c.tool_name))
+
+
 def _read(session: Session, pks: list[int], parts: Part, *, lock: bool = False
           ) -> dict[int, _Snapshot]:
     """The counted state of runs ``pks`` (absent runs: an empty snapshot). Read on the
     session's connection without autoflush: pending ORM changes are not yet "before"."""
     conn = session.connection()
     snaps = {pk: _Snapshot(parts) for pk in pks}
-    stmt = select(*_RUN_COLUMNS).where(Run.id.in_(pks))
-    if lock:
-        stmt = stmt.with_for_update(key_share=True)
-    for row in conn.execute(stmt):
+    params = {"pks": list(pks)}
+    for row in conn.execute(_READ_RUNS_LOCKED if lock else _READ_RUNS, params):
         snaps[row.id].run = row
     if Part.TOOLS in parts:
-        for pk, tool, calls, failed in conn.execute(
-                select(ToolCall.run_pk, ToolCall.tool_name, func.count(), _FAILED)
-                .where(ToolCall.run_pk.in_(pks)).group_by(ToolCall.run_pk, ToolCall.tool_name)):
+        for pk, tool, calls, failed in conn.execute(_READ_TOOLS, params):
             snaps[pk].tools[tool] = (int(calls), int(failed or 0))
     if Part.TOOL_FEEDBACK in parts:
-        per_call = (
-            select(Feedback.run_pk, ToolCall.tool_name, func.count().label("rated"),
-                   func.sum(_NEGATIVE).label("negative"))
-            .join(ToolCall, _RATED_CALL)
-            .where(Feedback.run_pk.in_(pks), Feedback.target_type == TargetType.TOOL_CALL.value)
-            .group_by(Feedback.run_pk, ToolCall.tool_name, ToolCall.id).subquery())
-        for pk, tool, rated, negative, disliked in conn.execute(
-                select(per_call.c.run_pk, per_call.c.tool_name, func.sum(per_call.c.rated),
-                       func.sum(per_call.c.negative),
-                       func.sum(case((per_call.c.negative > 0, 1), else_=0)))
-                .group_by(per_call.c.run_pk, per_call.c.tool_name)):
+        for pk, tool, rated, negative, disliked in conn.execute(_READ_FEEDBACK, params):
             snaps[pk].feedback[tool] = (int(rated), int(negative or 0), int(disliked or 0))
     return snaps
 
@@ -284,11 +291,19 @@ def write_deltas(session: Session, runs: Mapping[RunKey, int],
         conn.execute(_upsert(session, ToolDayCount.__table__, TOOL_COUNTERS), tool_rows)
 
 
+# Built once per (dialect, table): building the statement cost more than running it on
+# the tool-event hot path.
+_UPSERTS: dict[tuple[str, str], Any] = {}
+
+
 def _upsert(session: Session, table: Any, counters: tuple[str, ...]) -> Any:
-    stmt = insert_for(session, table)
-    return stmt.on_conflict_do_update(
-        index_elements=[c.name for c in table.primary_key.columns],
-        set_={name: table.c[name] + stmt.excluded[name] for name in counters})
+    key = (session.get_bind().dialect.name, table.name)
+    if key not in _UPSERTS:
+        stmt = insert_for(session, table)
+        _UPSERTS[key] = stmt.on_conflict_do_update(
+            index_elements=[c.name for c in table.primary_key.columns],
+            set_={name: table.c[name] + stmt.excluded[name] for name in counters})
+    return _UPSERTS[key]
 
 
 def _before_commit(session: Session) -> None:
