@@ -108,6 +108,21 @@ def _has_json(text: str | None) -> bool:
     return text is not None and text != "null"
 
 
+# Statements built once: on the ingest and import paths building them cost more than running them.
+_PKS = bindparam("pks", expanding=True)
+_CALLS_OF_RUNS = (
+    select(ToolCall.run_pk, ToolCall.id, ToolCall.tool_name, ToolCall.status,
+           ToolCall.match_level, ToolCall.hit_count, cast(ToolCall.evidence_refs, Text),
+           ToolCall.result_summary)
+    .where(ToolCall.run_pk.in_(_PKS)).order_by(ToolCall.run_pk, ToolCall.ordinal, ToolCall.id))
+_ANSWERS_OF_RUNS = select(Message.run_pk, Message.id, Message.meta).where(
+    Message.run_pk.in_(_PKS), Message.role == "assistant").order_by(Message.run_pk, Message.ordinal)
+_REPORTS_OF_RUNS = select(DiagnosticReport.run_pk, DiagnosticReport.content).where(
+    DiagnosticReport.run_pk.in_(_PKS))
+_RUN_LOCKED = select(*_RUN_COLUMNS).where(Run.id == bindparam("run_pk")).with_for_update(key_share=True)
+_SETTINGS_OF = select(Workspace.settings).where(Workspace.id == bindparam("workspace_id"))
+
+
 def _load_inputs(session: Session, run_rows: Sequence[Any]) -> list[_RunInputs]:
     """Inputs for ``run_rows`` (rows of ``_RUN_COLUMNS``): one query each for tool calls,
     assistant messages and reports of the whole batch, as plain Core rows."""
@@ -122,30 +137,17 @@ def _load_inputs(session: Session, run_rows: Sequence[Any]) -> list[_RunInputs]:
     pks = list(by_pk)
     conn = session.connection()
     current_pk, current = None, None
-    for row in conn.execute(
-        select(ToolCall.run_pk, ToolCall.id, ToolCall.tool_name, ToolCall.status,
-               ToolCall.match_level, ToolCall.hit_count, cast(ToolCall.evidence_refs, Text),
-               ToolCall.result_summary)
-        .where(ToolCall.run_pk.in_(pks))
-        .order_by(ToolCall.run_pk, ToolCall.ordinal, ToolCall.id)
-    ).all():
+    for row in conn.execute(_CALLS_OF_RUNS, {"pks": pks}).all():
         if row[0] != current_pk:
             current_pk, current = row[0], by_pk[row[0]].calls
         current.append(row)
-    for run_pk, message_pk, meta in conn.execute(
-        select(Message.run_pk, Message.id, Message.meta)
-        .where(Message.run_pk.in_(pks), Message.role == "assistant")
-        .order_by(Message.run_pk, Message.ordinal)
-    ).all():
+    for run_pk, message_pk, meta in conn.execute(_ANSWERS_OF_RUNS, {"pks": pks}).all():
         citations = meta.get("citations") if isinstance(meta, dict) else None
         if isinstance(citations, list) and citations:
             by_pk[run_pk].messages.append(CitedMessage(message_pk, citations))
     aiops = [r.run_pk for r in runs if r.kind == "aiops"]
     if aiops:
-        for run_pk, content in conn.execute(
-            select(DiagnosticReport.run_pk, DiagnosticReport.content)
-            .where(DiagnosticReport.run_pk.in_(aiops))
-        ):
+        for run_pk, content in conn.execute(_REPORTS_OF_RUNS, {"pks": aiops}):
             by_pk[run_pk].report = content
     return runs
 
@@ -159,8 +161,7 @@ class _ToolsBySpace:
 
     def __call__(self, workspace_id: int) -> Any:
         if workspace_id not in self.cache:
-            settings = self.session.scalar(
-                select(Workspace.settings).where(Workspace.id == workspace_id))
+            settings = self.session.scalar(_SETTINGS_OF, {"workspace_id": workspace_id})
             custom = settings.get("aiops_evidence_tools") if isinstance(settings, dict) else None
             # A malformed override falls back to the app-wide tools, not to nothing.
             self.cache[workspace_id] = evidence_tool_groups(
@@ -270,8 +271,7 @@ def refresh_run(session: Session, run: Run) -> None:
     session.flush()
     # Locked (PostgreSQL FOR NO KEY UPDATE) before the calls are read: two writers adding
     # calls to one finished run each count the other's committed calls, never a stale set.
-    row = session.connection().execute(
-        select(*_RUN_COLUMNS).where(Run.id == run.id).with_for_update(key_share=True)).one()
+    row = session.connection().execute(_RUN_LOCKED, {"run_pk": run.id}).one()
     inp = _load_inputs(session, [row])[0]
     run.tool_call_count = len(inp.calls)
     run.failed_tool_call_count = sum(1 for c in inp.calls if c[3] == "failed")
