@@ -8,6 +8,10 @@ not ``new``: somebody has already looked at it. Nothing here touches the run's `
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from .vocabulary import Registry
+
 NEW, TRIAGED, RESOLVED, WONT_FIX = "new", "triaged", "resolved", "wont_fix"
 STATES: tuple[str, ...] = (NEW, TRIAGED, RESOLVED, WONT_FIX)
 OPEN_STATES: tuple[str, ...] = (NEW, TRIAGED)
@@ -27,7 +31,27 @@ MOVE_TARGETS: tuple[str, ...] = tuple(s for s in STATES if any(s in t for t in T
 # citation / step / report when the workspace asks (SPEC 3, 6.2).
 OPENED_NOT_USEFUL = "not_useful"
 OPENED_NEGATIVE_TARGET = "negative_target"
-OPENED_REASONS: tuple[str, ...] = (OPENED_NOT_USEFUL, OPENED_NEGATIVE_TARGET)
+
+
+@dataclass(frozen=True)
+class OpenedReason:
+    """``code`` as stored in ``triage_item.opened_reason``; ``label`` the queue filter's
+    option; ``why`` how the item page says it; ``row_note`` what the queue's row adds
+    (None: nothing, the usual reason)."""
+
+    code: str
+    label: str
+    why: str
+    row_note: str | None = None
+
+
+OPENED: Registry[OpenedReason] = Registry("opened", (
+    OpenedReason(OPENED_NOT_USEFUL, "not useful verdict", "the run was judged not useful"),
+    OpenedReason(OPENED_NEGATIVE_TARGET, "negative rating of a part",
+                 "a part of the run was rated not helpful",
+                 "opened because a part was rated not helpful"),
+))
+OPENED_REASONS: tuple[str, ...] = OPENED.codes()
 
 STATE_LABELS: dict[str, str] = {
     NEW: "New", TRIAGED: "Triaged", RESOLVED: "Resolved", WONT_FIX: "Won't fix",

@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from ..domain.triage_flow import STATES
+from ..domain.triage_flow import OPENED_NOT_USEFUL, STATES
 from ..extensions import db
 from .accounts import User
 from .base import TimestampMixin, UTCDateTime, enum_values
@@ -39,7 +39,7 @@ class TriageItem(TimestampMixin, db.Model):
         ForeignKey("diagnosis_run.id", ondelete="CASCADE"), unique=True
     )
     state: Mapped[str] = mapped_column(String(16), default=TriageState.NEW.value)
-    opened_reason: Mapped[str] = mapped_column(String(32), default="not_useful")
+    opened_reason: Mapped[str] = mapped_column(String(32), default=OPENED_NOT_USEFUL)
     assignee_id: Mapped[int | None] = mapped_column(
         ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True
     )

@@ -257,4 +257,5 @@ def register(app: Flask) -> None:
                                  TRIAGE_OPEN_STATES=triage_flow.OPEN_STATES,
                                  TRIAGE_MOVE_TARGETS=triage_flow.MOVE_TARGETS,
                                  TRIAGE_STATE_LABELS=triage_flow.STATE_LABELS,
+                                 TRIAGE_OPENED=triage_flow.OPENED,
                                  triage_action_label=triage_flow.action_label)

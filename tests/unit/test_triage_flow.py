@@ -83,3 +83,14 @@ def test_state_choices_and_move_targets_for_the_pages():
     assert flow.state_choices() == [("new", "New"), ("triaged", "Triaged"),
                                     ("resolved", "Resolved"), ("wont_fix", "Won't fix")]
     assert flow.MOVE_TARGETS == ("triaged", "resolved", "wont_fix")  # nothing moves back to new
+
+
+def test_why_an_item_was_opened_is_one_registry():
+    from reviewapp.domain.vocabulary import UnknownValue
+
+    assert flow.OPENED_REASONS == flow.OPENED.codes() == ("not_useful", "negative_target")
+    assert [(o.label, o.row_note) for o in flow.OPENED] == [
+        ("not useful verdict", None),
+        ("negative rating of a part", "opened because a part was rated not helpful")]
+    with pytest.raises(UnknownValue):
+        flow.OPENED.get("negative")

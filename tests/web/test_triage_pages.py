@@ -501,3 +501,28 @@ def test_the_case_page_without_js_shows_its_times_in_the_workspaces_time_zone(cl
     html = client.get(f"/cases/{case.case_id}").get_data(as_text=True)
     updated = re.search(r"<dt>Updated</dt><dd [^>]*>(<time [^>]*>[^<]*</time>)", html).group(1)
     assert updated == '<time datetime="2026-05-01T12:00:00+00:00" title="2026-05-01T12:00:00+00:00">2026-05-01 14:00 CEST</time>'
+
+
+def test_why_an_item_was_opened_reads_from_the_one_registry(client, login, make):
+    """Issue 12: the "Opened by" filter's options, the queue row's note and the item
+    page's sentence come from domain/triage_flow.OPENED (spelled out here)."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    by_verdict = make.triage_item(make.run(ws, query="Verdict run?"))
+    by_part = make.triage_item(make.run(ws, query="Part run?"), opened_reason="negative_target",
+                               verdict=False)
+    login(lead)
+    page = client.get("/triage/?state=open").get_data(as_text=True)
+    select = page[page.index('<select id="f-opened"'):]
+    select = select[:select.index("</select>")]
+    assert re.findall(r'<option value="([^"]*)" ?>([^<]*)</option>', select) == [
+        ("", "Any"), ("not_useful", "not useful verdict"),
+        ("negative_target", "negative rating of a part")]
+    notes = re.findall(r'<span title="negative_target">([^<]*)</span>', page)
+    assert notes == ["opened because a part was rated not helpful"]
+    assert '<span title="not_useful">' not in page
+    assert 'selected>not useful verdict' in client.get("/triage/?opened=not_useful").get_data(as_text=True)
+    for item, why in ((by_verdict, "the run was judged not useful"),
+                      (by_part, "a part of the run was rated not helpful")):
+        detail = client.get(f"/triage/{item.id}").get_data(as_text=True)
+        assert f'<span title="{item.opened_reason}">{why}</span>' in detail
