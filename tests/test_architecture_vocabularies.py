@@ -87,8 +87,8 @@ OWN_CODE: dict[str, tuple[set[str], str]] = {
 OWN_FORMAT_CODE: dict[str, tuple[set[str], str]] = {
     "reviewapp/services/importers/reading.py": (
         set(IMPORT_FORMATS.codes()), "each format's adapter and detector, checked at import"),
-    "reviewapp/services/importers/chat.py": ({"tau-bench"}, "the outcome detail names its source"),
-    "reviewapp/services/importers/sregym.py": ({"gemini"}, "a Gemini log's own event type (not the format)"),
+    "reviewapp/services/importers/tau_bench.py": ({"tau-bench"}, "the outcome detail names its source"),
+    "reviewapp/services/importers/gemini.py": ({"gemini"}, "a Gemini log's own event type (not the format)"),
 }
 
 

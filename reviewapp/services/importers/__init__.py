@@ -3,10 +3,11 @@
 - ``_common``: the record error, warnings by kind, options (terminal pseudo-tools), and
   ``Builder``, which makes every format's tool calls through the one set of failure
   rules (``domain/tool_failure.py``);
-- ``chat``: record-per-run formats (``native``, ``openai-messages``, ``tau-bench``);
-- ``harnesses``: whole-file event logs (``claude-code``, ``codex``);
-- ``sregym``: the other harness logs SREGym keeps (``copilot``, ``gemini``, ``opencode``,
-  ``stratus``) and its verdict files (``sregym-result``);
+- one module per format of ``domain/import_formats.py``, its adapter: ``native``,
+  ``openai_messages`` (its ``chat_messages_doc`` also reads tau-bench's messages),
+  ``tau_bench`` (record-per-run formats); ``claude_code``, ``codex``, ``copilot``,
+  ``gemini``, ``opencode``, ``stratus`` (whole-file event logs, sharing ``_logs``);
+  ``sregym_result`` (verdict files);
 - ``reading``: layouts, format detection, streaming, ``read_records`` (pure);
 - ``importing``: ``import_files`` and its summary.
 
@@ -35,7 +36,7 @@ Formats:
 * ``codex``: an OpenAI Codex CLI rollout (JSON lines ``{timestamp, type, payload}``);
   the whole file is one AIOps run.
 * ``copilot``, ``gemini``, ``opencode``, ``stratus``: those harnesses' logs, each file one
-  AIOps run (see ``sregym``); ``sregym-result``: a verdict file, the outcome of the runs
+  AIOps run (see their modules); ``sregym-result``: a verdict file, the outcome of the runs
   logged beside it (a log imported with its verdict beside it carries it already).
 
 The list of formats is ``domain/import_formats.IMPORT_FORMATS``.
@@ -55,15 +56,14 @@ on nothing but the record, so a re-import finds the same rows.
 from __future__ import annotations
 
 from ._common import DEFAULT_TERMINAL_TOOLS, MAX_ID, Adapted, Options, RecordError, Warn
-from .chat import (
-    adapt_native,
-    adapt_openai_record,
-    adapt_tau_bench,
-    openai_messages_run,
-    tau_bench_run,
-)
-from .harnesses import adapt_claude_code, adapt_codex
+from .claude_code import adapt_claude_code
+from .codex import adapt_codex
+from .copilot import adapt_copilot
+from .gemini import adapt_gemini
 from .importing import ImportSummary, import_files
+from .native import adapt_native
+from .openai_messages import adapt_openai_record, openai_messages_run
+from .opencode import adapt_opencode
 from .reading import (
     FORMATS,
     WHOLE_FILE_FORMATS,
@@ -74,7 +74,9 @@ from .reading import (
     sibling_verdict,
     unsupported,
 )
-from .sregym import adapt_copilot, adapt_gemini, adapt_opencode, adapt_stratus, verdict_outcome
+from .sregym_result import verdict_outcome
+from .stratus import adapt_stratus
+from .tau_bench import adapt_tau_bench, tau_bench_run
 
 __all__ = [
     "DEFAULT_TERMINAL_TOOLS", "FORMATS", "MAX_ID", "WHOLE_FILE_FORMATS", "Adapted", "ImportSummary",

@@ -17,16 +17,16 @@ from ...domain.import_formats import FORMAT_CHOICES, IMPORT_FORMATS
 from ...domain.vocabulary import Registry
 from .. import documents
 from ._common import DEFAULT_OPTIONS, Adapted, Options, RecordError, Warn, slug
-from .chat import adapt_native, adapt_openai_record, adapt_tau_bench
-from .harnesses import adapt_claude_code, adapt_codex
-from .sregym import (
-    adapt_copilot,
-    adapt_gemini,
-    adapt_opencode,
-    adapt_stratus,
-    is_verdict,
-    verdict_outcome,
-)
+from .claude_code import adapt_claude_code
+from .codex import adapt_codex
+from .copilot import adapt_copilot
+from .gemini import adapt_gemini
+from .native import adapt_native
+from .openai_messages import adapt_openai_record
+from .opencode import adapt_opencode
+from .sregym_result import is_verdict, verdict_outcome
+from .stratus import adapt_stratus
+from .tau_bench import adapt_tau_bench
 
 FORMATS = FORMAT_CHOICES
 RESULT_FORMAT = "sregym-result"  # a verdict file: the outcome of the runs logged beside it

@@ -1,6 +1,6 @@
-"""Adapters of record-per-run formats: ``native`` run documents, ``openai-messages``
-(chat-completions message lists) and ``tau-bench`` trajectories. Pure: a record in, an
-``Adapted`` out; raise ``RecordError`` for a record they cannot read."""
+"""The ``openai-messages`` format: chat-completions message lists, one run per record
+(``tau-bench`` reads its trajectories through ``chat_messages_doc`` too). Pure: a record
+in, an ``Adapted`` out; ``RecordError`` when it is not of the format."""
 
 from __future__ import annotations
 
@@ -23,17 +23,6 @@ from ._common import (
 
 # Fields of a chat message that only a tool-calling conversation has.
 TOOL_FIELDS = ("tool_calls", "function_call", "tool_call_id")
-
-
-def adapt_native(record: Any) -> Adapted:
-    """A native run document (``run_document.schema.json`` with ``run_id``) as it is."""
-    if not isinstance(record, Mapping):
-        raise RecordError("expected a run document object")
-    run_id = record.get("run_id")
-    if not isinstance(run_id, str):
-        raise RecordError("run_id is required in import files")
-    return Adapted(check_run_id(run_id, "run_id"), dict(record),
-                   tool_like=bool(record.get("tool_calls")))
 
 
 def chat_messages_doc(messages: Any, builder: Builder) -> dict[str, Any]:
@@ -123,63 +112,3 @@ def adapt_openai_record(record: Any, index: int, stem: str, options: Options = D
     if isinstance(session_id, str):
         doc["session_id"] = session_id
     return builder.adapted(doc)
-
-
-# tau-bench actions that change nothing: an expected one not taken is no missed write.
-READ_ONLY_PREFIXES = ("get_", "search_", "list_", "find_")
-READ_ONLY_ACTIONS = frozenset({"calculate", "think", "transfer_to_human_agents"})
-
-
-def missed_write_actions(expected: Any, calls: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-    """The expected write actions (``[{name, kwargs}]``, tau-bench's ``info.task.actions``)
-    that no call made with the same name and the same arguments; ``None`` when the record
-    lists no expected actions. Read-only actions (``get_`` / ``search_`` / ``list_`` /
-    ``find_`` ..., ``calculate``, ``think``, ``transfer_to_human_agents``) are left out:
-    they change no state, and the benchmark judges the final state."""
-    if not isinstance(expected, list):
-        return None
-    made = [(c["tool_name"], c.get("arguments")) for c in calls]
-    missed = []
-    for action in expected:
-        if not isinstance(action, Mapping) or not isinstance(action.get("name"), str):
-            continue
-        name = action["name"]
-        if name.startswith(READ_ONLY_PREFIXES) or name in READ_ONLY_ACTIONS:
-            continue
-        if (name, action.get("kwargs")) not in made:
-            missed.append({"name": name, "kwargs": action.get("kwargs")})
-    return missed
-
-
-def adapt_tau_bench(record: Any, stem: str, options: Options = DEFAULT_OPTIONS) -> Adapted:
-    """A tau-bench trajectory record (``task_id``, ``trial``, ``reward``, ``traj``) as a
-    chat run: openai-messages plus status ``SUCCESS``, ``reward`` kept as
-    ``external_outcome`` pass / fail with detail ``{source, reward, task_id, trial,
-    missed_actions?}`` (``missed_write_actions`` of ``info.task.actions``, when listed);
-    run id ``tau-<file stem>-t<task>-r<trial>``."""
-    if not isinstance(record, Mapping) or "traj" not in record:
-        raise RecordError("expected a tau-bench record with traj")
-    task_id, trial, reward = record.get("task_id"), record.get("trial"), record.get("reward")
-    if not isinstance(task_id, int) or not isinstance(trial, int):
-        raise RecordError("task_id and trial must be integers")
-    if not isinstance(reward, (int, float)) or isinstance(reward, bool):
-        raise RecordError("reward must be a number")
-    builder = Builder(check_run_id(f"tau-{stem}-t{task_id}-r{trial}", "run id"), options)
-    doc = chat_messages_doc(record["traj"], builder)
-    doc.update(
-        status="FAILED" if builder.gave_up else "SUCCESS",
-        external_outcome="pass" if reward >= 1 else "fail",
-        external_outcome_detail={"source": "tau-bench", "reward": reward, "task_id": task_id,
-                                 "trial": trial},
-    )
-    info = record.get("info")
-    task = info.get("task") if isinstance(info, Mapping) else None
-    missed = missed_write_actions(task.get("actions") if isinstance(task, Mapping) else None, builder.calls)
-    if missed is not None:
-        doc["external_outcome_detail"]["missed_actions"] = missed
-    return builder.adapted(doc)
-
-
-def tau_bench_run(record: Any, stem: str) -> tuple[str, dict[str, Any], list[Warn]]:
-    """``adapt_tau_bench`` as ``(run_id, document, warnings)``."""
-    return adapt_tau_bench(record, stem).as_tuple()

@@ -1,0 +1,80 @@
+"""The ``opencode`` format: an OpenCode session export (SREGym keeps it), the whole file
+one AIOps run. Pure: events in, an ``Adapted`` out; ``RecordError`` when the events are
+not of the format."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from ._common import (
+    DEFAULT_OPTIONS,
+    Adapted,
+    Builder,
+    Options,
+    RecordError,
+    check_run_id,
+    first_text,
+    message_entry,
+)
+from ._logs import aiops_doc, mappings
+
+
+def _ms(value: Any) -> str | None:
+    """Epoch milliseconds (OpenCode's clocks) as an ISO 8601 UTC time."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return datetime.fromtimestamp(value / 1000, UTC).isoformat()
+    return None
+
+
+def adapt_opencode(events: list[Any], stem: str, options: Options = DEFAULT_OPTIONS) -> Adapted:
+    """An OpenCode session export (one object ``{info, messages: [{info, parts}]}``) as
+    one AIOps run: query = the first user text part, answer and report = the last
+    assistant text part; ``tool`` parts are calls with their own clocks
+    (``state.time.start`` / ``end``, epoch ms) through the failure rules
+    (``state.status: "error"`` = ``flag``, ``state.error`` its text; a non-zero
+    ``state.metadata.exit``, the bash tool's exit code, = ``exit_code``). Run id
+    ``opencode-<info.id>``."""
+    sessions = [e for e in mappings(events) if isinstance(e.get("info"), Mapping) and isinstance(e.get("messages"), list)]
+    if len(sessions) != 1:
+        raise RecordError("expected one {info, messages: [{info, parts}]} object: not an OpenCode session export")
+    info, raw_messages = sessions[0]["info"], sessions[0]["messages"]
+    session_id = info.get("id") if isinstance(info.get("id"), str) else stem
+    builder = Builder(check_run_id(f"opencode-{session_id}", "run id"), options)
+    messages: list[dict[str, Any]] = []
+    times = [t for t in (_ms((info.get("time") or {}).get("created")), _ms((info.get("time") or {}).get("updated")))
+             if t]
+    for index, message in enumerate(raw_messages):
+        if not isinstance(message, Mapping) or not isinstance(message.get("info"), Mapping):
+            builder.warn("role_skipped", f"messages[{index}]: no info; skipped")
+            continue
+        meta = message["info"]
+        role = meta.get("role") if meta.get("role") in ("user", "assistant", "system") else None
+        texts, call_ids = [], []
+        for part in message.get("parts") or []:
+            if not isinstance(part, Mapping):
+                continue
+            if part.get("type") == "text" and isinstance(part.get("text"), str) and not part.get("synthetic"):
+                texts.append(part["text"])
+            elif part.get("type") == "tool":
+                state = part.get("state") if isinstance(part.get("state"), Mapping) else {}
+                clock = state.get("time") if isinstance(state.get("time"), Mapping) else {}
+                source = part.get("callID") if isinstance(part.get("callID"), str) else None
+                call = builder.start(source, str(part.get("tool") or "unknown"), state.get("input"),
+                                     started_at=_ms(clock.get("start")))
+                if call is None:
+                    continue
+                call_ids.append(call["id"])
+                if state.get("status") in ("completed", "error"):
+                    output = state.get("output") if state.get("status") == "completed" else state.get("error")
+                    meta = state.get("metadata") if isinstance(state.get("metadata"), Mapping) else {}
+                    builder.finish(call, output, state, exit_code=meta.get("exit"), completed_at=_ms(clock.get("end")))
+        if role is None:
+            builder.warn("role_skipped", f"messages[{index}]: role {meta.get('role')!r} not imported")
+            continue
+        if texts or call_ids:
+            messages.append(message_entry(str(meta.get("id") or f"m{index}"), role, "\n".join(texts) or None, call_ids))
+    builder.unfinished()
+    return builder.adapted(aiops_doc(builder, messages, first_text(messages, "user") or "",
+                                     first_text(messages, "assistant", last=True), session_id, times))
