@@ -34,42 +34,66 @@ def adapt_codex(events: list[Any], stem: str, options: Options = DEFAULT_OPTIONS
                  if e.get("type") == "session_meta" and isinstance(e.get("payload"), Mapping)), {})
     session_id = meta.get("id") if isinstance(meta.get("id"), str) else None
     builder = Builder(check_run_id(f"codex-{session_id or stem}", "run id"), options)
-    messages: list[dict[str, Any]] = []
-    calls: dict[str, dict[str, Any]] = {}
-    query, answer, times = "", None, []
+    reader = _Reader(builder)
     for line, event in enumerate(events):
         if not isinstance(event.get("payload"), Mapping):
             continue
         when, payload = event.get("timestamp"), event["payload"]
         if isinstance(when, str):
-            times.append(when)
-        kind = payload.get("type")
+            reader.times.append(when)
         if event.get("type") == "event_msg":
-            if kind == "user_message" and not query and isinstance(payload.get("message"), str):
-                query = payload["message"]
-            elif kind == "task_complete" and isinstance(payload.get("last_agent_message"), str):
-                answer = payload["last_agent_message"]
-            continue
-        if event.get("type") != "response_item":
-            continue
+            reader.event_msg(payload)
+        elif event.get("type") == "response_item":
+            reader.response_item(line, payload, when)
+    builder.unfinished()
+    answer = reader.answer
+    if answer is None:
+        answer = first_text(reader.messages, "assistant", last=True)
+    return builder.adapted(aiops_doc(builder, reader.messages, reader.query, answer, session_id, reader.times))
+
+
+class _Reader:
+    """The run being read: its messages, its calls by ``call_id``, the query (the first
+    user_message), the answer (task_complete's last agent message), the lines' times."""
+
+    def __init__(self, builder: Builder) -> None:
+        self.builder = builder
+        self.messages: list[dict[str, Any]] = []
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.query, self.answer = "", None
+        self.times: list[str] = []
+
+    def event_msg(self, payload: Mapping[str, Any]) -> None:
+        """An ``event_msg`` line: the first user message is the query, task_complete's
+        last agent message the answer."""
+        kind = payload.get("type")
+        if kind == "user_message" and not self.query and isinstance(payload.get("message"), str):
+            self.query = payload["message"]
+        elif kind == "task_complete" and isinstance(payload.get("last_agent_message"), str):
+            self.answer = payload["last_agent_message"]
+
+    def response_item(self, line: int, payload: Mapping[str, Any], when: Any) -> None:
+        """A ``response_item`` line: a message (developer read as system), a call, a call's output."""
+        kind = payload.get("type")
         if kind == "message" and payload.get("role") in ("user", "assistant", "developer", "system"):
             role = "system" if payload["role"] == "developer" else payload["role"]
-            messages.append({"id": f"l{line}", "role": role, "content": text_of(payload.get("content"))})
+            self.messages.append({"id": f"l{line}", "role": role, "content": text_of(payload.get("content"))})
         elif kind in ("function_call", "custom_tool_call"):
-            source = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
-            raw = payload.get("arguments", payload.get("input"))
-            call = builder.start(source, str(payload.get("name") or "unknown"),
-                                 builder.arguments(raw, f"line {line}"), started_at=when)
-            if call is None:
-                continue
-            calls[source or call["id"]] = call
-            if messages and messages[-1]["role"] == "assistant":
-                messages[-1].setdefault("metadata", {"tool_call_ids": []})["tool_call_ids"].append(call["id"])
+            self._start(line, payload, when)
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            call = builder.result_for(calls.get(payload.get("call_id")), payload.get("call_id"), f"line {line}")
+            call = self.builder.result_for(self.calls.get(payload.get("call_id")), payload.get("call_id"),
+                                           f"line {line}")
             if call is not None:
-                builder.finish(call, text_of(payload.get("output")), payload, completed_at=when)
-    builder.unfinished()
-    if answer is None:
-        answer = first_text(messages, "assistant", last=True)
-    return builder.adapted(aiops_doc(builder, messages, query, answer, session_id, times))
+                self.builder.finish(call, text_of(payload.get("output")), payload, completed_at=when)
+
+    def _start(self, line: int, payload: Mapping[str, Any], when: Any) -> None:
+        """A call, listed on the assistant message just before it (if that is the last)."""
+        source = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
+        raw = payload.get("arguments", payload.get("input"))
+        call = self.builder.start(source, str(payload.get("name") or "unknown"),
+                                  self.builder.arguments(raw, f"line {line}"), started_at=when)
+        if call is None:
+            return
+        self.calls[source or call["id"]] = call
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            self.messages[-1].setdefault("metadata", {"tool_call_ids": []})["tool_call_ids"].append(call["id"])

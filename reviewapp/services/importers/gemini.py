@@ -41,51 +41,82 @@ def adapt_gemini(events: list[Any], stem: str, options: Options = DEFAULT_OPTION
     if header is None:
         raise RecordError("no {sessionId, startTime} header line: not a Gemini CLI session log")
     builder = Builder(check_run_id(f"gemini-{header['sessionId']}", "run id"), options)
+    records, first_seen = _latest_records(events)
+    responded = _response_times(records)
+    times = [t for t in (header.get("startTime"), *(r.get("timestamp") for r in records.values()),
+                         header.get("lastUpdated")) if isinstance(t, str)]
+    messages = [entry for rid, record in records.items()
+                if (entry := _message(builder, rid, record, time_text(first_seen.get(rid)), responded))]
+    builder.unfinished()
+    return builder.adapted(aiops_doc(builder, messages, first_text(messages, "user") or "",
+                                     first_text(messages, "assistant", last=True), header["sessionId"],
+                                     sorted(times)))
+
+
+def _message(builder: Builder, rid: str, record: Mapping[str, Any], first_seen: str | None,
+             responded: dict[str, Any]) -> dict[str, Any] | None:
+    """The message of record ``rid`` with the calls its ``toolCalls`` start; None for a
+    user record without text (it carries call results) or a record with neither."""
+    text = _gemini_text(record.get("content"))
+    call_ids = [call_id for position, tool_call in enumerate(record.get("toolCalls") or [])
+                if (call_id := _call(builder, rid, position, tool_call, first_seen, responded))]
+    if record.get("type") == "user" and not text:
+        return None
+    if not (text or call_ids):
+        return None
+    role = "user" if record["type"] == "user" else "assistant"
+    return message_entry(rid, role, text or None, call_ids)
+
+
+def _latest_records(events: list[Mapping[str, Any]]) -> tuple[dict[str, Mapping[str, Any]], dict[str, Any]]:
+    """The user / gemini records by id, a later version of a record replacing it (in
+    the place it first had), and the time each id was first seen."""
     records: dict[str, Mapping[str, Any]] = {}
-    first_seen: dict[str, str] = {}
+    first_seen: dict[str, Any] = {}
     for event in events:
         if event.get("type") in ("user", "gemini") and isinstance(event.get("id"), str):
-            records[event["id"]] = event  # a later version of a record replaces it
+            records[event["id"]] = event
             first_seen.setdefault(event["id"], event.get("timestamp"))
-    responded: dict[str, str] = {}
+    return records, first_seen
+
+
+def _response_times(records: dict[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Call id -> the time of the (first) user record carrying its ``functionResponse``."""
+    responded: dict[str, Any] = {}
     for record in records.values():
         if record.get("type") == "user" and isinstance(record.get("content"), list):
             for part in record["content"]:
                 response = part.get("functionResponse") if isinstance(part, Mapping) else None
                 if isinstance(response, Mapping) and isinstance(response.get("id"), str):
                     responded.setdefault(response["id"], record.get("timestamp"))
-    messages: list[dict[str, Any]] = []
-    times = [t for t in (header.get("startTime"), *(r.get("timestamp") for r in records.values()),
-                         header.get("lastUpdated")) if isinstance(t, str)]
-    for rid, record in records.items():
-        text = _gemini_text(record.get("content"))
-        call_ids = []
-        for position, tool_call in enumerate(record.get("toolCalls") or []):
-            if not isinstance(tool_call, Mapping) or not isinstance(tool_call.get("name"), str):
-                builder.warn("no_function_name", f"record {rid}.toolCalls[{position}]: no name; skipped")
-                continue
-            source = tool_call.get("id") if isinstance(tool_call.get("id"), str) else None
-            call = builder.start(source, tool_call["name"], tool_call.get("args"),
-                                 started_at=time_text(first_seen.get(rid)))
-            if call is None:
-                continue
-            call_ids.append(call["id"])
-            if tool_call.get("result") is None and tool_call.get("status") in (None, "executing", "scheduled"):
-                continue
-            result: Any = tool_call.get("result")
-            if isinstance(result, list) and result and isinstance(result[0], Mapping):
-                response = (result[0].get("functionResponse") or {}).get("response")
-                if isinstance(response, Mapping):
-                    result = response.get("output") if set(response) == {"output"} else response
-            end = time_text(responded.get(source or "")) or time_text(tool_call.get("timestamp"))
-            builder.finish(call, result if isinstance(result, (Mapping, str)) else text_of(result),
-                           tool_call, completed_at=end)
-        if record.get("type") == "user" and not text:
-            continue
-        if text or call_ids:
-            role = "user" if record["type"] == "user" else "assistant"
-            messages.append(message_entry(rid, role, text or None, call_ids))
-    builder.unfinished()
-    return builder.adapted(aiops_doc(builder, messages, first_text(messages, "user") or "",
-                                     first_text(messages, "assistant", last=True), header["sessionId"],
-                                     sorted(times)))
+    return responded
+
+
+def _call(builder: Builder, rid: str, position: int, tool_call: Any, started_at: str | None,
+          responded: dict[str, Any]) -> str | None:
+    """The id of the call ``toolCalls[position]`` of record ``rid`` starts (None when
+    skipped), ended through the failure rules once it is no longer executing."""
+    if not isinstance(tool_call, Mapping) or not isinstance(tool_call.get("name"), str):
+        builder.warn("no_function_name", f"record {rid}.toolCalls[{position}]: no name; skipped")
+        return None
+    source = tool_call.get("id") if isinstance(tool_call.get("id"), str) else None
+    call = builder.start(source, tool_call["name"], tool_call.get("args"), started_at=started_at)
+    if call is None:
+        return None
+    if tool_call.get("result") is None and tool_call.get("status") in (None, "executing", "scheduled"):
+        return call["id"]
+    result = _result(tool_call.get("result"))
+    end = time_text(responded.get(source or "")) or time_text(tool_call.get("timestamp"))
+    builder.finish(call, result if isinstance(result, (Mapping, str)) else text_of(result),
+                   tool_call, completed_at=end)
+    return call["id"]
+
+
+def _result(result: Any) -> Any:
+    """A call's result: a ``[{functionResponse: {response}}]`` list read as its response
+    (its ``output`` alone when that is all it holds); anything else as it is."""
+    if isinstance(result, list) and result and isinstance(result[0], Mapping):
+        response = (result[0].get("functionResponse") or {}).get("response")
+        if isinstance(response, Mapping):
+            return response.get("output") if set(response) == {"output"} else response
+    return result

@@ -42,39 +42,60 @@ def adapt_opencode(events: list[Any], stem: str, options: Options = DEFAULT_OPTI
     info, raw_messages = sessions[0]["info"], sessions[0]["messages"]
     session_id = info.get("id") if isinstance(info.get("id"), str) else stem
     builder = Builder(check_run_id(f"opencode-{session_id}", "run id"), options)
-    messages: list[dict[str, Any]] = []
     times = [t for t in (_ms((info.get("time") or {}).get("created")), _ms((info.get("time") or {}).get("updated")))
              if t]
-    for index, message in enumerate(raw_messages):
-        if not isinstance(message, Mapping) or not isinstance(message.get("info"), Mapping):
-            builder.warn("role_skipped", f"messages[{index}]: no info; skipped")
-            continue
-        meta = message["info"]
-        role = meta.get("role") if meta.get("role") in ("user", "assistant", "system") else None
-        texts, call_ids = [], []
-        for part in message.get("parts") or []:
-            if not isinstance(part, Mapping):
-                continue
-            if part.get("type") == "text" and isinstance(part.get("text"), str) and not part.get("synthetic"):
-                texts.append(part["text"])
-            elif part.get("type") == "tool":
-                state = part.get("state") if isinstance(part.get("state"), Mapping) else {}
-                clock = state.get("time") if isinstance(state.get("time"), Mapping) else {}
-                source = part.get("callID") if isinstance(part.get("callID"), str) else None
-                call = builder.start(source, str(part.get("tool") or "unknown"), state.get("input"),
-                                     started_at=_ms(clock.get("start")))
-                if call is None:
-                    continue
-                call_ids.append(call["id"])
-                if state.get("status") in ("completed", "error"):
-                    output = state.get("output") if state.get("status") == "completed" else state.get("error")
-                    meta = state.get("metadata") if isinstance(state.get("metadata"), Mapping) else {}
-                    builder.finish(call, output, state, exit_code=meta.get("exit"), completed_at=_ms(clock.get("end")))
-        if role is None:
-            builder.warn("role_skipped", f"messages[{index}]: role {meta.get('role')!r} not imported")
-            continue
-        if texts or call_ids:
-            messages.append(message_entry(str(meta.get("id") or f"m{index}"), role, "\n".join(texts) or None, call_ids))
+    messages = [entry for index, message in enumerate(raw_messages)
+                if (entry := _message(builder, index, message))]
     builder.unfinished()
     return builder.adapted(aiops_doc(builder, messages, first_text(messages, "user") or "",
                                      first_text(messages, "assistant", last=True), session_id, times))
+
+
+def _message(builder: Builder, index: int, message: Any) -> dict[str, Any] | None:
+    """``messages[index]`` as a run message with the calls of its ``tool`` parts; None
+    (with a warning) without ``info`` or of a role not imported, or with neither text nor call."""
+    if not isinstance(message, Mapping) or not isinstance(message.get("info"), Mapping):
+        builder.warn("role_skipped", f"messages[{index}]: no info; skipped")
+        return None
+    meta = message["info"]
+    role = meta.get("role") if meta.get("role") in ("user", "assistant", "system") else None
+    texts, call_ids = [], []
+    for part in message.get("parts") or []:
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str) and not part.get("synthetic"):
+            texts.append(part["text"])
+        elif part.get("type") == "tool":
+            call_id, finished_meta = _tool_part(builder, part)
+            if finished_meta is not None:
+                # Kept as it was (issue 12 changes no behaviour): a finished tool part's
+                # ``state.metadata`` has always replaced ``info`` for the warning and the
+                # message id below, so such a message is ``m<index>``, not its info.id.
+                meta = finished_meta
+            if call_id:
+                call_ids.append(call_id)
+    if role is None:
+        builder.warn("role_skipped", f"messages[{index}]: role {meta.get('role')!r} not imported")
+        return None
+    if not (texts or call_ids):
+        return None
+    return message_entry(str(meta.get("id") or f"m{index}"), role, "\n".join(texts) or None, call_ids)
+
+
+def _tool_part(builder: Builder, part: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any] | None]:
+    """The id of the call a ``tool`` part starts (None when not made), with its own clock,
+    ended through the failure rules once completed or failed; and, for an ended call,
+    its ``state.metadata`` (``{}`` when not an object)."""
+    state = part.get("state") if isinstance(part.get("state"), Mapping) else {}
+    clock = state.get("time") if isinstance(state.get("time"), Mapping) else {}
+    source = part.get("callID") if isinstance(part.get("callID"), str) else None
+    call = builder.start(source, str(part.get("tool") or "unknown"), state.get("input"),
+                         started_at=_ms(clock.get("start")))
+    if call is None:
+        return None, None
+    if state.get("status") not in ("completed", "error"):
+        return call["id"], None
+    output = state.get("output") if state.get("status") == "completed" else state.get("error")
+    meta = state.get("metadata") if isinstance(state.get("metadata"), Mapping) else {}
+    builder.finish(call, output, state, exit_code=meta.get("exit"), completed_at=_ms(clock.get("end")))
+    return call["id"], meta
