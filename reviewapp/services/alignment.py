@@ -193,6 +193,16 @@ class AlignmentReport:
     def judged(self) -> int:
         return self.useful + self.not_useful
 
+    @property
+    def score_cannot_rank(self) -> bool:
+        """True when more than half of the scored runs in range share the one most common
+        evidence score (``score_mode``): the page then warns that the score cannot rank
+        them."""
+        if self.score_mode is None:
+            return False
+        _, runs, scored = self.score_mode
+        return runs * 2 > scored
+
 
 def _aiops_verdict() -> Any:
     """``self_evaluation.aiops_rule_evaluation.verdict`` as text (JSON path, both

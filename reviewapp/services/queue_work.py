@@ -58,6 +58,11 @@ class QueueProgress:
     mine: int
     reserved: int
 
+    @property
+    def left(self) -> int:
+        """Items not complete yet."""
+        return self.items - self.complete
+
 
 def get_queue(session: Session, actor: Actor, queue_id: Any,
               min_role: Role = Role.REVIEWER) -> ReviewQueue:
