@@ -16,7 +16,7 @@ gets ``Forbidden``. Timestamps are ISO 8601 in UTC. Read-only: nothing is commit
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -47,7 +47,6 @@ from .params import choice_param, date_range_params, day_range, text_param, work
 from .triage._rows import reason_choices
 
 BATCH_SIZE = 2000
-KINDS = ("cases", "feedback", "evalset", "decisions")
 
 CASE_COLUMNS: tuple[str, ...] = (
     "case_id", "workspace", "diagnosis_id", "run_id", "source_type", "fault_category", "title",
@@ -392,6 +391,29 @@ def export_options(session: Session, actor: Actor) -> ExportOptions:
                          reason_choices(session, [ws_id for ws_id, _ in rows]))
 
 
+@dataclass(frozen=True)
+class _Kind:
+    """One export kind: ``open`` starts its stream from the query-string parameters;
+    ``formats`` it may be written in."""
+
+    open: Callable[[Session, Actor, Mapping[str, Any]], ExportStream]
+    formats: tuple[str, ...] = export_format.FORMATS
+
+
+# Each export kind, one row (SPEC 8; the CLI's ``flask export <kind>`` commands, the
+# download route's ``<kind>``).
+_KINDS: dict[str, _Kind] = {
+    "cases": _Kind(lambda session, actor, params: export_cases(
+        session, actor, CaseFilters.from_params(params))),
+    "feedback": _Kind(lambda session, actor, params: export_feedback(
+        session, actor, FeedbackFilters.from_params(params))),
+    "evalset": _Kind(lambda session, actor, params: export_evalset(
+        session, actor, workspace_param(params)), formats=("jsonl",)),
+    "decisions": _Kind(export_decisions),
+}
+KINDS: tuple[str, ...] = tuple(_KINDS)
+
+
 def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, Any],
                 fmt: str | None = None) -> ExportStream:
     """Start the export ``kind`` (``cases`` | ``feedback`` | ``evalset`` | ``decisions``)
@@ -401,14 +423,8 @@ def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, 
     or ``jsonl``, and the eval set is JSONL only. Access is checked first, so a non-admin
     gets ``Forbidden`` whatever else is wrong. Raises ``Forbidden``, ``ValidationFailed``."""
     export_options(session, actor)
-    if kind not in KINDS:
+    if kind not in _KINDS:
         raise ValidationFailed("kind", f"must be one of {', '.join(KINDS)}")
-    if fmt is not None and (fmt not in export_format.FORMATS or (kind == "evalset" and fmt != "jsonl")):
+    if fmt is not None and fmt not in _KINDS[kind].formats:
         raise ValidationFailed("format", "cases and feedback: csv or jsonl; the eval set: jsonl")
-    if kind == "cases":
-        return export_cases(session, actor, CaseFilters.from_params(params))
-    if kind == "feedback":
-        return export_feedback(session, actor, FeedbackFilters.from_params(params))
-    if kind == "decisions":
-        return export_decisions(session, actor, params)
-    return export_evalset(session, actor, workspace_param(params))
+    return _KINDS[kind].open(session, actor, params)

@@ -240,3 +240,30 @@ def test_open_export_validates_before_streaming(session, make, kind, params, fie
     with pytest.raises(ValidationFailed) as error:
         exports.open_export(session, admin, kind, params)
     assert error.value.field == field
+
+
+@pytest.mark.parametrize(("kind", "fmt", "ok"), [
+    ("cases", "csv", True), ("cases", "jsonl", True), ("feedback", "csv", True),
+    ("decisions", "jsonl", True), ("decisions", "csv", True), ("evalset", "jsonl", True),
+    ("evalset", "csv", False), ("cases", "xlsx", False), ("feedback", "JSONL", False),
+])
+def test_each_export_kind_is_one_row_with_its_formats(session, make, kind, fmt, ok):
+    """Issue 12: the kinds are one table (every kind in it, an unknown one refused naming
+    them all); the eval set is JSONL only, the others CSV or JSONL."""
+    assert exports.KINDS == ("cases", "feedback", "evalset", "decisions")
+    admin = make.actor(make.user(make.workspace(), Role.ADMIN))
+    if ok:
+        assert exports.open_export(session, admin, kind, {}, fmt).total == 0
+        return
+    with pytest.raises(ValidationFailed) as error:
+        exports.open_export(session, admin, kind, {}, fmt)
+    assert (error.value.field, error.value.reason) == (
+        "format", "cases and feedback: csv or jsonl; the eval set: jsonl")
+
+
+def test_an_unknown_export_kind_names_the_kinds(session, make):
+    admin = make.actor(make.user(make.workspace(), Role.ADMIN))
+    with pytest.raises(ValidationFailed) as error:
+        exports.open_export(session, admin, "users", {}, "csv")
+    assert (error.value.field, error.value.reason) == (
+        "kind", "must be one of cases, feedback, evalset, decisions")
