@@ -78,3 +78,24 @@ def test_the_filter_fold_counts_the_set_filters_but_search_and_sort(client, logi
     plain = client.get("/?q=x&sort=oldest").get_data(as_text=True)
     assert "set)" not in plain and 'aria-label="Show the filters">' in plain
     assert runs_web.folded_count({"q": "a", "sort": "oldest", "kind": "chat"}) == 1
+
+
+def test_every_row_of_the_sort_table_is_offered_and_lists(client, login, make):
+    """The sort select, the parameter check and the query all read ``SORT_TABLE``: each
+    row is an option of the page and lists the runs in its own order."""
+    ws = make.workspace()
+    login(make.user(ws))
+    older, newer = make.run(ws, query="Older one?"), make.run(ws, query="Newer one?")
+    page = client.get("/").get_data(as_text=True)
+    for name, label in SORTS.items():
+        assert f'value="{name}"' in page and label in page
+    for name in SORT_TABLE:
+        listed = client.get(f"/?sort={name}")
+        assert listed.status_code == 200, name
+        text = listed.get_data(as_text=True)
+        assert older.query in text and newer.query in text
+    oldest = client.get("/?sort=oldest").get_data(as_text=True)
+    assert oldest.index(older.query) < oldest.index(newer.query)
+    newest = client.get("/?sort=newest").get_data(as_text=True)
+    assert newest.index(newer.query) < newest.index(older.query)
+    assert client.get("/?sort=shortest").status_code == 400

@@ -32,9 +32,6 @@ from .filters import (
     SORTS,
     VERIFIER_VERDICTS,
     RunFilters,
-    bind_sort_values,
-    sort_keys,
-    sort_values,
 )
 from .ingest import (
     ANSWER_MESSAGE_ID,
@@ -64,9 +61,9 @@ __all__ = [
     "ANSWER_MESSAGE_ID", "COUNT_CAP", "FEEDBACK_STATES", "FILTERED_COUNT_CAP", "MAX_QUERY_TEXT",
     "REVIEWED_STATES", "SORTS", "VERIFIER_VERDICTS", "CitationView", "Count", "RunDetail",
     "RunFilters", "RunPage", "TargetState", "Timeline", "TimelineCall", "TimelineRow",
-    "UpsertResult", "bind_sort_values", "check_run_id", "evaluation_view", "filtered_runs",
+    "UpsertResult", "check_run_id", "evaluation_view", "filtered_runs",
     "VerdictView", "finish_run", "get_run", "get_run_detail", "get_verdict", "get_timeline", "get_tool_call", "list_runs",
-    "outcome_only", "rateable_run", "reason_choices", "set_outcome", "single_workspace", "sort_keys",
-    "sort_values", "tool_call_name", "upsert_run",
+    "outcome_only", "rateable_run", "reason_choices", "set_outcome", "single_workspace",
+    "tool_call_name", "upsert_run",
     "workspace_reasons",
 ]

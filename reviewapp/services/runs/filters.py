@@ -224,18 +224,3 @@ class RunFilters:
         return any(value not in (None, "") for name, value in self._param_values().items()
                    if name != "sort")
 
-
-def sort_keys(sort: str) -> list[tuple[Any, bool]]:
-    """(expression, descending) pairs of the order ``sort`` (``SORT_TABLE``; ``relevance``
-    without a term reads as ``newest``)."""
-    return order_of(RunFilters(sort=sort)).pairs()
-
-
-def sort_values(run: Run, sort: str) -> list[Any]:
-    """``run``'s values for the keys of ``sort`` (what a cursor stores)."""
-    return order_of(RunFilters(sort=sort)).values(run)
-
-
-def bind_sort_values(sort: str, values: list[Any]) -> list[Any]:
-    """Cursor values back to bind parameters. Raises ``ValidationFailed`` for bad cursors."""
-    return order_of(RunFilters(sort=sort)).bind(values)
