@@ -313,3 +313,12 @@ def test_a_base64_private_key_wrapped_over_lines_is_redacted_and_a_certificate_k
     assert redact_text(f"blob: |\n  {_base64_wrapped(key, width)}\n# end") == f"blob: |\n  {R}\n# end"
     kept = f"blob: |\n  {_base64_wrapped(cert, width)}\n# end"
     assert redact_text(kept) == kept
+
+
+@pytest.mark.parametrize("pair", [b"user:pw", b"user:pw1", b"user:pw12", b"user:pw123", b"user:pw1234"])
+def test_basic_credentials_are_found_with_or_without_their_padding(pair):
+    """Every length of base64 (its last group of 2, 3 or 4 characters), sent with its
+    '=' padding or without it."""
+    padded = base64.b64encode(pair).decode()
+    for token in {padded, padded.rstrip("=")}:
+        assert redact_text(f"sent basic {token} here") == f"sent basic {R} here", token
