@@ -28,6 +28,7 @@ from wtforms.validators import (
 from wtforms.widgets import HiddenInput
 
 from ..domain.consensus import DISPUTE_RULES
+from ..domain.feedback import RATINGS
 from ..domain.queues import (
     ASSIGNMENT_MODES,
     NAME_MAX,
@@ -120,7 +121,7 @@ class FeedbackForm(FlaskForm):
     target_type = HiddenField(validators=[DataRequired(), Length(max=32)])
     target_id = IntegerField(widget=HiddenInput(), validators=[DataRequired()])
     subject_id = HiddenField(validators=[Optional(), Length(max=160)])
-    rating = StringField("Rating", validators=[DataRequired(), AnyOf(["positive", "negative"])])
+    rating = StringField("Rating", validators=[DataRequired(), AnyOf(list(RATINGS))])
     reason = StringField("Reason", validators=[Optional(), Length(max=80)])
     comment = TextAreaField("Comment", validators=[Optional(), Length(max=2000)])
     correction = TextAreaField("Suggested correction", validators=[Optional(), Length(max=4000)])

@@ -222,3 +222,20 @@ def test_the_triage_state_enum_and_constraint_derive_from_the_state_machine():
     assert TriageState.WONT_FIX == "wont_fix" and TriageState("triaged") is TriageState.TRIAGED
     checks = {str(c.sqltext) for c in TriageItem.__table__.constraints if hasattr(c, "sqltext")}
     assert "state IN ('new', 'triaged', 'resolved', 'wont_fix')" in checks
+
+
+def test_the_web_forms_choices_are_the_vocabularies():
+    """Issue 12: the runs filter's and the thumbs form's accepted values are the codes of
+    the enums and registries the services check (a code added there is accepted here)."""
+    from wtforms.validators import AnyOf
+
+    from reviewapp.models import RunKind, RunStatus
+    from reviewapp.web import forms
+
+    assert [v for v, _ in forms.KIND_CHOICES] == [k.value for k in RunKind] == ["chat", "aiops"]
+    assert [v for v, _ in forms.STATUS_CHOICES] == [s.value for s in RunStatus] == [
+        "RUNNING", "SUCCESS", "FAILED"]
+    assert forms.VERDICT_CHOICES[:-1] == VERIFIER_VERDICTS.choices()
+    assert forms.FEEDBACK_CHOICES[:-1] == VERDICTS.choices()
+    (rating,) = [v for v in forms.FeedbackForm.rating.kwargs["validators"] if isinstance(v, AnyOf)]
+    assert list(rating.values) == ["positive", "negative"]
