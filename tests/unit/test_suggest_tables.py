@@ -199,6 +199,42 @@ def test_a_number_in_the_alert_payload_is_text_too():
     assert (s.value, s.source, s.matched) == ("DEPENDENCY", "alert", "503")
 
 
+def test_every_part_of_a_json_payload_is_read_keys_included():
+    """Keys count (a custom metric named after the fault); so does every element of a list,
+    every tool call's arguments and every failed call's error, each read from its start."""
+    payload = RunText(alert={"alertname": "LockContention", "deadlocks_per_min": 4})
+    assert suggest_fault_category(payload).value == "DATABASE"
+    promql = RunText(tool_arguments=[{"queries": ["rate(http_requests_total[5m])",
+                                                  "latency_seconds_bucket"]}])
+    assert (suggest_fault_category(promql).value, suggest_fault_category(promql).source) == (
+        "CAPACITY", "tool_arguments")
+    kubectl = RunText(tool_arguments=[{"namespace": "shop"}, {"deployment": "checkout"}])
+    assert (suggest_fault_category(kubectl).value, suggest_fault_category(kubectl).matched) == (
+        "DEPLOYMENT", "deploy")
+    errors = RunText(tool_errors=["exit status 1", "timeout waiting for the log stream"])
+    assert (suggest_fault_category(errors).value, suggest_fault_category(errors).source) == (
+        "NETWORK", "tool_errors")
+
+
+def test_a_multi_line_alert_description_is_read_line_by_line():
+    """Alertmanager annotations span lines: a keyword or code at the start of a line counts."""
+    run = RunText(alert={"annotations": {"description": "Pods restarting.\nOOMKilled 3 times"}})
+    assert (suggest_fault_category(run).value, suggest_error_code(run).value) == (
+        "RESOURCE_EXHAUSTION", "OOMKilled")
+
+
+def test_each_proposal_names_its_field():
+    run = RunText(alert={"service": "payment-api", "code": "PAY-42"}, query="deadlock")
+    assert [s.field for s in (suggest_service(run), suggest_error_code(run),
+                              suggest_fault_category(run))] == ["service", "error_code",
+                                                                "fault_category"]
+    text = RunText(query="cart-api: ECONNREFUSED")
+    assert (suggest_service(text).field, suggest_error_code(text).field) == ("service", "error_code")
+    assert suggest_fault_category(RunText()).field == "fault_category"
+    assert suggest_triage_category(RunFacts()).field == "fault_category"
+    assert suggest_triage_category(RunFacts(tool_call_count=1)).field == "fault_category"
+
+
 def test_default_category_has_no_source():
     s = suggest_fault_category(RunText())
     assert (s.value, s.rule, s.source, s.matched, s.source_label) == ("GENERAL", "default", "", "",
@@ -252,7 +288,8 @@ def test_service_key_top_level_before_nested():
 def test_service_key_in_a_list_of_tool_arguments():
     run = RunText(tool_arguments=[[{"targets": [{"job": "node-exporter"}]}]])
     s = suggest_service(run)
-    assert (s.value, s.source) == ("node-exporter", "tool_arguments")
+    assert (s.value, s.rule, s.source, s.matched) == ("node-exporter", "service_key", "tool_arguments",
+                                                      "job=node-exporter")
 
 
 def test_service_key_value_is_stripped():
@@ -444,6 +481,8 @@ def test_each_remediation_label(label):
     # a label with no text at all: the following lines up to a heading
     ("**Fix**\n\nrestart\n# Next", "restart"),
     ("__Mitigation__\n\ndrain node-3\n\nTail.", "drain node-3"),
+    # an all-capitals heading
+    ("## ROOT CAUSE\npool too small\n## SUGGESTED FIX\nraise the pool to 50", "raise the pool to 50"),
     # __bold__ and list markers are not part of the label
     ("__Resolution:__ rotate the key", "rotate the key"),
     ("* Fix: bump the limit", "bump the limit"),
