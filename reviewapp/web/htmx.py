@@ -15,6 +15,12 @@ def is_htmx() -> bool:
     )
 
 
+def sent_by_htmx() -> bool:
+    """True for any request htmx sent (``HX-Request``), history-restore requests included
+    (``is_htmx`` leaves those out: they get the whole page)."""
+    return bool(request.headers.get("HX-Request"))
+
+
 def current_url() -> str | None:
     """The address of the page an htmx request was sent from (``HX-Current-URL``)."""
     return request.headers.get("HX-Current-URL")

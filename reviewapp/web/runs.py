@@ -22,7 +22,7 @@ from ..services import review_queues
 from ..services import runs as runs_service
 from .auth import current_actor
 from .forms import RunFilterForm, show_service_error
-from .htmx import is_htmx, page_or_fragment, refresh_page
+from .htmx import is_htmx, page_or_fragment, refresh_page, sent_by_htmx
 
 bp = Blueprint("runs", __name__)
 
@@ -94,9 +94,12 @@ def index() -> Response:
                                 page=None, list_args=list_args(), sorts=runs_service.SORTS,
                                 folded=folded_count(list_args()),
                                 workspaces=workspaces, oob_filters=oob_filters, list_error=list_error)
+    # Where bulk "Add to queue" comes back to: this page, or for a swap the list (the
+    # request's own address is the fragment's).
+    back_url = url_for("runs.index", **list_args()) if sent_by_htmx() else request.full_path
     return page_or_fragment("runs/list.html", "runs/_table.html", form=form, page=page,
                             list_args=list_args(), sorts=runs_service.SORTS,
-                            folded=folded_count(list_args()),
+                            folded=folded_count(list_args()), back_url=back_url,
                             workspaces=page.workspaces, oob_filters=oob_filters,
                             add_queues=review_queues.lead_queues(db.session, current_actor()))
 
