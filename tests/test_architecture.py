@@ -215,3 +215,40 @@ def test_the_package_guard_sees_writes_into_the_package():
     sys.audit("os.remove", inside, None)  # an event, not a removal: the hook is installed
     assert package_guard.take_violations() == [("os.remove", "reviewapp/services/_probe.txt")]
     assert package_guard.changes({"a.py", "b.py"}, {"a.py", "c.py"}) == ["added c.py", "removed b.py"]
+
+
+# Issue 12: no service function's code (its docstring aside) over 50 lines; the longest
+# were split into named private helpers (set_run_verdict, upsert_feedback, the ingest's
+# _upsert, the triage item page, the dashboard, the roll-up rebuild).
+SERVICE_FUNCTION_LINES = 50
+
+
+def _long_functions(path: Path, limit: int, root: Path = PACKAGE) -> dict[str, int]:
+    """``file:function -> lines`` of each function (or method) in ``path`` whose body,
+    from its first statement after the docstring to its last line, exceeds ``limit``."""
+    found = {}
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = node.body
+        if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            body = body[1:]
+        lines = body[-1].end_lineno - body[0].lineno + 1 if body else 0
+        if lines > limit:
+            found[f"{path.relative_to(root).as_posix()}:{node.name}"] = lines
+    return found
+
+
+def test_service_functions_stay_short(tmp_path):
+    """Each rule of a service is a function a reader takes in at once (issue 12): no
+    function in ``services/`` has more than 50 lines of code, its docstring aside."""
+    too_long = {}
+    for path in sorted((PACKAGE / "services").rglob("*.py")):
+        too_long.update(_long_functions(path, SERVICE_FUNCTION_LINES))
+    assert too_long == {}
+    probe = tmp_path / "m.py"
+    probe.write_text('def f():\n    """Doc\n\n    more."""\n' + "    x = 1\n" * 3
+                     + "\n\ndef g():\n    return 1\n")
+    assert _long_functions(probe, 2, root=tmp_path) == {"m.py:f": 3}
+    assert _long_functions(probe, 3, root=tmp_path) == {}

@@ -165,6 +165,21 @@ def build(session: Session, actor: Actor, filters: DashboardFilters | None = Non
         key = verdict or "none"
         verdict_counts[key] = verdict_counts.get(key, 0) + n
 
+    failing_tools, disliked_tools = _tool_tables(session, ws_ids, filters)
+    backlog, states = _backlog(session, ws_ids, now)
+    return Dashboard(
+        filters=filters, workspaces=workspaces, runs=runs, usefulness=usefulness,
+        score_histogram=list(zip(SCORE_BUCKETS, (counts[i] for i in range(10)))),
+        unscored=unscored, verdicts=list(verdict_counts.items()),
+        failing_tools=failing_tools, backlog=backlog, triage_states=states,
+        disliked_tools=disliked_tools,
+    )
+
+
+def _tool_tables(session: Session, ws_ids: list[int], filters: DashboardFilters
+                 ) -> tuple[list[ToolFailures], list[ToolDislikes]]:
+    """The tools with the most failed calls, and those with the most negative ratings
+    (``TOP_TOOLS`` each, then by name), from the tool roll-ups of the filtered days."""
     tools = ToolDayCount
     tool_conds = _day_conds(tools.workspace_id, tools.day, ws_ids, filters)
     failed = func.sum(tools.failed)
@@ -184,15 +199,7 @@ def build(session: Session, actor: Actor, filters: DashboardFilters | None = Non
             .group_by(tools.tool_name).having(negative > 0)
             .order_by(negative.desc(), tools.tool_name).limit(TOP_TOOLS))
     ]
-
-    backlog, states = _backlog(session, ws_ids, now)
-    return Dashboard(
-        filters=filters, workspaces=workspaces, runs=runs, usefulness=usefulness,
-        score_histogram=list(zip(SCORE_BUCKETS, (counts[i] for i in range(10)))),
-        unscored=unscored, verdicts=list(verdict_counts.items()),
-        failing_tools=failing_tools, backlog=backlog, triage_states=states,
-        disliked_tools=disliked_tools,
-    )
+    return failing_tools, disliked_tools
 
 
 def _day_conds(workspace_col: Any, day_col: Any, ws_ids: list[int],

@@ -348,6 +348,20 @@ def rebuild(session: Session, workspace_id: int | None = None) -> RebuildSummary
             stmt = stmt.where(table.c.workspace_id == workspace_id)
         session.execute(stmt)
     day = day_sql(session, run_time())
+    _insert_run_rows(session, day, scope)
+    _insert_tool_rows(session, day, scope)
+    summary = RebuildSummary(*(
+        int(session.scalar(select(func.count()).select_from(table).where(
+            *([] if workspace_id is None else [table.c.workspace_id == workspace_id]))) or 0)
+        for table in (run_table, tool_table)))
+    session.info.pop(_INFO_KEY, None)  # nothing pending may add to the fresh counts
+    session.commit()
+    return summary
+
+
+def _insert_run_rows(session: Session, day: Any, scope: list[Any]) -> None:
+    """The run roll-ups of the runs in ``scope``: one INSERT ... SELECT counting the runs
+    per workspace, dimension, day and value (every dimension of ``DIMENSIONS``)."""
     per_dimension = [
         select(Run.workspace_id, literal(name, String).label("dimension"), day.label("day"),
                value_sql().label("value"))
@@ -355,10 +369,16 @@ def rebuild(session: Session, workspace_id: int | None = None) -> RebuildSummary
         for name, (_, value_sql) in DIMENSIONS.items()
     ]
     runs = union_all(*per_dimension).subquery()
-    session.execute(run_table.insert().from_select(
+    session.execute(RunDayCount.__table__.insert().from_select(
         ["workspace_id", "dimension", "day", "value", "runs"],
         select(runs.c.workspace_id, runs.c.dimension, runs.c.day, runs.c.value, func.count())
         .group_by(runs.c.workspace_id, runs.c.dimension, runs.c.day, runs.c.value)))
+
+
+def _insert_tool_rows(session: Session, day: Any, scope: list[Any]) -> None:
+    """The tool roll-ups of the runs in ``scope``: one INSERT ... SELECT summing, per
+    workspace, day and tool, its calls and failed calls and its calls' ratings
+    (rated, negative, calls with a negative rating)."""
     zero = literal(0, Integer)
     calls = (
         select(Run.workspace_id, day.label("day"), ToolCall.tool_name,
@@ -375,15 +395,8 @@ def rebuild(session: Session, workspace_id: int | None = None) -> RebuildSummary
         .where(*scope, Feedback.target_type == TargetType.TOOL_CALL.value)
         .group_by(Run.workspace_id, day, ToolCall.tool_name, ToolCall.id))
     both = union_all(calls, per_call).subquery()
-    session.execute(tool_table.insert().from_select(
+    session.execute(ToolDayCount.__table__.insert().from_select(
         ["workspace_id", "day", "tool_name", *TOOL_COUNTERS],
         select(both.c.workspace_id, both.c.day, both.c.tool_name,
                *(func.sum(both.c[name]) for name in TOOL_COUNTERS))
         .group_by(both.c.workspace_id, both.c.day, both.c.tool_name)))
-    summary = RebuildSummary(*(
-        int(session.scalar(select(func.count()).select_from(table).where(
-            *([] if workspace_id is None else [table.c.workspace_id == workspace_id]))) or 0)
-        for table in (run_table, tool_table)))
-    session.info.pop(_INFO_KEY, None)  # nothing pending may add to the fresh counts
-    session.commit()
-    return summary

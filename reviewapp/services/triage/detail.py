@@ -186,7 +186,25 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
         select(ToolCall.id, ToolCall.tool_name)
         .where(ToolCall.run_pk == run.id, ToolCall.workspace_id == run.workspace_id)).all())
     labels = _target_labels(run, tool_names)
-    ratings = [
+    ratings = _ratings(session, run.id, labels)
+    history = _history(session, run.id, labels)
+    facts = _facts(run, ratings)
+    case = session.scalars(
+        select(Case).where(Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id,
+                           Case.withdrawn_at.is_(None))
+    ).one_or_none()
+    decisions = _decisions(session, run.id)
+    return TriageDetail(row, run, ratings, history, suggest_triage_category(facts),
+                        categories_of(session, item.workspace_id).codes(), case, item_history(session, item.id),
+                        _disliked_tools(ratings, tool_names), decisions,
+                        reasons_by_workspace(session, [item.workspace_id])[item.workspace_id],
+                        time_zone_in(session, item.workspace_id))
+
+
+def _ratings(session: Session, run_pk: int, labels: Mapping[tuple[str, int, str], str]
+             ) -> list[RatingView]:
+    """Every reviewer's rating of the run, by target then reviewer, each part labelled."""
+    return [
         RatingView(
             id=f.id, reviewer=username, target_type=f.target_type,
             target_label=_label(labels, f.target_type, f.target_id, f.subject_key),
@@ -197,12 +215,17 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
         for f, username, earlier in session.execute(
             select(Feedback, User.username, on_earlier_version(Feedback))
             .join(User, User.id == Feedback.author_id)
-            .where(Feedback.run_pk == run.id)
+            .where(Feedback.run_pk == run_pk)
             .order_by(Feedback.target_type, Feedback.target_id, Feedback.subject_key,
                       User.username)
         )
     ]
-    history = [
+
+
+def _history(session: Session, run_pk: int, labels: Mapping[tuple[str, int, str], str]
+             ) -> list[HistoryEntry]:
+    """The run's feedback history, oldest first (a deleted user's entries kept as such)."""
+    return [
         HistoryEntry(
             at=e.created_at, actor=username or "(deleted user)", action=e.action,
             target_label=_label(labels, e.target_type, e.target_id, e.subject_key),
@@ -211,34 +234,34 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
         for e, username in session.execute(
             select(FeedbackEvent, User.username)
             .outerjoin(User, User.id == FeedbackEvent.actor_id)
-            .where(FeedbackEvent.run_pk == run.id)
+            .where(FeedbackEvent.run_pk == run_pk)
             .order_by(FeedbackEvent.created_at, FeedbackEvent.id)
         )
     ]
+
+
+def _facts(run: Run, ratings: list[RatingView]) -> RunFacts:
+    """What the triage category suggestion reads of the run: status, calls, evidence
+    factors, the verifier's verdict and the negative ratings' reasons."""
     factors = [f.get("name", "") for f in
                ((run.self_evaluation or {}).get("rule_evaluation") or {}).get("factors") or []
                if isinstance(f, Mapping)]
-    facts = RunFacts(
+    return RunFacts(
         status=run.status, tool_call_count=run.tool_call_count,
         failed_tool_call_count=run.failed_tool_call_count, evidence_factors=factors,
         verifier_verdict=run.verifier_verdict,
         reasons=[r.reason for r in ratings if r.rating == "negative" and r.reason],
     )
-    case = session.scalars(
-        select(Case).where(Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id,
-                           Case.withdrawn_at.is_(None))
-    ).one_or_none()
-    decisions = tuple(DecisionEntry(d.created_at, username or "(deleted user)", d.verdict, d.note)
-                      for d, username in session.execute(
-                          select(VerdictDecision, User.username)
-                          .outerjoin(User, User.id == VerdictDecision.decided_by)
-                          .where(VerdictDecision.run_pk == run.id)
-                          .order_by(VerdictDecision.id)))
-    return TriageDetail(row, run, ratings, history, suggest_triage_category(facts),
-                        categories_of(session, item.workspace_id).codes(), case, item_history(session, item.id),
-                        _disliked_tools(ratings, tool_names), decisions,
-                        reasons_by_workspace(session, [item.workspace_id])[item.workspace_id],
-                        time_zone_in(session, item.workspace_id))
+
+
+def _decisions(session: Session, run_pk: int) -> tuple[DecisionEntry, ...]:
+    """The lead's verdict decisions on the run, in order."""
+    return tuple(DecisionEntry(d.created_at, username or "(deleted user)", d.verdict, d.note)
+                 for d, username in session.execute(
+                     select(VerdictDecision, User.username)
+                     .outerjoin(User, User.id == VerdictDecision.decided_by)
+                     .where(VerdictDecision.run_pk == run_pk)
+                     .order_by(VerdictDecision.id)))
 
 
 def _disliked_tools(ratings: list[RatingView], tool_names: Mapping[str, str]
