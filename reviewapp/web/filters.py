@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from flask import Flask, current_app
+from flask import Flask, current_app, g, request, url_for
+from flask_wtf.csrf import generate_csrf
 from markupsafe import Markup
 
 from ..domain import triage_flow
@@ -223,6 +224,31 @@ def excerpt_html(excerpt: Any) -> Markup | None:
         "…" if excerpt.cut_after else "")
 
 
+@dataclass(frozen=True)
+class ThumbsPage:
+    """What every thumbs control of one response shares (``feedback/_thumbs.html``): the
+    rating form's ``rate_url``, the request's ``csrf_token``, and the ``rated`` /
+    ``refused`` query arguments (the control a plain POST came back to), or ``None``."""
+
+    rate_url: str
+    csrf_token: str
+    rated: str | None
+    refused: str | None
+
+
+def thumbs_page() -> ThumbsPage:
+    """The ``ThumbsPage`` of the current request, built at its first control and kept on
+    ``g``: a run page has a control per part and per tool call (500 for 500 calls), and
+    ``url_for``, the CSRF token and two argument reads cost more than the rest of a
+    compact control (issue 18)."""
+    page = g.get("_thumbs_page")
+    if page is None:
+        page = g._thumbs_page = ThumbsPage(url_for("feedback.rate"), generate_csrf(),
+                                           request.args.get("rated"),
+                                           request.args.get("refused"))
+    return page
+
+
 def register(app: Flask) -> None:
     """Add the filters to ``app``'s Jinja environment, and ``show_bidi_controls`` as its
     ``finalize`` hook."""
@@ -249,6 +275,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(format_duration, "duration")
     app.add_template_filter(duration_between, "duration_between")
     app.jinja_env.globals["PREVIEW_CHARS"] = PREVIEW_CHARS
+    app.jinja_env.globals["thumbs_page"] = thumbs_page
     # The vocabularies' registries: templates take codes and labels from them.
     app.jinja_env.globals.update(TARGET_TYPES=TARGET_TYPES, VERDICTS=VERDICTS,
                                  VERIFIER_VERDICTS=VERIFIER_VERDICTS)
