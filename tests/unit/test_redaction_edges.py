@@ -322,3 +322,15 @@ def test_basic_credentials_are_found_with_or_without_their_padding(pair):
     padded = base64.b64encode(pair).decode()
     for token in {padded, padded.rstrip("=")}:
         assert redact_text(f"sent basic {token} here") == f"sent basic {R} here", token
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("password=$X", "password=$X"),            # a one-letter variable reference
+    ("password=${X}", "password=${X}"),
+    ("password=$", f"password={R}"),           # a dollar sign alone names no variable
+    ("?Xsignature=abc", "?Xsignature=abc"),    # "Xsignature" is no signature parameter
+    ("?-signature=abc", f"?-signature={R}"),   # a flag's dashes are not part of the name
+    ("adpwd=hunter2", "adpwd=hunter2"),        # "ad" looks hex but no "%" is in front
+])
+def test_variable_references_signature_names_and_hex_looking_prefixes(text, expected):
+    assert redact_text(text) == expected
