@@ -334,3 +334,9 @@ def test_basic_credentials_are_found_with_or_without_their_padding(pair):
 ])
 def test_variable_references_signature_names_and_hex_looking_prefixes(text, expected):
     assert redact_text(text) == expected
+
+
+def test_only_pass_itself_counts_as_a_short_word_before_blanks():
+    """``pass V`` is a secret word, blanks and a value; ``Xpass`` is no secret name."""
+    assert redact_text("Xpass abcd1234") == "Xpass abcd1234"
+    assert redact_text("--pass abcd1234") == f"--pass {R}"
