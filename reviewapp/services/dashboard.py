@@ -106,6 +106,10 @@ class BacklogBucket:
     counts: dict[str, int]
 
 
+# The share of useful verdicts from which the page marks the usefulness rate good.
+USEFUL_RATE_GOOD = 0.7
+
+
 @dataclass(frozen=True)
 class Dashboard:
     """Everything the dashboard page draws; ``workspaces`` are (id, name) the actor leads.
@@ -122,6 +126,32 @@ class Dashboard:
     backlog: list[BacklogBucket]
     triage_states: dict[str, int]
     disliked_tools: list[ToolDislikes] = field(default_factory=list)
+
+    @property
+    def useful(self) -> int:
+        """Runs in range judged useful."""
+        return sum(day.useful for day in self.usefulness)
+
+    @property
+    def judged(self) -> int:
+        """Runs in range with a verdict (useful or not useful)."""
+        return self.useful + sum(day.not_useful for day in self.usefulness)
+
+    @property
+    def useful_rate(self) -> float | None:
+        """``useful`` / ``judged`` in [0, 1]; ``None`` without a verdict."""
+        return self.useful / self.judged if self.judged else None
+
+    @property
+    def useful_rate_good(self) -> bool:
+        """The usefulness rate reaches ``USEFUL_RATE_GOOD`` (the page marks it good,
+        otherwise bad)."""
+        return self.useful_rate is not None and self.useful_rate >= USEFUL_RATE_GOOD
+
+    @property
+    def open_items(self) -> int:
+        """Triage items in an open state (``triage_flow.OPEN_STATES``)."""
+        return sum(self.triage_states.get(state, 0) for state in triage_flow.OPEN_STATES)
 
 
 def lead_workspaces(session: Session, actor: Actor) -> list[tuple[int, str]]:

@@ -1,11 +1,13 @@
 """Rules the pages used to compute in their templates, now in the read models (issue 12
-point 4): when the evidence score cannot rank the runs, how many queue items are left."""
+point 4): when the evidence score cannot rank the runs, how many queue items are left,
+the dashboard's summary (verdicts, the usefulness rate and when it is good, open items)."""
 
 from __future__ import annotations
 
 import pytest
 
 from reviewapp.services.alignment import AlignmentFilters, AlignmentReport
+from reviewapp.services.dashboard import Dashboard, DashboardFilters, DayUsefulness
 from reviewapp.services.queue_work import QueueProgress
 
 
@@ -24,3 +26,20 @@ def test_the_score_cannot_rank_when_most_scored_runs_share_one_score(score_mode,
 def test_queue_items_left_are_the_ones_not_complete():
     assert QueueProgress(items=7, complete=3, mine=2, reserved=1).left == 4
     assert QueueProgress(items=0, complete=0, mine=0, reserved=0).left == 0
+
+
+def _dashboard(days, states):
+    return Dashboard(DashboardFilters(), [], sum(d.runs for d in days), days, [], 0, [], [], [],
+                     states)
+
+
+def test_the_dashboard_summary_counts_and_marks_the_usefulness_rate():
+    days = [DayUsefulness("2026-05-01", 5, 3, 1), DayUsefulness("2026-05-02", 4, 4, 2)]
+    board = _dashboard(days, {"new": 2, "triaged": 3, "resolved": 9, "wont_fix": 1})
+    assert (board.useful, board.judged, board.open_items) == (7, 10, 5)
+    assert board.useful_rate == pytest.approx(0.7) and board.useful_rate_good
+    low = _dashboard([DayUsefulness("2026-05-01", 10, 6, 4)], {"new": 0, "triaged": 0})
+    assert low.useful_rate == pytest.approx(0.6) and not low.useful_rate_good
+    assert low.open_items == 0
+    none = _dashboard([DayUsefulness("2026-05-01", 3, 0, 0)], {})
+    assert (none.judged, none.useful_rate, none.useful_rate_good) == (0, None, False)

@@ -1,0 +1,41 @@
+"""The dashboard's summary reads its numbers and marks from the read model
+(``services.dashboard.Dashboard``: ``judged``, ``useful_rate``, ``useful_rate_good``,
+``open_items``) instead of computing them in the template (issue 12 point 4)."""
+
+from __future__ import annotations
+
+import re
+
+from reviewapp.actors import Actor, Role
+from reviewapp.services import dashboard
+
+
+def _kpis(page: str) -> dict[str, tuple[str, str]]:
+    """label -> (the value's extra class, the value) of each summary box."""
+    return {label: (cls.strip(), value.strip()) for cls, value, label in re.findall(
+        r'<span class="kpi-value ?([^"]*)">\s*([^<]*)</span><span\s+class="kpi-label">([^<]*)</span>',
+        page)}
+
+
+def test_the_summary_counts_verdicts_and_marks_the_rate(client, login, make, session):
+    ws = make.workspace()
+    login(make.user(ws, Role.LEAD))
+    empty = _kpis(client.get(f"/dashboard/?workspace={ws.id}").get_data(as_text=True))
+    assert empty["with a verdict"] == ("", "0") and empty["useful"] == ("", "—")
+    assert empty["open in the queue"] == ("good", "0")
+    runs = [make.run(ws, started_at="2026-11-27T08:00:00Z") for _ in range(4)]
+    for run, verdict in zip(runs, ("useful", "useful", "not_useful", None)):
+        run.feedback = verdict
+    make.triage_item(runs[2], state="new", verdict=False)
+    session.commit()
+    dashboard.rebuild(session, Actor.system_actor())
+    page = client.get(f"/dashboard/?workspace={ws.id}&date_from=2026-11-01&date_to=2026-11-30")
+    kpis = _kpis(page.get_data(as_text=True))
+    assert kpis["runs"] == ("", "4") and kpis["with a verdict"] == ("", "3")
+    assert kpis["useful"] == ("bad", "67%")  # 2 of 3, under the 70 % mark
+    assert kpis["open in the queue"] == ("bad", "1")
+    runs[2].feedback = "useful"
+    session.commit()
+    dashboard.rebuild(session, Actor.system_actor())
+    page = client.get(f"/dashboard/?workspace={ws.id}&date_from=2026-11-01&date_to=2026-11-30")
+    assert _kpis(page.get_data(as_text=True))["useful"] == ("good", "100%")
