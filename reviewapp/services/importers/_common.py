@@ -110,6 +110,18 @@ def text_of(content: Any) -> str | None:
     return json.dumps(content, ensure_ascii=False)
 
 
+def text_at(record: Mapping[str, Any], key: str) -> str | None:
+    """``record[key]`` when it is a text, else None."""
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def mapping_at(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``record[key]`` when it is an object, else ``{}``."""
+    value = record.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
 def _namespaced(run_id: str, source_id: str, occurrence: int) -> str:
     suffix = f"#{occurrence}" if occurrence > 1 else ""
     candidate = f"{run_id}/{source_id}{suffix}"

@@ -15,7 +15,9 @@ from ._common import (
     RecordError,
     check_run_id,
     first_text,
+    mapping_at,
     message_entry,
+    text_at,
     text_of,
 )
 from ._logs import aiops_doc, mappings
@@ -34,17 +36,9 @@ def adapt_claude_code(events: list[Any], stem: str, options: Options = DEFAULT_O
     Raises ``RecordError`` when no line is a Claude Code event."""
     events = mappings(events)
     session_id, stream_id = _first_text_of(events, "sessionId"), _first_text_of(events, "session_id")
-    if session_id is None and stream_id is None:
-        raise RecordError("no line has a sessionId / session_id: not a Claude Code session log or stream-json")
-    run_id = f"claude-code-{session_id}" if session_id else f"claude-code-{stream_id}-stream"
-    builder = Builder(check_run_id(run_id, "run id"), options)
+    builder = Builder(check_run_id(_run_id(session_id, stream_id), "run id"), options)
     reader = _Reader(builder)
-    result: Mapping[str, Any] | None = None
-    for line, event in enumerate(events):
-        if event.get("type") == "result":
-            result = event
-        elif event.get("type") in ("user", "assistant"):
-            reader.event(line, event)
+    result = reader.read(events)
     builder.unfinished()
     messages = reader.messages
     query = first_text(messages, "user") or ""
@@ -56,6 +50,14 @@ def adapt_claude_code(events: list[Any], stem: str, options: Options = DEFAULT_O
     return builder.adapted(doc)
 
 
+def _run_id(session_id: str | None, stream_id: str | None) -> str:
+    """``claude-code-<sessionId>``, or for a stream-json alone ``claude-code-<session_id>-stream``;
+    ``RecordError`` when the lines have neither."""
+    if session_id is None and stream_id is None:
+        raise RecordError("no line has a sessionId / session_id: not a Claude Code session log or stream-json")
+    return f"claude-code-{session_id}" if session_id else f"claude-code-{stream_id}-stream"
+
+
 def _first_text_of(events: list[Mapping[str, Any]], key: str) -> str | None:
     """The first event's ``key`` that is a text."""
     return next((e[key] for e in events if isinstance(e.get(key), str)), None)
@@ -64,7 +66,7 @@ def _first_text_of(events: list[Mapping[str, Any]], key: str) -> str | None:
 def _blocks(event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The content blocks of a line's ``message`` that are objects (a text content is
     one text block)."""
-    message = event.get("message") if isinstance(event.get("message"), Mapping) else {}
+    message = mapping_at(event, "message")
     content = message.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
     return [block for block in blocks if isinstance(block, Mapping)]
@@ -80,10 +82,20 @@ class _Reader:
         self.calls: dict[str, dict[str, Any]] = {}
         self.times: list[str] = []
 
+    def read(self, events: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+        """Every user and assistant line; the (last) ``result`` line, or None."""
+        result: Mapping[str, Any] | None = None
+        for line, event in enumerate(events):
+            if event.get("type") == "result":
+                result = event
+            elif event.get("type") in ("user", "assistant"):
+                self.event(line, event)
+        return result
+
     def event(self, line: int, event: Mapping[str, Any]) -> None:
         """A user or assistant line: its text blocks are the message, its ``tool_use``
         blocks start calls, its ``tool_result`` blocks end them, at the line's time."""
-        when = event.get("timestamp") if isinstance(event.get("timestamp"), str) else None
+        when = text_at(event, "timestamp")
         if when:
             self.times.append(when)
         texts, call_ids = [], []
@@ -100,7 +112,7 @@ class _Reader:
 
     def _start(self, block: Mapping[str, Any], when: str | None) -> str | None:
         """The id of the call a ``tool_use`` block starts (None when not made)."""
-        source = block.get("id") if isinstance(block.get("id"), str) else None
+        source = text_at(block, "id")
         call = self.builder.start(source, str(block.get("name") or "unknown"), block.get("input"),
                                   started_at=when)
         if call is None:

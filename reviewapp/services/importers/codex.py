@@ -14,6 +14,7 @@ from ._common import (
     RecordError,
     check_run_id,
     first_text,
+    text_at,
     text_of,
 )
 from ._logs import aiops_doc, mappings
@@ -27,29 +28,28 @@ def adapt_codex(events: list[Any], stem: str, options: Options = DEFAULT_OPTIONS
     header with N != 0 = ``exit_code``). Run id ``codex-<session id>``.
     Raises ``RecordError`` when no line is a Codex event."""
     events = mappings(events)
-    if not any(isinstance(e.get("payload"), Mapping) and e.get("type") in ("session_meta", "response_item")
-               for e in events):
-        raise RecordError("no session_meta / response_item line: not a Codex rollout")
-    meta = next((e["payload"] for e in events
-                 if e.get("type") == "session_meta" and isinstance(e.get("payload"), Mapping)), {})
-    session_id = meta.get("id") if isinstance(meta.get("id"), str) else None
+    session_id = _session_id(events)
     builder = Builder(check_run_id(f"codex-{session_id or stem}", "run id"), options)
     reader = _Reader(builder)
     for line, event in enumerate(events):
-        if not isinstance(event.get("payload"), Mapping):
-            continue
-        when, payload = event.get("timestamp"), event["payload"]
-        if isinstance(when, str):
-            reader.times.append(when)
-        if event.get("type") == "event_msg":
-            reader.event_msg(payload)
-        elif event.get("type") == "response_item":
-            reader.response_item(line, payload, when)
+        if isinstance(event.get("payload"), Mapping):
+            reader.line(line, event)
     builder.unfinished()
     answer = reader.answer
     if answer is None:
         answer = first_text(reader.messages, "assistant", last=True)
     return builder.adapted(aiops_doc(builder, reader.messages, reader.query, answer, session_id, reader.times))
+
+
+def _session_id(events: list[Mapping[str, Any]]) -> str | None:
+    """The rollout's session id (its ``session_meta`` payload's ``id``); ``RecordError``
+    when no line is a ``session_meta`` / ``response_item`` with a payload."""
+    if not any(isinstance(e.get("payload"), Mapping) and e.get("type") in ("session_meta", "response_item")
+               for e in events):
+        raise RecordError("no session_meta / response_item line: not a Codex rollout")
+    meta = next((e["payload"] for e in events
+                 if e.get("type") == "session_meta" and isinstance(e.get("payload"), Mapping)), {})
+    return text_at(meta, "id")
 
 
 class _Reader:
@@ -62,6 +62,17 @@ class _Reader:
         self.calls: dict[str, dict[str, Any]] = {}
         self.query, self.answer = "", None
         self.times: list[str] = []
+
+    def line(self, line: int, event: Mapping[str, Any]) -> None:
+        """A line with a ``payload``: its time kept, read as an ``event_msg`` or a
+        ``response_item`` (any other type only counts for the times)."""
+        when, payload = event.get("timestamp"), event["payload"]
+        if isinstance(when, str):
+            self.times.append(when)
+        if event.get("type") == "event_msg":
+            self.event_msg(payload)
+        elif event.get("type") == "response_item":
+            self.response_item(line, payload, when)
 
     def event_msg(self, payload: Mapping[str, Any]) -> None:
         """An ``event_msg`` line: the first user message is the query, task_complete's
@@ -88,7 +99,7 @@ class _Reader:
 
     def _start(self, line: int, payload: Mapping[str, Any], when: Any) -> None:
         """A call, listed on the assistant message just before it (if that is the last)."""
-        source = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
+        source = text_at(payload, "call_id")
         raw = payload.get("arguments", payload.get("input"))
         call = self.builder.start(source, str(payload.get("name") or "unknown"),
                                   self.builder.arguments(raw, f"line {line}"), started_at=when)

@@ -16,6 +16,7 @@ from ._common import (
     check_run_id,
     first_text,
     message_entry,
+    text_at,
     text_of,
 )
 from ._logs import aiops_doc, mappings, time_text
@@ -32,17 +33,11 @@ def adapt_copilot(events: list[Any], stem: str, options: Options = DEFAULT_OPTIO
     if not any(_is_copilot_event(e) for e in events):
         raise RecordError("no session.* / user.* / assistant.* / tool.* event: not a Copilot CLI log")
     result = next((e for e in events if e.get("type") == "result"), {})
-    session_id = result.get("sessionId") if isinstance(result.get("sessionId"), str) else None
+    session_id = text_at(result, "sessionId")
     reader = _Reader(Builder(check_run_id(f"copilot-{session_id or stem}", "run id"), options))
-    times = []
     for line, event in enumerate(events):
-        when = time_text(event.get("timestamp"))
-        if when and not event.get("ephemeral"):
-            times.append(when)
-        kind = event.get("type")
-        handle = reader.HANDLERS.get(kind) if isinstance(kind, str) else None
-        if handle is not None and isinstance(event.get("data"), Mapping):
-            handle(reader, line, event["data"], when)
+        reader.event(line, event)
+    times = reader.times
     builder = reader.builder
     builder.unfinished()
     doc = aiops_doc(builder, reader.messages, reader.query,
@@ -73,6 +68,18 @@ class _Reader:
         self.messages: list[dict[str, Any]] = []
         self.calls: dict[str, dict[str, Any]] = {}
         self.query = ""
+        self.times: list[str] = []
+
+    def event(self, line: int, event: Mapping[str, Any]) -> None:
+        """One line: its time kept (an ephemeral one's aside), its ``data`` read by the
+        handler of its type (other types only count for the times)."""
+        when = time_text(event.get("timestamp"))
+        if when and not event.get("ephemeral"):
+            self.times.append(when)
+        kind = event.get("type")
+        handle = self.HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handle is not None and isinstance(event.get("data"), Mapping):
+            handle(self, line, event["data"], when)
 
     def user_message(self, line: int, data: Mapping[str, Any], when: str | None) -> None:
         """The user's message (the first one is the query)."""
@@ -87,14 +94,14 @@ class _Reader:
             if not isinstance(request, Mapping) or not isinstance(request.get("name"), str):
                 self.builder.warn("no_function_name", f"line {line}.toolRequests[{position}]: no name; skipped")
                 continue
-            source = request.get("toolCallId") if isinstance(request.get("toolCallId"), str) else None
+            source = text_at(request, "toolCallId")
             call = self.builder.start(source, request["name"],
                                       self.builder.arguments(request.get("arguments"), f"line {line}"),
                                       started_at=when)
             if call is not None:
                 self.calls[source or call["id"]] = call
                 call_ids.append(call["id"])
-        content = data.get("content") if isinstance(data.get("content"), str) else None
+        content = text_at(data, "content")
         if content or call_ids:
             self.messages.append(message_entry(f"l{line}", "assistant", content or None, call_ids))
 

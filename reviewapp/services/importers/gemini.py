@@ -16,6 +16,7 @@ from ._common import (
     check_run_id,
     first_text,
     message_entry,
+    text_at,
     text_of,
 )
 from ._logs import aiops_doc, mappings, time_text
@@ -43,14 +44,19 @@ def adapt_gemini(events: list[Any], stem: str, options: Options = DEFAULT_OPTION
     builder = Builder(check_run_id(f"gemini-{header['sessionId']}", "run id"), options)
     records, first_seen = _latest_records(events)
     responded = _response_times(records)
-    times = [t for t in (header.get("startTime"), *(r.get("timestamp") for r in records.values()),
-                         header.get("lastUpdated")) if isinstance(t, str)]
+    times = _times(header, records)
     messages = [entry for rid, record in records.items()
                 if (entry := _message(builder, rid, record, time_text(first_seen.get(rid)), responded))]
     builder.unfinished()
     return builder.adapted(aiops_doc(builder, messages, first_text(messages, "user") or "",
                                      first_text(messages, "assistant", last=True), header["sessionId"],
                                      sorted(times)))
+
+
+def _times(header: Mapping[str, Any], records: dict[str, Mapping[str, Any]]) -> list[str]:
+    """The header's start, every record's time and the header's last update that are texts."""
+    return [t for t in (header.get("startTime"), *(r.get("timestamp") for r in records.values()),
+                        header.get("lastUpdated")) if isinstance(t, str)]
 
 
 def _message(builder: Builder, rid: str, record: Mapping[str, Any], first_seen: str | None,
@@ -99,7 +105,7 @@ def _call(builder: Builder, rid: str, position: int, tool_call: Any, started_at:
     if not isinstance(tool_call, Mapping) or not isinstance(tool_call.get("name"), str):
         builder.warn("no_function_name", f"record {rid}.toolCalls[{position}]: no name; skipped")
         return None
-    source = tool_call.get("id") if isinstance(tool_call.get("id"), str) else None
+    source = text_at(tool_call, "id")
     call = builder.start(source, tool_call["name"], tool_call.get("args"), started_at=started_at)
     if call is None:
         return None

@@ -18,6 +18,7 @@ from ._common import (
     first_text,
     message_entry,
     message_time,
+    text_at,
     text_of,
 )
 
@@ -99,7 +100,7 @@ class _Chat:
             if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
                 self.builder.warn("no_function_name", f"{where}.tool_calls[{position}]: no function name; skipped")
                 continue
-            source = tool_call.get("id") if isinstance(tool_call.get("id"), str) else None
+            source = text_at(tool_call, "id")
             arguments = self.builder.arguments(function.get("arguments"), f"{where}.tool_calls[{position}]")
             call = self.builder.start(source, function["name"], arguments, started_at=message_time(message))
             if call is None:

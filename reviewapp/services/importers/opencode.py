@@ -16,7 +16,9 @@ from ._common import (
     RecordError,
     check_run_id,
     first_text,
+    mapping_at,
     message_entry,
+    text_at,
 )
 from ._logs import aiops_doc, mappings
 
@@ -36,19 +38,24 @@ def adapt_opencode(events: list[Any], stem: str, options: Options = DEFAULT_OPTI
     (``state.status: "error"`` = ``flag``, ``state.error`` its text; a non-zero
     ``state.metadata.exit``, the bash tool's exit code, = ``exit_code``). Run id
     ``opencode-<info.id>``."""
-    sessions = [e for e in mappings(events) if isinstance(e.get("info"), Mapping) and isinstance(e.get("messages"), list)]
-    if len(sessions) != 1:
-        raise RecordError("expected one {info, messages: [{info, parts}]} object: not an OpenCode session export")
-    info, raw_messages = sessions[0]["info"], sessions[0]["messages"]
-    session_id = info.get("id") if isinstance(info.get("id"), str) else stem
+    info, raw_messages = _session(events)
+    session_id = info["id"] if isinstance(info.get("id"), str) else stem
     builder = Builder(check_run_id(f"opencode-{session_id}", "run id"), options)
-    times = [t for t in (_ms((info.get("time") or {}).get("created")), _ms((info.get("time") or {}).get("updated")))
-             if t]
+    clock = info.get("time") or {}
+    times = [t for t in (_ms(clock.get("created")), _ms(clock.get("updated"))) if t]
     messages = [entry for index, message in enumerate(raw_messages)
                 if (entry := _message(builder, index, message))]
     builder.unfinished()
     return builder.adapted(aiops_doc(builder, messages, first_text(messages, "user") or "",
                                      first_text(messages, "assistant", last=True), session_id, times))
+
+
+def _session(events: list[Any]) -> tuple[Mapping[str, Any], list[Any]]:
+    """The export's ``info`` and ``messages``; ``RecordError`` unless exactly one object has both."""
+    sessions = [e for e in mappings(events) if isinstance(e.get("info"), Mapping) and isinstance(e.get("messages"), list)]
+    if len(sessions) != 1:
+        raise RecordError("expected one {info, messages: [{info, parts}]} object: not an OpenCode session export")
+    return sessions[0]["info"], sessions[0]["messages"]
 
 
 def _message(builder: Builder, index: int, message: Any) -> dict[str, Any] | None:
@@ -59,21 +66,12 @@ def _message(builder: Builder, index: int, message: Any) -> dict[str, Any] | Non
         return None
     meta = message["info"]
     role = meta.get("role") if meta.get("role") in ("user", "assistant", "system") else None
-    texts, call_ids = [], []
-    for part in message.get("parts") or []:
-        if not isinstance(part, Mapping):
-            continue
-        if part.get("type") == "text" and isinstance(part.get("text"), str) and not part.get("synthetic"):
-            texts.append(part["text"])
-        elif part.get("type") == "tool":
-            call_id, finished_meta = _tool_part(builder, part)
-            if finished_meta is not None:
-                # Kept as it was (issue 12 changes no behaviour): a finished tool part's
-                # ``state.metadata`` has always replaced ``info`` for the warning and the
-                # message id below, so such a message is ``m<index>``, not its info.id.
-                meta = finished_meta
-            if call_id:
-                call_ids.append(call_id)
+    texts, call_ids, finished_meta = _parts(builder, message.get("parts") or [])
+    if finished_meta is not None:
+        # Kept as it was (issue 12 changes no behaviour): the last finished tool part's
+        # ``state.metadata`` has always replaced ``info`` for the warning and the message
+        # id below, so such a message is ``m<index>``, not its info.id.
+        meta = finished_meta
     if role is None:
         builder.warn("role_skipped", f"messages[{index}]: role {meta.get('role')!r} not imported")
         return None
@@ -82,13 +80,30 @@ def _message(builder: Builder, index: int, message: Any) -> dict[str, Any] | Non
     return message_entry(str(meta.get("id") or f"m{index}"), role, "\n".join(texts) or None, call_ids)
 
 
+def _parts(builder: Builder, parts: Any) -> tuple[list[str], list[str], Mapping[str, Any] | None]:
+    """A message's text parts (synthetic ones aside), the ids of the calls its ``tool``
+    parts start, and the ``state.metadata`` of the last of them that ended (or None)."""
+    texts, call_ids, finished_meta = [], [], None
+    for part in parts:
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str) and not part.get("synthetic"):
+            texts.append(part["text"])
+        elif part.get("type") == "tool":
+            call_id, ended_meta = _tool_part(builder, part)
+            finished_meta = ended_meta if ended_meta is not None else finished_meta
+            if call_id:
+                call_ids.append(call_id)
+    return texts, call_ids, finished_meta
+
+
 def _tool_part(builder: Builder, part: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any] | None]:
     """The id of the call a ``tool`` part starts (None when not made), with its own clock,
     ended through the failure rules once completed or failed; and, for an ended call,
     its ``state.metadata`` (``{}`` when not an object)."""
-    state = part.get("state") if isinstance(part.get("state"), Mapping) else {}
-    clock = state.get("time") if isinstance(state.get("time"), Mapping) else {}
-    source = part.get("callID") if isinstance(part.get("callID"), str) else None
+    state = mapping_at(part, "state")
+    clock = mapping_at(state, "time")
+    source = text_at(part, "callID")
     call = builder.start(source, str(part.get("tool") or "unknown"), state.get("input"),
                          started_at=_ms(clock.get("start")))
     if call is None:
@@ -96,6 +111,6 @@ def _tool_part(builder: Builder, part: Mapping[str, Any]) -> tuple[str | None, M
     if state.get("status") not in ("completed", "error"):
         return call["id"], None
     output = state.get("output") if state.get("status") == "completed" else state.get("error")
-    meta = state.get("metadata") if isinstance(state.get("metadata"), Mapping) else {}
+    meta = mapping_at(state, "metadata")
     builder.finish(call, output, state, exit_code=meta.get("exit"), completed_at=_ms(clock.get("end")))
     return call["id"], meta

@@ -16,6 +16,7 @@ from ._common import (
     check_run_id,
     first_text,
     message_entry,
+    text_at,
     text_of,
 )
 from ._logs import aiops_doc, mappings
@@ -38,21 +39,28 @@ def adapt_stratus(events: list[Any], stem: str, options: Options = DEFAULT_OPTIO
     stages = _stages(events)
     if meta is None or not stages:
         raise RecordError("no metadata line and stage events: not a Stratus trajectory")
-    name = "-".join(str(meta[k]) for k in ("problem_id", "timestamp") if isinstance(meta.get(k), str)) or stem
-    builder = Builder(check_run_id(f"stratus-{name}"[:160], "run id"), options)
+    builder = Builder(check_run_id(f"stratus-{_name(meta) or stem}"[:160], "run id"), options)
     messages: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []
-    answer = None
     for stage, event in stages.items():
         summary = _Stage(builder, stage).read(event["messages"], messages)
         steps.append({"id": stage[:160], "name": stage[:200], "summary": summary,
                       "status": "submitted" if event.get("submitted") else "finished"})
-        answer = summary or answer
     builder.unfinished()
     query = first_text(messages, "user") or ""
-    doc = aiops_doc(builder, messages, query, answer, None, [])
+    doc = aiops_doc(builder, messages, query, _last_summary(steps), None, [])
     doc["steps"] = steps
     return builder.adapted(doc)
+
+
+def _name(meta: Mapping[str, Any]) -> str:
+    """``<problem_id>-<timestamp>`` of the metadata line (the parts that are texts)."""
+    return "-".join(str(meta[k]) for k in ("problem_id", "timestamp") if isinstance(meta.get(k), str))
+
+
+def _last_summary(steps: list[dict[str, Any]]) -> str | None:
+    """The run's answer: the last stage summary there is."""
+    return next((step["summary"] for step in reversed(steps) if step["summary"]), None)
 
 
 def _stages(events: list[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -113,7 +121,7 @@ class _Stage:
             if not isinstance(tool_call, Mapping) or not isinstance(tool_call.get("name"), str):
                 self.builder.warn("no_function_name", f"{self.name}.messages[{index}].tool_calls[{position}]: no name")
                 continue
-            source = tool_call.get("id") if isinstance(tool_call.get("id"), str) else None
+            source = text_at(tool_call, "id")
             arguments = tool_call.get("args")
             self.submitted = _submission(tool_call["name"], arguments) or self.submitted
             call = self.builder.start(source, tool_call["name"], arguments)

@@ -51,13 +51,7 @@ def adapt_tau_bench(record: Any, stem: str, options: Options = DEFAULT_OPTIONS) 
     ``external_outcome`` pass / fail with detail ``{source, reward, task_id, trial,
     missed_actions?}`` (``missed_write_actions`` of ``info.task.actions``, when listed);
     run id ``tau-<file stem>-t<task>-r<trial>``."""
-    if not isinstance(record, Mapping) or "traj" not in record:
-        raise RecordError("expected a tau-bench record with traj")
-    task_id, trial, reward = record.get("task_id"), record.get("trial"), record.get("reward")
-    if not isinstance(task_id, int) or not isinstance(trial, int):
-        raise RecordError("task_id and trial must be integers")
-    if not isinstance(reward, (int, float)) or isinstance(reward, bool):
-        raise RecordError("reward must be a number")
+    task_id, trial, reward = _checked(record)
     builder = Builder(check_run_id(f"tau-{stem}-t{task_id}-r{trial}", "run id"), options)
     doc = chat_messages_doc(record["traj"], builder)
     doc.update(
@@ -66,12 +60,30 @@ def adapt_tau_bench(record: Any, stem: str, options: Options = DEFAULT_OPTIONS) 
         external_outcome_detail={"source": "tau-bench", "reward": reward, "task_id": task_id,
                                  "trial": trial},
     )
-    info = record.get("info")
-    task = info.get("task") if isinstance(info, Mapping) else None
-    missed = missed_write_actions(task.get("actions") if isinstance(task, Mapping) else None, builder.calls)
+    missed = missed_write_actions(_expected_actions(record), builder.calls)
     if missed is not None:
         doc["external_outcome_detail"]["missed_actions"] = missed
     return builder.adapted(doc)
+
+
+def _checked(record: Any) -> tuple[int, int, int | float]:
+    """``(task_id, trial, reward)`` of a tau-bench record; ``RecordError`` when it is not
+    an object with ``traj``, ids that are integers and a numeric reward."""
+    if not isinstance(record, Mapping) or "traj" not in record:
+        raise RecordError("expected a tau-bench record with traj")
+    task_id, trial, reward = record.get("task_id"), record.get("trial"), record.get("reward")
+    if not isinstance(task_id, int) or not isinstance(trial, int):
+        raise RecordError("task_id and trial must be integers")
+    if not isinstance(reward, (int, float)) or isinstance(reward, bool):
+        raise RecordError("reward must be a number")
+    return task_id, trial, reward
+
+
+def _expected_actions(record: Mapping[str, Any]) -> Any:
+    """``info.task.actions`` of the record (None when ``info`` or ``task`` is not an object)."""
+    info = record.get("info")
+    task = info.get("task") if isinstance(info, Mapping) else None
+    return task.get("actions") if isinstance(task, Mapping) else None
 
 
 def tau_bench_run(record: Any, stem: str) -> tuple[str, dict[str, Any], list[Warn]]:
