@@ -41,6 +41,8 @@ STEP_NAME_MAX = 300
 SUMMARY_MAX = 500
 EXCERPT_MAX = 1000
 RETRIEVAL_KINDS = frozenset({"RETRIEVER", "RERANKER"})
+# gen_ai.operation.name of a model call (an LLM span, like OpenInference kind LLM).
+LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
 # gen_ai.tool.* attributes that make a span a tool call (gen_ai.tool.definitions, on
 # inference spans, lists the tools a model may call: not a call).
 TOOL_CALL_ATTRIBUTES = ("gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.call.arguments",
@@ -354,25 +356,22 @@ def _value_text(value: Any, keys: tuple[str, ...]) -> str | None:
     return _text(parsed) or None
 
 
-def _query_answer_of(span: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
-    """(query, answer, source) from one root / agent span, by the first source that has
-    either: GenAI messages, then OpenInference ``input.value`` / ``output.value``."""
+def _query_answer_of(span: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(query, answer) from one root / agent span, by the first source that has either:
+    GenAI messages, then OpenInference ``input.value`` / ``output.value``."""
     attrs = _attrs(span)
     inputs = _genai_messages(attrs.get("gen_ai.input.messages"))
     outputs = _genai_messages(attrs.get("gen_ai.output.messages"))
     query, answer = _last(inputs, ("user",)), _last(outputs, ("assistant",))
     if query or answer:
-        return query, answer, "gen_ai.input/output.messages"
+        return query, answer
     query = _value_text(attrs.get("input.value"), ("input", "query", "question"))
     answer = _value_text(attrs.get("output.value"), ("output", "answer", "content"))
-    if query or answer:
-        return query, answer, "input.value/output.value"
-    return None, None, None
+    return query, answer
 
 
 def _is_llm(span: Mapping[str, Any]) -> bool:
-    return _oi_kind(span) == "LLM" or _operation(span) in ("chat", "text_completion",
-                                                           "generate_content")
+    return _oi_kind(span) == "LLM" or _operation(span) in LLM_OPERATIONS
 
 
 def _llm_io(span: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -420,7 +419,7 @@ def query_and_answer(spans: Sequence[Mapping[str, Any]]) -> tuple[str | None, st
     ``gen_ai.prompt`` / ``gen_ai.completion`` on any span."""
     root = root_span(spans)
     for span in ([root] if root else []) + _agent_spans(spans):
-        query, answer, _ = _query_answer_of(span)
+        query, answer = _query_answer_of(span)
         if query or answer:
             return query, answer, span
     llm_io = [(s, *_llm_io(s)) for s in _by_start(spans) if _is_llm(s)]
