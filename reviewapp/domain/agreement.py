@@ -131,6 +131,11 @@ class ReviewerAgreement:
         """``agreed / with_majority`` in [0, 1], ``None`` without such items."""
         return self.agreed / self.with_majority if self.with_majority else None
 
+    @property
+    def disagreed(self) -> int:
+        """Items with a majority of the others where this reviewer went against it."""
+        return self.with_majority - self.agreed
+
 
 @dataclass(frozen=True)
 class AgreementSummary:

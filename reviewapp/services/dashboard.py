@@ -85,6 +85,11 @@ class ToolFailures:
     failed: int
     total: int
 
+    @property
+    def other(self) -> int:
+        """Calls that did not fail (succeeded, or never ended)."""
+        return self.total - self.failed
+
 
 @dataclass(frozen=True)
 class ToolDislikes:
@@ -96,6 +101,11 @@ class ToolDislikes:
     negative: int
     rated: int
     calls: int
+
+    @property
+    def positive(self) -> int:
+        """Ratings of its calls that were not negative (helpful)."""
+        return self.rated - self.negative
 
 
 @dataclass(frozen=True)

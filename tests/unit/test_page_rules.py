@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import pytest
 
+from reviewapp.domain.agreement import ReviewerAgreement
 from reviewapp.services.alignment import AlignmentFilters, AlignmentReport
-from reviewapp.services.dashboard import Dashboard, DashboardFilters, DayUsefulness
+from reviewapp.services.dashboard import (
+    Dashboard,
+    DashboardFilters,
+    DayUsefulness,
+    ToolDislikes,
+    ToolFailures,
+)
 from reviewapp.services.queue_work import QueueProgress
 
 
@@ -43,3 +50,12 @@ def test_the_dashboard_summary_counts_and_marks_the_usefulness_rate():
     assert low.open_items == 0
     none = _dashboard([DayUsefulness("2026-05-01", 3, 0, 0)], {})
     assert (none.judged, none.useful_rate, none.useful_rate_good) == (0, None, False)
+
+
+def test_the_chart_rows_split_from_the_read_models():
+    """The bars' second parts: calls that did not fail, ratings that were not negative,
+    items where a reviewer went against the others' majority."""
+    assert ToolFailures("vault_read", failed=3, total=10).other == 7
+    assert ToolDislikes("vault_read", negative=2, rated=5, calls=2).positive == 3
+    assert ReviewerAgreement("ann", rated=9, with_majority=6, agreed=4).disagreed == 2
+    assert ReviewerAgreement("bob", rated=1, with_majority=0, agreed=0).disagreed == 0

@@ -23,7 +23,12 @@ def test_the_summary_counts_verdicts_and_marks_the_rate(client, login, make, ses
     empty = _kpis(client.get(f"/dashboard/?workspace={ws.id}").get_data(as_text=True))
     assert empty["with a verdict"] == ("", "0") and empty["useful"] == ("", "—")
     assert empty["open in the queue"] == ("good", "0")
-    runs = [make.run(ws, started_at="2026-11-27T08:00:00Z") for _ in range(4)]
+    calls = [{"id": f"c-{n}-{status}", "tool_name": "vault_read", "status": status, "arguments": {},
+              "error": "boom" if status == "failed" else None,
+              "started_at": "2026-11-27T10:00:00Z", "completed_at": "2026-11-27T10:00:01Z"}
+             for n, status in enumerate(("failed", "completed", "completed"))]
+    runs = [make.run(ws, started_at="2026-11-27T08:00:00Z", tool_calls=calls if n == 0 else [])
+            for n in range(4)]
     for run, verdict in zip(runs, ("useful", "useful", "not_useful", None)):
         run.feedback = verdict
     make.triage_item(runs[2], state="new", verdict=False)
@@ -34,6 +39,11 @@ def test_the_summary_counts_verdicts_and_marks_the_rate(client, login, make, ses
     assert kpis["runs"] == ("", "4") and kpis["with a verdict"] == ("", "3")
     assert kpis["useful"] == ("bad", "67%")  # 2 of 3, under the 70 % mark
     assert kpis["open in the queue"] == ("bad", "1")
+    # The most-failing tools chart: 1 failed (red) and 2 other calls of vault_read.
+    chart = page.get_data(as_text=True).split('id="ch-tools"', 1)[1].split("</figure>", 1)[0]
+    assert "vault_read" in chart and "1 of 3" in chart
+    assert "<title>vault_read — failed: 1</title>" in chart
+    assert "<title>vault_read — succeeded or no end: 2</title>" in chart
     runs[2].feedback = "useful"
     session.commit()
     dashboard.rebuild(session, Actor.system_actor())
