@@ -6,7 +6,16 @@ import enum
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..extensions import db
@@ -77,7 +86,11 @@ class ToolCall(TimestampMixin, db.Model):
     error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
-    duration_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # 64-bit on PostgreSQL: SPEC 10's 2000-2100 timestamps span ~3.2e12 ms (SQLite's
+    # INTEGER is 64-bit already).
+    duration_ms: Mapped[int | None] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), nullable=True
+    )
     compensated: Mapped[bool] = mapped_column(Boolean, default=False)
     match_level: Mapped[str | None] = mapped_column(String(4), nullable=True)
     hit_count: Mapped[int | None] = mapped_column(Integer, nullable=True)

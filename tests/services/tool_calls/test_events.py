@@ -341,3 +341,17 @@ def test_a_read_snapshot_older_than_another_writers_commit_is_retried(session, w
     other.dispose()
     apply(session, ws, ev("c1", "started"))
     assert [(r.id, r.status) for r in rows(session, ws.id)] == [("c1", "started")]
+
+
+def test_a_call_spanning_the_whole_timestamp_range_keeps_its_duration(session, ws, run):
+    # SPEC 10 accepts timestamps from 2000 to 2100; a call started in 2000 and ended in
+    # 2100 lasted 36,525 days (25 leap years), far past a 32-bit millisecond count
+    # (about 24.8 days): 36,525 * 86,400,000 ms.
+    start = datetime(2000, 1, 1, tzinfo=UTC)
+    end = datetime(2100, 1, 1, tzinfo=UTC)
+    apply(session, ws, {"id": "c1", "run_id": "run-1", "event": "completed",
+                        "timestamp": end.isoformat(), "output": "ok", "tool_name": "kb"})
+    apply(session, ws, {"id": "c1", "run_id": "run-1", "event": "started",
+                        "timestamp": start.isoformat(), "tool_name": "kb"})
+    [row] = rows(session)
+    assert (row.status, row.duration_ms) == ("completed", 36_525 * 86_400_000)
