@@ -340,3 +340,15 @@ def test_only_pass_itself_counts_as_a_short_word_before_blanks():
     """``pass V`` is a secret word, blanks and a value; ``Xpass`` is no secret name."""
     assert redact_text("Xpass abcd1234") == "Xpass abcd1234"
     assert redact_text("--pass abcd1234") == f"--pass {R}"
+
+
+def test_a_base64_run_with_a_slash_and_255_characters_after_it_is_kept_whole():
+    """Module doc of redaction: a run of base64 with a ``+`` or ``/`` and 255 more
+    characters after it is image data, kept whole even where a key's shape turns up in
+    it; one character shorter, the key shape inside is redacted."""
+    key = "AIza" + "SyB" + "c1D2e3F4g5H6i7J8k9L0m1N2o3P4q5R6"  # a Google API key's shape
+    assert len(key) == 39 and redact_text(key) == R
+    kept = "img /" + "Q" * 200 + key + "Q" * 16 + " end"        # 255 after the slash
+    assert redact_text(kept) == kept
+    short = "img /" + "Q" * 200 + key + "Q" * 15 + " end"       # 254 after the slash
+    assert redact_text(short) == "img /" + "Q" * 200 + R + "Q" * 15 + " end"
