@@ -352,3 +352,22 @@ def test_a_base64_run_with_a_slash_and_255_characters_after_it_is_kept_whole():
     assert redact_text(kept) == kept
     short = "img /" + "Q" * 200 + key + "Q" * 15 + " end"       # 254 after the slash
     assert redact_text(short) == "img /" + "Q" * 200 + R + "Q" * 15 + " end"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("connect postgres://admin:S3cr3tPassw0rd@db.internal:5432/app",
+     f"connect postgres://admin:{R}@db.internal:5432/app"),
+    ('Authorization: Digest username="ops", response="6629fae4"', f"Authorization: Digest {R}"),
+    ("Proxy-Authorization: Basic b3BzOnMzY3IzdFByMHh5", f"Proxy-Authorization: Basic {R}"),
+    ("Set-Cookie: JSESSIONID=9F8E; Path=/", f"Set-Cookie: {R}"),
+    ("mysql -h db -uroot -pMy5qlPw app < dump.sql", f"mysql -h db -uroot -p{R} app < dump.sql"),
+    ("sshpass -p Ss9hPw ssh ops@host", f"sshpass -p {R} ssh ops@host"),
+    ("redis-cli -h cache -a R3d1sPw ping", f"redis-cli -h cache -a {R} ping"),
+    ("docker login -u bot -p D0ck3rPw registry.example.com",
+     f"docker login -u bot -p {R} registry.example.com"),
+    ("curl -u deploy:Cu9lPw77 https://api.example.com", f"curl -u deploy:{R} https://api.example.com"),
+])
+def test_the_label_in_front_of_a_secret_stays_readable(text, expected):
+    """Module doc of redaction: only the secret becomes ``[redacted]``; the scheme, user
+    and host of a URL, a header's name and scheme, a command and its flag stay."""
+    assert redact_text(text) == expected
