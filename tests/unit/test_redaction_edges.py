@@ -224,7 +224,7 @@ def test_bounded_texts_are_redacted_then_cut_to_their_schema_limit():
     step = out["steps"][0]
     assert step["name"] == ("n" * (STEP_NAME_MAX - 8) + f" pwd={R}")[:STEP_NAME_MAX]
     assert len(step["name"]) == STEP_NAME_MAX
-    assert step["status"] == f"{pad} pwd={R}"[:OUTCOME_MAX]
+    assert step["status"] == f"{pad} pwd={R}"[:STEP_STATUS_MAX]
     assert step["summary"] == "y" * 400 + f" pwd={R}"  # a summary is not a bounded text
 
 
