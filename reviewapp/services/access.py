@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from ..actors import Actor, Role
 from ..errors import Forbidden
 from ..models import Membership, Workspace
+from ..queries import role_in
 
 
 def require_role(session: Session, actor: Actor, workspace_id: int, role: Role) -> None:
@@ -29,7 +30,7 @@ def require_role(session: Session, actor: Actor, workspace_id: int, role: Role) 
             select(Membership.id).where(
                 Membership.user_id == actor.user_id,
                 Membership.workspace_id == workspace_id,
-                Membership.role.in_(role.at_least()),
+                role_in(Membership.role, role.at_least()),
             )
         )
         if found is not None:

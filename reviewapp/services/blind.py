@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..models import Feedback, Membership, QueueItem, ReviewQueue, Run
+from ..queries import role_in
 from .answer import answer_rating_condition
 
 LEAD_ROLES = Role.LEAD.at_least()
@@ -48,7 +49,7 @@ def blind_condition_of(user_id: Any) -> Any:
     statement built once and run for any user, e.g. ``runs._loading``)."""
     leads = exists().where(Membership.workspace_id == Run.workspace_id,
                            Membership.user_id == user_id,
-                           Membership.role.in_(LEAD_ROLES))
+                           role_in(Membership.role, LEAD_ROLES))
     in_blind_queue = exists().where(QueueItem.run_pk == Run.id,
                                     ReviewQueue.id == QueueItem.queue_id,
                                     ReviewQueue.workspace_id == Run.workspace_id,

@@ -16,7 +16,7 @@ from ...actors import Actor, Role
 from ...domain.search_text import MIN_INDEXED_CHARS, SHORT_TERM_RUNS, Snippet, is_short, search_term
 from ...errors import Forbidden, ValidationFailed
 from ...models import Membership, Run, Workspace
-from ...queries import capped_count, runs_visible_to
+from ...queries import capped_count, role_in, runs_visible_to
 from .. import keyset, run_text
 from ..access import WorkspaceRole
 from ..blind import blind_condition
@@ -178,7 +178,7 @@ def _neighbours_statement(actor: Actor, filters: RunFilters, only: int | None) -
                        .scalar_subquery())
             candidates = (select(nearest.label("id"))
                           .where(member.user_id == actor.user_id,
-                                 member.role.in_(Role.REVIEWER.at_least())).subquery())
+                                 role_in(member.role, Role.REVIEWER.at_least())).subquery())
             return (select(Run.id, side).join(candidates, candidates.c.id == Run.id)
                     .order_by(*order.order_by(reverse=previous)).limit(1).subquery())
         base = filtered_runs(actor, filters, only)
