@@ -49,3 +49,16 @@ def test_the_summary_counts_verdicts_and_marks_the_rate(client, login, make, ses
     dashboard.rebuild(session, Actor.system_actor())
     page = client.get(f"/dashboard/?workspace={ws.id}&date_from=2026-11-01&date_to=2026-11-30")
     assert _kpis(page.get_data(as_text=True))["useful"] == ("good", "100%")
+
+
+def test_reset_shows_when_a_filter_is_set_or_refused(client, login, make):
+    """The filters say whether any is set (``DashboardFilters.as_params``), as on the
+    agreement, alignment and disputes pages; a refused filter offers Reset too."""
+    ws = make.workspace()
+    login(make.user(ws, Role.LEAD))
+    reset = '<a href="/dashboard/">Reset</a>'
+    assert reset not in client.get("/dashboard/").get_data(as_text=True)
+    for query in (f"workspace={ws.id}", "date_from=2026-11-01", "date_to=2026-11-30"):
+        assert reset in client.get(f"/dashboard/?{query}").get_data(as_text=True), query
+    refused = client.get("/dashboard/?date_from=someday")
+    assert refused.status_code == 400 and reset in refused.get_data(as_text=True)
