@@ -92,5 +92,19 @@ def test_why_an_item_was_opened_is_one_registry():
     assert [(o.label, o.row_note) for o in flow.OPENED] == [
         ("not useful verdict", None),
         ("negative rating of a part", "opened because a part was rated not helpful")]
-    with pytest.raises(UnknownValue):
+    # how the item page says why (templates/triage/detail.html shows ``why``)
+    assert [o.why for o in flow.OPENED] == ["the run was judged not useful",
+                                            "a part of the run was rated not helpful"]
+    with pytest.raises(UnknownValue) as raised:
         flow.OPENED.get("negative")
+    assert str(raised.value) == "opened: 'negative' is not one of not_useful, negative_target"
+
+
+def test_an_opened_reason_cannot_be_changed():
+    # one registry serves every request: a reason changed by one page would change them all
+    import dataclasses
+
+    reason = flow.OPENED.get("not_useful")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        reason.label = "x"
+    assert reason.label == "not useful verdict"
