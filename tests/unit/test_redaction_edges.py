@@ -371,3 +371,16 @@ def test_the_label_in_front_of_a_secret_stays_readable(text, expected):
     """Module doc of redaction: only the secret becomes ``[redacted]``; the scheme, user
     and host of a URL, a header's name and scheme, a command and its flag stay."""
     assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "\u212aey=abc123",                                  # KELVIN SIGN, which RE2's (?i:k) matches
+    "pa\u017f\u017f=abc123",                            # LATIN SMALL LETTER LONG S for (?i:s)
+    "<pa\u017f\u017fword>abc1</pa\u017f\u017fword>",
+    "--\u212aey abc1",
+    "name: DB_\u212aEY\nvalue: abc1",
+])
+def test_a_name_spelled_with_case_folded_unicode_letters_is_read_without_failing(text):
+    """RE2 folds case over Unicode, so a secret word's pattern also matches the Kelvin sign
+    or a long s; such a name is no ASCII secret name, and reading it must not fail."""
+    assert redact_text(text) == text
