@@ -273,12 +273,20 @@ def _probe_postgresql(element: TextProbe, compiler: Any, **kw: Any) -> str:
 def count_matches(connection: Connection, term: str, cap: int) -> int:
     """How many runs (of any workspace) hold ``term`` (at least ``MIN_INDEXED_CHARS``
     long) in their own row or a call's row, counted up to ``cap`` (a run once, however
-    many of its rows hold it). SQLite stops after ``cap`` distinct runs; PostgreSQL
-    de-duplicates the matching entries first."""
+    many of its rows hold it). Both databases stop after ``cap`` distinct runs, however
+    many call rows hold the term: SQLite's DISTINCT drops repeats as rows arrive; on
+    PostgreSQL a DISTINCT (hash or sort) reads every match before its first row, so the
+    matches go through a recursive CTE whose UNION drops repeats as they arrive (its
+    recursive part adds nothing) and the LIMIT stops the index scans after ``cap``."""
     dialect = connection.dialect.name
-    sql = (f"SELECT count(*) FROM (SELECT DISTINCT m.run_pk FROM ({_matching_runs(dialect, ':value')}) "
-           "AS m LIMIT :cap) AS s")
-    value = fts_phrase(term) if dialect == "sqlite" else like_pattern(term)
+    matching = _matching_runs(dialect, ":value")
+    if dialect == "sqlite":
+        sql = f"SELECT count(*) FROM (SELECT DISTINCT m.run_pk FROM ({matching}) AS m LIMIT :cap) AS s"
+        value = fts_phrase(term)
+    else:
+        sql = (f"WITH RECURSIVE m(run_pk) AS ({matching} UNION SELECT run_pk FROM m WHERE false) "
+               "SELECT count(*) FROM (SELECT run_pk FROM m LIMIT :cap) AS s")
+        value = like_pattern(term)
     return int(connection.execute(text(sql), {"value": value, "cap": cap}).scalar_one())
 
 
