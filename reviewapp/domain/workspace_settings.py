@@ -110,7 +110,10 @@ def show_reasons(settings: Mapping[str, Any]) -> str:
 def parse_categories(text: str) -> list[dict[str, str]]:
     """``CODE | Label | group`` per line (group ``incident`` or ``agent``; omitted:
     ``incident``). Codes are upper-case letters, digits and ``_`` as typed (nothing is
-    upper-cased for you). ``GENERAL``, the default category, is always kept."""
+    upper-cased for you). ``GENERAL``, the default category, is always kept. At least one
+    line: an empty box is refused, not read as "only GENERAL" (a save that silently
+    dropped every category; SPEC 8 lists the categories as the admin's to edit, and
+    ``GENERAL`` typed alone keeps just the default)."""
     rows: list[dict[str, str]] = []
     seen: set[str] = set()
     for n, parts in _lines(text):
@@ -124,6 +127,8 @@ def parse_categories(text: str) -> list[dict[str, str]]:
         if group not in GROUPS:
             raise ValueError(f"line {n}: group must be one of {', '.join(GROUPS)}")
         rows.append({"code": code, "label": _label(n, parts, code), "group": group})
+    if not rows:
+        raise ValueError("list at least one category (write GENERAL to keep only the default)")
     if DEFAULT_CATEGORY not in seen:
         rows.insert(0, {"code": DEFAULT_CATEGORY, "label": "General / other", "group": "incident"})
     return rows

@@ -95,6 +95,8 @@ def test_categories_parse_and_general_is_always_kept_first():
     ("A | " + "L" * 81, "line 1: the label is longer than 80 characters"),
     ("A" * 65, "line 1: '" + "A" * 40 + "' is not a code (capital letters, digits, _)"),
     ("\n".join(f"C{i}" for i in range(101)), "at most 100 lines"),
+    ("", "list at least one category (write GENERAL to keep only the default)"),
+    (" \n\t\n", "list at least one category (write GENERAL to keep only the default)"),
 ])
 def test_categories_refuse_bad_lines(text, message):
     assert _error(parse_categories, text) == message

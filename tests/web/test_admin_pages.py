@@ -283,3 +283,23 @@ def test_audit_log_shows_renamed_names_and_token_names_as_readable_text(client, 
     changes = " ".join(re.findall(r'<td class="changes"[^>]*>(.*?)</td>', html, re.S))
     assert "R&amp;D &#39;airline&#39;" in changes
     assert "\\u00" not in html and "<i>prod</i>" not in html
+
+
+def test_clearing_the_fault_categories_is_refused_beside_the_field(client, login, session, site):
+    """Clearing the 'Fault categories' box and saving said "Settings saved." and stored
+    only GENERAL. It is refused (400) with the error beside that field, the box left as
+    typed (empty), and nothing stored."""
+    login(site.a1)
+    view = admin.get_settings(session, Actor.system_actor(), site.w1.id)
+    refused = client.post(f"/admin/{site.w1.id}/settings",
+                          data={"version": view.version, **view.values, "fault_categories": " \r\n"})
+    html = refused.get_data(as_text=True)
+    assert refused.status_code == 400 and "Settings saved." not in html
+    field = re.search(r'<div class="field has-error">(.*?)</div>', html, re.S).group(1)
+    assert 'name="fault_categories"' in field and 'aria-invalid="true"' in field
+    assert re.search(r'<small class="error">([^<]*)</small>', field).group(1) == \
+        "fault_categories: list at least one category (write GENERAL to keep only the default)"
+    session.expire_all()
+    stored = session.get(type(site.w1), site.w1.id)
+    assert "fault_categories" not in (stored.settings or {})
+    assert stored.settings_version == view.version

@@ -73,6 +73,7 @@ def test_a_stale_save_is_refused_with_the_current_values(session, boss, ws):
     ("feedback_reasons", "", "at least one"),
     ("fault_categories", "database", "not a code"),
     ("fault_categories", "NET | Network | infra", "group must be"),
+    ("fault_categories", "", "at least one category"),
     ("aiops_evidence_tools", "logs query_logs", "group: tool"),
     ("time_zone", "Mars/Olympus", "not a time zone"),
     ("triage_negative_targets", "maybe", "on or off"),
