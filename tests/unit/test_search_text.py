@@ -14,6 +14,7 @@ from reviewapp.domain.search_text import (
     RANK_QUERY,
     Snippet,
     arguments_text,
+    call_text,
     fold,
     is_short,
     other_text,
@@ -60,6 +61,15 @@ def test_other_text_is_ids_then_each_call_folded_and_joined_by_the_separator():
         "run-1" + US + "search" + US + '{"q": "ünïcode"}' + US + "found it" + US + "time out")
     assert other_text(None, "S-9", []) == "s-9"
     assert other_text(None, None, []) == ""
+
+
+def test_a_call_text_is_its_name_arguments_result_and_error_folded_and_joined():
+    """One tool call as the index holds it (issue 18): empty parts left out."""
+    assert call_text("Search", {"Q": "Ünïcode"}, "Found IT", None) == (
+        "search" + US + '{"q": "ünïcode"}' + US + "found it")
+    assert call_text(None, None, "", "Time\x1fOut") == "time out"
+    assert call_text("ls", [], None, "E") == "ls" + US + "[]" + US + "e"
+    assert call_text(None, None, None, None) == ""
 
 
 def test_the_question_ranks_above_the_answer_above_anything_else():
