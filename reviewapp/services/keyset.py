@@ -7,7 +7,10 @@ A ``SortKey`` is a SQL expression that is never NULL (wrap nullable columns in
 a cursor value binds back to. The last key of an order is unique (the id), so rows
 sharing every other value (equal timestamps) are neither skipped nor repeated. A cursor
 names its order: one made for another order, or tampered with, is ``ValidationFailed``
-(field ``cursor``).
+(field ``cursor``) — so is one holding a value its key's column cannot hold (an integer
+outside the column type's range, which would overflow the database driver: a 500; a
+float or a bool for an integer; a timestamp without offset or outside year 1..9999 in
+UTC; text with NUL, not UTF-8, or longer than the column).
 """
 
 from __future__ import annotations
@@ -17,7 +20,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, select, union_all
+from sqlalchemy import (
+    BigInteger,
+    Integer,
+    Select,
+    SmallInteger,
+    String,
+    bindparam,
+    select,
+    union_all,
+)
 from sqlalchemy.orm import Session
 
 from ..domain.pagination import decode_keyset, encode_keyset
@@ -29,12 +41,42 @@ from ..queries import keyset_after
 class SortKey:
     """One key of a sort order: ``expression`` (not NULL), ``descending``, ``value`` (the
     key's value of a row, as the expression computes it) and ``kind`` (``int``, ``str``
-    or ``datetime``: what a cursor value binds back to; datetimes travel as UTC ISO text)."""
+    or ``datetime``: what a cursor value binds back to; datetimes travel as UTC ISO text).
+    An ``int`` key's expression must be typed ``Integer`` (or ``SmallInteger`` /
+    ``BigInteger``): its range is what a cursor value is checked against. Raises
+    ``TypeError`` otherwise."""
 
     expression: Any
     descending: bool
     value: Callable[[Any], Any]
     kind: type = int
+
+    def __post_init__(self) -> None:
+        if self.kind is int and not isinstance(getattr(self.expression, "type", None), Integer):
+            raise TypeError(f"an int sort key needs an Integer expression, not {self.expression!r}")
+
+    def bound(self, value: Any) -> Any:
+        """A cursor's stored ``value`` for this key as a bind parameter, checked against
+        the column: ``ValueError`` / ``TypeError`` for one it cannot hold."""
+        if self.kind is datetime:
+            at = datetime.fromisoformat(str(value))
+            if at.tzinfo is None:
+                raise ValueError("naive")
+            return at.astimezone(UTC)  # OverflowError past year 1..9999
+        if self.kind is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError("not an integer")
+            low, high = _int_range(self.expression.type)
+            if not low <= value <= high:
+                raise ValueError("out of the column's range")
+            return value
+        if not isinstance(value, str) or "\x00" in value:
+            raise TypeError("not text")
+        value.encode()  # UnicodeEncodeError (a ValueError): a lone surrogate
+        length = getattr(getattr(self.expression, "type", None), "length", None)
+        if isinstance(self.expression.type, String) and length is not None and len(value) > length:
+            raise ValueError("longer than the column")
+        return value
 
 
 @dataclass(frozen=True)
@@ -61,8 +103,8 @@ class SortOrder:
     def bind(self, values: Sequence[Any]) -> list[Any]:
         """Stored cursor values back to bind parameters. Raises ``ValidationFailed``."""
         try:
-            return [_bound(value, key.kind) for value, key in zip(values, self.keys)]
-        except (TypeError, ValueError):
+            return [key.bound(value) for value, key in zip(values, self.keys)]
+        except (TypeError, ValueError, OverflowError):
             raise ValidationFailed("cursor", "malformed cursor") from None
 
     def after(self, row: Any, *, reverse: bool = False) -> Any:
@@ -102,17 +144,13 @@ def _stored(value: Any) -> Any:
     return value
 
 
-def _bound(value: Any, kind: type) -> Any:
-    if kind is datetime:
-        at = datetime.fromisoformat(str(value))
-        if at.tzinfo is None:
-            raise ValueError("naive")
-        return at
-    if kind is int:
-        return int(value)
-    if not isinstance(value, str):
-        raise TypeError("not text")
-    return value
+def _int_range(column_type: Integer) -> tuple[int, int]:
+    """The values an integer column type holds: PostgreSQL's smallint, integer (also
+    ``models.base.MAX_ID``) and bigint; SQLite's integers are 64-bit, so the narrower
+    PostgreSQL range is the one both databases hold."""
+    bits = 16 if isinstance(column_type, SmallInteger) else (
+        64 if isinstance(column_type, BigInteger) else 32)
+    return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
 
 
 def ordered(stmts: Select[Any] | Sequence[Select[Any]], order: SortOrder, limit: int, *,
