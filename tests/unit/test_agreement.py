@@ -218,3 +218,14 @@ def test_agreement_with_decisions_by_hand():
                    DecisionAgreement("cy", 1, 0)]
     assert got[0].rate == 2 / 3 and got[2].rate == 0.0
     assert DecisionAgreement("dee", 0, 0).rate is None
+
+
+def test_a_decision_agreement_row_cannot_be_changed():
+    import dataclasses
+
+    from reviewapp.domain.agreement import DecisionAgreement
+
+    row = DecisionAgreement("ann", 3, 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.agreed = 3
+    assert (row.agreed, row.rate) == (2, 2 / 3)

@@ -239,3 +239,16 @@ def test_the_web_forms_choices_are_the_vocabularies():
     assert forms.FEEDBACK_CHOICES[:-1] == VERDICTS.choices()
     (rating,) = [v for v in forms.FeedbackForm.rating.kwargs["validators"] if isinstance(v, AnyOf)]
     assert list(rating.values) == ["positive", "negative"]
+
+
+def test_the_triage_item_page_names_a_rated_part_by_its_type():
+    """A subject-less type names one rated row from the row (issue 12); the two subject
+    types name it by their subject instead, so they have no part label."""
+    from types import SimpleNamespace
+
+    part = SimpleNamespace(ordinal=3, name="check disk")
+    labels = {r.code: r.part_label and r.part_label.format(part=part) for r in TARGET_TYPES}
+    assert labels == {
+        "chat_message": "answer (message 3)", "citation": None,
+        "diagnostic_step": "step 3: check disk", "diagnostic_report": "report",
+        "tool_call": None, "conversation_turn": "conversation turn (message 3)"}
