@@ -134,3 +134,19 @@ class QueueItem(TimestampMixin, db.Model):
     reserved_until: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     ratings_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class QueueRemoval(TimestampMixin, db.Model):
+    """A run a lead removed from a queue (``review_queue_removal``): the queue's rule
+    does not bring it back (``runs.queue_fill``); a lead adding it by hand lifts the
+    record. ``created_at`` (UTC) is when it was removed, ``removed_by`` by whom."""
+
+    __tablename__ = "review_queue_removal"
+    __table_args__ = (UniqueConstraint("queue_id", "run_pk"),
+                      Index("ix_review_queue_removal_run", "run_pk"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    queue_id: Mapped[int] = mapped_column(ForeignKey("review_queue.id", ondelete="CASCADE"))
+    run_pk: Mapped[int] = mapped_column(ForeignKey("diagnosis_run.id", ondelete="CASCADE"))
+    removed_by: Mapped[int | None] = mapped_column(
+        ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True)

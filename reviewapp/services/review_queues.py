@@ -5,7 +5,8 @@ A lead (or admin) of a workspace creates a queue: a name, a rule (runs-list filt
 per run (1-5), blind on / off, and the reservation time. Creating it applies the rule to
 the existing runs once; every new or newly finished run is offered to the workspace's
 queues by the ingest paths (``runs/queue_fill.offer_run``). Leads add runs by hand (bulk)
-and remove them. A run is in a queue at most once.
+and remove them. A run is in a queue at most once; a run a lead removed does not
+re-enter through the rule (``review_queue_removal``) until a lead adds it by hand.
 
 Reviewers of the workspace ask for their **next item**: the oldest item of the queue
 that is not complete, that they have not rated, and that nobody else holds. Asking
@@ -64,13 +65,14 @@ from ..models import (
     ItemSource,
     QueueAssignment,
     QueueItem,
+    QueueRemoval,
     QueueReviewer,
     ReviewQueue,
     Run,
     Workspace,
 )
-from ..models.base import utcnow  # noqa: F401 - the queues' clock, read through here by tests
-from ..queries import scope_to_actor
+from ..models.base import utcnow  # the queues' clock, also read through here by tests
+from ..queries import insert_for, scope_to_actor
 from .params import id_value
 from .queue_assignment import (
     deal_unassigned,
@@ -357,7 +359,10 @@ def add_runs(session: Session, actor: Actor, queue_id: Any, run_pks: Iterable[An
 
 
 def remove_run(session: Session, actor: Actor, queue_id: Any, run_pk: Any) -> bool:
-    """A lead removes a run from the queue; ``False`` when it was not in it. Commits."""
+    """A lead removes a run from the queue; ``False`` when it was not in it. The removal
+    is recorded (``QueueRemoval``): the queue's rule does not bring the run back (an
+    edit, a re-ingest); ``add_runs`` does. ``Forbidden`` unless a lead of the queue's
+    workspace; ``ValidationFailed`` (``run``) for a value that is not a run id. Commits."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
     pk = id_value(run_pk, "run", "must be a run id")
     item = session.scalar(select(QueueItem).where(QueueItem.queue_id == queue.id,
@@ -365,5 +370,10 @@ def remove_run(session: Session, actor: Actor, queue_id: Any, run_pk: Any) -> bo
     if item is None:
         return False
     session.delete(item)
+    now = utcnow()
+    session.execute(insert_for(session, QueueRemoval.__table__).values(
+        queue_id=queue.id, run_pk=pk, removed_by=actor.user_id if actor.is_user else None,
+        created_at=now, updated_at=now)
+        .on_conflict_do_nothing(index_elements=["queue_id", "run_pk"]))
     session.commit()
     return True

@@ -473,3 +473,35 @@ def test_the_dispute_rule_is_a_queue_setting(session, make):
     session.rollback()
     edited, _ = rq.update_queue(session, lead, splits.id, dispute_rule="tie")
     assert edited.dispute_rule == "tie"
+
+
+def test_a_removed_run_does_not_come_back_through_the_rule(session, make, world):
+    """A lead removed a run: editing the queue (a refill), applying the rule again or
+    re-ingesting the run does not bring it back; adding it by hand does."""
+    lead = make.actor(world.lead)
+    queue, _ = rq.create_queue(session, lead, world.ws.id, "Chat", {"kind": "chat"})
+    gone, kept = world.chat[0], world.chat[1:]
+    assert rq.remove_run(session, lead, queue.id, gone.id) is True
+    expected = sorted(r.id for r in kept)
+    assert _items(session, queue) == expected
+    # Edited: a new name and a rule that still matches the run (the rule is applied again).
+    _, added = rq.update_queue(session, lead, queue.id, name="Chat answers",
+                               rule={"kind": "chat", "status": "SUCCESS"})
+    assert added == 0 and _items(session, queue) == expected
+    assert rq.fill(session, queue) == 0 and _items(session, queue) == expected
+    make.run(world.ws, gone.run_id, query="Asked again?")  # re-ingested: offered again
+    assert _items(session, queue) == expected
+    p = rq.progress(session, lead, queue.id)
+    assert (p.items, p.complete) == (5, 0)
+    # A lead adding it by hand brings it back (explicitly), as a manual item.
+    assert rq.add_runs(session, lead, queue.id, [gone.id]) == 1
+    assert _items(session, queue) == sorted([gone.id, *expected])
+    item = session.scalar(select(QueueItem).where(QueueItem.queue_id == queue.id,
+                                                  QueueItem.run_pk == gone.id))
+    assert item.source == "manual"
+    # Removed again: out again, and the rule still does not bring it back.
+    assert rq.remove_run(session, lead, queue.id, gone.id) is True
+    assert rq.fill(session, queue) == 0 and _items(session, queue) == expected
+    # Another queue's removal does not affect this one's sibling.
+    other, added_other = rq.create_queue(session, lead, world.ws.id, "Chat 2", {"kind": "chat"})
+    assert added_other == 6 and gone.id in _items(session, other)

@@ -181,3 +181,23 @@ def test_next_item_on_an_item_i_hold_but_have_not_rated_moves_on(client, login, 
     assert moved.headers["Location"] == f"/runs/{second.id}?item={second_item.id}"
     session.refresh(item)
     assert item.reserved_by is None
+
+
+def test_removed_runs_stay_out_when_the_queue_is_edited(client, login, make, session):
+    """A new user removed runs from a rule-based queue, renamed it through the edit form:
+    "Queue saved. 2 more runs entered." and the removed runs were back. They stay out."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    chat = [make.run(ws, query=f"Chat question {i}?") for i in range(4)]
+    login(lead)
+    created = client.post("/queues/new", data=_form(ws.id, reviewers_per_run="1"))
+    queue_id = int(created.headers["Location"].rstrip("/").split("/")[-1])
+    for run in chat[:2]:
+        assert client.post(f"/queues/{queue_id}/items/{run.id}/remove").status_code == 303
+    for data in (_form(ws.id, name="Renamed", reviewers_per_run="1"),
+                 _form(ws.id, name="Renamed", reviewers_per_run="1", status="SUCCESS")):
+        saved = client.post(f"/queues/{queue_id}/edit", data=data, follow_redirects=True)
+        html = saved.get_data(as_text=True)
+        assert saved.status_code == 200 and "Queue saved." in html and "entered" not in html
+        assert [rq.exists_item(session, queue_id, r.id) for r in chat] == [False, False, True, True]
+    assert "0 of 2 complete" in client.get("/queues/").get_data(as_text=True)

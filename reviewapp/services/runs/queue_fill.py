@@ -7,7 +7,9 @@ rate), of which a deterministic ``sample_percent`` sample enters (``domain/queue
 ``offer_run`` applies every queue of a run's workspace to one new or newly finished run
 (the ingest paths call it). Both insert with ON CONFLICT DO NOTHING on (queue, run), so a
 run enters a queue at most once however often a rule matches, even under concurrent
-ingests. Neither checks access (the callers did) nor commits (the caller's transaction
+ingests. A run a lead removed from a queue (``review_queue_removal``) does not
+re-enter it through the rule; a lead adding it by hand (``source`` manual) lifts that
+record. Neither checks access (the callers did) nor commits (the caller's transaction
 does).
 """
 
@@ -16,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, exists, select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
 from ...domain.queues import in_sample
-from ...models import ItemSource, QueueItem, ReviewQueue, Run
+from ...models import ItemSource, QueueItem, QueueRemoval, ReviewQueue, Run
 from ...models.base import utcnow
 from ...queries import insert_for
 from ..queue_assignment import deal
@@ -39,14 +41,19 @@ def rule_filters(queue: ReviewQueue) -> RunFilters:
 
 
 def _matching(queue: ReviewQueue) -> Any:
+    """The ids of the runs the queue's rule matches, less those a lead removed from it."""
+    removed = exists().where(QueueRemoval.queue_id == queue.id, QueueRemoval.run_pk == Run.id)
     return (filtered_runs(_SYSTEM, rule_filters(queue), queue.workspace_id)
-            .where(rateable_run()).with_only_columns(Run.id, maintain_column_froms=True))
+            .where(rateable_run(), ~removed)
+            .with_only_columns(Run.id, maintain_column_froms=True))
 
 
 def insert_items(session: Session, queue: ReviewQueue, run_pks: Sequence[int], source: str,
                  added_by: int | None = None) -> int:
     """Add ``run_pks`` to the queue, skipping those already in it; returns how many were
-    added. ``source`` is an ``ItemSource`` value. An added run that already carries
+    added. ``source`` is an ``ItemSource`` value; by hand (manual), the runs' removal
+    records are lifted (the lead wants them back; the rule's runs come through
+    ``_matching``, which leaves removed runs out). An added run that already carries
     answer ratings gets its count and completion (``queue_completion``); in a
     round-robin queue the new items are dealt (``queue_assignment.deal``)."""
     queue_id = queue.id
@@ -55,6 +62,10 @@ def insert_items(session: Session, queue: ReviewQueue, run_pks: Sequence[int], s
     now = utcnow()
     for start in range(0, len(run_pks), BATCH):
         chunk = run_pks[start:start + BATCH]
+        if source == ItemSource.MANUAL.value:
+            session.execute(delete(QueueRemoval).where(
+                QueueRemoval.queue_id == queue_id, QueueRemoval.run_pk.in_(chunk))
+                .execution_options(synchronize_session=False))
         stmt = insert_for(session, QueueItem.__table__).values([
             {"queue_id": queue_id, "run_pk": pk, "source": source, "added_by": added_by,
              "created_at": now, "updated_at": now} for pk in chunk
