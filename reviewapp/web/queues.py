@@ -239,16 +239,29 @@ def assign(queue_id: int, item_id: int) -> Response:
 @bp.post("/add-runs")
 @login_required
 def add_runs() -> Response:
-    """Bulk "Add to queue" from the runs list (leads): the checked runs join the queue."""
-    form = _valid(AddRunsForm())
-    runs = form.runs.data
-    added = rq.add_runs(db.session, current_actor(), form.queue.data, runs)
-    flash(f"{added} run{'s' if added != 1 else ''} added to the queue"
-          + (f" ({len(set(runs)) - added} already in it)." if added < len(set(runs)) else "."),
-          "success")
+    """Bulk "Add to queue" from the runs list (leads): the checked runs join the queue.
+    No run checked (or values that are no run ids): back on the list the lead came from,
+    the refusal flashed there (a missing queue or an expired form still answer 400)."""
+    form = AddRunsForm()
     back = form.next.data or ""
     if not back.startswith("/") or back.startswith("//"):
         back = url_for("runs.index")
+    if not form.validate() and [n for n, f in form._fields.items() if f.errors] != ["runs"]:
+        _valid(form)  # the 400 naming the field, the CSRF token first
+    runs = form.runs.data
+    try:
+        if form.runs.errors:
+            raise ValidationFailed("runs", form.runs.errors[0])
+        added = rq.add_runs(db.session, current_actor(), form.queue.data, runs)
+    except ValidationFailed as refused:
+        if refused.field != "runs":
+            raise
+        db.session.rollback()
+        flash(refused.message, "error")
+        return redirect(back, 303)
+    flash(f"{added} run{'s' if added != 1 else ''} added to the queue"
+          + (f" ({len(set(runs)) - added} already in it)." if added < len(set(runs)) else "."),
+          "success")
     return redirect(back, 303)
 
 

@@ -76,9 +76,30 @@ def test_bulk_add_names_the_missing_field(client, login, make, session):
     no_queue = client.post("/queues/add-runs", data={"runs": str(run.id)})
     assert no_queue.status_code == 400
     assert "queue: choose a queue" in no_queue.get_data(as_text=True)
-    no_runs = client.post("/queues/add-runs", data={"queue": str(queue.id)})
-    assert no_runs.status_code == 400
-    assert "runs: check at least one run" in no_runs.get_data(as_text=True)
+    assert not rq.exists_item(session, queue.id, run.id)
+
+
+def test_bulk_add_with_no_run_checked_goes_back_to_the_list(client, login, make, session):
+    """"Add to queue" with no run ticked: back on the runs list the lead came from (its
+    filters kept), the error shown there; not a dead-end page of its own."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    run = make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Q", {"kind": "aiops"})
+    login(lead)
+    back = "/?kind=chat&status=SUCCESS"
+    no_runs = client.post("/queues/add-runs", data={"queue": str(queue.id), "next": back})
+    assert no_runs.status_code == 303 and no_runs.headers["Location"] == back
+    page = client.get(back)
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and 'id="add-to-queue"' in html
+    assert "runs: check at least one run" in html
+    assert not rq.exists_item(session, queue.id, run.id)
+    # Checkbox values that are no run ids: the service's refusal, shown the same way.
+    odd = client.post("/queues/add-runs", data={"queue": str(queue.id), "runs": "abc",
+                                                "next": back})
+    assert odd.status_code == 303 and odd.headers["Location"] == back
+    assert "runs: must be run ids" in client.get(back).get_data(as_text=True)
     assert not rq.exists_item(session, queue.id, run.id)
     # An outside "next" falls back to the runs list.
     added = client.post("/queues/add-runs", data={"queue": str(queue.id), "runs": str(run.id),
