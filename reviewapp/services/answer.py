@@ -62,3 +62,17 @@ def answer_rating_condition() -> Any:
         and_(Feedback.target_type == TargetType.DIAGNOSTIC_REPORT.value,
              Run.kind == RunKind.AIOPS.value),
     ))
+
+
+def answer_target(kind: str, answer_message_id: int | None, report_id: int | None
+                  ) -> tuple[str, int] | None:
+    """The run's answer-level target as ``(target_type, target_id)`` (module docstring),
+    in Python for a page that has the run's parts: ``kind`` the run's kind,
+    ``answer_message_id`` its answer message (``answer_message_index``; ``None`` when it
+    has none), ``report_id`` its diagnostic report (``None`` when none). ``None`` when
+    the run has no answer-level target."""
+    if kind == RunKind.AIOPS.value and report_id is not None:
+        return TargetType.DIAGNOSTIC_REPORT.value, report_id
+    if answer_message_id is not None:
+        return TargetType.CHAT_MESSAGE.value, answer_message_id
+    return None

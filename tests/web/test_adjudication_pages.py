@@ -112,3 +112,37 @@ def test_saved_reasons_read_as_the_workspace_labels_them(client, login, make, se
     assert f'<dd><span title="xss_reason">{escaped}</span></dd>' in page  # the answer's
     assert f"· {escaped}" in page  # the citation's, among the other ratings
     assert "<i>Made up" not in page and ">xss_reason<" not in page and "xss reason" not in page
+
+
+def test_run_page_says_the_lead_decided_after_a_decision(client, login, site, make, session):
+    """After a lead decided a disputed run, its page said "majority of 2 reviewers ... ⚠
+    Reviewers disagree" still; it says who decided and the verdict (the read model's
+    ``decision``)."""
+    from reviewapp.services import adjudication
+    from reviewapp.services.runs import get_run_detail
+
+    before = get_run_detail(session, make.actor(site.ann), site.run.id)
+    assert before.decision is None
+    login(site.ann)
+    disputed = client.get(f"/runs/{site.run.id}").get_data(as_text=True)
+    assert "⚠ Reviewers disagree" in disputed and "(lead) decided" not in disputed
+    assert "The run's verdict is the majority of 2 reviewers' ratings" in disputed
+    adjudication.decide(session, make.actor(site.lead), site.run.id, "not_useful", "Timeout")
+    detail = get_run_detail(session, make.actor(site.ann), site.run.id)
+    assert (detail.decision.verdict, detail.decision.label, detail.decision.lead) == (
+        "not_useful", "Not useful", "lead-one")
+    page = client.get(f"/runs/{site.run.id}").get_data(as_text=True)
+    assert ("The reviewers were split; lead-one (lead) decided the run's verdict: Not useful"
+            in page)
+    assert "Reviewers split; decided by lead-one (lead): Not useful" in page
+    assert "majority of 2 reviewers" not in page and "⚠ Reviewers disagree" not in page
+    # A later decision is the one shown.
+    latest = session.scalar(select(VerdictDecision.id).order_by(VerdictDecision.id.desc()))
+    adjudication.decide(session, make.actor(site.lead), site.run.id, "useful",
+                        expected_decision=latest)
+    again = client.get(f"/runs/{site.run.id}").get_data(as_text=True)
+    assert "decided the run's verdict: Useful" in again
+    assert "decided the run's verdict: Not useful" not in again
+    # Blind for a reviewer who has not rated: the decision is not shown either.
+    cy = make.user(site.ws, username="cy")
+    assert get_run_detail(session, make.actor(cy), site.run.id).decision is None

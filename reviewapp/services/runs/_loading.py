@@ -1,17 +1,20 @@
-"""Runs, what every run-page read starts with: the run with its access check, blind state
-and verdict rule in one query, and the viewer's and everyone's ratings of its parts."""
+"""Runs, what every run-page read starts with: the run with its access check, blind state,
+verdict rule and a lead's decision in one query, and the viewer's and everyone's ratings
+of its parts."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from sqlalchemy import Select, bindparam, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from ...actors import Actor, Role
+from ...domain.verdicts import VERDICTS
 from ...errors import Forbidden
-from ...models import DiagnosisSession, Run, Workspace
+from ...models import DiagnosisSession, Run, User, VerdictDecision, Workspace
 from ...queries import scope_to_actor, scope_to_member
 from .. import feedback as feedback_service
 from ..blind import blind_condition, blind_condition_of
@@ -20,13 +23,31 @@ from ..queue_governing import governing_queue_id
 RatingKey = tuple[str, int, str]
 
 
+@dataclass(frozen=True)
+class Decided:
+    """A lead's decision that set the run's verdict (issue 16, ``adjudication.decide``):
+    ``verdict`` (useful | not_useful) and its ``label`` ("Useful"), ``lead`` the deciding
+    lead's username ("(deleted user)" once deleted)."""
+
+    verdict: str
+    label: str
+    lead: str
+
+
 def _run_statement(blind: Any) -> Select[Any]:
-    """The run with its session and workspace, ``blind`` (a condition on ``Run``) and the
-    N of its governing queue, for ``:run_pk``; the caller adds the access check."""
+    """The run with its session and workspace, ``blind`` (a condition on ``Run``), the
+    N of its governing queue and its latest lead decision (verdict, lead's username;
+    NULLs when none), for ``:run_pk``; the caller adds the access check."""
     reviewers = governing_queue_id(Run.id, Run.workspace_id, "reviewers_per_run")
-    return (select(Run, DiagnosisSession, Workspace, blind, reviewers)
+    latest = (select(VerdictDecision.id).where(VerdictDecision.run_pk == Run.id)
+              .order_by(VerdictDecision.id.desc()).limit(1).scalar_subquery())
+    decision, decider = aliased(VerdictDecision), aliased(User)
+    return (select(Run, DiagnosisSession, Workspace, blind, reviewers, decision.verdict,
+                   decider.username)
             .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
             .join(Workspace, Workspace.id == Run.workspace_id)
+            .outerjoin(decision, decision.id == latest)
+            .outerjoin(decider, decider.id == decision.decided_by)
             .where(Run.id == bindparam("run_pk")))
 
 
@@ -40,11 +61,12 @@ def _user_run_statement() -> Select[Any]:
 
 
 def load_run(session: Session, actor: Actor, run_pk: int
-              ) -> tuple[Run, DiagnosisSession, Workspace, bool, int]:
+              ) -> tuple[Run, DiagnosisSession, Workspace, bool, int, Decided | None]:
     """The run, its session and workspace, whether the run is blind for the actor
-    (``blind.blind_condition``) and how many reviewers' answer ratings make its verdict
-    (N of its governing queue, ``queue_governing``, 1 when none; issue 16), in
-    one query. Raises ``Forbidden``."""
+    (``blind.blind_condition``), how many reviewers' answer ratings make its verdict
+    (N of its governing queue, ``queue_governing``, 1 when none; issue 16) and the
+    lead's decision that set it (``Decided``, the latest; ``None`` when no lead decided,
+    and while the run is blind for the actor), in one query. Raises ``Forbidden``."""
     if actor.is_user:
         row = session.execute(_user_run_statement(),
                               {"run_pk": run_pk, "actor_user_id": actor.user_id}).one_or_none()
@@ -54,7 +76,10 @@ def load_run(session: Session, actor: Actor, run_pk: int
         row = session.execute(stmt, {"run_pk": run_pk}).one_or_none()
     if row is None:
         raise Forbidden()
-    return row[0], row[1], row[2], bool(row[3]), max(1, row[4] or 1)
+    blind = bool(row[3])
+    decided = None if blind or row[5] is None else Decided(
+        row[5], VERDICTS.label(row[5]), row[6] or "(deleted user)")
+    return row[0], row[1], row[2], blind, max(1, row[4] or 1), decided
 
 
 def ratings_of(session: Session, actor: Actor, run: Run, blind: bool

@@ -28,8 +28,9 @@ from ...models import (
 )
 from ...queries import get_run_for
 from .. import feedback as feedback_service
+from ..answer import answer_target
 from ..blind import is_blind
-from ._loading import load_run, ratings_of
+from ._loading import Decided, load_run, ratings_of
 from .filters import RunFilters
 from .listing import neighbours
 from .targets import TargetState, reason_choices, workspace_reasons
@@ -96,6 +97,9 @@ class RunDetail:
     # How many reviewers' answer-level ratings make the verdict: N of a team-review queue
     # holding the run (their majority, ties to a lead), else 1 (the rating is the verdict).
     verdict_reviewers: int = 1
+    # The lead's decision that set the verdict (reviewers were split, issue 16); None
+    # when no lead decided, and while blind. The page says who decided what.
+    decision: Decided | None = None
 
     @property
     def verdict(self) -> str | None:
@@ -125,7 +129,16 @@ class RunDetail:
                            mine, self.summary.get(key), self.reasons,
                            reason_choices(self.workspace),
                            reason_choices(self.workspace, "positive"),
-                           mine is not None and mine.id in self.earlier_ids, name=name)
+                           mine is not None and mine.id in self.earlier_ids, name=name,
+                           decided=self.decision if self._sets_verdict(target_type, target_id)
+                           else None)
+
+    def _sets_verdict(self, target_type: str, target_id: int) -> bool:
+        """Whether ratings of this target make the run's verdict (its answer-level
+        target, ``answer.answer_target``)."""
+        return answer_target(
+            self.run.kind, self.answer_message.id if self.answer_message else None,
+            self.report.id if self.report else None) == (target_type, target_id)
 
     @property
     def multi_turn(self) -> bool:
@@ -193,7 +206,8 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     bad filters.
     """
     filters = (filters or RunFilters()).validated()
-    run, diagnosis_session, workspace, blind, verdict_reviewers = load_run(session, actor, run_pk)
+    run, diagnosis_session, workspace, blind, verdict_reviewers, decision = load_run(
+        session, actor, run_pk)
     messages = list(session.scalars(
         select(Message).where(Message.run_pk == run.id).order_by(Message.ordinal)))
     steps = list(session.scalars(
@@ -219,7 +233,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
         prev_pk=prev_pk, next_pk=next_pk, case_id=None if blind else case_id,
         earlier_ids=frozenset(feedback_service.earlier_version_ids(session, run.id)),
         outcome=outcome_view(run.external_outcome, run.external_outcome_detail), blind=blind,
-        verdict_reviewers=verdict_reviewers,
+        verdict_reviewers=verdict_reviewers, decision=decision,
     )
 
 

@@ -30,6 +30,9 @@ class TargetState:
     # ``mine`` was given before the target's text changed (SPEC 10).
     earlier_version: bool = False
     name: str | None = None
+    # The target's ratings make the run's verdict and a lead decided it (``Decided``):
+    # the control says so instead of only that the reviewers disagree.
+    decided: Any = None
 
     def choices_for(self, rating: str) -> tuple[tuple[str, str], ...]:
         """The reason (code, label) pairs a ``rating`` may carry (SPEC 6.1 polarity)."""

@@ -127,7 +127,7 @@ def get_timeline(session: Session, actor: Actor, run_pk: int) -> Timeline:
 
     Raises ``Forbidden`` for a missing or foreign run, or an actor that is not a user.
     """
-    run, _, workspace, blind, _ = load_run(session, actor, run_pk)
+    run, _, workspace, blind, _, _ = load_run(session, actor, run_pk)
     mine, summary = ratings_of(session, actor, run, blind)  # Forbidden for a token
     steps = list(session.scalars(
         select(DiagnosticStep).where(DiagnosticStep.run_pk == run.id)
