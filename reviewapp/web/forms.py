@@ -152,6 +152,7 @@ class TriageActionForm(FlaskForm):
     note = TextAreaField("Note")
     state = StringField("State")
     next = HiddenField()
+    proposal = HiddenField()  # "1": the category is the page's proposal, nothing typed
 
 
 class TriageBulkForm(FlaskForm):

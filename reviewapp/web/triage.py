@@ -67,13 +67,19 @@ def _row_response(row: triage.TriageRow, next_url: str | None, message: str, sta
 
 def _action(item_id: int, message: str, form: TriageActionForm,
             call) -> Response:  # noqa: ANN001 - a service call
-    """Run one item action; answer with the row (htmx), 303 (plain) or 409 (stale)."""
+    """Run one item action; answer with the row (htmx), 303 (plain) or 409 (stale). A
+    refused value is shown on the item page: again (400) with what was typed, or, for an
+    accepted proposal (``proposal`` set: nothing typed), 303 to it with the error."""
     next_url = form.next.data or url_for("triage.detail", item_id=item_id)
     try:
         row = call()
     except ValidationFailed as invalid:
         if is_htmx():
             raise
+        if form.proposal.data:  # nothing typed to keep: back to the item page, the error on it
+            db.session.rollback()
+            return see_other(f"The proposal was not accepted: {invalid.reason}",
+                             url_for("triage.detail", item_id=item_id), "error")
         return _invalid_page(item_id, form, invalid)
     except Conflict as stale:
         if is_htmx() and isinstance(stale.details, dict):

@@ -526,3 +526,64 @@ def test_why_an_item_was_opened_reads_from_the_one_registry(client, login, make)
                       (by_part, "a part of the run was rated not helpful")):
         detail = client.get(f"/triage/{item.id}").get_data(as_text=True)
         assert f'<span title="{item.opened_reason}">{why}</span>' in detail
+
+
+def _accept_form(html):
+    found = re.search(r'<form [^>]*class="action-block accept">(.*?)</form>', html, re.S)
+    return found.group(1) if found else None
+
+
+def test_the_item_page_offers_the_proposal_under_its_workspace_label_only_from_the_list(
+        client, login, make, session):
+    """The item page said "Proposed: WRONG_ROOT_CAUSE" and offered "Accept the proposal
+    “WRONG_ROOT_CAUSE”" although the workspace names it, and kept offering it after the
+    workspace dropped the category. It shows the workspace's label, and offers nothing
+    the list does not hold."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    item = make.triage_item(make.run(ws))  # no tool calls: the rules propose NO_EVIDENCE
+    ws.settings = {"fault_categories": ["GENERAL", {"code": "NO_EVIDENCE", "label": "Looked <nothing> up",
+                                                    "group": "agent"}]}
+    session.commit()
+    login(lead)
+    html = client.get(f"/triage/{item.id}").get_data(as_text=True)
+    hint = re.search(r'<small id="category-hint" class="hint">(.*?)</small>', html, re.S).group(1)
+    assert re.match(r'Proposed: <strong title="NO_EVIDENCE">Looked &lt;nothing&gt; up</strong>, because ', hint)
+    accept = _accept_form(html)
+    assert re.search(r'<button type="submit">(.*?)</button>', accept).group(1) == \
+        "Accept the proposal “Looked &lt;nothing&gt; up”"
+    assert 'name="fault_category" value="NO_EVIDENCE"' in accept
+    assert re.findall(r'<option value="(\w+)">([^<]*)</option>', html.split('id="triage-categories"')[1]
+                      .split("</datalist>")[0]) == [("GENERAL", "General / other"),
+                                                    ("NO_EVIDENCE", "Looked &lt;nothing&gt; up")]
+    ws.settings = {"fault_categories": ["GENERAL", "PAYMENTS"]}
+    session.commit()
+    html = client.get(f"/triage/{item.id}").get_data(as_text=True)
+    assert _accept_form(html) is None and "NO_EVIDENCE" not in html
+    assert "No proposal from this workspace's categories." in html
+
+
+def test_a_refused_accept_goes_back_to_the_item_page_with_the_error(client, login, make, session):
+    """Accepting a proposal from a page loaded before the workspace dropped its category
+    gave a 400 at /triage/<id>/category. It goes back to the item page (303), the error
+    on it, and nothing is saved."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    item = make.triage_item(make.run(ws))
+    login(lead)
+    accept = _accept_form(client.get(f"/triage/{item.id}").get_data(as_text=True))
+    form = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', accept))
+    assert form["fault_category"] == "NO_EVIDENCE" and form["proposal"] == "1"
+    ws.settings = {"fault_categories": ["GENERAL", "PAYMENTS"]}
+    session.commit()
+    refused = client.post(f"/triage/{item.id}/category", data=form)
+    assert refused.status_code == 303 and refused.headers["Location"] == f"/triage/{item.id}"
+    page = client.get(refused.headers["Location"]).get_data(as_text=True)
+    assert re.search(r'<div class="flash flash-error">([^<]*)</div>', page).group(1) == (
+        "The proposal was not accepted: &#39;NO_EVIDENCE&#39; is not a category of this workspace; "
+        "use one of GENERAL, PAYMENTS")
+    session.expire_all()
+    assert session.get(TriageItem, item.id).fault_category is None
+    # A typed value still comes back with the page (400) and the text as typed.
+    typed = client.post(f"/triage/{item.id}/category", data={**form, "proposal": ""})
+    assert typed.status_code == 400 and 'value="NO_EVIDENCE"' in typed.get_data(as_text=True)

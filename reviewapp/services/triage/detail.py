@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from ...actors import Actor
+from ...domain.fault_categories import FaultCategory
 from ...domain.reasons import ReasonRow, label_of
 from ...domain.suggest import (
     RunFacts,
@@ -82,9 +83,11 @@ class DecisionEntry:
 class TriageDetail:
     """Everything the item page shows: the queue row, the run (messages, steps, report
     loaded), every reviewer's ratings, the feedback history, the proposed triage
-    category, the known categories, the run's case if there is one in the library (a
-    withdrawn case is not: SPEC 7), the item's own history (``item_events``: state
-    moves, assignments, automatic resolve / reopen, with their times), and the tools
+    category (``suggestion``: what the rules found; ``proposal``: the same when the
+    workspace's categories hold it, else ``None``), the known categories (codes; with
+    ``category_names`` their workspace labels), the run's case if there is one in the
+    library (a withdrawn case is not: SPEC 7), the item's own history (``item_events``:
+    state moves, assignments, automatic resolve / reopen, with their times), and the tools
     whose calls reviewers rated negative, (name, count) most first."""
 
     row: TriageRow
@@ -99,6 +102,35 @@ class TriageDetail:
     decisions: tuple[DecisionEntry, ...] = ()  # the run's verdict decisions, oldest first
     reasons: Registry[ReasonRow] | None = None  # the workspace's reasons (labels of saved codes)
     time_zone: str = "UTC"  # the IANA zone the page shows times in (the workspace's setting)
+    category_names: Registry[FaultCategory] | None = None  # the workspace's categories (SPEC 7)
+
+    @property
+    def proposal(self) -> Suggestion | None:
+        """The proposed category when the workspace's list holds it (SPEC 7: proposals
+        come from the workspace's one vocabulary); ``None`` when the list dropped it:
+        accepting it would be refused, so it is not offered."""
+        allowed = self.category_names.codes() if self.category_names is not None else self.categories
+        return self.suggestion if self.suggestion.value in allowed else None
+
+    @property
+    def offer_proposal(self) -> bool:
+        """True when the page offers "Accept the proposal": there is one (``proposal``)
+        and the item does not already have that category."""
+        return self.proposal is not None and self.proposal.value != self.row.fault_category
+
+    @property
+    def category_choices(self) -> tuple[tuple[str, str], ...]:
+        """(code, label) of each of the workspace's categories, in its order."""
+        if self.category_names is None:
+            return tuple((code, code) for code in self.categories)
+        return tuple((c.code, c.label) for c in self.category_names)
+
+    def category_label(self, code: str | None) -> str:
+        """How a category ``code`` reads on the page: the workspace's label for it, or the
+        code itself when the list no longer holds it ("" for ``None``)."""
+        if self.category_names is None:
+            return code or ""
+        return self.category_names.label_or_code(code)
 
     def reason_label(self, code: str) -> str:
         """How a saved reason ``code`` reads on the page: the workspace's label for it."""
@@ -194,11 +226,12 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
                            Case.withdrawn_at.is_(None))
     ).one_or_none()
     decisions = _decisions(session, run.id)
+    categories = categories_of(session, item.workspace_id)
     return TriageDetail(row, run, ratings, history, suggest_triage_category(facts),
-                        categories_of(session, item.workspace_id).codes(), case, item_history(session, item.id),
+                        categories.codes(), case, item_history(session, item.id),
                         _disliked_tools(ratings, tool_names), decisions,
                         reasons_by_workspace(session, [item.workspace_id])[item.workspace_id],
-                        time_zone_in(session, item.workspace_id))
+                        time_zone_in(session, item.workspace_id), categories)
 
 
 def _ratings(session: Session, run_pk: int, labels: Mapping[tuple[str, int, str], str]

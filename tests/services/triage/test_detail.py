@@ -38,6 +38,37 @@ def test_item_detail_proposes_a_triage_category_from_the_run(session, make):
     assert triage.get_item(session, make.actor(lead), item.id).suggestion.value == "NO_EVIDENCE"
 
 
+def test_the_proposal_is_offered_only_from_the_workspaces_categories_under_its_label(session, make):
+    """The item page offered "Accept the proposal “WRONG_ROOT_CAUSE”" for a category the
+    workspace had dropped (accepting it was refused) and showed raw codes although the
+    workspace names them. The read model offers a proposal only from the workspace's
+    list, under the workspace's label; a code the list no longer holds reads as itself."""
+    ws = make.workspace()
+    lead = make.actor(make.user(ws, Role.LEAD))
+    item = make.triage_item(make.run(ws))  # no tool calls: the rules propose NO_EVIDENCE
+
+    def detail_with(categories):
+        ws.settings = {"fault_categories": categories} if categories is not None else {}
+        session.commit()
+        return triage.get_item(session, lead, item.id)
+
+    default = detail_with(None)
+    assert (default.proposal.value, default.category_label("NO_EVIDENCE")) == ("NO_EVIDENCE", "No evidence")
+    assert default.offer_proposal
+    named = detail_with(["GENERAL", {"code": "NO_EVIDENCE", "label": "Looked nothing up", "group": "agent"}])
+    assert named.proposal.value == "NO_EVIDENCE" and named.category_label("NO_EVIDENCE") == "Looked nothing up"
+    assert named.category_choices == (("GENERAL", "General / other"), ("NO_EVIDENCE", "Looked nothing up"))
+    dropped = detail_with(["GENERAL", {"code": "PAYMENTS", "label": "Payments"}])
+    assert dropped.suggestion.value == "NO_EVIDENCE"  # what the rules found, kept
+    assert dropped.proposal is None and not dropped.offer_proposal
+    assert dropped.category_label("NO_EVIDENCE") == "NO_EVIDENCE"
+    assert dropped.category_label("PAYMENTS") == "Payments"
+    # Already categorised as proposed: nothing to accept, the proposal still shown.
+    session.get(TriageItem, item.id).fault_category = "NO_EVIDENCE"
+    accepted = detail_with(None)
+    assert accepted.proposal.value == "NO_EVIDENCE" and not accepted.offer_proposal
+
+
 # --- through the real feedback services (issue 5): what the queue shows after verdicts
 
 
