@@ -394,9 +394,10 @@ def export_options(session: Session, actor: Actor) -> ExportOptions:
 @dataclass(frozen=True)
 class _Kind:
     """One export kind: ``open`` starts its stream from the query-string parameters;
-    ``formats`` it may be written in."""
+    ``filters`` the parameter names it reads; ``formats`` it may be written in."""
 
     open: Callable[[Session, Actor, Mapping[str, Any]], ExportStream]
+    filters: tuple[str, ...]
     formats: tuple[str, ...] = export_format.FORMATS
 
 
@@ -404,14 +405,18 @@ class _Kind:
 # download route's ``<kind>``).
 _KINDS: dict[str, _Kind] = {
     "cases": _Kind(lambda session, actor, params: export_cases(
-        session, actor, CaseFilters.from_params(params))),
+        session, actor, CaseFilters.from_params(params)),
+        ("workspace", "q", "fault_category", "service", "error_code", "source_type")),
     "feedback": _Kind(lambda session, actor, params: export_feedback(
-        session, actor, FeedbackFilters.from_params(params))),
+        session, actor, FeedbackFilters.from_params(params)),
+        ("workspace", "date_from", "date_to", "rating", "target_type", "reason", "kind")),
     "evalset": _Kind(lambda session, actor, params: export_evalset(
-        session, actor, workspace_param(params)), formats=("jsonl",)),
-    "decisions": _Kind(export_decisions),
+        session, actor, workspace_param(params)), ("workspace",), formats=("jsonl",)),
+    "decisions": _Kind(export_decisions, ("workspace", "date_from", "date_to")),
 }
 KINDS: tuple[str, ...] = tuple(_KINDS)
+# What every download takes besides its filters: ``bom`` (CSV for Excel; the route reads it).
+DOWNLOAD_OPTIONS: tuple[str, ...] = ("bom",)
 
 
 def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, Any],
@@ -420,11 +425,17 @@ def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, 
     filtered by the
     query-string ``params`` (the case-list filters for cases, ``FeedbackFilters`` for
     feedback, ``workspace`` for the eval set). ``fmt``, when given, is checked too: ``csv``
-    or ``jsonl``, and the eval set is JSONL only. Access is checked first, so a non-admin
-    gets ``Forbidden`` whatever else is wrong. Raises ``Forbidden``, ``ValidationFailed``."""
+    or ``jsonl``, and the eval set is JSONL only. A parameter that is neither one of the
+    kind's filters nor a ``DOWNLOAD_OPTIONS`` is refused naming it (a misspelt filter
+    would otherwise export everything). Access is checked first, so a non-admin gets
+    ``Forbidden`` whatever else is wrong. Raises ``Forbidden``, ``ValidationFailed``."""
     export_options(session, actor)
     if kind not in _KINDS:
         raise ValidationFailed("kind", f"must be one of {', '.join(KINDS)}")
     if fmt is not None and fmt not in _KINDS[kind].formats:
         raise ValidationFailed("format", "cases and feedback: csv or jsonl; the eval set: jsonl")
+    for name in params:
+        if name not in _KINDS[kind].filters and name not in DOWNLOAD_OPTIONS:
+            raise ValidationFailed(str(name)[:40], "not a filter of this export; it takes: "
+                                   + ", ".join(_KINDS[kind].filters))
     return _KINDS[kind].open(session, actor, params)

@@ -267,3 +267,40 @@ def test_an_unknown_export_kind_names_the_kinds(session, make):
         exports.open_export(session, admin, "users", {}, "csv")
     assert (error.value.field, error.value.reason) == (
         "kind", "must be one of cases, feedback, evalset, decisions")
+
+
+@pytest.mark.parametrize("kind, params, field", [
+    ("cases", {"source": "bogus"}, "source"),           # new-user finding 2026-12-02: was 200
+    ("cases", {"q": "x", "sourcetype": "AUTO"}, "sourcetype"),
+    ("cases", {"rating": "up"}, "rating"),              # a feedback filter on cases
+    ("feedback", {"source_type": "AUTO"}, "source_type"),
+    ("evalset", {"kind": "chat"}, "kind"),
+    ("decisions", {"q": "x"}, "q"),
+])
+def test_an_unknown_export_filter_is_refused_naming_it(session, make, kind, params, field):
+    admin = make.actor(make.user(make.workspace(), Role.ADMIN))
+    with pytest.raises(ValidationFailed) as error:
+        exports.open_export(session, admin, kind, params)
+    assert error.value.field == field
+    assert error.value.reason.startswith("not a filter of this export; it takes: ")
+
+
+@pytest.mark.parametrize("kind, params", [
+    ("cases", {"workspace": "", "q": "x", "fault_category": "", "service": "", "error_code": "",
+               "source_type": "AUTO", "bom": "1"}),
+    ("feedback", {"date_from": "", "date_to": "", "rating": "", "target_type": "",
+                  "reason": "", "kind": "", "bom": "1"}),
+    ("evalset", {"workspace": ""}),
+    ("decisions", {"date_from": "", "date_to": "", "bom": "1"}),
+])
+def test_every_export_form_field_is_still_taken(session, make, kind, params):
+    admin = make.actor(make.user(make.workspace(), Role.ADMIN))
+    assert exports.open_export(session, admin, kind, params).total == 0
+
+
+def test_an_unknown_export_filter_is_a_400_naming_it(client, make, login):
+    ws = make.workspace()
+    login(make.user(ws, Role.ADMIN))
+    response = client.get("/exports/cases.csv?source=bogus")
+    assert response.status_code == 400 and "source" in response.get_data(as_text=True)
+    assert client.get("/exports/cases.csv?source_type=AUTO&bom=1").status_code == 200
