@@ -15,7 +15,7 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
@@ -161,6 +161,42 @@ def list_events(session: Session, actor: Actor, workspace_id: int,
     events, next_cursor = keyset.page(session, stmt, AUDIT_ORDER, cursor, limit, scalars=True)
     session.commit()
     return [_row(e) for e in events], next_cursor
+
+
+@dataclass(frozen=True)
+class AuditPosition:
+    """Where a page of the log sits: ``offset`` (events before it), ``total`` (events of
+    the workspace matching the filters), ``has_previous`` and ``previous_cursor`` (the
+    newer page's cursor; ``None`` with ``has_previous``: the first page), as
+    ``queue_pages.ItemsPage`` has them."""
+
+    offset: int
+    total: int
+    has_previous: bool
+    previous_cursor: str | None
+
+
+def page_position(session: Session, actor: Actor, workspace_id: int,
+                  filters: AuditFilters | None, first: AuditRow | None,
+                  limit: int = PAGE_SIZE) -> AuditPosition:
+    """The position of the page of ``list_events`` (same ``filters`` and ``limit``) that
+    starts with the event ``first`` (``None``: an empty page, or the first one):
+    one count, plus two queries (``keyset.previous`` and the events before it) past the
+    first page. Admins of the workspace only. Raises ``Forbidden``, ``ValidationFailed``
+    (an unknown action)."""
+    require_role(session, actor, workspace_id, Role.ADMIN)
+    stmt = _statement(workspace_id, (filters or AuditFilters()).action)
+    total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    if first is None:
+        return AuditPosition(0, total, False, None)
+    has_previous, previous_cursor = keyset.previous(session, stmt, AUDIT_ORDER, first, limit,
+                                                    scalars=True)
+    offset = 0
+    if has_previous:
+        offset = session.scalar(select(func.count()).select_from(
+            stmt.where(AUDIT_ORDER.after(first, reverse=True)).subquery())) or 0
+    session.commit()
+    return AuditPosition(offset, total, has_previous, previous_cursor)
 
 
 def export_events(session: Session, actor: Actor, workspace_id: int,

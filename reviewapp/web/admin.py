@@ -64,10 +64,13 @@ def _page(workspace_id: int, tab: str, status: int = 200, **context: Any) -> Res
         context["tokens"] = admin.token_rows(db.session, actor, workspace_id)
     elif tab == "audit":
         context["filters"] = audit.AuditFilters.from_params(request.args)
+        cursor = request.args.get("cursor") or None
+        limit = current_app.config.get("AUDIT_PAGE_SIZE", audit.PAGE_SIZE)
         context["events"], context["next_cursor"] = audit.list_events(
+            db.session, actor, workspace_id, context["filters"], cursor=cursor, limit=limit)
+        context["position"] = audit.page_position(
             db.session, actor, workspace_id, context["filters"],
-            cursor=request.args.get("cursor") or None,
-            limit=current_app.config.get("AUDIT_PAGE_SIZE", audit.PAGE_SIZE))
+            context["events"][0] if cursor and context["events"] else None, limit)
         context["actions"] = AUDIT_ACTIONS
     elif tab == "settings":
         context.setdefault("view", admin.get_settings(db.session, actor, workspace_id))
