@@ -266,8 +266,9 @@ def settings(workspace_id: int) -> Response:
 @bp.post("/<int:workspace_id>/settings")
 @login_required
 def save_settings(workspace_id: int) -> Response:
-    """Save the settings; a stale version gets 409 with the current values and what was
-    typed kept below them, an invalid value 400 with the typed values in the form."""
+    """Save the settings; a stale version gets 409 with what was typed kept in the form
+    (now on the current version) and the saved value beside each field that differs, an
+    invalid value 400 with the typed values in the form."""
     form = settings_form(SETTINGS)
     typed = {row.code: form[row.code].data or "" for row in SETTINGS}
     try:
@@ -280,5 +281,9 @@ def save_settings(workspace_id: int) -> Response:
                      error_field=refused.field)
     except Conflict as stale:
         db.session.rollback()
-        return _page(workspace_id, "settings", 409, error=stale.message, submitted=typed)
+        view = admin.get_settings(db.session, current_actor(), workspace_id)
+        saved_now = {code: text for code, text in view.values.items()
+                     if text.replace("\r\n", "\n").strip() != typed.get(code, "").replace("\r\n", "\n").strip()}
+        return _page(workspace_id, "settings", 409, error=stale.message,
+                     view=admin.SettingsView(workspace_id, view.version, typed), saved_now=saved_now)
     return see_other("Settings saved.", url_for("admin.settings", workspace_id=workspace_id))
