@@ -61,3 +61,20 @@ def test_the_answer_thumbs_are_not_clipped_by_a_long_answer(new_page, long_world
     thumbs = card.locator(".thumbs")
     thumbs.scroll_into_view_if_needed()
     assert thumbs.is_visible()
+
+
+def test_the_triage_items_facts_do_not_run_into_the_query_heading(new_page, make):
+    """On the triage item page the last fact ('OPENED' ...) sat flush on the 'Query'
+    heading under it: the facts list had no bottom margin, the heading no top one."""
+    ws = make.workspace()
+    make.user(ws, Role.LEAD, username="spacing.lead")
+    item = make.triage_item(make.run(ws))
+    page = new_page(1280, 900)
+    log_in(page, "spacing.lead")
+    page.goto(f"/triage/{item.id}")
+    gap = page.evaluate("""() => {
+        const facts = document.querySelector('#run-h ~ dl.facts');
+        const heading = facts.nextElementSibling;
+        return [heading.textContent, heading.getBoundingClientRect().top - facts.getBoundingClientRect().bottom];
+    }""")
+    assert gap[0] == "Query" and gap[1] >= 12
