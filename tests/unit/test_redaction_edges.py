@@ -57,6 +57,8 @@ def test_the_limits_read_from_the_schemas_are_the_documented_ones():
     ("auth abcd1234", "auth abcd1234"),
     ("u:abcd1234@host", f"u:{R}@host"),        # userinfo without a scheme: same value rule
     ("u:abcdefghij@host", "u:abcdefghij@host"),  # no digit
+    ("u:XYLOPHONES@host", "u:XYLOPHONES@host"),  # capitals only, no digit
+    ("token Xylophones", "token Xylophones"),
     ("u:12345678@host", "u:12345678@host"),    # no letter
     ("u:abc1234@host", "u:abc1234@host"),      # 7 characters
 ])
