@@ -386,3 +386,15 @@ def test_a_name_spelled_with_case_folded_unicode_letters_is_read_without_failing
     """RE2 folds case over Unicode, so a secret word's pattern also matches the Kelvin sign
     or a long s; such a name is no ASCII secret name, and reading it must not fail."""
     assert redact_text(text) == text
+
+
+def test_a_text_or_key_holding_a_lone_surrogate_is_still_redacted():
+    # Imported logs can carry lone surrogates (JSON "\ud800"); the text round-trips them
+    # and the key's digest is over the original's UTF-8 with the surrogate passed through
+    # (ED A0 80), worked out here by hand.
+    plain = Redactor(secret_scan._Pattern)
+    assert plain.text(f"\ud800 key {GH_TOKEN}") == f"\ud800 key {R}"
+    key = f"id\ud800-{GH_TOKEN}"
+    raw = b"id\xed\xa0\x80-" + GH_TOKEN.encode()
+    digest = hashlib.blake2b(raw, key=b"", digest_size=8).hexdigest()
+    assert plain.key(key) == f"id\ud800-{R}~{digest}"
