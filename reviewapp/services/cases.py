@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import func, literal, or_, select, update
 from sqlalchemy.orm import Session, selectinload
@@ -63,6 +63,8 @@ class CaseFilters:
     error_code: str | None = None
     source_type: str | None = None
     q: str | None = None
+    PARAM_NAMES: ClassVar[tuple[str, ...]] = (  # what from_params reads, as_params writes
+        "workspace", "fault_category", "service", "error_code", "source_type", "q")
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CaseFilters:
@@ -88,11 +90,8 @@ class CaseFilters:
 
     def as_params(self, **overrides: Any) -> dict[str, str]:
         """Query-string values of the set filters (for links and the export form)."""
-        values = {
-            "workspace": self.workspace_id, "fault_category": self.fault_category,
-            "service": self.service, "error_code": self.error_code,
-            "source_type": self.source_type, "q": self.q,
-        }
+        values = dict(zip(self.PARAM_NAMES, (self.workspace_id, self.fault_category, self.service,
+                                             self.error_code, self.source_type, self.q)))
         values.update(overrides)
         return {k: str(v) for k, v in values.items() if v not in (None, "")}
 

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import Select, String, func, literal, select, tuple_, type_coerce
 from sqlalchemy.orm import Session
@@ -179,6 +179,10 @@ class FeedbackFilters:
     target_type: str | None = None
     reason: str | None = None
     kind: str | None = None
+
+    # The query-string names ``from_params`` reads (the export refuses any other).
+    PARAM_NAMES: ClassVar[tuple[str, ...]] = (
+        "workspace", "date_from", "date_to", "rating", "target_type", "reason", "kind")
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FeedbackFilters:
@@ -405,11 +409,9 @@ class _Kind:
 # download route's ``<kind>``).
 _KINDS: dict[str, _Kind] = {
     "cases": _Kind(lambda session, actor, params: export_cases(
-        session, actor, CaseFilters.from_params(params)),
-        ("workspace", "q", "fault_category", "service", "error_code", "source_type")),
+        session, actor, CaseFilters.from_params(params)), CaseFilters.PARAM_NAMES),
     "feedback": _Kind(lambda session, actor, params: export_feedback(
-        session, actor, FeedbackFilters.from_params(params)),
-        ("workspace", "date_from", "date_to", "rating", "target_type", "reason", "kind")),
+        session, actor, FeedbackFilters.from_params(params)), FeedbackFilters.PARAM_NAMES),
     "evalset": _Kind(lambda session, actor, params: export_evalset(
         session, actor, workspace_param(params)), ("workspace",), formats=("jsonl",)),
     "decisions": _Kind(export_decisions, ("workspace", "date_from", "date_to")),

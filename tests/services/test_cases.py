@@ -295,3 +295,12 @@ def test_a_new_case_takes_its_solution_from_the_reports_action_line(session, mak
     draft = cases.new_case_draft(session, make.actor(lead), run.id)
     assert draft.values["root_cause"] == "Root cause: connection pool exhaustion in payment-api."
     assert draft.values["solution"] == "restart payment-api pods;\nset `tcp_keepalives_idle`."
+
+
+def test_the_case_filters_parameter_names_are_those_it_reads_and_writes():
+    # Every filter set: as_params writes each name once; from_params reads each back.
+    params = {"workspace": "7", "q": "disk", "fault_category": "CAPACITY", "service": "api",
+              "error_code": "E1", "source_type": "AUTO"}
+    filters = CaseFilters.from_params(params)
+    assert filters.as_params() == params
+    assert sorted(CaseFilters.PARAM_NAMES) == sorted(params)
