@@ -12,21 +12,48 @@ request ran at each size.
 
     .venv/bin/python benchmarks/scale.py --sizes 10000,1000000 [--db sqlite|postgres|both]
         [--repeat 15] [--only runs] [--pg-url postgresql://postgres@127.0.0.1:5432/test]
+        [--keep DIR | --reuse DIR (--copy | --in-place)]
 
-Building a million runs (5 million tool calls) takes a few minutes per database.
+Building a million runs (5 million tool calls) takes a few minutes per database, so the
+databases can be built once and measured many times:
+
+``--keep DIR`` builds as usual but keeps what it built: SQLite in ``DIR/s<size>.sqlite``,
+PostgreSQL in the database ``scale_<size>`` on ``--pg-url``'s server (refused if either
+exists: drop it yourself), and writes ``DIR/<sqlite|postgres>-<size>.json`` (the
+``scale_data.Built`` fields: url, runs, alpha, beta, sample_run_pk, sample_run_id,
+newest as ISO 8601 UTC; plus build_s). The table is then measured as without it.
+
+``--reuse DIR`` measures the databases those files name instead of building. Each is
+first brought to the current schema (``flask db upgrade``; others' migrations may add
+indexes or columns, then ``ANALYZE`` so the planners know them) and the output says how
+long that took. Upgrading changes the kept database, so ``--reuse`` needs one of:
+
+- ``--copy``: measure a copy, dropped at the end (SQLite: a file copy through SQLite's
+  backup API, consistent even with a ``-wal`` file, in a temporary folder; PostgreSQL:
+  ``CREATE DATABASE ... TEMPLATE <kept> STRATEGY FILE_COPY``, which waits while anyone
+  else is connected to the kept database — retried for ``--copy-wait`` seconds). A
+  million runs take about a minute to copy on either database.
+- ``--in-place``: upgrade and measure the kept databases themselves.
+
+    .venv/bin/python benchmarks/scale.py --keep /work/scale --db sqlite
+    .venv/bin/python benchmarks/scale.py --reuse /work/scale --copy --repeat 25
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import json
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +61,12 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from sqlalchemy import event
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 
 from benchmarks.load import pct, pg_reachable
-from benchmarks.scale_data import PASSWORD, Built, app_config, build
+from benchmarks.scale_data import PASSWORD, Built, app_config, build, migrate
 from tests.databases import private_postgres
 
 USERS = ("admin", "reviewer")
@@ -145,18 +174,167 @@ def measure(db_kind: str, builds: list[Built], repeat: int, only: str | None) ->
             print(f"{probe.label:<38} {user:<8} | {cells} | {ratio:5.2f} | {counts}", flush=True)
 
 
+def _kept(directory: Path, db_kind: str, size: int) -> Path:
+    return directory / f"{db_kind}-{size}.json"
+
+
+def keep_target(db_kind: str, size: int, directory: Path, pg_url: str) -> str:
+    """The URL ``--keep`` builds ``size`` runs at: ``DIR/s<size>.sqlite`` or the database
+    ``scale_<size>`` (created empty here). Raises SystemExit if it exists already."""
+    if db_kind == "sqlite":
+        path = directory / f"s{size}.sqlite"
+        if path.exists():
+            raise SystemExit(f"{path} exists: remove it to build it again")
+        return f"sqlite:///{path}"
+    name = f"scale_{size}"
+    server = make_url(pg_url).set(drivername="postgresql+psycopg")
+    engine = create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            if conn.execute(text("SELECT 1 FROM pg_database WHERE datname = :n"),
+                            {"n": name}).first():
+                raise SystemExit(f"database {name} exists: drop it to build it again")
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        engine.dispose()
+    return server.set(database=name).render_as_string(hide_password=False)
+
+
+def write_kept(built: Built, path: Path, build_s: float) -> None:
+    """``--keep``'s description of a built database (fields in the module docstring)."""
+    fields = dataclasses.asdict(built)
+    fields["newest"] = built.newest.isoformat()
+    fields["build_s"] = round(build_s)
+    path.write_text(json.dumps(fields, indent=1) + "\n")
+
+
+def read_kept(path: Path) -> Built:
+    """The ``Built`` a ``--keep`` (or /work/scale/build_keep.py) file describes."""
+    fields = json.loads(path.read_text())
+    values = {f.name: fields[f.name] for f in dataclasses.fields(Built)}
+    values["newest"] = datetime.fromisoformat(values["newest"])
+    return Built(**values)
+
+
+def copy_sqlite(source_url: str, folder: Path) -> str:
+    """A consistent copy of the SQLite database at ``source_url`` in ``folder`` (SQLite's
+    backup API: it reads the ``-wal`` too and never writes the source)."""
+    source = make_url(source_url).database
+    target = folder / Path(source).name
+    with contextlib.closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as src, \
+            contextlib.closing(sqlite3.connect(target)) as dst:
+        src.backup(dst, pages=65536)
+    return f"sqlite:///{target}"
+
+
+@contextlib.contextmanager
+def copied_postgres(source_url: str, wait_s: float) -> Iterator[str]:
+    """A copy of the PostgreSQL database at ``source_url`` (``CREATE DATABASE ... TEMPLATE``,
+    file copy) on its server, dropped on exit. PostgreSQL refuses while another session is
+    connected to the source: retried every 2 s for ``wait_s`` seconds, then the error."""
+    source = make_url(source_url)
+    name = f"{source.database}_copy_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(source.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    deadline = time.monotonic() + wait_s
+    try:
+        while True:
+            try:
+                with admin.connect() as conn:
+                    conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{source.database}" '
+                                      "STRATEGY FILE_COPY"))
+                break
+            except OperationalError as error:
+                if "being accessed by other users" not in str(error) \
+                        or time.monotonic() > deadline:
+                    raise
+                time.sleep(2)
+        yield source.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                              "WHERE datname = :n"), {"n": name})
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+        admin.dispose()
+
+
+def _revision(url: str) -> str:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
+    finally:
+        engine.dispose()
+
+
+def upgrade(url: str) -> str:
+    """``flask db upgrade`` on ``url``, then ``ANALYZE`` if the revision moved (new
+    indexes need their statistics). Returns what happened, with the times in s."""
+    before = _revision(url)
+    t0 = time.perf_counter()
+    migrate(url)
+    upgraded = time.perf_counter() - t0
+    after = _revision(url)
+    if after == before:
+        return f"schema at {after} already (flask db upgrade: {upgraded:.1f} s)"
+    t0 = time.perf_counter()
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            if engine.dialect.name == "postgresql":
+                conn.execution_options(isolation_level="AUTOCOMMIT").execute(text("ANALYZE"))
+            else:
+                conn.execute(text("ANALYZE"))
+                conn.commit()
+    finally:
+        engine.dispose()
+    return (f"schema {before} -> {after}: flask db upgrade {upgraded:.1f} s, "
+            f"ANALYZE {time.perf_counter() - t0:.1f} s")
+
+
+def reused(stack: contextlib.ExitStack, db_kind: str, size: int,
+           args: argparse.Namespace) -> Built:
+    """The kept database of ``size`` runs (``--reuse``), or a copy of it (``--copy``),
+    brought to the current schema."""
+    built = read_kept(_kept(Path(args.reuse), db_kind, size))
+    url = built.url
+    if args.copy:
+        t0 = time.perf_counter()
+        if db_kind == "sqlite":
+            folder = Path(stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="reviewapp-scale-")))
+            url = copy_sqlite(built.url, folder)
+        else:
+            url = stack.enter_context(copied_postgres(built.url, args.copy_wait))
+        print(f"{db_kind}: copied {size:,} runs in {time.perf_counter() - t0:.0f} s",
+              flush=True)
+    print(f"{db_kind} {size:,}{' (copy)' if args.copy else ' (in place)'}: {upgrade(url)}",
+          flush=True)
+    return dataclasses.replace(built, url=url)
+
+
+def built_here(stack: contextlib.ExitStack, db_kind: str, size: int,
+               args: argparse.Namespace) -> Built:
+    """A database of ``size`` runs built now: temporary, or kept (``--keep``)."""
+    if args.keep:
+        url = keep_target(db_kind, size, Path(args.keep), args.pg_url)
+    elif db_kind == "postgres":
+        url = stack.enter_context(private_postgres(args.pg_url, "reviewapp_scale"))
+    else:
+        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="reviewapp-scale-"))
+        url = f"sqlite:///{Path(folder) / 'scale.sqlite'}"
+    t0 = time.perf_counter()
+    built = build(url, size)
+    elapsed = time.perf_counter() - t0
+    print(f"{db_kind}: built {size:,} runs in {elapsed:.0f} s", flush=True)
+    if args.keep:
+        write_kept(built, _kept(Path(args.keep), db_kind, size), elapsed)
+    return built
+
+
 def run(db_kind: str, sizes: list[int], args: argparse.Namespace) -> None:
     with contextlib.ExitStack() as stack:
-        builds = []
-        for size in sizes:
-            if db_kind == "postgres":
-                url = stack.enter_context(private_postgres(args.pg_url, "reviewapp_scale"))
-            else:
-                folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="reviewapp-scale-"))
-                url = f"sqlite:///{Path(folder) / 'scale.sqlite'}"
-            t0 = time.perf_counter()
-            builds.append(build(url, size))
-            print(f"{db_kind}: built {size:,} runs in {time.perf_counter() - t0:.0f} s", flush=True)
+        obtain = reused if args.reuse else built_here
+        builds = [obtain(stack, db_kind, size, args) for size in sizes]
         measure(db_kind, builds, args.repeat, args.only)
 
 
@@ -168,7 +346,23 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--only", help="measure only requests whose label contains this")
     parser.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--keep", metavar="DIR", help="keep the databases built (docstring)")
+    parser.add_argument("--reuse", metavar="DIR",
+                        help="measure the databases DIR/<kind>-<size>.json name (docstring)")
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--copy", action="store_true", help="with --reuse: upgrade and measure "
+                     "a copy, dropped at the end")
+    how.add_argument("--in-place", action="store_true", help="with --reuse: upgrade and "
+                     "measure the kept databases themselves")
+    parser.add_argument("--copy-wait", type=float, default=300,
+                        help="seconds to retry a PostgreSQL copy while its source is in use")
     args = parser.parse_args()
+    if args.reuse and args.keep:
+        parser.error("--keep builds, --reuse does not: one of them")
+    if args.reuse and not (args.copy or args.in_place):
+        parser.error("--reuse upgrades the schema first: say --copy or --in-place")
+    if (args.copy or args.in_place) and not args.reuse:
+        parser.error("--copy and --in-place go with --reuse")
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(","))
     kinds = ("sqlite", "postgres") if args.db == "both" else (args.db,)
     if "postgres" in kinds and not pg_reachable(args.pg_url):

@@ -63,7 +63,9 @@ def app_config(url: str) -> dict[str, Any]:
             "RATELIMIT_ENABLED": False}
 
 
-def _migrate(url: str) -> None:
+def migrate(url: str) -> None:
+    """``flask db upgrade`` on the database at ``url`` (a subprocess of this venv's flask;
+    raises CalledProcessError if it fails)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REVIEWAPP_")}
     env.update({"REVIEWAPP_DATABASE_URL": url, "REVIEWAPP_SECRET_KEY": SECRET,
                 "FLASK_APP": "app.py"})
@@ -124,7 +126,7 @@ def build(url: str, count: int, *, progress: bool = True) -> Built:
         TriageItem,
     )
 
-    _migrate(url)
+    migrate(url)
     alpha, beta, admin_id, reviewer_id = _accounts(url)
     newest = datetime.now(UTC).replace(microsecond=0)
     step = SPAN / max(count, 1)
