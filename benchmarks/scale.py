@@ -90,6 +90,9 @@ PROBES = (
     Probe("runs list, not reviewed by me", lambda b: "/?reviewed=not_mine"),
     Probe("runs list, sort score", lambda b: "/?sort=score_desc"),
     Probe("runs list, text search (no match)", lambda b: "/?q=zebrafinch"),
+    # Every run's answer holds "pool"; the sample's run id is held by that run alone.
+    Probe("runs list, text search (every run)", lambda b: "/?q=pool"),
+    Probe("runs list, text search (one run)", lambda b: f"/?q={b.sample_run_id}"),
     Probe("run page", lambda b: f"/runs/{b.sample_run_pk}"),
     Probe("review queue, next run", lambda b: "/queue", (303, 200)),
     Probe("dashboard, all time", lambda b: "/dashboard/", (200, 403)),
