@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .vocabulary import Registry
+from .workspace_settings import SETTINGS
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,29 @@ AUDIT_ACTIONS: Registry[AuditAction] = Registry("action", (
     AuditAction("settings.change", "Settings changed"),
 ))
 
+SETTINGS_CHANGE = "settings.change"  # its keys are settings: named by ``SETTINGS``
+
+
+@dataclass(frozen=True)
+class AuditField:
+    """A key an action other than a settings change records in before / after
+    (``code``), and how the log page names it (``label``)."""
+
+    code: str
+    label: str
+
+
+AUDIT_FIELDS: Registry[AuditField] = Registry("audit field", (
+    AuditField("username", "Username"),
+    AuditField("role", "Role"),
+    AuditField("name", "Name"),
+    AuditField("slug", "Short name"),
+    AuditField("active", "Active"),
+    AuditField("revoked", "Revoked"),
+    AuditField("sessions_ended", "Sessions ended"),
+    AuditField("must_change_password", "Must change password"),
+))
+
 # Keys whose values are never recorded, at any depth (compared case-insensitively).
 SECRET_KEYS: frozenset[str] = frozenset({
     "password", "password_hash", "new_password", "current_password", "secret",
@@ -62,3 +86,42 @@ def changed_keys(before: Mapping[str, Any] | None, after: Mapping[str, Any] | No
     """The keys whose values differ between ``before`` and ``after`` (sorted)."""
     before, after = before or {}, after or {}
     return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+
+
+def field_label(action: str, key: str) -> str:
+    """How the log page names a changed ``key`` of an event of ``action``: a setting's
+    label (``SETTINGS``) for a settings change, else ``AUDIT_FIELDS``' label, else the
+    key itself (one recorded by an older version)."""
+    if action == SETTINGS_CHANGE and key in SETTINGS:
+        return SETTINGS.label(key)
+    return AUDIT_FIELDS.label_or_code(key)
+
+
+def readable(value: Any) -> str:
+    """A recorded value as plain text (the page escapes it): a string as it is, no JSON
+    quotes; ``True`` / ``False`` as ``yes`` / ``no``; ``None`` as ``—``; a list as its
+    entries comma-separated, a row (mapping) by its ``label``, else its ``code``; another
+    mapping as ``key: value`` parts joined by ``; ``. Raises nothing."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return ", ".join(readable(v) for v in value)
+    if isinstance(value, Mapping):
+        for key in ("label", "code"):
+            if isinstance(value.get(key), str) and value[key]:
+                return value[key]
+        return "; ".join(f"{k}: {readable(v)}" for k, v in value.items())
+    return str(value)
+
+
+def change_text(action: str, key: str, value: Any) -> str:
+    """One side (before or after) of a changed ``key``: a setting through its registry
+    row (``Setting.describe``: its vocabulary's labels, ``(default)`` when never set),
+    any other value through ``readable``."""
+    if action == SETTINGS_CHANGE and key in SETTINGS:
+        return SETTINGS.get(key).describe(value)
+    return readable(value)

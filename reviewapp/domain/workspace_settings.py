@@ -5,7 +5,8 @@ A ``Setting`` says where its value lives (``code``: the key in ``workspace.setti
 how people see it (``label``, ``help``, ``widget``: ``lines`` | ``checkbox`` | ``text``),
 how the page's text becomes the stored value (``parse``: raises ``ValueError`` with the
 reason, naming the line) and back (``show``: from the whole settings mapping, so a
-workspace that never set it shows the default the app applies).
+workspace that never set it shows the default the app applies), and how it reads in one
+line of the audit log (``brief``: lists as their labels, comma-separated).
 
 Adding a setting is one row in ``SETTINGS``: the page, the service (versioned writes,
 the audit record) and the CLI derive from it. The consumers read the stored value with
@@ -44,14 +45,14 @@ class Setting:
     widget: str
     parse: Callable[[str], Any]
     show: Callable[[Mapping[str, Any]], str]
+    brief: Callable[[Mapping[str, Any]], str]
 
     def describe(self, stored: Any) -> str:
-        """A stored value (an audit event's before / after) as the settings page writes
-        it: a checkbox as ``on`` / ``off``, ``None`` (never set) as the default the app
-        applied then, prefixed ``(default)``."""
-        text = self.show({} if stored is None else {self.code: stored})
-        if self.widget == "checkbox":
-            text = "on" if text else "off"
+        """A stored value (an audit event's before / after) in one readable line
+        (``brief``): a list as its labels in the setting's own vocabulary, comma-separated,
+        a checkbox as ``on`` / ``off``; ``None`` (never set) as the default the app applied
+        then, prefixed ``(default)``. Plain text: the page escapes it."""
+        text = self.brief({} if stored is None else {self.code: stored})
         return f"(default) {text}" if stored is None else text
 
 
@@ -169,6 +170,14 @@ def show_evidence_tools(settings: Mapping[str, Any]) -> str:
     return "\n".join(f"{group}: {', '.join(map(str, names))}" for group, names in source.items())
 
 
+def _flag(settings: Mapping[str, Any]) -> str:
+    return "1" if settings.get("triage_negative_targets") is True else ""
+
+
+def _zone(settings: Mapping[str, Any]) -> str:
+    return str(settings.get("time_zone") or DEFAULT_TIME_ZONE)
+
+
 def parse_flag(text: str) -> bool:
     """A checkbox: ``1`` / ``on`` / ``true`` is on, empty is off."""
     value = (text or "").strip().lower()
@@ -208,23 +217,26 @@ SETTINGS: Registry[Setting] = Registry("setting", (
     Setting("feedback_reasons", "Reasons for ratings",
             "One per line: code | label | polarity (negative, positive or either). "
             "A default reason keeps its polarity: 'incorrect' never goes with a thumbs-up.",
-            "lines", parse_reasons, show_reasons),
+            "lines", parse_reasons, show_reasons,
+            lambda s: ", ".join(r.label for r in workspace_reasons(s))),
     Setting("triage_negative_targets", "Negative part ratings open triage items",
             "A thumbs-down on a citation, step or report also puts the run in the not-useful "
             "queue (Opened by: negative rating of a part).",
-            "checkbox", parse_flag, lambda s: "1" if s.get("triage_negative_targets") is True else ""),
+            "checkbox", parse_flag, _flag, lambda s: "on" if _flag(s) else "off"),
     Setting("fault_categories", "Fault categories (triage and cases)",
             "One per line: CODE | label | group (incident or agent). Triage and the case "
             "library offer exactly these; anything else is refused.",
-            "lines", parse_categories, show_categories),
+            "lines", parse_categories, show_categories,
+            lambda s: ", ".join(c.label for c in workspace_categories(s))),
     Setting("aiops_evidence_tools", "AIOps evidence tools",
             "One group per line: group: tool, tool. Tool calls by these names count as "
             "evidence in the AIOps checks (new scores; re-score older runs with "
             "flask runs rescore).",
-            "lines", parse_evidence_tools, show_evidence_tools),
+            "lines", parse_evidence_tools, show_evidence_tools,
+            lambda s: "; ".join(show_evidence_tools(s).splitlines())),
     Setting("time_zone", "Time zone",
             "An IANA name (e.g. Europe/Berlin). Applies to the times on the run, triage item and case "
             "pages as sent by the server (seen without JavaScript); lists and other pages show UTC "
             "there, and with JavaScript every time shows in the viewer's own zone.",
-            "text", parse_time_zone, lambda s: str(s.get("time_zone") or DEFAULT_TIME_ZONE)),
+            "text", parse_time_zone, _zone, _zone),
 ))

@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
-from ..domain.audit import AUDIT_ACTIONS, changed_keys, scrub
+from ..domain.audit import AUDIT_ACTIONS, change_text, changed_keys, field_label, scrub
 from ..errors import ValidationFailed
 from ..models import AuditEvent
 from ..models.base import utcnow
@@ -87,6 +87,18 @@ def record_event(
 
 
 @dataclass(frozen=True)
+class AuditChange:
+    """One changed key of an event as the log page reads it: ``label`` (the setting's or
+    the field's, ``domain.audit.field_label``), ``before`` / ``after`` as plain text
+    (``domain.audit.change_text``; ``—`` for a side without the key). Jinja escapes them."""
+
+    key: str
+    label: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
 class AuditRow:
     """One event for the log page and the exports; ``changed`` lists the keys that differ."""
 
@@ -103,17 +115,15 @@ class AuditRow:
     before: dict[str, Any] | None
     after: dict[str, Any] | None
 
-    def shown(self, side: str, key: str) -> str:
-        """The page's text for ``key`` of ``before`` or ``after`` (``side``): a JSON dump
-        with characters kept as typed (``ensure_ascii=False``, keys sorted) for Jinja to
-        escape once; ``"—"`` when that side lacks the key. Raises ``ValueError`` for
-        another side."""
-        if side not in ("before", "after"):
-            raise ValueError(f"side must be 'before' or 'after', not {side!r}")
-        values = self.before if side == "before" else self.after
-        if not values or key not in values:
-            return "—"
-        return json.dumps(values[key], ensure_ascii=False, sort_keys=True)
+    @property
+    def changes(self) -> list[AuditChange]:
+        """The changed keys (``changed``'s order) labelled and readable, for the page."""
+        return [AuditChange(key, field_label(self.action, key),
+                            self._side(self.before, key), self._side(self.after, key))
+                for key in self.changed]
+
+    def _side(self, values: dict[str, Any] | None, key: str) -> str:
+        return change_text(self.action, key, values[key]) if values and key in values else "—"
 
     def as_export(self, json_values: bool = False) -> dict[str, Any]:
         """The export row (``EXPORT_COLUMNS``): times in UTC ISO 8601; ``before`` /

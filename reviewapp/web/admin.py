@@ -51,7 +51,7 @@ ADMIN_TABS: tuple[tuple[str, str], ...] = (("members", "Members"), ("tokens", "I
 
 @bp.context_processor
 def _admin_context() -> dict[str, Any]:
-    return {"admin_tabs": ADMIN_TABS, "settings_registry": SETTINGS}
+    return {"admin_tabs": ADMIN_TABS}
 
 
 def _page(workspace_id: int, tab: str, status: int = 200, **context: Any) -> Response:

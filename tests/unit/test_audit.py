@@ -55,3 +55,53 @@ def test_changed_keys_are_the_differing_ones_sorted():
     assert changed_keys({"x": 1}, None) == ["x"]
     assert changed_keys({"x": None}, {}) == []
     assert changed_keys(None, None) == []
+
+
+def test_a_changed_field_is_named_by_its_registry_label():
+    """The log named a change by its stored key, which the page's small capitals showed as
+    `FAULT_CATEGORIES`; a setting reads under the settings registry's label, another
+    recorded key under the audit fields' label, an unknown key as itself."""
+    from reviewapp.domain.audit import field_label
+    from reviewapp.domain.workspace_settings import SETTINGS
+
+    for setting in SETTINGS:
+        assert field_label("settings.change", setting.code) == setting.label
+    assert field_label("settings.change", "fault_categories") == "Fault categories (triage and cases)"
+    assert field_label("member.role", "role") == "Role"
+    assert field_label("user.password_reset", "must_change_password") == "Must change password"
+    assert field_label("member.role", "legacy_key") == "legacy_key"
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("lead", "lead"), ("tau-bench R&D 'airline'", "tau-bench R&D 'airline'"),
+    (True, "yes"), (False, "no"), (None, "—"), (3, "3"),
+    (["GENERAL"], "GENERAL"), (["GENERAL", "DATABASE"], "GENERAL, DATABASE"),
+    ([{"code": "PAYMENTS", "label": "Payments", "group": "incident"}, {"code": "X"}], "Payments, X"),
+    ({"logs": ["a", "b"], "metrics": ["m"]}, "logs: a, b; metrics: m"),
+    ('["GENERAL"]', '["GENERAL"]'),
+])
+def test_a_recorded_value_reads_without_json_quotes(value, shown):
+    """Values read as text: strings unquoted, lists as comma-separated labels (a row's
+    label, else its code), a mapping as `key: value` parts; `"[\\"GENERAL\\"]"` was a
+    JSON dump of the value on the page."""
+    from reviewapp.domain.audit import readable
+
+    assert readable(value) == shown
+
+
+def test_a_settings_change_reads_through_the_setting_registry():
+    """A setting's before / after: lists as their labels in the workspace's vocabulary, a
+    value never set as the default applied then."""
+    from reviewapp.domain.audit import change_text
+    from reviewapp.domain.fault_categories import FAULT_CATEGORIES
+
+    cats = [{"code": "GENERAL", "label": "General", "group": "incident"},
+            {"code": "PAYMENTS", "label": "Payments", "group": "incident"}]
+    assert change_text("settings.change", "fault_categories", cats) == "General, Payments"
+    assert change_text("settings.change", "fault_categories", None) == \
+        "(default) " + ", ".join(c.label for c in FAULT_CATEGORIES)
+    assert change_text("settings.change", "triage_negative_targets", True) == "on"
+    assert change_text("settings.change", "time_zone", "Asia/Tokyo") == "Asia/Tokyo"
+    assert change_text("settings.change", "feedback_reasons",
+                       [{"code": "other", "label": "Other", "polarity": "either"}]) == "Other"
+    assert change_text("member.role", "role", "lead") == "lead"

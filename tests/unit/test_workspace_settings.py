@@ -215,15 +215,17 @@ def test_each_setting_explains_its_format_on_the_page():
     }
 
 
-def test_a_stored_value_is_described_as_the_page_writes_it():
-    """The audit log shows a change as the settings page writes it: a checkbox on / off, a
-    value never set as the default applied then, marked "(default)"."""
+def test_a_stored_value_is_described_in_one_readable_line():
+    """The audit log shows a change in one line: a checkbox on / off, groups of tools
+    `group: tool, tool` separated by `; `, a value never set as the default applied
+    then, marked "(default)"."""
     flag, zone, tools = (SETTINGS.get(code) for code in ("triage_negative_targets", "time_zone",
                                                          "aiops_evidence_tools"))
     assert (flag.describe(True), flag.describe(False), flag.describe(None)) == ("on", "off", "(default) off")
     assert (zone.describe("Asia/Tokyo"), zone.describe(None)) == ("Asia/Tokyo", "(default) UTC")
     assert tools.describe({"logs": ["a"]}) == "logs: a"
-    assert tools.describe(None) == "(default) " + show_evidence_tools({})
+    assert tools.describe({"logs": ["a", "b"], "metrics": ["m"]}) == "logs: a, b; metrics: m"
+    assert tools.describe(None) == "(default) " + "; ".join(show_evidence_tools({}).splitlines())
 
 
 def test_a_setting_row_cannot_be_changed():

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from reviewapp.actors import Actor, Role
+from reviewapp.domain.fault_categories import FAULT_CATEGORIES
 from reviewapp.models import AuditEvent, IngestToken, Membership, User
 from reviewapp.services import admin
 
@@ -263,22 +264,38 @@ def test_a_one_time_password_set_for_a_member_names_the_member(client, login, ma
     assert re.search(r'<h2 id="ot-h">([^<]+)</h2>', html).group(1) == "One-time password for olga"
 
 
-def test_a_settings_change_reads_as_the_settings_page_wrote_it_default_included(client, login,
-                                                                                 session, site):
-    """The audit log showed 'null → [{"code": "GENERAL", ...}]' for a first change of the
-    categories: before was the default list (what the app applied), after the admin's
-    lines. Both read as on the settings page; the stored event keeps its raw values."""
+def test_a_settings_change_reads_with_labels_default_included(client, login, session, site):
+    """The audit log showed the stored key (`FAULT_CATEGORIES` in the page's small
+    capitals) and JSON values; a first change of the categories also read 'null → …'.
+    The change reads under the setting's label, lists as comma-separated labels, the
+    default (what the app applied) marked; the stored event keeps its raw values."""
     login(site.a1)
     view = admin.get_settings(session, Actor.system_actor(), site.w1.id)
     form = {"version": view.version, **view.values,
-            "fault_categories": "GENERAL | General | incident\nPAYMENTS | Payments | incident",
+            "fault_categories": "GENERAL | General | incident\nPAYMENTS | Pay<b>ments</b> | incident",
             "triage_negative_targets": "1"}
     assert client.post(f"/admin/{site.w1.id}/settings", data=form).status_code == 303
     html = client.get(f"/admin/{site.w1.id}/audit").get_data(as_text=True)
     changes = re.search(r'<td class="changes"[^>]*>(.*?)</td>', html, re.S).group(1)
-    assert "default" in changes and "NO_EVIDENCE | No evidence | agent" in changes
-    assert "PAYMENTS | Payments | incident" in changes and '{&#34;code&#34;' not in changes
-    assert "null" not in changes and "on" in changes
+    terms = [re.sub(r"\s+", " ", t).strip() for t in re.findall(r"<dt[^>]*>(.*?)</dt>", changes, re.S)]
+    assert terms == ["Fault categories (triage and cases)", "Negative part ratings open triage items"]
+    values = [re.sub(r"<[^>]+>|\s+", " ", d).split() for d in re.findall(r"<dd>(.*?)</dd>", changes, re.S)]
+    defaults = ", ".join(c.label for c in FAULT_CATEGORIES)
+    assert " ".join(values[0]) == f"(default) {defaults} → General, Pay&lt;b&gt;ments&lt;/b&gt;"
+    assert " ".join(values[1]) == "(default) off → on"
+    assert "fault_categories" not in changes and "&#34;" not in changes and "null" not in changes
+    event = session.scalars(select(AuditEvent).where(AuditEvent.action == "settings.change")).one()
+    assert event.after["fault_categories"][1] == {"code": "PAYMENTS", "label": "Pay<b>ments</b>",
+                                                  "group": "incident"}
+
+
+def test_audit_log_shows_a_role_change_unquoted_under_its_label(client, login, session, site):
+    """A role change read `ROLE "reviewer" → "lead"` (JSON strings)."""
+    login(site.a1)
+    client.post(f"/admin/{site.w1.id}/members/{site.shared.id}/role", data={"role": "lead"})
+    html = client.get(f"/admin/{site.w1.id}/audit").get_data(as_text=True)
+    changes = re.search(r'<td class="changes"[^>]*>(.*?)</td>', html, re.S).group(1)
+    assert re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", changes)).strip() == "Role reviewer → lead"
 
 
 def test_audit_log_shows_renamed_names_and_token_names_as_readable_text(client, login, session, site):
