@@ -7,10 +7,10 @@ from typing import Any
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from flask_login import login_required
 
+from ..domain.case_sources import CASE_SOURCES
 from ..domain.fault_categories import FAULT_CATEGORIES
 from ..errors import Conflict, ValidationFailed
 from ..extensions import db
-from ..models import SourceType
 from ..services import cases
 from .auth import current_actor
 from .forms import CaseForm, show_service_error
@@ -37,8 +37,8 @@ def index() -> Response:
         limit=current_app.config.get("CASES_PAGE_SIZE", 50), cursor=request.args.get("cursor") or None,
     )
     return page_or_fragment("cases/list.html", "cases/_table.html", page=page,
-                            case_categories=FAULT_CATEGORIES.codes(),
-                            source_types=[s.value for s in SourceType])
+                            case_categories=FAULT_CATEGORIES.choices(),
+                            source_types=CASE_SOURCES.choices())
 
 
 @bp.get("/<case_id>")

@@ -6,6 +6,7 @@ from flask import Blueprint, Response, render_template, request
 from flask_login import login_required
 
 from ..domain import export_format
+from ..domain.case_sources import CASE_SOURCES
 from ..extensions import db
 from ..services import exports
 from .auth import current_actor
@@ -20,7 +21,7 @@ def index() -> str:
     """The export forms: cases, feedback, eval set."""
     return render_template("exports/index.html",
                            options=exports.export_options(db.session, current_actor()),
-                           params=request.args)
+                           params=request.args, source_types=CASE_SOURCES.choices())
 
 
 @bp.get("/<kind>.<fmt>")

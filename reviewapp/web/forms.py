@@ -37,6 +37,7 @@ from ..domain.queues import (
     REVIEWERS_MAX,
     REVIEWERS_MIN,
 )
+from ..domain.run_vocabulary import RUN_KINDS, RUN_STATUSES
 from ..domain.verdicts import VERDICTS, VERIFIER_VERDICTS
 from ..services.runs import RunFilters
 
@@ -65,8 +66,8 @@ class CaseForm(FlaskForm):
 # Selects are rendered from these (value, label) lists by the templates; the fields
 # are plain strings checked with AnyOf, which keeps the forms independent of WTForms'
 # changing SelectField choice formats.
-KIND_CHOICES = (("chat", "Chat"), ("aiops", "AIOps"))
-STATUS_CHOICES = (("RUNNING", "Running"), ("SUCCESS", "Success"), ("FAILED", "Failed"))
+KIND_CHOICES = RUN_KINDS.choices()
+STATUS_CHOICES = RUN_STATUSES.choices()
 VERDICT_CHOICES = (*VERIFIER_VERDICTS.choices(), ("none", "Not verified"))
 FEEDBACK_CHOICES = (*VERDICTS.choices(), ("none", "No verdict"))
 REVIEWED_CHOICES = (("not_mine", "Not yet by me"), ("mine", "Reviewed by me"))

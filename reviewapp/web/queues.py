@@ -6,6 +6,7 @@ while open and releases it on "Skip". Thin: every rule is in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from flask import (
@@ -52,6 +53,19 @@ F = TypeVar("F", bound=FlaskForm)
 
 RULE_FIELDS = ("kind", "status", "verdict", "feedback", "score_min", "score_max", "outcome",
                "failed_calls", "q")
+
+
+def _rule_chips(rule: Mapping[str, str] | None) -> list[str]:
+    """A rule's filters as the chips of its queue's page, in the form's order: the form
+    field's label and the value's label in its vocabulary (``Kind: AIOps``), a checkbox
+    filter by its label alone, free values (scores, text) as stored."""
+    form = QueueForm(formdata=None, meta={"csrf": False})
+    labels = {"kind": dict(KIND_CHOICES), "status": dict(STATUS_CHOICES),
+              "verdict": dict(VERDICT_CHOICES), "feedback": dict(FEEDBACK_CHOICES)}
+    rule = rule or {}
+    return [form[name].label.text if name == "failed_calls" else
+            f"{form[name].label.text}: {labels.get(name, {}).get(rule[name], rule[name])}"
+            for name in RULE_FIELDS if name in rule]
 
 
 def _choices() -> dict[str, Any]:
@@ -208,7 +222,7 @@ def detail(queue_id: int) -> str:
     return render_template(
         "queues/detail.html", queue=queue, page=page, cursor=cursor, people=people,
         progress=rq.progress(db.session, actor, queue_id), assignable=people,
-        **_choices())
+        rule_chips=_rule_chips(queue.rule), **_choices())
 
 
 @bp.post("/<int:queue_id>/items/<int:run_pk>/remove")

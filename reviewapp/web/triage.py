@@ -11,9 +11,9 @@ from __future__ import annotations
 from flask import Blueprint, Response, current_app, make_response, render_template, request, url_for
 from flask_login import login_required
 
+from ..domain.run_vocabulary import RUN_KINDS
 from ..errors import Conflict, ValidationFailed
 from ..extensions import db
-from ..models import RunKind
 from ..services import triage
 from .auth import current_actor
 from .forms import TriageActionForm, TriageBulkForm
@@ -34,7 +34,7 @@ def index() -> Response:
         limit=current_app.config["TRIAGE_PAGE_SIZE"], cursor=request.args.get("cursor") or None,
     )
     return page_or_fragment("triage/list.html", "triage/_table.html", page=page,
-                            list_url=request.full_path.rstrip("?"), kinds=[k.value for k in RunKind])
+                            list_url=request.full_path.rstrip("?"), kinds=RUN_KINDS.choices())
 
 
 @bp.get("/<int:item_id>")
