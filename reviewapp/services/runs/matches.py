@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Text, cast, or_, select
+from sqlalchemy import Text, cast, or_, select, union_all
 from sqlalchemy.orm import Session
 
 from ...models import DiagnosisSession, Run, ToolCall
@@ -13,6 +13,8 @@ from ...models import DiagnosisSession, Run, ToolCall
 # Where a search can match inside a tool call (``match_places``), in the order shown.
 TOOL_CALL_PLACES = ("tool name", "arguments", "result", "error")
 MAX_MATCH_PLACES = 4
+# Runs per calls statement: SQLite allows 500 terms in a compound SELECT.
+_RUNS_PER_STATEMENT = 100
 
 
 def _tool_call_matches(text: str) -> list[Any]:
@@ -25,12 +27,31 @@ def _tool_call_matches(text: str) -> list[Any]:
             ToolCall.error_message.icontains(text, autoescape=True)]
 
 
+def _first_matching_calls(run_pks: list[int], conditions: list[Any]) -> Any:
+    """SQL: per run of ``run_pks``, its first ``MAX_MATCH_PLACES`` calls (in call order)
+    that match one of ``conditions``, with run pk, tool name and one flag per condition.
+    One limited index range of ``(run_pk, ordinal)`` per run, joined by UNION ALL: the
+    scan of a run stops at its cap, however many of its calls hold the text."""
+    firsts = [select(ToolCall.run_pk, ToolCall.ordinal, ToolCall.id, ToolCall.tool_name,
+                     *(c.label(f"hit{k}") for k, c in enumerate(conditions)))
+              .where(ToolCall.run_pk == pk, or_(*conditions))
+              .order_by(ToolCall.ordinal, ToolCall.id).limit(MAX_MATCH_PLACES).subquery()
+              for pk in run_pks]
+    merged = union_all(*(select(first) for first in firsts)).subquery()
+    return (select(merged.c.run_pk, merged.c.tool_name,
+                   *(merged.c[f"hit{k}"] for k in range(len(conditions))))
+            .order_by(merged.c.run_pk, merged.c.ordinal, merged.c.id))
+
+
 def match_places(session: Session, runs: list[Run], q: str | None) -> dict[int, tuple[str, ...]]:
     """Where ``q`` (case-insensitive) occurs in each of ``runs`` (a page the actor was
     just shown, so already access-checked): "query", "answer", "run id", "session id",
     then per tool call "<place> of <tool name>" with place one of ``TOOL_CALL_PLACES``
-    — at most ``MAX_MATCH_PLACES`` per run, in that order. Two queries at most (session
-    ids, matching tool calls), whatever the page size; ``{}`` without ``q``."""
+    — at most ``MAX_MATCH_PLACES`` per run, in that order. The calls looked at are the
+    run's first ``MAX_MATCH_PLACES`` calls holding ``q`` (in call order): a run with
+    50,000 such calls costs four, not all of them (issue 18), and a place that only a
+    later call has is not named. Queries: the session ids, then the matching calls (one
+    per ``_RUNS_PER_STATEMENT`` runs: 1 for a page of 50); ``{}`` without ``q``."""
     text = (q or "").strip()
     if not text or not runs:
         return {}
@@ -40,16 +61,14 @@ def match_places(session: Session, runs: list[Run], q: str | None) -> dict[int, 
         .where(DiagnosisSession.id.in_({r.diagnosis_session_id for r in runs}))).all())
     conditions = _tool_call_matches(text)
     calls: dict[int, list[str]] = {}
-    for row in session.execute(
-        select(ToolCall.run_pk, ToolCall.tool_name, *conditions)
-        .where(ToolCall.run_pk.in_([r.id for r in runs]), or_(*conditions))
-        .order_by(ToolCall.run_pk, ToolCall.ordinal, ToolCall.id)
-    ):
-        run_pk, tool_name, *hits = row
-        for place, hit in zip(TOOL_CALL_PLACES, hits, strict=True):
-            label = f"{place} of {tool_name}" if place != "tool name" else f"tool {tool_name}"
-            if hit and label not in calls.setdefault(run_pk, []):
-                calls[run_pk].append(label)
+    pks = sorted({r.id for r in runs})
+    for start in range(0, len(pks), _RUNS_PER_STATEMENT):
+        chunk = pks[start:start + _RUNS_PER_STATEMENT]
+        for run_pk, tool_name, *hits in session.execute(_first_matching_calls(chunk, conditions)):
+            for place, hit in zip(TOOL_CALL_PLACES, hits, strict=True):
+                label = f"{place} of {tool_name}" if place != "tool name" else f"tool {tool_name}"
+                if hit and label not in calls.setdefault(run_pk, []):
+                    calls[run_pk].append(label)
     places: dict[int, tuple[str, ...]] = {}
     for run in runs:
         found = [name for name, value in (
