@@ -6,7 +6,17 @@ import enum
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    literal_column,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..domain.verdicts import VERDICTS
@@ -132,6 +142,21 @@ class Run(TimestampMixin, db.Model):
         back_populates="run", cascade="all, delete-orphan", uselist=False
     )
 
+
+
+def score_or(missing: int) -> Any:
+    """SQL: the run's evidence score, ``missing`` (an int, written inline: an index on the
+    expression matches only the same constant, never a bound parameter) when unscored."""
+    return func.coalesce(Run.evidence_score, literal_column(str(int(missing)), Integer))
+
+
+# The runs list's other orders (services/runs/filters.SORT_TABLE), one index range per
+# workspace each, the id last as in the order (issue 18): by score (unscored last either
+# way: -1 high first, 101 low first), by failed and by all tool calls.
+Index("ix_diagnosis_run_workspace_score_high", Run.workspace_id, score_or(-1), Run.id)
+Index("ix_diagnosis_run_workspace_score_low", Run.workspace_id, score_or(101), Run.id)
+Index("ix_diagnosis_run_workspace_failed", Run.workspace_id, Run.failed_tool_call_count, Run.id)
+Index("ix_diagnosis_run_workspace_calls", Run.workspace_id, Run.tool_call_count, Run.id)
 
 class Message(TimestampMixin, db.Model):
     """A message of a run. ``meta`` (column ``metadata``) of an assistant message holds

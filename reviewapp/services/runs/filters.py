@@ -10,7 +10,6 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Any
 
-from sqlalchemy import func
 from sqlalchemy.orm import Session
 
 from ...domain.search_text import rank as search_rank
@@ -19,6 +18,7 @@ from ...domain.verdicts import VERDICTS as VERDICT_REGISTRY
 from ...domain.verdicts import VERIFIER_VERDICTS as VERIFIER_VERDICT_REGISTRY
 from ...errors import ValidationFailed
 from ...models import Run, RunKind, RunStatus
+from ...models.runs import score_or
 from ..keyset import SortKey, SortOrder
 from ..params import choice_param, int_param, text_param, workspace_param
 from ..run_text import match_load, text_rank
@@ -32,16 +32,17 @@ def _score_or(missing: int) -> Callable[[Run], int]:
 
 
 # The runs list's orders, one row each (a new order is one row): the keys, the id last so
-# the order is total; unscored runs sort last either way (coalesce to -1 / 101).
+# the order is total; unscored runs sort last either way (coalesce to -1 / 101). Each
+# order has its index per workspace (models/runs.py): a new order needs one too.
 SORT_TABLE: dict[str, SortOrder] = {order.name: order for order in (
     SortOrder("newest", "Newest first", (
         SortKey(Run.created_at, True, attrgetter("created_at"), datetime), _ID_DESC)),
     SortOrder("oldest", "Oldest first", (
         SortKey(Run.created_at, False, attrgetter("created_at"), datetime), _ID_ASC)),
     SortOrder("score_desc", "Highest evidence score", (
-        SortKey(func.coalesce(Run.evidence_score, -1), True, _score_or(-1)), _ID_DESC)),
+        SortKey(score_or(-1), True, _score_or(-1)), _ID_DESC)),
     SortOrder("score_asc", "Lowest evidence score", (
-        SortKey(func.coalesce(Run.evidence_score, 101), False, _score_or(101)), _ID_ASC)),
+        SortKey(score_or(101), False, _score_or(101)), _ID_ASC)),
     SortOrder("failed_desc", "Most failed tool calls", (
         SortKey(Run.failed_tool_call_count, True, attrgetter("failed_tool_call_count")),
         _ID_DESC)),

@@ -18,15 +18,19 @@ from sqlalchemy import event, insert, text
 from reviewapp.actors import Actor, Role
 from reviewapp.extensions import db
 from reviewapp.models import DiagnosisSession, Membership, Run
+from reviewapp.queries import runs_visible_to
 from reviewapp.services import runs
 from reviewapp.services.runs import RunFilters
+from reviewapp.services.runs.filters import SORT_TABLE
 
 RUNS_PER_WORKSPACE = 6_000
 
 
 @pytest.fixture
 def two_workspaces(session, make):
-    """Two workspaces of 6,000 runs each (bulk inserted), a user who belongs to both."""
+    """Two workspaces of 6,000 runs each (bulk inserted), a user who belongs to both.
+    Scores 0-100 (every 10th run unscored), 0-5 tool calls, 1 in 7 runs with a failed
+    one."""
     alpha, beta = make.workspace(), make.workspace()
     user = make.user(alpha, Role.REVIEWER)
     session.add(Membership(user_id=user.id, workspace_id=beta.id, role=Role.LEAD.value))
@@ -38,7 +42,9 @@ def two_workspaces(session, make):
         session.execute(insert(Run.__table__), [{
             "run_id": f"r-{ws.id}-{i}", "workspace_id": ws.id, "diagnosis_session_id": sess.id,
             "kind": "chat" if i % 2 else "aiops", "query": f"q {i}", "status": "SUCCESS",
-            "tool_call_count": 0, "failed_tool_call_count": 0,
+            # Values for the other orders, with ties and unscored runs (every 10th).
+            "evidence_score": None if i % 10 == 0 else (i * 37) % 101,
+            "tool_call_count": i % 6, "failed_tool_call_count": int(i % 7 == 0),
             "created_at": start + timedelta(seconds=2 * i + (ws.id % 2)),
             "updated_at": start} for i in range(RUNS_PER_WORKSPACE)])
     session.commit()
@@ -134,3 +140,56 @@ def test_a_later_page_seeks_to_its_cursor(session, two_workspaces):
     else:
         ranges = [line for line in plan.splitlines() if "ix_diagnosis_run_workspace_created" in line]
         assert len(ranges) == 2 and all("created_at<?" in line for line in ranges), plan
+
+
+def _sorted_by_hand(runs_: list[Run], sort: str) -> list[int]:
+    """Run ids in ``sort``'s order, computed in Python: unscored runs last either way,
+    the id breaking ties in the key's direction."""
+    def score(run: Run, missing: int) -> int:
+        return missing if run.evidence_score is None else run.evidence_score
+    keys = {
+        "score_desc": lambda r: (-score(r, -1), -r.id),
+        "score_asc": lambda r: (score(r, 101), r.id),
+        "failed_desc": lambda r: (-r.failed_tool_call_count, -r.id),
+        "calls_desc": lambda r: (-r.tool_call_count, -r.id),
+    }
+    return [r.id for r in sorted(runs_, key=keys[sort])]
+
+
+# Each order besides time and the index that gives it (models/runs.py).
+SORTS_BESIDES_TIME = {"score_desc": "ix_diagnosis_run_workspace_score_high",
+                      "score_asc": "ix_diagnosis_run_workspace_score_low",
+                      "failed_desc": "ix_diagnosis_run_workspace_failed",
+                      "calls_desc": "ix_diagnosis_run_workspace_calls"}
+
+
+def test_every_order_has_a_case_here():
+    """A new order of the runs list needs its index, and its case in these tests."""
+    assert set(SORT_TABLE) == {"newest", "oldest", *SORTS_BESIDES_TIME}
+
+
+@pytest.mark.parametrize("sort", list(SORTS_BESIDES_TIME))
+def test_two_workspace_sorts_read_their_index(session, two_workspaces, sort):
+    """Sorted by score (either way), failed calls or calls, a two-workspace list reads
+    one range of the order's own index per workspace (no scan, no sort but the merge's),
+    on the first page, a later one, and its counts."""
+    actor = two_workspaces
+    everything = list(session.scalars(runs_visible_to(actor)))
+    assert len(everything) == 2 * RUNS_PER_WORKSPACE
+    expected = _sorted_by_hand(everything, sort)
+    statements, first = _page_statements(session, actor, RunFilters(sort=sort))
+    assert [r.id for r in first.runs] == expected[:50]
+    plan = _plan(session, *_page_statement(statements))
+    _assert_indexed(plan, db.engine.dialect.name)
+    # One range of the order's index per workspace (PostgreSQL read another index and
+    # sorted each workspace's runs: no scan, but every run read).
+    assert plan.count(f" {SORTS_BESIDES_TIME[sort]} ") == 2, plan
+    statements, second = _page_statements(session, actor, RunFilters(sort=sort),
+                                          cursor=first.next_cursor)
+    assert [r.id for r in second.runs] == expected[50:100]
+    listing = [(s, p) for s, p in statements if "diagnosis_run" in s
+               and ("ORDER BY" in s or "count(" in s.lower())]
+    assert len(listing) == 4  # total count, page, previous page, runs before this page
+    for statement, parameters in listing:
+        _assert_indexed(_plan(session, statement, parameters), db.engine.dialect.name)
+
