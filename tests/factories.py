@@ -106,10 +106,12 @@ class Factories:
 def _triage_item(self, run: Run, *, state: str = "new", assignee: User | None = None,
                  opened_reason: str = "not_useful", fault_category: str | None = None,
                  note: str | None = None, created_at: Any = None, verdict: bool = True):
-    """A triage item for ``run`` (direct insert); ``verdict`` also sets ``run.feedback =
+    """A triage item for ``run`` (direct insert), counted in the dashboard's triage
+    roll-up as the services count theirs; ``verdict`` also sets ``run.feedback =
     not_useful`` as the feedback service would (through its one verdict write, which the
     dashboard's roll-ups follow)."""
     from reviewapp.models import TriageItem
+    from reviewapp.services import rollups
     from reviewapp.services.feedback.verdict import store_verdict
 
     if verdict and opened_reason == "not_useful":
@@ -120,6 +122,8 @@ def _triage_item(self, run: Run, *, state: str = "new", assignee: User | None = 
     if created_at is not None:
         item.created_at = created_at
     self.session.add(item)
+    self.session.flush()
+    rollups.move_triage_item(self.session, item.workspace_id, item.created_at, None, state)
     self.session.commit()
     return item
 

@@ -19,8 +19,8 @@ dashboard_cli = AppGroup("dashboard", help="The dashboard's roll-ups.")
 @dashboard_cli.command("rebuild")
 @click.option("--workspace", "slug", default=None, help="Only this workspace (slug).")
 def dashboard_rebuild(slug: str | None) -> None:
-    """Recompute the dashboard's roll-ups (runs and tool calls per workspace and UTC day)
-    from the runs, tool calls and ratings: after a bulk load that bypassed the services,
+    """Recompute the dashboard's roll-ups (runs, tool calls and triage items per
+    workspace and UTC day) from the runs, tool calls, ratings and triage items: after a bulk load that bypassed the services,
     or to repair. PostgreSQL: writers wait for it (the roll-ups are locked meanwhile)."""
     from ..db_setup import write_intent
     from ..services import dashboard
@@ -33,4 +33,5 @@ def dashboard_rebuild(slug: str | None) -> None:
     except ServiceError as exc:
         fail(exc)
     click.echo(f"dashboard roll-ups rebuilt: {summary.run_rows} run rows, "
-               f"{summary.tool_rows} tool rows in {time.perf_counter() - started:.1f} s")
+               f"{summary.tool_rows} tool rows, {summary.triage_rows} triage rows "
+               f"in {time.perf_counter() - started:.1f} s")

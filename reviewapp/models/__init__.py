@@ -12,7 +12,7 @@ from .decisions import VerdictDecision
 from .feedback import Feedback, FeedbackEvent, Rating, TargetType
 from .otel import OtelSpan
 from .queues import ItemSource, QueueAssignment, QueueItem, QueueRemoval, QueueReviewer, ReviewQueue
-from .rollups import RunDayCount, ToolDayCount
+from .rollups import RunDayCount, ToolDayCount, TriageDayCount
 from .runs import (
     DiagnosisSession,
     DiagnosticReport,
@@ -44,7 +44,7 @@ __all__ = [
     "FeedbackEvent", "IngestToken", "ItemSource", "MatchLevel", "Membership", "Message",
     "MessageRole", "OtelSpan", "QueueAssignment", "QueueItem", "QueueRemoval", "QueueReviewer", "Rating", "ReviewQueue", "Run", "RunKind",
     "RunDayCount", "RunStatus", "SourceType", "TargetRevision", "TargetType", "ToolCall",
-    "ToolCallStatus", "ToolDayCount",
+    "ToolCallStatus", "ToolDayCount", "TriageDayCount",
     "TriageEvent", "TriageItem", "TriageState", "User", "Verdict", "VerdictDecision",
     "Workspace",
     "target_model",

@@ -46,3 +46,17 @@ class ToolDayCount(db.Model):
     rated: Mapped[int] = mapped_column(Integer, default=0)
     negative: Mapped[int] = mapped_column(Integer, default=0)
     disliked_calls: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class TriageDayCount(db.Model):
+    """Triage items of one workspace in one ``state``, by the UTC ``day`` they were
+    opened (``dashboard_triage_day``): the dashboard's backlog and per-state counts
+    without reading the items (issue 18). An item counts once, in its current state."""
+
+    __tablename__ = "dashboard_triage_day"
+
+    workspace_id: Mapped[int] = mapped_column(
+        ForeignKey("workspace.id", ondelete="CASCADE"), primary_key=True)
+    state: Mapped[str] = mapped_column(String(16), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    items: Mapped[int] = mapped_column(Integer, default=0)

@@ -8,27 +8,28 @@ read from the roll-ups the services keep per workspace and day (``services/rollu
 ``flask dashboard rebuild``), so a range costs what its days and tools cost, not its
 runs. A run's day is its ``started_at`` (the agent's clock) or, when the agent sent
 none, the day it was stored; days are UTC — the workspace's time zone setting is stored
-but not used here. The triage backlog is the queue as it is *now* (open items by age,
-counted live), so the date range does not apply to it.
+but not used here. The triage backlog is the queue as it is *now* (open items by age),
+so the date range does not apply to it; it comes from the triage roll-up (items per
+state and UTC day opened), with only the age bounds' own days counted from the items.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import case, func, literal, select
+from sqlalchemy import case, func, literal, select, union_all
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..domain import triage_flow
 from ..domain.verdicts import VERIFIER_VERDICTS
 from ..errors import Forbidden
-from ..models import RunDayCount, ToolDayCount, TriageItem, Workspace
+from ..models import RunDayCount, ToolDayCount, TriageDayCount, TriageItem, Workspace
 from ..queries import scope_to_actor
-from . import rollups
+from . import rollups, rollups_rebuild
 from .access import require_role
 from .params import date_range_params, workspace_param
 
@@ -272,9 +273,9 @@ def _run_counts(session: Session, ws_ids: list[int], filters: DashboardFilters,
 
 
 def rebuild(session: Session, actor: Actor, workspace_id: int | None = None
-            ) -> rollups.RebuildSummary:
+            ) -> rollups_rebuild.RebuildSummary:
     """Recompute the dashboard's roll-ups from the runs, tool calls and ratings (of one
-    workspace, or of all: ``None``); commit (``rollups.rebuild``). For repairs and after
+    workspace, or of all: ``None``); commit (``rollups_rebuild.rebuild``). For repairs and after
     bulk loads that bypass the services. Access: the system actor; an admin for their own
     workspace. Raises ``Forbidden``."""
     if workspace_id is None:
@@ -284,7 +285,7 @@ def rebuild(session: Session, actor: Actor, workspace_id: int | None = None
         require_role(session, actor, workspace_id, Role.ADMIN)
         if actor.is_token:
             raise Forbidden()
-    return rollups.rebuild(session, workspace_id)
+    return rollups_rebuild.rebuild(session, workspace_id)
 
 
 MAX_DAYS = 400
@@ -307,24 +308,45 @@ def _every_day(days: list[DayUsefulness]) -> list[DayUsefulness]:
 
 def _backlog(session: Session, ws_ids: list[int], now: datetime
              ) -> tuple[list[BacklogBucket], dict[str, int]]:
-    whens = []
-    for index, (_, days) in enumerate(AGE_BUCKETS):
-        if days is not None:
-            whens.append((TriageItem.created_at > now - timedelta(days=days), literal(index)))
-    age = case(*whens, else_=literal(len(AGE_BUCKETS) - 1)).label("age")
-    grid = {i: dict.fromkeys(triage_flow.OPEN_STATES, 0) for i in range(len(AGE_BUCKETS))}
-    for state, index, n in session.execute(
-        select(TriageItem.state, age, func.count())
-        .where(TriageItem.workspace_id.in_(ws_ids),
-               TriageItem.state.in_(triage_flow.OPEN_STATES))
-        .group_by(TriageItem.state, age)
-    ):
-        grid[int(index)][state] = int(n)
+    """Open items per age bucket and state, and items per state, from the triage
+    roll-up (``TriageDayCount``): the whole days after each bucket's bound summed there,
+    the bound's own day counted live over the items' (workspace, state, created_at)
+    index, so the cost is days, not items."""
+    now = now.astimezone(UTC)
+    bounds = [now - timedelta(days=days) for _, days in AGE_BUCKETS if days is not None]
+    table = TriageDayCount
+    rows = session.execute(
+        select(table.state, func.sum(table.items),
+               *(func.sum(case((table.day > bound.date(), table.items), else_=0))
+                 for bound in bounds))
+        .where(table.workspace_id.in_(ws_ids)).group_by(table.state))
     states = dict.fromkeys(triage_flow.STATES, 0)
-    for state, n in session.execute(
-        select(TriageItem.state, func.count())
-        .where(TriageItem.workspace_id.in_(ws_ids)).group_by(TriageItem.state)
-    ):
-        states[state] = int(n)
+    after: dict[str, list[int]] = {state: [0] * len(bounds) for state in triage_flow.OPEN_STATES}
+    for state, total, *later in rows:
+        states[state] = int(total)
+        if state in after:
+            after[state] = [int(n) for n in later]
+    for state, index, n in session.execute(_bound_days(ws_ids, bounds)):
+        after[state][int(index)] += int(n)
+    # after[state][k]: open items created after bound k; the buckets are the differences.
+    grid = []
+    for k in range(len(AGE_BUCKETS)):
+        grid.append({state: (after[state][k] if k < len(bounds) else states[state])
+                     - (after[state][k - 1] if k else 0) for state in triage_flow.OPEN_STATES})
     buckets = [BacklogBucket(label, grid[i]) for i, (label, _) in enumerate(AGE_BUCKETS)]
     return buckets, states
+
+
+def _bound_days(ws_ids: list[int], bounds: list[datetime]) -> Any:
+    """(state, bound index, open items created after the bound on the bound's own UTC
+    day): one range of the (workspace_id, state, created_at) index per bound."""
+    arms = []
+    for index, bound in enumerate(bounds):
+        midnight = datetime.combine(bound.date() + timedelta(days=1), time(), UTC)
+        arms.append(
+            select(TriageItem.state, literal(index).label("bound"), func.count())
+            .where(TriageItem.workspace_id.in_(ws_ids),
+                   TriageItem.state.in_(triage_flow.OPEN_STATES),
+                   TriageItem.created_at > bound, TriageItem.created_at < midnight)
+            .group_by(TriageItem.state))
+    return union_all(*arms)

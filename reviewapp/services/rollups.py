@@ -8,7 +8,8 @@ and in Python.
 
 **What is counted** per workspace and day: runs by ``kind``, ``status``, ``verdict``,
 ``score_band`` and ``verifier`` (``DIMENSIONS``), and per tool its calls, failed calls,
-ratings, negative ratings and calls with a negative rating.
+ratings, negative ratings and calls with a negative rating; triage items per state by
+the UTC day they were opened (``TriageDayCount``, the dashboard's backlog).
 
 **How they are kept**: a service that is about to change a run, its calls or its calls'
 ratings calls ``track`` (after taking the run's lock, before writing) with the parts it
@@ -18,9 +19,11 @@ commits, and the difference goes to the roll-ups as deltas
 SQLite and PostgreSQL, written last and in key order so writers never deadlock on
 them). Whatever path changed the values, and however often, the commit writes exactly
 the net change; a run that was deleted counts as nothing. The tool-event hot path adds
-its known deltas directly (``add_tool_calls``) instead of reading twice. A rollback
-drops everything pending. ``rebuild`` recomputes everything from the base tables
-(``flask dashboard rebuild``).
+its known deltas directly (``add_tool_calls``) instead of reading twice; so do the
+triage services, which know an item's state before and after its versioned or locked
+update (``move_triage_item``). A rollback drops everything pending.
+``rollups_rebuild.rebuild`` recomputes everything from the base tables (``flask
+dashboard rebuild``).
 """
 
 from __future__ import annotations
@@ -32,22 +35,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import (
-    Integer,
-    String,
-    bindparam,
-    case,
-    cast,
-    delete,
-    event,
-    func,
-    literal,
-    select,
-    union_all,
-)
+from sqlalchemy import String, bindparam, case, cast, event, func, literal, select
 from sqlalchemy.orm import Session, SessionTransaction
 
-from ..models import Feedback, Run, RunDayCount, TargetType, ToolCall, ToolCallStatus, ToolDayCount
+from ..models import (
+    Feedback,
+    Run,
+    RunDayCount,
+    TargetType,
+    ToolCall,
+    ToolCallStatus,
+    ToolDayCount,
+    TriageDayCount,
+    TriageItem,
+)
 from ..queries import insert_for
 
 NO_VALUE = ""  # the stored value of a dimension the run has no value for
@@ -101,17 +102,23 @@ DIMENSIONS: dict[str, tuple[Callable[[Any], str], Callable[[], Any]]] = {
 
 
 class Part(enum.Flag):
-    """What a write changes: the run's own values, its tool calls, its calls' ratings."""
+    """What a write changes: the run's own values, its tool calls, its calls' ratings.
+    ``TRIAGE`` (the run's triage item) is not in ``ALL``: the triage services report
+    their moves (``move_triage_item``); it is for a transaction that removes runs (their
+    items go by cascade), never with ``move_triage_item`` for the same run."""
 
     RUN = enum.auto()
     TOOLS = enum.auto()
     TOOL_FEEDBACK = enum.auto()
     ALL = RUN | TOOLS | TOOL_FEEDBACK
+    TRIAGE = enum.auto()
 
 
-# (workspace, dimension, day, value) -> runs; (workspace, day, tool) -> counters
+# (workspace, dimension, day, value) -> runs; (workspace, day, tool) -> counters;
+# (workspace, day, state) -> triage items
 RunKey = tuple[int, str, date, str]
 ToolKey = tuple[int, date, str]
+TriageKey = tuple[int, date, str]
 TOOL_COUNTERS = ("calls", "failed", "rated", "negative", "disliked_calls")
 
 
@@ -123,12 +130,15 @@ class _Snapshot:
     run: Any = None  # the row of _RUN_COLUMNS
     tools: dict[str, tuple[int, int]] = field(default_factory=dict)  # calls, failed
     feedback: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    triage: tuple[str, datetime] | None = None  # its item's state and opening time
 
-    def contribution(self, parts: Part, runs: dict[RunKey, int],
-                     tools: dict[ToolKey, list[int]], sign: int) -> None:
+    def contribution(self, parts: Part, pending: _Pending, sign: int) -> None:
         if self.run is None:
             return
+        runs, tools = pending.runs, pending.tools
         ws, day = self.run.workspace_id, run_day(self.run.started_at, self.run.created_at)
+        if Part.TRIAGE in parts and self.triage is not None:
+            pending.triage[(ws, run_day(None, self.triage[1]), self.triage[0])] += sign
         if Part.RUN in parts:
             for dimension, (value_of, _) in DIMENSIONS.items():
                 runs[(ws, dimension, day, value_of(self.run))] += sign
@@ -148,10 +158,12 @@ class _Snapshot:
 _RUN_COLUMNS = (Run.id, Run.workspace_id, Run.started_at, Run.created_at, Run.kind,
                 Run.status, Run.feedback, Run.evidence_score, Run.verifier_verdict)
 _FAILED = func.sum(case((ToolCall.status == ToolCallStatus.FAILED.value, 1), else_=0))
-_NEGATIVE = case((Feedback.rating == "negative", 1), else_=0)
-# A tool call's ratings: its run is the rating's target_id, its id the subject_key.
-_RATED_CALL = ((ToolCall.run_pk == Feedback.target_id) & (ToolCall.id == Feedback.subject_key)
-               & (ToolCall.workspace_id == Feedback.workspace_id))
+NEGATIVE_RATING = case((Feedback.rating == "negative", 1), else_=0)
+# A rating of a tool call; the call's ratings: its run is the rating's target_id, its id
+# the subject_key.
+TOOL_CALL_RATING = Feedback.target_type == TargetType.TOOL_CALL.value
+RATED_CALL = ((ToolCall.run_pk == Feedback.target_id) & (ToolCall.id == Feedback.subject_key)
+              & (ToolCall.workspace_id == Feedback.workspace_id))
 
 
 # The statements of ``_read``, built once (building them cost more than running them on
@@ -163,15 +175,17 @@ _READ_TOOLS = (select(ToolCall.run_pk, ToolCall.tool_name, func.count(), _FAILED
                .where(ToolCall.run_pk.in_(_PKS)).group_by(ToolCall.run_pk, ToolCall.tool_name))
 _PER_RATED_CALL = (
     select(Feedback.run_pk, ToolCall.tool_name, func.count().label("rated"),
-           func.sum(_NEGATIVE).label("negative"))
-    .join(ToolCall, _RATED_CALL)
-    .where(Feedback.run_pk.in_(_PKS), Feedback.target_type == TargetType.TOOL_CALL.value)
+           func.sum(NEGATIVE_RATING).label("negative"))
+    .join(ToolCall, RATED_CALL)
+    .where(Feedback.run_pk.in_(_PKS), TOOL_CALL_RATING)
     .group_by(Feedback.run_pk, ToolCall.tool_name, ToolCall.id).subquery())
 _READ_FEEDBACK = (
     select(_PER_RATED_CALL.c.run_pk, _PER_RATED_CALL.c.tool_name, func.sum(_PER_RATED_CALL.c.rated),
            func.sum(_PER_RATED_CALL.c.negative),
            func.sum(case((_PER_RATED_CALL.c.negative > 0, 1), else_=0)))
     .group_by(_PER_RATED_CALL.c.run_pk, _PER_RATED_CALL.c.tool_name))
+_READ_TRIAGE = select(TriageItem.run_pk, TriageItem.state, TriageItem.created_at).where(
+    TriageItem.run_pk.in_(_PKS))
 
 
 def _read(session: Session, pks: list[int], parts: Part, *, lock: bool = False
@@ -189,6 +203,9 @@ def _read(session: Session, pks: list[int], parts: Part, *, lock: bool = False
     if Part.TOOL_FEEDBACK in parts:
         for pk, tool, rated, negative, disliked in conn.execute(_READ_FEEDBACK, params):
             snaps[pk].feedback[tool] = (int(rated), int(negative or 0), int(disliked or 0))
+    if Part.TRIAGE in parts:
+        for pk, state, created_at in conn.execute(_READ_TRIAGE, params):
+            snaps[pk].triage = (state, created_at)
     return snaps
 
 
@@ -200,6 +217,7 @@ class _Pending:
     runs: dict[RunKey, int] = field(default_factory=lambda: defaultdict(int))
     tools: dict[ToolKey, list[int]] = field(
         default_factory=lambda: defaultdict(lambda: [0] * len(TOOL_COUNTERS)))
+    triage: dict[TriageKey, int] = field(default_factory=lambda: defaultdict(int))
 
 
 _INFO_KEY = "dashboard_rollups"
@@ -241,6 +259,7 @@ def track(session: Session, run_pks: Iterable[int], parts: Part = Part.ALL, *,
                 known.run = known.run or snap.run
             known.tools.update(snap.tools)
             known.feedback.update(snap.feedback)
+            known.triage = known.triage or snap.triage
 
 
 def add_tool_calls(session: Session, workspace_id: int, day: date, tool_name: str,
@@ -253,12 +272,27 @@ def add_tool_calls(session: Session, workspace_id: int, day: date, tool_name: st
     counters[1] += failed
 
 
+def move_triage_item(session: Session, workspace_id: int, opened_at: datetime,
+                     before: str | None, after: str | None) -> None:
+    """Count a triage item of ``workspace_id`` opened at ``opened_at`` (its
+    ``created_at``; its UTC day is the roll-up's day) as moved from state ``before`` to
+    ``after`` (``None``: it did not exist / no longer exists). The caller knows both
+    states for sure: the item is locked, or its update matched the version ``before``
+    was read at. Nothing when they are equal. No commit."""
+    if before == after:
+        return
+    day, triage = run_day(None, opened_at), _pending(session).triage
+    if before is not None:
+        triage[(workspace_id, day, before)] -= 1
+    if after is not None:
+        triage[(workspace_id, day, after)] += 1
+
+
 def _settle(session: Session) -> None:
     """Before commit: read the tracked runs again and write every delta."""
     pending: _Pending | None = session.info.get(_INFO_KEY)
     if pending is None:
         return
-    runs, tools = pending.runs, pending.tools
     if pending.before:
         session.flush()
         by_parts: dict[Part, list[int]] = defaultdict(list)
@@ -267,28 +301,34 @@ def _settle(session: Session) -> None:
         for parts, pks in by_parts.items():
             after = _read(session, pks, parts)
             for pk in pks:
-                pending.before[pk].contribution(parts, runs, tools, -1)
-                after[pk].contribution(parts, runs, tools, +1)
+                pending.before[pk].contribution(parts, pending, -1)
+                after[pk].contribution(parts, pending, +1)
         pending.before.clear()
-    write_deltas(session, runs, tools)
-    runs.clear()
-    tools.clear()
+    write_deltas(session, pending.runs, pending.tools, pending.triage)
+    for deltas in (pending.runs, pending.tools, pending.triage):
+        deltas.clear()
 
 
 def write_deltas(session: Session, runs: Mapping[RunKey, int],
-                 tools: Mapping[ToolKey, list[int]]) -> None:
-    """Add ``runs`` / ``tools`` deltas to the roll-ups (zero deltas skipped), in key
-    order, with ``INSERT ... ON CONFLICT DO UPDATE SET n = n + excluded.n``. No commit."""
+                 tools: Mapping[ToolKey, list[int]],
+                 triage: Mapping[TriageKey, int] | None = None) -> None:
+    """Add ``runs`` / ``tools`` / ``triage`` deltas to the roll-ups (zero deltas
+    skipped), in key order, with ``INSERT ... ON CONFLICT DO UPDATE SET n = n +
+    excluded.n``. No commit."""
     run_rows = [{"workspace_id": k[0], "dimension": k[1], "day": k[2], "value": k[3], "runs": n}
                 for k, n in sorted(runs.items()) if n]
     tool_rows = [{"workspace_id": k[0], "day": k[1], "tool_name": k[2],
                   **dict(zip(TOOL_COUNTERS, c, strict=True))}
                  for k, c in sorted(tools.items()) if any(c)]
+    triage_rows = [{"workspace_id": k[0], "day": k[1], "state": k[2], "items": n}
+                   for k, n in sorted((triage or {}).items()) if n]
     conn = session.connection()
     if run_rows:
         conn.execute(_upsert(session, RunDayCount.__table__, ("runs",)), run_rows)
     if tool_rows:
         conn.execute(_upsert(session, ToolDayCount.__table__, TOOL_COUNTERS), tool_rows)
+    if triage_rows:
+        conn.execute(_upsert(session, TriageDayCount.__table__, ("items",)), triage_rows)
 
 
 # Built once per (dialect, table): building the statement cost more than running it on
@@ -320,83 +360,7 @@ event.listen(Session, "before_commit", _before_commit)
 event.listen(Session, "after_transaction_end", _after_transaction_end)
 
 
-# --------------------------------------------------------------------------- rebuild
-
-
-@dataclass(frozen=True)
-class RebuildSummary:
-    """Rows written by ``rebuild``: run-dimension rows and tool rows."""
-
-    run_rows: int
-    tool_rows: int
-
-
-def rebuild(session: Session, workspace_id: int | None = None) -> RebuildSummary:
-    """Recompute the roll-ups of ``workspace_id`` (``None``: every workspace) from the
-    runs, tool calls and ratings, replacing what was there; commit. On PostgreSQL the
-    roll-up tables are locked for the duration (writers wait), so nothing written
-    meanwhile is lost or counted twice. Set-based: one INSERT ... SELECT per table."""
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(select(literal(1)))  # begin
-        session.connection().exec_driver_sql(
-            "LOCK TABLE dashboard_run_day, dashboard_tool_day IN EXCLUSIVE MODE")
-    run_table, tool_table = RunDayCount.__table__, ToolDayCount.__table__
-    scope: list[Any] = [] if workspace_id is None else [Run.workspace_id == workspace_id]
-    for table in (run_table, tool_table):
-        stmt = delete(table)
-        if workspace_id is not None:
-            stmt = stmt.where(table.c.workspace_id == workspace_id)
-        session.execute(stmt)
-    day = day_sql(session, run_time())
-    _insert_run_rows(session, day, scope)
-    _insert_tool_rows(session, day, scope)
-    summary = RebuildSummary(*(
-        int(session.scalar(select(func.count()).select_from(table).where(
-            *([] if workspace_id is None else [table.c.workspace_id == workspace_id]))) or 0)
-        for table in (run_table, tool_table)))
-    session.info.pop(_INFO_KEY, None)  # nothing pending may add to the fresh counts
-    session.commit()
-    return summary
-
-
-def _insert_run_rows(session: Session, day: Any, scope: list[Any]) -> None:
-    """The run roll-ups of the runs in ``scope``: one INSERT ... SELECT counting the runs
-    per workspace, dimension, day and value (every dimension of ``DIMENSIONS``)."""
-    per_dimension = [
-        select(Run.workspace_id, literal(name, String).label("dimension"), day.label("day"),
-               value_sql().label("value"))
-        .where(*scope)
-        for name, (_, value_sql) in DIMENSIONS.items()
-    ]
-    runs = union_all(*per_dimension).subquery()
-    session.execute(RunDayCount.__table__.insert().from_select(
-        ["workspace_id", "dimension", "day", "value", "runs"],
-        select(runs.c.workspace_id, runs.c.dimension, runs.c.day, runs.c.value, func.count())
-        .group_by(runs.c.workspace_id, runs.c.dimension, runs.c.day, runs.c.value)))
-
-
-def _insert_tool_rows(session: Session, day: Any, scope: list[Any]) -> None:
-    """The tool roll-ups of the runs in ``scope``: one INSERT ... SELECT summing, per
-    workspace, day and tool, its calls and failed calls and its calls' ratings
-    (rated, negative, calls with a negative rating)."""
-    zero = literal(0, Integer)
-    calls = (
-        select(Run.workspace_id, day.label("day"), ToolCall.tool_name,
-               literal(1, Integer).label("calls"),
-               case((ToolCall.status == ToolCallStatus.FAILED.value, 1), else_=0).label("failed"),
-               zero.label("rated"), zero.label("negative"), zero.label("disliked_calls"))
-        .join(Run, Run.id == ToolCall.run_pk).where(*scope))
-    per_call = (
-        select(Run.workspace_id, day.label("day"), ToolCall.tool_name,
-               zero.label("calls"), zero.label("failed"), func.count().label("rated"),
-               func.sum(_NEGATIVE).label("negative"),
-               case((func.sum(_NEGATIVE) > 0, 1), else_=0).label("disliked_calls"))
-        .select_from(Feedback).join(ToolCall, _RATED_CALL).join(Run, Run.id == Feedback.run_pk)
-        .where(*scope, Feedback.target_type == TargetType.TOOL_CALL.value)
-        .group_by(Run.workspace_id, day, ToolCall.tool_name, ToolCall.id))
-    both = union_all(calls, per_call).subquery()
-    session.execute(ToolDayCount.__table__.insert().from_select(
-        ["workspace_id", "day", "tool_name", *TOOL_COUNTERS],
-        select(both.c.workspace_id, both.c.day, both.c.tool_name,
-               *(func.sum(both.c[name]) for name in TOOL_COUNTERS))
-        .group_by(both.c.workspace_id, both.c.day, both.c.tool_name)))
+def discard_pending(session: Session) -> None:
+    """Forget what the session's transaction would add at commit (a rebuild replaces
+    the counts it would have changed)."""
+    session.info.pop(_INFO_KEY, None)

@@ -1,9 +1,11 @@
 """The dashboard's roll-ups under concurrent writers (issue 18), through HTTP on two
 gunicorn processes (SQLite in WAL mode, or PostgreSQL with ``REVIEWAPP_TEST_DB_URL``):
 ratings of one tool call and of the answer by three reviewers, a re-sent run document
-that moves the run to another day, and tool events failing and adding calls, all at
-once, ``REPS`` times. Afterwards the roll-ups the writers kept with their deltas equal
-the ones rebuilt from the rows, and a run's figures are where its final day is."""
+that moves the run to another day, tool events failing and adding calls, and the lead
+moving the run's triage item (opened by a first "not useful" verdict; the ratings
+resolve and reopen it meanwhile), all at once, ``REPS`` times. Afterwards the roll-ups
+the writers kept with their deltas (the triage backlog's too) equal the ones rebuilt
+from the rows, and a run's figures are where its final day is."""
 
 from __future__ import annotations
 
@@ -17,8 +19,16 @@ from sqlalchemy import select
 
 from reviewapp.actors import Actor
 from reviewapp.extensions import db
-from reviewapp.models import Message, RunDayCount, ToolDayCount, Workspace
+from reviewapp.models import (
+    Message,
+    RunDayCount,
+    ToolDayCount,
+    TriageDayCount,
+    TriageItem,
+    Workspace,
+)
 from reviewapp.services import dashboard
+from reviewapp.services import feedback as feedback_service
 
 from ..factories import Factories
 from .servers import fire
@@ -32,14 +42,16 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     yield from serving_world(tmp_path_factory, "rollups")
 
 
-def _rollups(session: Any) -> tuple[dict, dict]:
+def _rollups(session: Any) -> tuple[dict, dict, dict]:
     runs = {(r.workspace_id, r.dimension, r.day, r.value): r.runs
             for r in session.scalars(select(RunDayCount)) if r.runs}
     tools = {(r.workspace_id, r.day, r.tool_name): (r.calls, r.failed, r.rated, r.negative,
                                                     r.disliked_calls)
              for r in session.scalars(select(ToolDayCount))
              if (r.calls, r.failed, r.rated, r.negative, r.disliked_calls) != (0,) * 5}
-    return runs, tools
+    triage = {(r.workspace_id, r.state, r.day): r.items
+              for r in session.scalars(select(TriageDayCount)) if r.items}
+    return runs, tools, triage
 
 
 def test_concurrent_writers_keep_the_rollups_exact(world: World) -> None:
@@ -59,6 +71,9 @@ def test_concurrent_writers_keep_the_rollups_exact(world: World) -> None:
             run_pk = Factories(db.session).run(workspace, run_id, **doc).id
             answer = db.session.scalar(select(Message.id).where(
                 Message.run_pk == run_pk, Message.role == "assistant"))
+            feedback_service.set_run_verdict(db.session, Actor.system_actor(), doc["session_id"],
+                                             run_id, "not_useful")
+            item_id = db.session.scalar(select(TriageItem.id).where(TriageItem.run_pk == run_pk))
             db.session.remove()
         calls = []
         for i, name in enumerate(("r1", "r2", "r3")):
@@ -77,13 +92,22 @@ def test_concurrent_writers_keep_the_rollups_exact(world: World) -> None:
                    "tool_name": "get_metrics"}]
         calls += [lambda s=world.as_token(), b=world.base(i + 1), e=e: s.post(
             f"{b}/api/ingest/tool-events", json=e, timeout=60) for i, e in enumerate(events)]
-        responses = fire(calls)
+        moves = [lambda s=world.as_user("lead", i), b=world.base(i), state=state: s.post(
+            f"{b}/triage/{item_id}/state", data={"state": state, "version": 1},
+            allow_redirects=False, timeout=60)
+            for i, state in enumerate(("triaged", "resolved", "wont_fix"))]
+        responses = fire(calls + moves)
         no_5xx(responses)
-        assert all(r.status_code == 200 for r in responses), [
+        assert all(r.status_code == 200 for r in responses[:len(calls)]), [
             (r.status_code, r.text[:200]) for r in responses]
+        # One move may win (303); the others, and all of them when a verdict moved the
+        # item first, find a newer version (409).
+        assert sorted(r.status_code for r in responses[len(calls):]) in (
+            [303, 409, 409], [409, 409, 409])
 
     kept = world.read(_rollups)
-    runs, tools = kept
+    runs, tools, triage = kept
+    assert sum(triage.values()) == REPS
     # Every run ended on its moved day, none is left on the first one.
     assert sum(n for (_, dim, day, _), n in runs.items() if dim == "kind"
                and day == date(2026, 3, 2)) == REPS

@@ -1,10 +1,12 @@
 """The dashboard's roll-ups kept by the services (issue 18): after a random sequence of
 writes through the services — ingest and re-ingest with changed status, time, score,
 verifier verdict and calls; tool-call events (also failed, re-sent, renamed); finishing;
-verdicts (ratings added, switched, deleted; the verdict API); tool-call ratings; bulk
-re-scoring; a deleted run — the dashboard equals the figures computed here, in Python,
-from the base tables' rows (no SQL aggregate, no code of the app), on the database under
-test (SQLite, or PostgreSQL with ``REVIEWAPP_TEST_DB_URL``)."""
+verdicts (ratings added, switched, deleted; the verdict API), which open, resolve and
+reopen triage items; tool-call ratings; bulk re-scoring; triage moves, one by one and in
+bulk; a deleted run — the dashboard equals the figures computed here, in Python, from
+the base tables' rows (no SQL aggregate, no code of the app), on the database under test
+(SQLite, or PostgreSQL with ``REVIEWAPP_TEST_DB_URL``); the triage backlog too, at
+moments that put each age bound on the items' own day and on the days around it."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from sqlalchemy import select
 
 from reviewapp import REPO_ROOT
 from reviewapp.actors import Actor, Role
+from reviewapp.domain import triage_flow
 from reviewapp.errors import Conflict, Forbidden, ServiceError
 from reviewapp.models import (
     DiagnosticReport,
@@ -30,9 +33,19 @@ from reviewapp.models import (
     RunDayCount,
     ToolCall,
     ToolDayCount,
+    TriageDayCount,
+    TriageItem,
     User,
 )
-from reviewapp.services import dashboard, evaluations, feedback, rollups, runs, tool_calls
+from reviewapp.services import (
+    dashboard,
+    evaluations,
+    feedback,
+    rollups,
+    runs,
+    tool_calls,
+    triage,
+)
 from reviewapp.services.dashboard import DashboardFilters
 
 SYSTEM = Actor.system_actor()
@@ -95,6 +108,37 @@ def expected(session, ws_ids, date_from=None, date_to=None):
     }
 
 
+def expected_backlog(session, ws_ids, now):
+    """(open items per age bucket and state, items per state) from the items' rows: an
+    open item is in the first bucket whose bound (now - N days) it was opened after."""
+    grid = [{"new": 0, "triaged": 0} for _ in dashboard.AGE_BUCKETS]
+    states = {"new": 0, "triaged": 0, "resolved": 0, "wont_fix": 0}
+    for item in session.scalars(select(TriageItem).where(TriageItem.workspace_id.in_(ws_ids))):
+        states[item.state] += 1
+        if item.state not in grid[0]:
+            continue
+        index = next((i for i, (_, days) in enumerate(dashboard.AGE_BUCKETS)
+                      if days is not None and item.created_at > now - timedelta(days=days)),
+                     len(dashboard.AGE_BUCKETS) - 1)
+        grid[index][item.state] += 1
+    return grid, states
+
+
+def backlog_moments(session):
+    """Moments to draw the backlog at: now, and each age bound put exactly on an item's
+    opening time (strictly after: not in the younger bucket), a second later, and half
+    a day to either side (the bound's day before or after the items')."""
+    times = sorted(session.scalars(select(TriageItem.created_at)))
+    moments = [datetime.now(UTC)]
+    for opened in times[:1] + times[len(times) // 2:len(times) // 2 + 1]:
+        for _, days in dashboard.AGE_BUCKETS:
+            for shift in (timedelta(0), timedelta(seconds=1), timedelta(hours=-12),
+                          timedelta(hours=12)):
+                if days is not None:
+                    moments.append(opened + timedelta(days=days) + shift)
+    return moments
+
+
 def shown(board):
     """The same figures as the dashboard shows them."""
     bands = Counter(dict(board.score_histogram))
@@ -117,7 +161,9 @@ def stored_rollups(session):
                                                         r.disliked_calls)
                  for r in session.scalars(select(ToolDayCount))
                  if (r.calls, r.failed, r.rated, r.negative, r.disliked_calls) != (0,) * 5}
-    return run_rows, tool_rows
+    triage_rows = {(r.workspace_id, r.state, r.day): r.items
+                   for r in session.scalars(select(TriageDayCount)) if r.items}
+    return run_rows, tool_rows, triage_rows
 
 
 # ------------------------------------------------------------------ the random writes
@@ -134,6 +180,7 @@ class World:
         self.reviewers = {ws.id: [make.user(ws), make.user(ws)] for ws in self.spaces}
         self.docs = {}  # (ws id, run_id) -> the last document sent
         self.serial = 0
+        self.moved = Counter()  # triage moves applied: one by one, in bulk
 
     def pick_run(self):
         if not self.docs:
@@ -291,6 +338,33 @@ class World:
     def rescore(self):
         evaluations.rescore_runs(self.session, SYSTEM, batch_size=self.rng.choice((1, 3, 50)))
 
+    def _items(self):
+        return self.session.execute(select(TriageItem.id, TriageItem.version, TriageItem.state)
+                                    .order_by(TriageItem.id)).all()
+
+    def triage_move(self):
+        """A lead moves one item (sometimes from a stale page: a Conflict, nothing moves)."""
+        items = self._items()
+        if not items:
+            return
+        item_id, version, state = self.rng.choice(items)
+        moves = triage_flow.TRANSITIONS[state]
+        stale = self.rng.random() < 0.15
+        triage.move(self.session, self.make.actor(self.lead), item_id,
+                    version - 1 if stale else version, self.rng.choice(moves))
+        self.moved["one"] += 1
+
+    def triage_bulk(self):
+        """A lead moves a few items at once to one state (some skipped, some invalid)."""
+        items = self._items()
+        if not items:
+            return
+        chosen = self.rng.sample(items, min(len(items), self.rng.randrange(1, 5)))
+        outcomes = triage.bulk_move(self.session, self.make.actor(self.lead),
+                                    [(i, v) for i, v, _ in chosen],
+                                    self.rng.choice(triage_flow.MOVE_TARGETS))
+        self.moved["bulk"] += sum(o.status == "applied" for o in outcomes)
+
     def delete_run(self):
         """A run deleted with its calls and ratings (cascade): the roll-ups let it go
         when the deleting transaction tracks it, as every writer does."""
@@ -298,14 +372,14 @@ class World:
         if key is None:
             return
         run = self.run_of(key)
-        rollups.track(self.session, [run.id], lock=True)
+        rollups.track(self.session, [run.id], rollups.Part.ALL | rollups.Part.TRIAGE, lock=True)
         self.session.delete(run)
         self.session.commit()
         del self.docs[key]
 
     STEPS = (("ingest", 8), ("reingest", 4), ("events", 4), ("finish", 2), ("rate_answer", 4),
              ("rate_call", 4), ("unrate", 3), ("verdict_api", 2), ("verifier_key", 1),
-             ("rescore", 1), ("delete_run", 1))
+             ("rescore", 1), ("triage_move", 4), ("triage_bulk", 2), ("delete_run", 1))
 
     def plan(self, length):
         """``length`` step names: a few runs first, then every kind of write twice and
@@ -339,6 +413,13 @@ def check(session, world):
         wanted = expected(session, [f.workspace_id] if f.workspace_id else ws_ids,
                           f.date_from, f.date_to)
         assert shown(dashboard.build(session, lead, f)) == wanted, f
+    for ids in (ws_ids, ws_ids[:1]):
+        for now in backlog_moments(session):
+            board = dashboard.build(session, lead, DashboardFilters(
+                workspace_id=ids[0] if len(ids) == 1 else None), now=now)
+            grid, states = expected_backlog(session, ids, now)
+            assert [b.counts for b in board.backlog] == grid, now
+            assert board.triage_states == states
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -356,6 +437,8 @@ def test_rollups_follow_every_write(session, make, seed):
     board = dashboard.build(session, make.actor(world.lead))
     assert board.runs == session.query(Run).filter(Run.workspace_id.in_(ws_ids)).count() > 5
     assert board.failing_tools and board.disliked_tools
+    # Items were opened, and leads moved some (one by one and in bulk).
+    assert sum(board.triage_states.values()) >= 3 and all(world.moved.values()), world.moved
     # The rebuild (and the migration's backfill) find exactly what the services kept.
     kept = stored_rollups(session)
     dashboard.rebuild(session, SYSTEM)
@@ -365,14 +448,17 @@ def test_rollups_follow_every_write(session, make, seed):
 
 
 def _backfill_as_the_migration(session):
-    path = next((REPO_ROOT / "migrations" / "versions").glob("*_dashboard_rollups.py"))
-    spec = importlib.util.spec_from_file_location("dashboard_rollups_migration", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    session.execute(RunDayCount.__table__.delete())
-    session.execute(ToolDayCount.__table__.delete())
-    with Operations.context(MigrationContext.configure(session.connection())):
-        module._backfill()
+    for name in ("dashboard_rollups", "dashboard_triage_rollup"):
+        path = next((REPO_ROOT / "migrations" / "versions").glob(f"*_{name}.py"))
+        spec = importlib.util.spec_from_file_location(f"{name}_migration", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        tables = ((RunDayCount, ToolDayCount) if name == "dashboard_rollups"
+                  else (TriageDayCount,))
+        for table in tables:
+            session.execute(table.__table__.delete())
+        with Operations.context(MigrationContext.configure(session.connection())):
+            module._backfill()
     session.commit()
 
 

@@ -4,6 +4,8 @@ check, no commit."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -21,6 +23,7 @@ from ...models import (
 )
 from ...models.base import utcnow
 from ...queries import insert_for
+from .. import rollups
 from ..triage.history import record as record_triage_event
 
 
@@ -41,11 +44,12 @@ def open_item_for_run(session: Session, run: Run, opened_reason: str = OPENED_NO
       verdicts are not new information about that decision.
 
     Concurrent first openings end as one item without error (``INSERT … ON CONFLICT DO
-    NOTHING`` on the unique ``run_pk``, then a locked read).
+    NOTHING`` on the unique ``run_pk``, then a locked read). The dashboard's triage
+    roll-up counts the opening and a reopening (``rollups.move_triage_item``).
     """
     session.flush()
     now = utcnow()
-    session.execute(
+    inserted = session.execute(
         insert_for(session, TriageItem.__table__)
         .values(
             workspace_id=run.workspace_id,
@@ -57,12 +61,15 @@ def open_item_for_run(session: Session, run: Run, opened_reason: str = OPENED_NO
             updated_at=now,
         )
         .on_conflict_do_nothing(index_elements=["run_pk"])
-    )
-    item = session.scalars(
-        select(TriageItem).where(TriageItem.run_pk == run.id).with_for_update()
-    ).one()
+        .returning(TriageItem.id)
+    ).first() is not None
+    item = session.scalars(_locked_item(run)).one()
+    if inserted:
+        rollups.move_triage_item(session, item.workspace_id, item.created_at, None, item.state)
     changed = False
     if item.state == TriageState.RESOLVED.value:
+        rollups.move_triage_item(session, item.workspace_id, item.created_at, item.state,
+                                 TriageState.NEW.value)
         item.state = TriageState.NEW.value
         item.resolved_at = None
         item.opened_reason = opened_reason
@@ -82,6 +89,13 @@ def open_item_for_run(session: Session, run: Run, opened_reason: str = OPENED_NO
     return item
 
 
+def _locked_item(run: Run) -> Any:
+    """SELECT the run's triage item, locked (``FOR UPDATE``) and read again from the
+    row, so its state is the one every later writer starts from."""
+    return (select(TriageItem).where(TriageItem.run_pk == run.id).with_for_update()
+            .execution_options(populate_existing=True))
+
+
 def close_item_on_useful(session: Session, run: Run) -> TriageItem | None:
     """Resolve the run's triage item because its verdict became ``useful``
     (``close_item_automatically``); no commit."""
@@ -99,14 +113,14 @@ def close_item_automatically(session: Session, run: Run, why: str) -> TriageItem
     useful answer does not fix a bad citation. Returns the item, or ``None`` when the run
     has none.
     """
-    item = session.scalars(
-        select(TriageItem).where(TriageItem.run_pk == run.id).with_for_update()
-    ).one_or_none()
+    item = session.scalars(_locked_item(run)).one_or_none()
     if item is None:
         return None
     if item.opened_reason == OPENED_NOT_USEFUL and item.state in (
         TriageState.NEW.value, TriageState.TRIAGED.value
     ):
+        rollups.move_triage_item(session, item.workspace_id, item.created_at, item.state,
+                                 TriageState.RESOLVED.value)
         item.state = TriageState.RESOLVED.value
         item.resolved_at = utcnow()
         item.version += 1

@@ -20,6 +20,7 @@ from ...models import (
 )
 from ...models.base import MAX_ID, utcnow
 from ...queries import get_triage_item_for
+from .. import rollups
 from ..admin.settings import check_category
 from ..params import id_value, int_param
 from ..secret_scan import redact_typed
@@ -57,7 +58,9 @@ def _versioned_update(session: Session, item: TriageItem, version: int,
                       changes: dict[str, Any]) -> bool:
     """UPDATE ... SET changes, version + 1 WHERE id = item AND version = ``version``
     (optimistic lock, SPEC 8). False when the version is stale, read or written by a
-    concurrent writer that got there first: nothing changed then."""
+    concurrent writer that got there first: nothing changed then. A state move goes to
+    the dashboard's roll-up: the update matched ``version``, so the state it left is
+    ``item.state``, read at that version."""
     if item.version != version:
         return False
     result = session.execute(
@@ -66,7 +69,11 @@ def _versioned_update(session: Session, item: TriageItem, version: int,
         .values(**changes, version=version + 1, updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )
-    return result.rowcount == 1
+    if result.rowcount != 1:
+        return False
+    rollups.move_triage_item(session, item.workspace_id, item.created_at, item.state,
+                             changes.get("state", item.state))
+    return True
 
 
 def _apply(session: Session, item: TriageItem, version: int, changes: dict[str, Any]) -> None:
