@@ -6,6 +6,7 @@ to ``{"error": {"code", "message"}}`` with the error's HTTP status.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -34,7 +35,9 @@ class ServiceError(Exception):
 
 class ValidationFailed(ServiceError):
     """Bad input: ``VALIDATION_INVALID_ARGUMENT``, HTTP 400. ``field`` names the path,
-    ``reason`` says what is wrong with it; ``message`` is "field: reason"."""
+    ``reason`` says what is wrong with it; ``message`` is "field: reason". ``problems``
+    maps every refused field to its reason (``{field: reason}`` for one; ``of`` builds
+    one error for several, reported at once)."""
 
     code = "VALIDATION_INVALID_ARGUMENT"
     status = 400
@@ -43,6 +46,23 @@ class ValidationFailed(ServiceError):
         super().__init__(f"{field}: {message}" if field else message, details=details)
         self.field = field
         self.reason = message
+        self.problems: dict[str, str] = {field: message}
+
+    @classmethod
+    def of(cls, problems: Mapping[str, str]) -> ValidationFailed:
+        """One error for every refused field of ``problems`` (field -> reason, at least
+        one): ``field`` / ``reason`` are the first, ``message`` lists them all ("a: …;
+        b: …"), ``details`` is ``{"fields": problems}`` when there are several. Raises
+        ``ValueError`` for an empty mapping."""
+        if not problems:
+            raise ValueError("no problems to report")
+        (field, reason), *rest = problems.items()
+        error = cls(field, reason, details={"fields": dict(problems)} if rest else None)
+        if rest:
+            error.message = "; ".join(f"{f}: {r}" for f, r in problems.items())
+            error.args = (error.message,)
+        error.problems = dict(problems)
+        return error
 
 
 # One message for "missing" and "not yours": nothing may tell them apart (SPEC 2).

@@ -36,6 +36,7 @@ Every public name stays importable from here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -45,20 +46,13 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
-from ..domain.consensus import DEFAULT_DISPUTE_RULE, DISPUTE_RULES
+from ..domain.consensus import DEFAULT_DISPUTE_RULE
 from ..domain.queues import (
     ASSIGN_OPEN,
     ASSIGN_ROUND_ROBIN,
-    ASSIGNMENT_MODES,
-    NAME_MAX,
     RESERVATION_DEFAULT_MINUTES,
-    RESERVATION_MAX_MINUTES,
-    REVIEWER_SCOPES,
     REVIEWERS_ALL,
-    REVIEWERS_MAX,
-    REVIEWERS_MIN,
     REVIEWERS_NAMED,
-    RULE_FORBIDDEN,
 )
 from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import (
@@ -101,6 +95,7 @@ from .queue_pages import (
     reviewable_queues,
     reviewer_progress,
 )
+from .queue_settings import RULE_KEYS, Pool, capacity_reason, clean_rule, validate
 from .queue_work import (
     CANDIDATES,
     QueueProgress,
@@ -112,109 +107,24 @@ from .queue_work import (
     release,
     renew,
 )
-from .runs.listing import RunFilters
 from .runs.queue_fill import fill, insert_items
 
 __all__ = [  # the queue services, by concern: here, queue_work, queue_pages
     "CANDIDATES", "ITEM_ORDER", "ITEMS_PER_PAGE", "QUERY_PREVIEW", "RULE_KEYS", "ItemRow",
     "ItemsPage", "OpenItem",
-    "QueueProgress", "QueueRow", "ReviewerProgress", "add_runs", "assign", "clean_rule",
+    "QueueCapacity", "QueueProgress", "QueueRow", "ReviewerProgress", "add_runs", "assign",
+    "capacity", "check_queue", "clean_rule",
     "create_queue", "exists_item", "get_queue", "lead_queues", "led_workspaces", "list_items",
     "list_queues", "named_reviewers", "next_for_me", "next_item", "open_item", "progress",
     "release", "remove_run", "renew", "reviewable_queues", "reviewer_progress", "update_queue",
     "workspace_reviewers",
 ]
 
-RULE_KEYS = ("kind", "status", "verdict", "feedback", "score_min", "score_max", "outcome", "q",
-             "failed_calls")
-
-
-# --- creating and filling ---------------------------------------------------------------
-
-
-def clean_rule(rule: Any) -> dict[str, str]:
-    """A rule as stored: the runs-list filters of ``rule`` (a mapping of query-string
-    values) in their canonical form. Raises ``ValidationFailed`` naming ``rule.<field>``
-    for a bad value, an unknown filter, or one a rule may not hold (workspace, sort,
-    reviewed)."""
-    if rule is None:
-        return {}
-    if not isinstance(rule, Mapping):
-        raise ValidationFailed("rule", "must be an object of runs-list filters")
-    for key in rule:
-        if key in RULE_FORBIDDEN:
-            raise ValidationFailed(f"rule.{key}", "is not allowed in a queue's rule")
-        if key not in RULE_KEYS:
-            raise ValidationFailed(f"rule.{key}", f"unknown filter (one of {', '.join(RULE_KEYS)})")
-    try:
-        filters = RunFilters.from_params({k: "" if v is None else str(v) for k, v in rule.items()})
-    except ValidationFailed as invalid:
-        raise ValidationFailed(f"rule.{invalid.field}", invalid.reason) from None
-    return {k: v for k, v in filters.as_params().items() if k in RULE_KEYS}
-
-
-def _whole(value: Any, field: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValidationFailed(field, f"must be a whole number from {low} to {high}")
-    return value
-
-
-def _settings(session: Session, ws_id: int, values: Mapping[str, Any]) -> dict[str, Any]:
-    """The queue's settings in ``values`` checked and cleaned (only the keys present);
-    ``named`` (user ids) becomes ``_named``, each a reviewer of the workspace."""
-    out: dict[str, Any] = {}
-    if "name" in values:
-        name = values["name"]
-        text = name.strip() if isinstance(name, str) else ""
-        if not text or len(text) > NAME_MAX:
-            raise ValidationFailed("name", f"must be 1 to {NAME_MAX} characters")
-        out["name"] = text
-    if "rule" in values:
-        out["rule"] = clean_rule(values["rule"])
-    if "sample_percent" in values:
-        out["sample_percent"] = _whole(values["sample_percent"], "sample_percent", 1, 100)
-    if "reviewers_per_run" in values:
-        out["reviewers_per_run"] = _whole(values["reviewers_per_run"], "reviewers_per_run",
-                                          REVIEWERS_MIN, REVIEWERS_MAX)
-    if "blind" in values:
-        if not isinstance(values["blind"], bool):
-            raise ValidationFailed("blind", "must be true or false")
-        out["blind"] = values["blind"]
-    if "reservation_minutes" in values:
-        out["reservation_minutes"] = _whole(values["reservation_minutes"],
-                                            "reservation_minutes", 1, RESERVATION_MAX_MINUTES)
-    for field, vocabulary in (("reviewers", REVIEWER_SCOPES), ("assignment", ASSIGNMENT_MODES),
-                              ("dispute_rule", DISPUTE_RULES.codes())):
-        if field in values:
-            if values[field] not in vocabulary:
-                raise ValidationFailed(field, f"must be one of {', '.join(vocabulary)}")
-            out[field] = values[field]
-    if "named" in values:
-        raw = values["named"]
-        if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
-            raise ValidationFailed("named", "must be a list of user ids")
-        ids = [id_value(v, "named", "must be user ids") for v in raw]
-        if None in ids:
-            raise ValidationFailed("named", "must be user ids")
-        members = {i for i, _ in workspace_reviewers(session, ws_id)}
-        strangers = [i for i in ids if i not in members]
-        if strangers:
-            raise ValidationFailed("named", "must be reviewers of the queue's workspace "
-                                   f"(not: {', '.join(map(str, strangers))})")
-        out["_named"] = list(dict.fromkeys(ids))
-    return out
-
-
 def _set_named(session: Session, queue: ReviewQueue, ids: list[int]) -> None:
     session.execute(delete(QueueReviewer).where(QueueReviewer.queue_id == queue.id))
     session.add_all([QueueReviewer(queue_id=queue.id, user_id=uid, position=pos)
                      for pos, uid in enumerate(ids)])
     session.flush()
-
-
-def _check_named(queue: ReviewQueue, named_ids: list[int]) -> None:
-    if queue.reviewers == REVIEWERS_NAMED and not named_ids:
-        raise ValidationFailed("named", "name at least one reviewer, or let all review")
 
 
 def create_queue(session: Session, actor: Actor, workspace_id: Any, name: Any,
@@ -233,7 +143,7 @@ def create_queue(session: Session, actor: Actor, workspace_id: Any, name: Any,
     ``domain.consensus.DISPUTE_RULES`` tie | any_split); ``Conflict`` when the workspace
     has a queue of that name. Commits."""
     ws_id = _led_workspace(session, actor, workspace_id)
-    values = _settings(session, ws_id, {
+    values = _checked(session, ws_id, {
         "name": name, "rule": rule, "sample_percent": sample_percent,
         "reviewers_per_run": reviewers_per_run, "blind": blind,
         "reservation_minutes": reservation_minutes, "reviewers": reviewers, "named": named,
@@ -241,8 +151,6 @@ def create_queue(session: Session, actor: Actor, workspace_id: Any, name: Any,
     named_ids = values.pop("_named")
     queue = ReviewQueue(workspace_id=ws_id, created_by=actor.user_id if actor.is_user else None,
                         **values)
-    _check_named(queue, named_ids)
-    _unique_name(session, ws_id, queue.name, None)
     session.add(queue)
     session.flush()
     _set_named(session, queue, named_ids)
@@ -265,10 +173,8 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
     unknown = set(changes) - set(_EDITABLE)
     if unknown:
         raise ValidationFailed(sorted(unknown)[0], "is not a queue setting")
-    values = _settings(session, queue.workspace_id, changes)
+    values = _checked(session, queue.workspace_id, changes, queue)
     named_ids = values.pop("_named", None)
-    if "name" in values:
-        _unique_name(session, queue.workspace_id, values["name"], queue.id)
     refill = any(k in values and values[k] != getattr(queue, k)
                  for k in ("rule", "sample_percent"))
     recount = "reviewers_per_run" in values and values["reviewers_per_run"] != \
@@ -279,7 +185,6 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
         setattr(queue, key, value)
     if named_ids is not None:
         _set_named(session, queue, named_ids)
-    _check_named(queue, named_ids if named_ids is not None else named_reviewers(session, queue.id))
     session.flush()
     if recount:
         recount_queue(session, queue.id)
@@ -289,6 +194,40 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
         deal_unassigned(session, queue)
     session.commit()
     return queue, added
+
+
+def _checked(session: Session, ws_id: int, values: Mapping[str, Any],
+             queue: ReviewQueue | None = None) -> dict[str, Any]:
+    """``values`` cleaned (``queue_settings.validate``), else one ``ValidationFailed``
+    with every refused field; a name the workspace already uses is a ``Conflict`` alone,
+    and one more refused field (``name``) beside others."""
+    out, problems = validate(session, ws_id, values, queue)
+    taken = "name" in out and _name_taken(session, ws_id, out["name"], queue.id if queue else None)
+    if taken and not problems:
+        raise Conflict(f"the workspace already has a queue named '{out['name']}'",
+                       details={"field": "name"})
+    if taken:
+        problems = {"name": f"the workspace already has a queue named '{out['name']}'", **problems}
+    if problems:
+        raise ValidationFailed.of(problems)
+    return out
+
+
+def check_queue(session: Session, actor: Actor, workspace_id: Any, queue_id: Any = None,
+                **values: Any) -> None:
+    """Check queue settings without saving them: ``values`` as ``create_queue`` (or
+    ``update_queue``'s changes of ``queue_id``) takes them, only the keys given (a form
+    whose other fields it refused itself). Raises what those would: ``ValidationFailed``
+    with every refused field at once (``problems``), ``Conflict`` (a taken name),
+    ``Forbidden`` unless the actor leads the workspace (the queue's, for ``queue_id``).
+    Writes nothing."""
+    queue = get_queue(session, actor, queue_id, Role.LEAD) if queue_id is not None else None
+    ws_id = queue.workspace_id if queue else _led_workspace(session, actor, workspace_id)
+    unknown = set(values) - set(_EDITABLE)
+    if unknown:
+        raise ValidationFailed(sorted(unknown)[0], "is not a queue setting")
+    _checked(session, ws_id, values, queue)
+    session.rollback()
 
 
 _EDITABLE = ("name", "rule", "sample_percent", "reviewers_per_run", "blind",
@@ -304,12 +243,10 @@ def _led_workspace(session: Session, actor: Actor, workspace_id: Any) -> int:
     return ws_id
 
 
-def _unique_name(session: Session, ws_id: int, name: str, own_id: int | None) -> None:
+def _name_taken(session: Session, ws_id: int, name: str, own_id: int | None) -> bool:
     other = session.scalar(select(ReviewQueue.id).where(
         ReviewQueue.workspace_id == ws_id, ReviewQueue.name == name))
-    if other is not None and other != own_id:
-        raise Conflict(f"the workspace already has a queue named '{name}'",
-                       details={"field": "name"})
+    return other is not None and other != own_id
 
 
 def assign(session: Session, actor: Actor, item_id: Any, user_ids: Iterable[Any]) -> list[int]:
@@ -377,3 +314,34 @@ def remove_run(session: Session, actor: Actor, queue_id: Any, run_pk: Any) -> bo
         .on_conflict_do_nothing(index_elements=["queue_id", "run_pk"]))
     session.commit()
     return True
+
+
+@dataclass(frozen=True)
+class QueueCapacity:
+    """``needed`` reviewers per run, ``able``: how many people may review the queue now
+    (``queue_settings.Pool``); ``scope`` all | named (not compared)."""
+
+    needed: int
+    able: int
+    scope: str = field(default=REVIEWERS_ALL, compare=False)
+
+    @property
+    def short(self) -> bool:
+        """Too few people may review: no item can complete (members left since)."""
+        return self.able < self.needed
+
+    @property
+    def reason(self) -> str:
+        """What is wrong when ``short`` (as the form says it), else ``""``."""
+        return capacity_reason(self.needed, self.able, self.scope) if self.short else ""
+
+
+def capacity(session: Session, actor: Actor, queue_id: Any) -> QueueCapacity:
+    """Whether enough people may still review the queue (``QueueCapacity``): a queue
+    is refused when it asks more (``create_queue``), but members who leave, lose the
+    role or are deactivated later leave it short; it is kept, and its page says so.
+    Leads of its workspace only (``Forbidden``)."""
+    queue = get_queue(session, actor, queue_id, Role.LEAD)
+    members = {i for i, _ in workspace_reviewers(session, queue.workspace_id)}
+    able = Pool(queue.reviewers, tuple(named_reviewers(session, queue.id))).able(members)
+    return QueueCapacity(queue.reviewers_per_run, able, queue.reviewers)

@@ -88,9 +88,14 @@ def index() -> str:
 
 
 def _settings(form: QueueForm) -> dict[str, Any]:
+    """The form's settings for the service; a field the form refused is left out (the
+    service then checks the rest: every wrong field is marked in one submit)."""
+    def ok(name: str) -> bool:
+        return not form[name].errors
+
     rule = {name: str(form[name].data).strip() for name in RULE_FIELDS
-            if form[name].data not in (None, "")}
-    return {
+            if form[name].data not in (None, "") and ok(name)}
+    values = {
         "name": form.name.data or "", "rule": rule,
         "sample_percent": form.sample_percent.data,
         "reviewers_per_run": form.reviewers_per_run.data,
@@ -101,6 +106,23 @@ def _settings(form: QueueForm) -> dict[str, Any]:
         # absent from an older form: the service's default (create) or unchanged (edit)
         **({"dispute_rule": form.dispute_rule.data} if form.dispute_rule.data else {}),
     }
+    return {k: v for k, v in values.items() if k in ("rule", "blind", "named") or ok(k)}
+
+
+def _submit(form: QueueForm, save: Any, check: Any) -> Any:
+    """``save(**settings)`` when the form passes, else ``check(**settings)`` of the
+    fields it passed (raises, never writes); a service refusal is put beside its
+    fields. Returns what ``save`` returned, ``None`` when anything was refused."""
+    valid = form.validate()
+    try:
+        if valid:
+            return save(**_settings(form))
+        if not form.workspace.errors:
+            check(**_settings(form))
+    except (ValidationFailed, Conflict) as error:
+        db.session.rollback()
+        _show(form, error)
+    return None
 
 
 def _form_page(form: QueueForm, *, queue: Any, workspaces: list[tuple[int, str]],
@@ -129,31 +151,30 @@ def new() -> Response:
     ws_id = _int(form.workspace.data) or workspaces[0][0]
     people = rq.workspace_reviewers(db.session, ws_id) if ws_id in dict(workspaces) else []
     chosen = _ids(form.named.data)
-    if request.method == "POST" and form.validate():
-        try:
-            queue, added = rq.create_queue(db.session, actor, form.workspace.data,
-                                           **_settings(form))
-        except (ValidationFailed, Conflict) as error:
-            db.session.rollback()
-            _show(form, error)
-        else:
-            flash(f"Queue “{queue.name}” created with {added} run{'s' if added != 1 else ''}.",
-                  "success")
-            return redirect(url_for("queues.detail", queue_id=queue.id), 303)
+    done = _submit(form, lambda **v: rq.create_queue(db.session, actor, form.workspace.data, **v),
+                   lambda **v: rq.check_queue(db.session, actor, form.workspace.data, **v)) \
+        if request.method == "POST" else None
+    if done:
+        queue, added = done
+        flash(f"Queue “{queue.name}” created with {added} run{'s' if added != 1 else ''}.",
+              "success")
+        return redirect(url_for("queues.detail", queue_id=queue.id), 303)
     return _form_page(form, queue=None, workspaces=workspaces, people=people, chosen=chosen,
                       status=422 if request.method == "POST" else 200)
 
 
 def _show(form: QueueForm, error: ValidationFailed | Conflict) -> None:
+    """Each refused field's reason beside it (``rule.<filter>`` beside the filter)."""
     if isinstance(error, Conflict):
         form.name.errors = [*form.name.errors, error.message]  # the one conflict: its name
         return
-    field = (error.field or "").split(".")
-    name = field[-1] if field[0] == "rule" and len(field) > 1 else field[0]
-    if name in form:
-        form[name].errors = [*form[name].errors, error.reason]
-    elif not show_service_error(form, error):
-        form.name.errors = [*form.name.errors, f"{error.field}: {error.reason}"]
+    for path, reason in error.problems.items():
+        field = path.split(".")
+        name = field[-1] if field[0] == "rule" and len(field) > 1 else field[0]
+        if name in form:
+            form[name].errors = [*form[name].errors, reason]
+        elif not show_service_error(form, ValidationFailed(path, reason)):
+            form.name.errors = [*form.name.errors, f"{path}: {reason}"]
 
 
 def _valid(form: F) -> F:
@@ -195,16 +216,14 @@ def edit(queue_id: int) -> Response:
     people = rq.workspace_reviewers(db.session, queue.workspace_id)
     chosen = _ids(form.named.data) if request.method == "POST" \
         else rq.named_reviewers(db.session, queue.id)
-    if request.method == "POST" and form.validate():
-        try:
-            _, added = rq.update_queue(db.session, actor, queue.id, **_settings(form))
-        except (ValidationFailed, Conflict) as error:
-            db.session.rollback()
-            _show(form, error)
-        else:
-            flash("Queue saved." + (f" {added} more run{'s' if added != 1 else ''} entered."
-                                    if added else ""), "success")
-            return redirect(url_for("queues.detail", queue_id=queue_id), 303)
+    done = _submit(form, lambda **v: rq.update_queue(db.session, actor, queue.id, **v),
+                   lambda **v: rq.check_queue(db.session, actor, None, queue.id, **v)) \
+        if request.method == "POST" else None
+    if done:
+        added = done[1]
+        flash("Queue saved." + (f" {added} more run{'s' if added != 1 else ''} entered."
+                                if added else ""), "success")
+        return redirect(url_for("queues.detail", queue_id=queue_id), 303)
     workspaces = [(queue.workspace_id, "")]
     return _form_page(form, queue=queue, workspaces=workspaces, people=people, chosen=chosen,
                       status=422 if request.method == "POST" else 200)
@@ -222,7 +241,8 @@ def detail(queue_id: int) -> str:
     return render_template(
         "queues/detail.html", queue=queue, page=page, cursor=cursor, people=people,
         progress=rq.progress(db.session, actor, queue_id), assignable=people,
-        rule_chips=_rule_chips(queue.rule), **_choices())
+        rule_chips=_rule_chips(queue.rule), capacity=rq.capacity(db.session, actor, queue_id),
+        **_choices())
 
 
 @bp.post("/<int:queue_id>/items/<int:run_pk>/remove")

@@ -192,11 +192,11 @@ def test_the_governing_queue_is_the_same_for_verdict_run_page_and_disputes(sessi
     ws = make.workspace()
     lead = make.actor(make.user(ws, Role.LEAD))
     run = make.run(ws)
+    people = [make.actor(make.user(ws)) for _ in range(3)]  # a 3-reviewer queue needs them
     rq.create_queue(session, lead, ws.id, "Pairs", {}, reviewers_per_run=2)
     split, _ = rq.create_queue(session, lead, ws.id, "Any split", {}, reviewers_per_run=3,
                                dispute_rule="any_split")
     rq.create_queue(session, lead, ws.id, "Ties", {}, reviewers_per_run=3)
-    people = [make.actor(make.user(ws)) for _ in range(3)]
     for who, rating in zip(people[:2], ("positive", "positive")):
         feedback.upsert_feedback(session, who, "chat_message", _answer(session, run), None, rating)
     session.refresh(run)

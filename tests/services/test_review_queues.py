@@ -463,6 +463,7 @@ def test_the_dispute_rule_is_a_queue_setting(session, make):
     (issue 16), a tie by default; anything else is refused naming ``dispute_rule``."""
     ws = make.workspace()
     lead = make.actor(make.user(ws, Role.LEAD))
+    make.user(ws), make.user(ws)  # three may review: a 3-reviewer queue can complete
     ties, _ = rq.create_queue(session, lead, ws.id, "Ties", {}, reviewers_per_run=3)
     splits, _ = rq.create_queue(session, lead, ws.id, "Splits", {}, reviewers_per_run=3,
                                 dispute_rule="any_split")

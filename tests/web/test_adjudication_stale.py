@@ -18,6 +18,7 @@ def test_a_stale_tab_gets_409_and_a_fresh_page_decides_again(client, login, make
     ws = make.workspace()
     lead = make.user(ws, Role.LEAD, username="lead-stale")
     run = make.run(ws, query="Why did the deploy stall?")
+    make.user(ws)  # two may review: a 2-reviewer queue can complete
     rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {}, reviewers_per_run=2)
     answer = session.scalar(select(Message.id).where(Message.run_pk == run.id,
                                                      Message.role == "assistant"))

@@ -139,3 +139,39 @@ def test_next_item_ignores_a_skip_that_is_not_an_id(client, login, make, session
     opened = client.post("/queues/next", data={"skip": "not-an-id", "queue": str(queue.id)})
     assert opened.status_code == 303
     assert opened.headers["Location"] == f"/runs/{run.id}?item={item.id}&queue_id={queue.id}"
+
+
+def _field_errors(html: str) -> dict[str, str]:
+    """Each field marked wrong on the page: its control's name -> the error beside it."""
+    return {re.search(r'name="([^"]+)"', control).group(1): re.sub(r"\s+", " ", error).strip()
+            for control, error in re.findall(
+                r'<div class="field[^"]*has-error"[^>]*>(.*?)<small[^>]*class="error"[^>]*>(.*?)</small>',
+                html, re.S)}
+
+
+def test_a_refused_new_queue_marks_every_wrong_field_in_one_submit(client, login, make, session):
+    """The form said one thing per submit: the form's own refusals first, the service's
+    (a rule's scores, the reviewers per run) only once those were fixed, one at a time.
+    One submit now marks each wrong field, its error beside it, and creates nothing."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    make.user(ws, Role.REVIEWER)
+    login(lead)
+    data = {**_form(ws.id, reviewers="all"), "name": "", "reservation_minutes": "0",
+            "score_min": "80", "score_max": "20", "reviewers_per_run": "3"}
+    refused = client.post("/queues/new", data=data)
+    errors = _field_errors(refused.get_data(as_text=True))
+    assert refused.status_code == 422
+    assert errors == {
+        "name": "This field is required.",
+        "reservation_minutes": "Number must be between 1 and 240.",
+        "score_max": "must not be below the minimum score",
+        "reviewers_per_run": "asks 3 reviewers per run, but only 2 members of the workspace may "
+                             "review it: its items could never complete",
+    }
+    assert rq.list_queues(session, make.actor(lead)) == []
+    # Service refusals alone (the form's checks pass): every one at once too.
+    data = {**_form(ws.id, reviewers="all"), "score_min": "80", "score_max": "20",
+            "reviewers_per_run": "3"}
+    errors = _field_errors(client.post("/queues/new", data=data).get_data(as_text=True))
+    assert sorted(errors) == ["reviewers_per_run", "score_max"]

@@ -23,6 +23,7 @@ def _form(ws_id, **extra):
 def test_lead_creates_a_queue_and_sees_its_items(client, login, make, session):
     ws = make.workspace()
     lead = make.user(ws, Role.LEAD)
+    make.user(ws, Role.REVIEWER)  # two may review: a 2-reviewer queue can complete
     chat = [make.run(ws, query=f"Chat question {i}?") for i in range(3)]
     make.aiops_run(ws)
     login(lead)
@@ -143,6 +144,7 @@ def test_lead_chooses_which_split_needs_a_decision(client, login, make, session)
     any disagreement on request, and an unknown rule is refused naming the field."""
     ws = make.workspace()
     login(make.user(ws, Role.LEAD))
+    make.user(ws, Role.REVIEWER)  # two may review: a 2-reviewer queue can complete
     page = client.get("/queues/new").get_data(as_text=True)
     assert 'name="dispute_rule"' in page and "Any disagreement needs a decision" in page
     assert client.post("/queues/new", data=_form(ws.id, name="Ties")).status_code == 303
@@ -201,3 +203,32 @@ def test_removed_runs_stay_out_when_the_queue_is_edited(client, login, make, ses
         assert saved.status_code == 200 and "Queue saved." in html and "entered" not in html
         assert [rq.exists_item(session, queue_id, r.id) for r in chat] == [False, False, True, True]
     assert "0 of 2 complete" in client.get("/queues/").get_data(as_text=True)
+
+
+def test_a_queue_short_of_reviewers_is_kept_and_its_page_warns(client, login, make, session):
+    """A 2-reviewer queue whose second reviewer left the workspace can no longer complete
+    an item: it stays (its items and ratings kept), and its page says why and what to do."""
+    from reviewapp.actors import Actor
+    from reviewapp.services import admin
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann = make.user(ws, Role.REVIEWER)
+    make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Pairs", reviewers_per_run=2)
+    login(lead)
+    assert "cannot be completed" not in client.get(f"/queues/{queue.id}").get_data(as_text=True)
+    admin.remove_member(session, Actor.system_actor(), ws.id, ann.id)
+    html = client.get(f"/queues/{queue.id}").get_data(as_text=True)
+    warning = re.sub(r"<[^>]+>|\s+", " ", re.search(r'<p class="flash flash-warning queue-short"[^>]*>(.*?)</p>',
+                                                    html, re.S).group(1))
+    assert " ".join(warning.split()) == (
+        "This queue cannot be completed now: it asks 2 reviewers per run, but only 1 member of "
+        "the workspace may review it: its items could never complete. Members left or lost the "
+        "reviewer role since it was set up. Lower the reviewers per run or let more people review .")
+    assert session.get(ReviewQueue, queue.id) is not None
+    assert len(_items_of(session, queue.id)) == 1
+
+
+def _items_of(session, queue_id):
+    return list(session.scalars(select(QueueItem.id).where(QueueItem.queue_id == queue_id)))
