@@ -23,9 +23,20 @@ whole costs O(rules x length). Decisions a regular expression cannot take withou
 look-around (``monkey=`` is not a key, ``public_key`` is not a secret, ``PWD=/home``
 is a directory) are taken there instead.
 
+Encoded secrets: a text holding a percent escape (``ghp%5F...``,
+``Authorization%3A%20Bearer%20...``, also encoded twice: ``%253D``) or a zero-width
+character inside a token (U+200B, U+200C, U+200D, U+2060, U+FEFF) is also scanned as
+``encoded_text.view`` decodes it (in a text holding a ``%``, ``+`` is a space, as form
+encoding writes it; elsewhere it stays a ``+``: see that module). What the rules find
+there is mapped back to the bytes it came from, and those are redacted in the text as
+stored, so the secret survives in neither form; both scans read the text as it came.
+Decoding and mapping back are linear (C-speed chunks, a walk of at most one chunk per
+secret found; past ``ENCODED_LIMIT`` such secrets the rest of the text is replaced).
+
 Many texts, one pass: ``Redactor.many`` joins the texts of a document with NUL (which no
 rule matches and which ingested text never holds, SPEC 10) and runs each rule once over
-the join, so a document of a million short strings costs one pass, not a million.
+the join, so a document of a million short strings costs one pass, not a million. The
+texts holding a ``%`` are joined apart from the others (``+`` reads differently in them).
 
 Structured values: in JSON, a value stored under a secret-named key (``password``,
 ``api_key``, ``sessionToken``, ``credentials``, ``Authorization`` ...) is replaced whole,
@@ -61,6 +72,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from string import hexdigits
 from typing import Any, Protocol
+
+from . import encoded_text
 
 REDACTED = "[redacted]"
 SUMMARY_LIMIT = 2000  # characters (SPEC 4)
@@ -294,9 +307,12 @@ def _assignment(m: Spans, text: bytes) -> bytes | None:
             if b"=" not in text[ss:se] and b"%3" not in text[ss:se] and before not in (b'"', b"'") \
                     and not _looks_like_password(text[vs:ve]):
                 return None
-            if kind == _WORKDIR and text[vs:vs + 1] in (b"/", b"~"):
+            if kind == _WORKDIR and (text[vs:vs + 1] in (b"/", b"~") or text[vs:vs + 3] in _ENCODED_PATH):
                 return None  # the shell's working directory, not a password
     return _replace_group(m, text, g)
+
+
+_ENCODED_PATH = (b"%2F", b"%2f", b"%7E", b"%7e")  # a percent-encoded "/" or "~"
 
 
 def _looks_like_password(value: bytes) -> bool:
@@ -501,6 +517,12 @@ def cut(value: Any, limit: int = SUMMARY_LIMIT) -> Summary:
 # document, is replaced whole by ``[redacted]``: nothing leaks, the cost stays bounded
 # (benchmarks/redaction.py), and a text holding that many secrets is no text to review.
 DENSE_LIMIT = 20_000
+# Secrets found in the decoded view of one text (``Redactor._with_view``) where decoding
+# changed the text around them: each costs a walk of up to ``encoded_text.CHUNK`` bytes
+# to find its place; past this many, the rest of the text from the next one on is
+# replaced whole (as past ``DENSE_LIMIT``). Secrets in stretches with nothing decoded
+# (plain secrets in a long text with one escape) cost nothing and count for nothing.
+ENCODED_LIMIT = 1_000
 
 
 def _dense_tail(data: bytes, start: int) -> bytes:
@@ -530,10 +552,13 @@ class Redactor:
 
     # ----------------------------------------------------------------- texts
 
-    def _bytes(self, data: bytes) -> bytes:
+    def _bytes(self, data: bytes, passes: list[list[tuple[int, int, int]]] | None = None) -> bytes:
+        # ``passes`` (when given) gets, per rule, what it replaced: ``(start, end, length)``
+        # of the text as the rule saw it (``encoded_text.replaced_spans``).
         for compiled, handle in self._compiled:
             search = compiled.search
             pieces: list[bytes] = []
+            edits: list[tuple[int, int, int]] = []
             last = pos = found = 0
             size = len(data)
             while pos <= size:
@@ -545,6 +570,7 @@ class Redactor:
                 if found > DENSE_LIMIT:
                     pieces.append(data[last:start])
                     pieces.append(_dense_tail(data, start))
+                    edits.append((start, size, len(pieces[-1])))
                     last = size
                     break
                 pos = end if end > start else end + 1  # no rule matches "", but never loop
@@ -552,18 +578,59 @@ class Redactor:
                 if new is not None:
                     pieces.append(data[last:start])
                     pieces.append(new)
+                    if passes is not None:
+                        a, b = encoded_text.changed(data[start:end], new)
+                        edits.append((start + a, start + b, len(new) - a - (end - start - b)))
                     last = end
+            if passes is not None:
+                passes.append(edits)
             if pieces:
                 pieces.append(data[last:])
                 data = b"".join(pieces)
         return data
+
+    def _with_view(self, data: bytes, seen: encoded_text.View) -> bytes:
+        """``data`` redacted, with what the rules find in its decoded view (``seen``:
+        percent escapes, zero-width characters; ``encoded_text``) redacted too, at the
+        bytes of ``data`` it came from; past ``ENCODED_LIMIT`` secrets found where decoding
+        changed the text, the rest of it. Both scans read ``data`` as it came (a scan of text
+        redacted first could take a label's encoded quote for a value and hide the
+        secret behind it), and the spans of both are replaced."""
+        passes: list[list[tuple[int, int, int]]] = []
+        self._bytes(data, passes)
+        spans = encoded_text.replaced_spans(passes)
+        passes = []
+        self._bytes(seen.data, passes)
+        for start, end in encoded_text.replaced_spans(passes):
+            if seen.walks >= 2 * ENCODED_LIMIT:  # two positions each
+                spans.append((seen.original(start, end)[0], len(data)))
+                break
+            spans.append(seen.original(start, end))
+        if not spans:
+            return data
+        merged: list[list[int]] = []
+        for start, end in sorted(spans):
+            if merged and start < merged[-1][1]:  # overlapping spans are one (touching: two)
+                merged[-1][1] = max(merged[-1][1], end)
+            elif start < end:
+                merged.append([start, end])
+        pieces: list[bytes] = []
+        last = 0
+        sep = _SEP.encode()
+        for start, end in merged:
+            # A NUL of ``many`` inside the span stays, so every text keeps its place.
+            pieces += [data[last:start], sep.join([_R] * (data.count(sep, start, end) + 1))]
+            last = end
+        pieces.append(data[last:])
+        return b"".join(pieces)
 
     def text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[redacted]`` (SPEC 4). Linear time."""
         if not text:
             return text
         data = text.encode("utf-8", "surrogatepass")
-        out = self._bytes(data)
+        seen = encoded_text.view(data)
+        out = self._bytes(data) if seen is None else self._with_view(data, seen)
         return text if out is data else out.decode("utf-8", "surrogatepass")
 
     def many(self, texts: Sequence[str]) -> list[str]:
@@ -572,6 +639,19 @@ class Redactor:
             return []
         if any(_SEP in t for t in texts):  # only imports can carry NUL; one at a time
             return [self.text(t) for t in texts]
+        encoded = [i for i, t in enumerate(texts) if "%" in t]
+        if encoded and len(encoded) < len(texts):
+            # A "+" reads as a space in a text holding a "%" (encoded_text): such texts
+            # are joined apart from the others, so each reads as it would alone.
+            out = list(texts)
+            plain = [i for i, t in enumerate(texts) if "%" not in t]
+            for group in (encoded, plain):
+                for i, new in zip(group, self._joined([texts[i] for i in group]), strict=True):
+                    out[i] = new
+            return out
+        return self._joined(texts)
+
+    def _joined(self, texts: Sequence[str]) -> list[str]:
         joined = _SEP.join(texts)
         out = self.text(joined)
         if out is joined:
