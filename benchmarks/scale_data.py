@@ -204,6 +204,8 @@ def _rows(i: int, count: int, newest: datetime, step: timedelta, alpha: int, bet
         "external_outcome_detail": None, "started_at": at, "finished_at": at + timedelta(seconds=30),
         "evidence_score": score, "verifier_verdict": verifier,
         "tool_call_count": TOOL_CALLS_PER_RUN, "failed_tool_call_count": failed,
+        # What runs.rateable keeps: finished, and every run has an answer message.
+        "rateable": status != "RUNNING",
         "created_at": at, "updated_at": at})
     rows[Message].append({
         "id": pk, "run_pk": pk, "message_id": None, "ordinal": 0, "role": "assistant",

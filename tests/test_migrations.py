@@ -371,3 +371,58 @@ def test_upgrade_gives_the_vocabulary_check_constraints_the_models_derive(empty_
     assert ("chat_message", "citation", "conversation_turn", "diagnostic_report",
             "diagnostic_step", "tool_call") in models["user_feedback"]
     assert ("new", "resolved", "triaged", "wont_fix") in models["triage_item"]
+
+
+def test_the_rateable_backfill(empty_database_url):
+    """9c1f4e7b2a60 fills ``diagnosis_run.rateable`` for existing runs (on the database
+    under test): finished and with an assistant message with text (not blanks only), a
+    step or a report. By hand, run by run."""
+    from sqlalchemy import text
+
+    app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": empty_database_url})
+    directory = str(REPO_ROOT / "migrations")
+    with app.app_context():
+        upgrade(directory=directory, revision="d7e3a9c1f542")
+        db.engine.dispose()
+    runs = {  # pk: (kind, status, assistant text or None, user text, step, report, rateable)
+        1: ("chat", "SUCCESS", "The answer.", None, False, False, True),
+        2: ("chat", "RUNNING", "The answer.", None, False, False, False),
+        3: ("chat", "SUCCESS", " \u3000\n", None, False, False, False),
+        4: ("chat", "FAILED", None, "Only the question.", False, False, False),
+        5: ("aiops", "FAILED", None, None, True, False, True),
+        6: ("aiops", "SUCCESS", None, None, False, True, True),
+        7: ("chat", "SUCCESS", None, None, False, False, False),
+    }
+    engine = create_engine(empty_database_url)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO workspace (id, slug, name, settings) VALUES (1, 'w1', 'W', '{}')"))
+        conn.execute(text("INSERT INTO diagnosis_session (id, session_id, workspace_id, kind) "
+                          "VALUES (1, 's1', 1, 'chat')"))
+        for pk, (kind, status, answer, question, step, report, _) in runs.items():
+            conn.execute(text(
+                "INSERT INTO diagnosis_run (id, run_id, workspace_id, diagnosis_session_id, kind, "
+                "query, status, tool_call_count, failed_tool_call_count) "
+                "VALUES (:pk, :rid, 1, 1, :kind, 'q', :status, 0, 0)"),
+                {"pk": pk, "rid": f"r{pk}", "kind": kind, "status": status})
+            for ordinal, (role, content) in enumerate((("user", question), ("assistant", answer))):
+                if content is not None:
+                    conn.execute(text(
+                        "INSERT INTO message (run_pk, ordinal, role, content, metadata) "
+                        "VALUES (:pk, :o, :role, :content, '{}')"),
+                        {"pk": pk, "o": ordinal, "role": role, "content": content})
+            if step:
+                conn.execute(text("INSERT INTO diagnostic_step (run_pk, ordinal, name) "
+                                  "VALUES (:pk, 0, 'Check disk')"), {"pk": pk})
+            if report:
+                conn.execute(text("INSERT INTO diagnostic_report (run_pk, content) "
+                                  "VALUES (:pk, '# Disk full')"), {"pk": pk})
+    engine.dispose()
+    with app.app_context():
+        upgrade(directory=directory)
+        db.engine.dispose()
+    engine = create_engine(empty_database_url)
+    with engine.connect() as conn:
+        stored = {pk: bool(flag) for pk, flag in conn.execute(
+            text("SELECT id, rateable FROM diagnosis_run"))}
+    engine.dispose()
+    assert stored == {pk: row[-1] for pk, row in runs.items()}

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    Boolean,
     CheckConstraint,
     ForeignKey,
     Index,
@@ -14,8 +15,10 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     func,
     literal_column,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -93,7 +96,10 @@ class Run(TimestampMixin, db.Model):
     ``verifier_verdict``, ``tool_call_count`` and ``failed_tool_call_count`` are copies kept
     by the services for filtering and sorting large lists; ``self_evaluation`` and the
     ``tool_call_audit`` rows are the source of truth. ``external_outcome`` is a benchmark's
-    own label (e.g. tau-bench reward), never the execution status.
+    own label (e.g. tau-bench reward), never the execution status. ``rateable`` is kept
+    the same way from the run's status and parts (``services/runs/rateable.py``): the
+    run is finished and has something a reviewer can rate, so the review queue reads
+    an index of rateable runs instead of probing every run's parts (SPEC 8, issue 18).
     """
 
     __tablename__ = "diagnosis_run"
@@ -106,6 +112,9 @@ class Run(TimestampMixin, db.Model):
         Index("ix_diagnosis_run_workspace_feedback", "workspace_id", "feedback"),
         Index("ix_diagnosis_run_workspace_status", "workspace_id", "status"),
         Index("ix_diagnosis_run_session", "diagnosis_session_id", "created_at"),
+        # The review queue's runs, newest first per workspace (services/unrated_runs.py).
+        Index("ix_diagnosis_run_workspace_rateable", "workspace_id", "created_at", "id",
+              sqlite_where=text("rateable = 1"), postgresql_where=text("rateable")),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -130,6 +139,7 @@ class Run(TimestampMixin, db.Model):
     verifier_verdict: Mapped[str | None] = mapped_column(String(16), nullable=True)
     tool_call_count: Mapped[int] = mapped_column(Integer, default=0)
     failed_tool_call_count: Mapped[int] = mapped_column(Integer, default=0)
+    rateable: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     session: Mapped[DiagnosisSession] = relationship(back_populates="runs")
     messages: Mapped[list[Message]] = relationship(

@@ -6,14 +6,17 @@ from that one.
 
 "Reviewed by me" means the reviewer rated at least one part of the run (answer,
 citation, step or report). The queue holds only finished runs with something to rate
-(``runs.rateable_run``): a running run or one without answer text, steps or report
-would otherwise stay at the head of the queue for ever. The queue walks the same filtered, sorted list as the runs
+(``runs.rateable_run``, a copy the run keeps: ``runs/rateable.py``): a running run or
+one without answer text, steps or report would otherwise stay at the head of the queue
+for ever. The queue walks the same filtered, sorted list as the runs
 page, so a reviewer can work through exactly the list they were looking at.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -46,11 +49,16 @@ class Progress:
 @dataclass(frozen=True)
 class QueueState:
     """The next run to review (``None`` when every run in the list is reviewed) and the
-    progress through the list."""
+    progress through the list, counted when first read (two capped counts, in the
+    session ``next_run`` was given): the jump to the next run does not need it."""
 
     run_pk: int | None
-    progress: Progress
     filters: RunFilters
+    count: Callable[[], Progress] = field(repr=False, compare=False)
+
+    @cached_property
+    def progress(self) -> Progress:
+        return self.count()
 
 
 def _progress(session: Session, actor: Actor, filters: RunFilters,
@@ -82,6 +90,11 @@ def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
              after_run_pk: int | str | None = None) -> QueueState:
     """The first rateable run in the ``filters`` list order that the actor has not rated.
 
+    One indexed range per workspace (the rateable runs' index, or the sort's), each run
+    probed for a rating of the actor through the ratings' run index: the cost is the
+    runs passed over (rated by the actor, or left out by a filter), not the list's size
+    (issue 18). The progress is counted only when read (``QueueState.progress``).
+
     With ``after_run_pk`` (the run being skipped), the search starts after that run and
     wraps around to the start, never returning that run itself. Raises ``Forbidden``
     when ``after_run_pk`` is missing or foreign, ``ValidationFailed`` for bad filters and
@@ -106,4 +119,4 @@ def next_run(session: Session, actor: Actor, filters: RunFilters | None = None,
                                                   sort, 1))
     else:
         found = session.scalar(keyset.ordered(base, sort, 1))
-    return QueueState(found, _progress(session, actor, filters, workspaces), filters)
+    return QueueState(found, filters, lambda: _progress(session, actor, filters, workspaces))

@@ -52,7 +52,8 @@ from .listing import (
     list_runs,
 )
 from .matches import match_places
-from .scope import filtered_runs, rateable_run, single_workspace
+from .rateable import rateable_run
+from .scope import filtered_runs, single_workspace
 from .targets import TargetState, reason_choices, tool_call_name, workspace_reasons
 from .timeline import Timeline, TimelineCall, TimelineRow, get_timeline, get_tool_call
 

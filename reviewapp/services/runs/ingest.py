@@ -36,6 +36,7 @@ from ..retry import retry_on_conflict
 from ..run_text import store_run_text
 from ..secret_scan import redact_finish, redact_outcome, redact_run_document
 from ..tool_calls import check_records, upsert_records
+from . import rateable
 from ._children import (
     ANSWER_MESSAGE_ID,
     assign_changed,
@@ -217,7 +218,7 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
             _reparent_tool_calls(session, run)
     changed |= _sync_children(session, run, doc, prepared)
     if changed:
-        session.flush()
+        rateable.refresh(session, run)  # before the queue rules read it (offer_run)
         store_run_text(session, [run.id])  # before queue rules read it (offer_run)
         refresh_run(session, run)
         promote_on_finish(session, run)
@@ -370,6 +371,7 @@ def finish_run(
     if changed:
         session.flush()
         ensure_answer_message(session, run)
+        rateable.refresh(session, run)  # before the queue rules read it (offer_run)
         store_run_text(session, [run.id])  # before queue rules read it (offer_run)
         refresh_run(session, run)
         promote_on_finish(session, run)

@@ -29,7 +29,8 @@ from ...queries import insert_for
 from ..queue_assignment import deal
 from ..queue_completion import refresh_run, refresh_runs
 from .filters import RunFilters
-from .scope import filtered_runs, rateable_run
+from .rateable import rateable_run
+from .scope import filtered_runs
 
 BATCH = 1000
 _SYSTEM = Actor.system_actor()

@@ -1,31 +1,21 @@
 """Runs, which ones a list covers: the visible runs of the actor's workspaces narrowed by
-``RunFilters``, one index range per workspace (issue 18), and the "rateable" condition the
-review queue adds (SPEC 2, 8)."""
+``RunFilters``, one index range per workspace (issue 18). The "rateable" condition the
+review queue adds is ``rateable.rateable_run`` (SPEC 2, 8)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, exists, func, or_, select
+from sqlalchemy import Select, exists, func, select
 from sqlalchemy import false as sa_false
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
 from ...domain.search_text import search_term
-from ...models import (
-    DiagnosticReport,
-    DiagnosticStep,
-    Feedback,
-    Message,
-    MessageRole,
-    Run,
-    RunStatus,
-    Workspace,
-)
+from ...models import Feedback, Run, Workspace
 from ...queries import runs_of_workspace_visible_to, runs_visible_to
 from ..access import WorkspaceRole, roles_of
-from ..answer import has_text
 from ..blind import blind_condition
 from ..run_text import text_condition
 from .filters import RunFilters
@@ -36,19 +26,6 @@ def reviewed_by(actor: Actor) -> Any:
     if not actor.is_user:
         return sa_false()
     return exists().where(Feedback.run_pk == Run.id, Feedback.author_id == actor.user_id)
-
-
-def rateable_run() -> Any:
-    """Condition: the run is finished (not RUNNING) and has a part a reviewer can rate:
-    an assistant message with text (the answer and its citations), a diagnostic step or
-    a diagnostic report (SPEC 6.1 targets). The review queue offers only such runs, so
-    it never stops on a run nobody can rate (SPEC 8)."""
-    return (Run.status != RunStatus.RUNNING.value) & or_(
-        exists().where(Message.run_pk == Run.id, Message.role == MessageRole.ASSISTANT.value,
-                       has_text(Message.content)),
-        exists().where(DiagnosticStep.run_pk == Run.id),
-        exists().where(DiagnosticReport.run_pk == Run.id),
-    )
 
 
 def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None) -> Select[Any]:
