@@ -11,6 +11,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, current_app, make_response, render_template, request, url_for
 from flask_login import login_required
 
+from ..domain.reasons import DEFAULT_REASONS
 from ..domain.run_vocabulary import RUN_KINDS
 from ..errors import Conflict, ValidationFailed
 from ..extensions import db
@@ -34,7 +35,8 @@ def index() -> Response:
         limit=current_app.config["TRIAGE_PAGE_SIZE"], cursor=request.args.get("cursor") or None,
     )
     return page_or_fragment("triage/list.html", "triage/_table.html", page=page,
-                            list_url=request.full_path.rstrip("?"), kinds=RUN_KINDS.choices())
+                            list_url=request.full_path.rstrip("?"), kinds=RUN_KINDS.choices(),
+                            reasons=DEFAULT_REASONS.choices())
 
 
 @bp.get("/<int:item_id>")

@@ -61,3 +61,14 @@ def test_queue_rule_chips_show_field_and_value_labels(client, login, make, sessi
         "Kind: AIOps", "Status: Success", f"Verifier verdict: {VERIFIER_VERDICTS.label('LOW_CONFID')}",
         f"Reviewers&#39; verdict: {VERDICTS.label('not_useful')}", "Evidence score from: 30",
         "Has failed tool calls", "Text: &lt;b&gt;disk&lt;/b&gt;"])
+
+
+def test_triage_reason_suggestions_carry_labels(client, login, make):
+    """The 'Reviewer reason' box suggested bare codes (incorrect, citation ...)."""
+    from reviewapp.domain.reasons import DEFAULT_REASONS
+
+    ws = make.workspace()
+    login(make.user(ws, Role.LEAD))
+    html = client.get("/triage/").get_data(as_text=True)
+    datalist = re.search(r'<datalist id="reason-codes">(.*?)</datalist>', html, re.S).group(1)
+    assert re.findall(r'<option value="([^"]*)">([^<]*)</option>', datalist) == list(DEFAULT_REASONS.choices())
