@@ -66,26 +66,38 @@ def format_ms(ms: float) -> str:
     return f"{ms // 3_600_000} h {(ms % 3_600_000) // 60_000} min"
 
 
-def layout(calls: Sequence[CallTiming], until: datetime | None = None) -> Layout:
-    """Place ``calls`` (in display order) on one axis.
-
-    The axis is made from the calls' own times: it starts at the earliest start and
-    ends at the latest start or end of a call. A call without an end event is a marker
-    at its start (``open_ended``): it may still be running or its end was lost, and
-    nothing else is known (SPEC 4: never invent an end), so it neither stretches the
-    axis nor is drawn to its end. ``until`` (the run's end) is accepted for callers but
-    no longer widens the axis: a run that ended long after its last call would squeeze
-    every bar into a corner. A span of zero (one instant) has a single "0 ms" tick.
-    """
-    del until  # the axis is the calls' own (issue 17 item 6)
+def axis_bounds(calls: Sequence[CallTiming]) -> tuple[datetime | None, datetime | None]:
+    """The axis of ``calls``: (earliest start, latest start or end), ``(None, None)``
+    when no call has a start. An end before its call's start, or a call without an end,
+    does not stretch it (``layout``)."""
     starts = [c.started_at for c in calls if c.started_at is not None]
     if not starts:
-        return Layout(False, None, 0, [], [Bar(0, 0, False, False, None) for _ in calls])
-    start = min(starts)
+        return None, None
     ends = [c.completed_at for c in calls
             if c.started_at is not None and c.completed_at is not None
             and c.completed_at >= c.started_at]
-    end = max(starts + ends)
+    return min(starts), max(starts + ends)
+
+
+def layout(calls: Sequence[CallTiming], until: datetime | None = None,
+           bounds: tuple[datetime | None, datetime | None] | None = None) -> Layout:
+    """Place ``calls`` (in display order) on one axis.
+
+    The axis is made from the calls' own times: it starts at the earliest start and
+    ends at the latest start or end of a call (``axis_bounds``). ``bounds`` gives that
+    axis when ``calls`` are only some of the run's calls (the timeline shows them in
+    chunks, each on the axis of all of them); the database computes it then. A call
+    without an end event is a marker at its start (``open_ended``): it may still be
+    running or its end was lost, and nothing else is known (SPEC 4: never invent an
+    end), so it neither stretches the axis nor is drawn to its end. ``until`` (the run's
+    end) is accepted for callers but no longer widens the axis: a run that ended long
+    after its last call would squeeze every bar into a corner. A span of zero (one
+    instant) has a single "0 ms" tick.
+    """
+    del until  # the axis is the calls' own (issue 17 item 6)
+    start, end = axis_bounds(calls) if bounds is None else bounds
+    if start is None or end is None:
+        return Layout(False, None, 0, [], [Bar(0, 0, False, False, None) for _ in calls])
     span_ms = max(0, round((end - start).total_seconds() * 1000))
     scale = AXIS_WIDTH / span_ms if span_ms else 0.0
 

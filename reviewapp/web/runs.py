@@ -107,11 +107,14 @@ def index() -> Response:
 @bp.get("/runs/<int:run_pk>")
 @login_required
 def detail(run_pk: int) -> str:
-    """One run: answer, citations, steps, report, timeline, self-evaluation, thumbs."""
+    """One run: answer, citations, steps, report, timeline, self-evaluation, thumbs. The
+    timeline shows its first 50 calls, and further down with ``call`` (a link to one
+    call), ``calls_after`` (the plain "Show the next" link) or ``calls=all`` (issue 18)."""
     form = filter_form()
     form.validate()
     detail = runs_service.get_run_detail(
-        db.session, current_actor(), run_pk, runs_service.RunFilters.from_params(form.to_params()))
+        db.session, current_actor(), run_pk, runs_service.RunFilters.from_params(form.to_params()),
+        runs_service.Shown.from_params(request.args))
     item = request.args.get("item")
     queue_item = review_queues.open_item(db.session, current_actor(), item, run_pk) \
         if item else None
@@ -138,14 +141,33 @@ def by_id(run_id: str) -> Response:
 def timeline(run_pk: int) -> Response:
     """The timeline fragment. 204 when nothing changed since version ``v`` (the live
     poll then swaps nothing, so open details stay open); a whole-page refresh when a run
-    watched live has ended, so the final answer and evaluation appear."""
-    timeline = runs_service.get_timeline(db.session, current_actor(), run_pk)
+    watched live has ended, so the final answer and evaluation appear. The poll names
+    the last call the page shows (``call``), so the rows loaded below stay."""
+    timeline = runs_service.get_timeline(db.session, current_actor(), run_pk,
+                                         runs_service.Shown.from_params(request.args))
     if request.args.get("live") == "1" and not timeline.live and is_htmx():
         return refresh_page(make_response("", 200))
     if request.args.get("v") == timeline.version:
         return make_response("", 204)
     return page_or_fragment("runs/_timeline.html", "runs/_timeline.html", timeline=timeline,
                             oob_counts=is_htmx())
+
+
+@bp.get("/runs/<int:run_pk>/timeline/calls")
+@login_required
+def timeline_calls(run_pk: int) -> Response:
+    """"Show the next N of M tool calls" (issue 18): for htmx, the next chunk of timeline
+    rows after the call ``after`` and the next such control; otherwise the run page
+    showing them (the control's own link). 400 naming ``after`` when it is missing or no
+    call of the run; the page's 403 for a missing or foreign run."""
+    after = request.args.get("after") or ""
+    if not after:
+        raise ValidationFailed("after", "name the last tool call shown")
+    chunk = runs_service.get_timeline_chunk(db.session, current_actor(), run_pk, after)
+    if not is_htmx():
+        return redirect(url_for("runs.detail", run_pk=run_pk, calls_after=after), 303)
+    return page_or_fragment("runs/_timeline_rows.html", "runs/_timeline_rows.html",
+                            timeline=chunk)
 
 
 @bp.get("/runs/<int:run_pk>/tool-calls/<agent_id:call_id>", merge_slashes=False)

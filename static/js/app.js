@@ -214,3 +214,52 @@ document.addEventListener("click", function (e) {
     done();
   }
 });
+
+// The run page's tool-call timeline (issue 18). "Show the next N of M tool calls" loads
+// the next rows in place of itself: while loading it says so (htmx-indicator), then the
+// first new row's summary takes the focus (a keyboard user goes on where the list grew);
+// a failed load says so at the control and keeps it for another try. A live run's poll
+// names the last row shown, so the rows loaded below survive its refresh.
+(function () {
+  "use strict";
+  var focusNext = null;
+  function moreOf(elt) { return elt && elt.closest ? elt.closest("[data-more-calls]") : null; }
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var more = moreOf(e.detail.elt);
+    if (!more) return;
+    var error = more.querySelector(".tl-more-error");
+    if (error) error.textContent = "";
+    var link = more.querySelector("[data-first]");
+    focusNext = link ? link.getAttribute("data-first") : null;
+  });
+  function failed(e, text) {
+    var more = moreOf(e.detail.elt);
+    if (!more) return;
+    focusNext = null;
+    var error = more.querySelector(".tl-more-error");
+    if (error) error.textContent = text;
+  }
+  // An error answer (the page's htmx config swaps those) leaves the rows and the control.
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var status = e.detail.xhr ? e.detail.xhr.status : 0;
+    if (status < 400 || !moreOf(e.detail.elt)) return;
+    e.detail.shouldSwap = false;
+    failed(e, "The next tool calls could not be loaded (error " + status + "). Try again, or reload the page.");
+  });
+  document.addEventListener("htmx:sendError", function (e) {
+    failed(e, "The server could not be reached. Check your connection and try again.");
+  });
+  document.addEventListener("htmx:load", function (e) {
+    var row = e.target;
+    if (!focusNext || !row || row.id !== focusNext) return;
+    focusNext = null;
+    var summary = row.querySelector("summary");
+    if (summary) summary.focus();
+  });
+  document.addEventListener("htmx:configRequest", function (e) {
+    var elt = e.detail.elt;
+    if (!elt || !elt.classList || !elt.classList.contains("timeline")) return;
+    var rows = elt.querySelectorAll(".tl-row[data-call]");
+    if (rows.length) e.detail.parameters.call = rows[rows.length - 1].getAttribute("data-call");
+  });
+})();

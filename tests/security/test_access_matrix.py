@@ -280,6 +280,7 @@ BUILDERS: dict[str, Builder] = {
     "runs.timeline GET": _get(lambda w, m: f"/runs/{m or w.run.id}/timeline"),
     "runs.by_id GET": _get(lambda w, m: f"/runs/by-id/{'run-missing' if m else w.run.run_id}"),
     "runs.tool_call GET": _get(lambda w, m: f"/runs/{m or w.run.id}/tool-calls/{w.call_id}"),
+    "runs.timeline_calls GET": _get(lambda w, m: f"/runs/{m or w.run.id}/timeline/calls?after={w.call_id}"),
     "runs.verdict GET": _get(lambda w, m: f"/runs/{m or w.run.id}/verdict"),
     "adjudication.index GET": _get(lambda w, m: f"/adjudication/?workspace={m or w.ws_a.id}"),
     "adjudication.decide POST": lambda w, c: (
@@ -457,6 +458,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     # A redirect to the run's page for A's members; B gets the missing id's 403.
     "runs.by_id GET": html((SEE_OTHER,) * 3, ALL_HIDDEN),
     "runs.tool_call GET": html(READ_A, ALL_HIDDEN),
+    # "Show the next" without htmx: A's members go to the run page showing the next calls.
+    "runs.timeline_calls GET": html((SEE_OTHER,) * 3, ALL_HIDDEN),
     "runs.verdict GET": html(READ_A, ALL_HIDDEN),
     # Leads and admins of A; a reviewer is lead nowhere (403); B's leads get 403 for
     # A's workspace and A's run alike, as for missing ones.

@@ -211,7 +211,7 @@ def test_run_page_issues_the_same_number_of_statements_for_5_and_500_calls(clien
             event.remove(db.engine, "before_cursor_execute", count)
         assert response.status_code == 200
         rows = response.get_data(as_text=True).count('class="tl-row ')
-        assert rows == (5 if name == "small" else 500)
+        assert rows == (5 if name == "small" else 50)  # the first 50 calls (issue 18)
         counts[name] = len(seen)
     assert counts["small"] == counts["big"]
     assert counts["big"] <= 20

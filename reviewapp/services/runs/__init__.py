@@ -55,10 +55,20 @@ from .matches import match_places
 from .rateable import rateable_run
 from .scope import filtered_runs, single_workspace
 from .targets import TargetState, reason_choices, tool_call_name, workspace_reasons
-from .timeline import Timeline, TimelineCall, TimelineRow, get_timeline, get_tool_call
+from .timeline import (
+    FIRST_CALLS,
+    MORE_CALLS,
+    Shown,
+    Timeline,
+    TimelineCall,
+    TimelineRow,
+    get_timeline,
+    get_timeline_chunk,
+    get_tool_call,
+)
 
 __all__ = [
-    "FAILED_CALLS_STATES", "RunById", "find_run_by_id", "match_places",
+    "FAILED_CALLS_STATES", "FIRST_CALLS", "MORE_CALLS", "Shown", "get_timeline_chunk", "RunById", "find_run_by_id", "match_places",
     "ANSWER_MESSAGE_ID", "COUNT_CAP", "FEEDBACK_STATES", "FILTERED_COUNT_CAP", "MAX_QUERY_TEXT",
     "REVIEWED_STATES", "SORTS", "VERIFIER_VERDICTS", "CitationView", "Count", "RunDetail",
     "RunFilters", "RunPage", "TargetState", "Timeline", "TimelineCall", "TimelineRow",

@@ -34,7 +34,7 @@ from ._loading import Decided, load_run, ratings_of
 from .filters import RunFilters
 from .listing import neighbours
 from .targets import TargetState, reason_choices, workspace_reasons
-from .timeline import Timeline, build_timeline
+from .timeline import Shown, Timeline, build_timeline
 
 
 @dataclass(frozen=True)
@@ -149,8 +149,15 @@ class RunDetail:
 
     @property
     def call_names(self) -> dict[str, str]:
-        """Tool name by call id, for the conversation's links to the timeline rows."""
-        return {row.call.id: row.call.tool_name for row in self.timeline.rows}
+        """Tool name by call id, for the conversation's links to the timeline rows (the
+        calls its messages name, shown or not)."""
+        return self.timeline.names
+
+    @property
+    def shown_calls(self) -> frozenset[str]:
+        """The ids of the calls the timeline shows (a link to another one reloads the
+        page down to it)."""
+        return frozenset(row.call.id for row in self.timeline.rows)
 
 
 def evaluation_view(raw: Any) -> dict[str, Any] | None:
@@ -195,13 +202,20 @@ def _citations(messages: Sequence[Message], evaluation: dict[str, Any] | None) -
     return views
 
 
+def _named_calls(messages: Sequence[Message]) -> set[str]:
+    """The call ids the messages name (``meta.tool_call_ids``), for their links."""
+    named = (m.meta.get("tool_call_ids") for m in messages if isinstance(m.meta, Mapping))
+    return {cid for ids in named if isinstance(ids, list) for cid in ids if isinstance(cid, str)}
+
+
 def get_run_detail(session: Session, actor: Actor, run_pk: int,
-                   filters: RunFilters | None = None) -> RunDetail:
+                   filters: RunFilters | None = None, shown: Shown | None = None) -> RunDetail:
     """The run page's read model for run ``run_pk`` (SPEC 8).
 
     Access: the actor must be a member of the run's workspace; a missing run and a
     foreign one both raise ``Forbidden`` (SPEC 2). ``filters`` (the list the reviewer
-    came from) decide the previous / next links. A fixed number of queries, whatever the
+    came from) decide the previous / next links; ``shown`` which tool calls the timeline
+    shows (``timeline.Shown``: the first 50 unless it says more). A fixed number of queries, whatever the
     number of messages, citations, steps or tool calls. Raises ``ValidationFailed`` for
     bad filters.
     """
@@ -227,7 +241,8 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     return RunDetail(
         run=run, workspace=workspace, diagnosis_session=diagnosis_session, messages=messages,
         answer_message=answer_message, citations=_citations(messages, evaluation), steps=steps,
-        report=report, timeline=build_timeline(session, run, steps, workspace, mine, summary),
+        report=report, timeline=build_timeline(session, run, steps, workspace, mine, summary, shown,
+                                               _named_calls(messages)),
         evaluation=evaluation,
         my_feedback=mine, summary=summary, reasons=list(reasons), filters=filters,
         prev_pk=prev_pk, next_pk=next_pk, case_id=None if blind else case_id,

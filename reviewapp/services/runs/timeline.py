@@ -1,26 +1,48 @@
-"""Runs, the tool-call timeline of a run page (its live fragment polls it) and one tool
-call opened from it (SPEC 8, issue 19)."""
+"""Runs, the tool-call timeline of a run page (its live fragment polls it), the chunks
+"Show the next" loads into it, and one tool call opened from it (SPEC 8, issues 18, 19).
+
+The page shows the first ``FIRST_CALLS`` calls in timeline order and loads the rest
+``MORE_CALLS`` at a time after the last one shown (keyset: the call's own id); a link to
+a call further down (``Shown.through``) renders the timeline down to it. One statement
+reads the shown calls with the counts and the time axis of all of them (window
+functions over the run's calls), so a 500-call run costs what a 50-call run does.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, bindparam, case, func, or_, select, type_coerce
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
 from ...domain.timeline import Bar, CallTiming, Layout
 from ...domain.timeline import layout as timeline_layout
-from ...errors import Forbidden
-from ...models import DiagnosticStep, Run, RunStatus, TargetType, ToolCall, Workspace
+from ...errors import Forbidden, ValidationFailed
+from ...models import (
+    DiagnosticStep,
+    Run,
+    RunStatus,
+    TargetType,
+    ToolCall,
+    ToolCallStatus,
+    Workspace,
+)
 from ...queries import scope_to_actor
 from ._loading import load_run, ratings_of
 from .targets import TargetState, reason_choices, tool_call_name, workspace_reasons
 
 TOOL_CALL = TargetType.TOOL_CALL.value
+FAILED = ToolCallStatus.FAILED.value
+# How many calls the run page shows at first, and how many "Show the next" adds (issue 18:
+# rendering is ~0.1 ms a row, most of a 500-call page).
+FIRST_CALLS = 50
+MORE_CALLS = 200
+_MAX_CALL_ID = 160  # ToolCall.id's length
 
 # The timeline reads only these columns; arguments, results and errors (up to 2,000
 # characters each) are read one call at a time, when a reviewer opens it (get_tool_call).
@@ -62,19 +84,55 @@ class TimelineCall:
 
 @dataclass(frozen=True)
 class TimelineRow:
-    """One call on the timeline: its facts, its bar, the label of its step."""
+    """One call on the timeline: its facts, its bar, the label of its step and its
+    place in timeline order (``index``, 1-based)."""
 
     call: TimelineCall
     bar: Bar
     step_label: str | None
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Which calls a run page shows (issue 18): the first ``FIRST_CALLS``, and further
+    down to the call ``through`` (a link to one call: its row is on the page), the chunk
+    of ``MORE_CALLS`` after the call ``after`` (the plain-link "Show the next"), or
+    ``every`` call. An id that is no call of the run widens nothing."""
+
+    through: str | None = None
+    after: str | None = None
+    every: bool = False
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str]) -> Shown:
+        """From a query string: ``call`` (through), ``calls_after``, ``calls=all``.
+        Raises ``ValidationFailed`` naming the field for an id over 160 characters or
+        ``calls`` other than ``all``."""
+        every = params.get("calls") or ""
+        if every not in ("", "all"):
+            raise ValidationFailed("calls", "must be all")
+        ids = {}
+        for name in ("call", "calls_after"):
+            value = params.get(name) or None
+            if value is not None and len(value) > _MAX_CALL_ID:
+                raise ValidationFailed(name, f"a tool call id has at most {_MAX_CALL_ID} "
+                                       "characters")
+            ids[name] = value
+        return cls(ids["call"], ids["calls_after"], every == "all")
 
 
 @dataclass(frozen=True)
 class Timeline:
-    """The tool-call timeline of one run. ``live`` while the run is RUNNING (the fragment
-    then polls itself); ``version`` changes whenever a call or the run status changes.
-    ``my_feedback`` / ``summary`` map a call id to the viewer's own rating of it and
-    to every reviewer's counts; ``reasons`` / ``reason_choices`` as ``TargetState``."""
+    """The tool-call timeline of one run, or a chunk of it. ``rows`` are the calls shown
+    (in timeline order; ``TimelineRow.index`` their place), ``total`` / ``failed`` count
+    all the run's calls; ``next_call`` is the id of the first call not shown (``None``
+    when the rest is shown), ``hidden_failed`` the ids of failed calls not shown, in
+    order; ``names`` the tool name of each call the read returned (the conversation's
+    links). ``live`` while the run is RUNNING (the fragment then polls itself);
+    ``version`` changes whenever a call or the run status changes. ``my_feedback`` /
+    ``summary`` map a call id to the viewer's own rating of it and to every reviewer's
+    counts; ``reasons`` / ``reason_choices`` as ``TargetState``."""
 
     run_pk: int
     status: str
@@ -87,6 +145,27 @@ class Timeline:
     reasons: list[str] = field(default_factory=list)
     reason_choices: tuple[tuple[str, str], ...] = ()
     positive_reason_choices: tuple[tuple[str, str], ...] = ()
+    total: int = 0
+    failed: int = 0
+    next_call: str | None = None
+    hidden_failed: tuple[str, ...] = ()
+    names: Mapping[str, str] = field(default_factory=dict)
+    first_calls: int = FIRST_CALLS
+
+    @property
+    def last_index(self) -> int:
+        """The place of the last call shown (0 when none)."""
+        return self.rows[-1].index if self.rows else 0
+
+    @property
+    def remaining(self) -> int:
+        """How many calls come after the last one shown."""
+        return self.total - self.last_index if self.next_call else 0
+
+    @property
+    def more(self) -> int:
+        """How many calls "Show the next" adds."""
+        return min(MORE_CALLS, self.remaining)
 
     def target(self, row: TimelineRow) -> TargetState:
         """The thumbs state of the call of ``row``."""
@@ -97,42 +176,153 @@ class Timeline:
                            name=tool_call_name(call.tool_name))
 
 
-def build_timeline(session: Session, run: Run, steps: Sequence[DiagnosticStep], workspace: Workspace,
-              mine: Mapping[tuple[str, int, str], Any],
-              summary: Mapping[tuple[str, int, str], Any]) -> Timeline:
-    # Plain column rows, not ORM objects: a 500-call run hydrates ten times faster.
-    calls = [TimelineCall(*row) for row in session.execute(
-        select(*(getattr(ToolCall, c) for c in _TIMELINE_COLUMNS),
-               func.substr(ToolCall.error_message, 1, _ERROR_HEAD_CHARS))
-        .where(ToolCall.run_pk == run.id, ToolCall.workspace_id == run.workspace_id)
-        .order_by(ToolCall.started_at.is_(None), ToolCall.started_at, ToolCall.ordinal, ToolCall.id)
-    )]
+@cache
+def _calls_cte() -> Any:
+    """The run's (``:run_pk``, ``:workspace_id``) calls with their place in timeline
+    order (``rn``) and, on every row, the count of calls and of failed ones, the axis
+    (earliest start; latest start or end, an end before its start left out, as
+    ``domain.timeline.axis_bounds``) and the latest change."""
+    c = ToolCall
+    order = (c.started_at.is_(None), c.started_at, c.ordinal, c.id)
+    end = case((c.completed_at >= c.started_at, c.completed_at), else_=c.started_at)
+    moment = c.started_at.type
+    return select(
+        *(getattr(c, name) for name in _TIMELINE_COLUMNS),
+        func.substr(c.error_message, 1, _ERROR_HEAD_CHARS).label("error_head"),
+        func.row_number().over(order_by=order).label("rn"),
+        func.count().over().label("total"),
+        func.sum(case((c.status == FAILED, 1), else_=0)).over().label("failed_total"),
+        type_coerce(func.min(c.started_at).over(), moment).label("axis_start"),
+        type_coerce(func.max(end).over(), moment).label("axis_end"),
+        type_coerce(func.max(c.updated_at).over(), moment).label("latest"),
+    ).where(c.run_pk == bindparam("run_pk"), c.workspace_id == bindparam("workspace_id")
+            ).cte("timeline_calls")
+
+
+def _place_of(t: Any, name: str) -> Any:
+    return select(t.c.rn).where(t.c.id == bindparam(name)).scalar_subquery()
+
+
+@cache
+def _statement(kind: str) -> Select[Any]:
+    """Built once per kind (no construction per request). ``page``: the first
+    ``:first`` calls, down to ``:through``, the ``:more`` after ``:after`` — each one
+    call further, to know the next — every failed call (the summary's "not shown yet")
+    and the calls ``:refs`` names; ``every``: all calls; ``chunk``: the call ``:after``
+    and the ``:more`` + 1 after it."""
+    t = _calls_cte()
+    stmt = select(t).order_by(t.c.rn)
+    if kind == "page":
+        after = _place_of(t, "after")
+        return stmt.where(or_(t.c.rn <= bindparam("first") + 1,
+                              t.c.rn <= _place_of(t, "through") + 1,
+                              t.c.rn <= after + bindparam("more") + 1,
+                              t.c.status == FAILED,
+                              t.c.id.in_(bindparam("refs", expanding=True))))
+    if kind == "chunk":
+        after = _place_of(t, "after")
+        return stmt.where(t.c.rn >= after, t.c.rn <= after + bindparam("more") + 1)
+    return stmt
+
+
+def _read(session: Session, run: Run, kind: str, shown: Shown, refs: Collection[str] = ()
+          ) -> list[Any]:
+    return list(session.execute(_statement(kind), {
+        "run_pk": run.id, "workspace_id": run.workspace_id, "first": FIRST_CALLS,
+        "more": MORE_CALLS, "through": shown.through, "after": shown.after,
+        "refs": [r for r in refs if isinstance(r, str)]}))
+
+
+def _bound(rows: Sequence[Any], shown: Shown) -> int:
+    """The place of the last call a page shows, from the rows ``_statement`` read."""
+    if shown.every:
+        return len(rows)
+    places = {row.id: row.rn for row in rows if row.id in (shown.through, shown.after)}
+    return max(FIRST_CALLS, places.get(shown.through, 0),
+               places[shown.after] + MORE_CALLS if shown.after in places else 0)
+
+
+def _calls(rows: Sequence[Any], first: int, last: int) -> list[tuple[int, TimelineCall]]:
+    return [(row.rn, TimelineCall(*row[:len(_TIMELINE_COLUMNS) + 1]))
+            for row in rows if first <= row.rn <= last]
+
+
+def build_timeline(session: Session, run: Run, steps: Sequence[DiagnosticStep],
+                   workspace: Workspace, mine: Mapping[tuple[str, int, str], Any],
+                   summary: Mapping[tuple[str, int, str], Any], shown: Shown | None = None,
+                   refs: Collection[str] = ()) -> Timeline:
+    """The timeline of ``run`` (access-checked by the caller) as a page shows it:
+    the calls ``shown`` says, and the tool names of the calls ``refs`` lists. One
+    statement, whatever the number of calls."""
+    shown = shown or Shown()
+    rows = _read(session, run, "every" if shown.every else "page", shown, refs)
+    last = _bound(rows, shown)
+    calls = _calls(rows, 1, last)
+    return _timeline(run, steps, workspace, mine, summary, rows, calls, last, hidden_failed=tuple(
+        row.id for row in rows if row.rn > last and row.status == FAILED))
+
+
+def _timeline(run: Run, steps: Sequence[DiagnosticStep], workspace: Workspace,
+              mine: Mapping[tuple[str, int, str], Any], summary: Mapping[tuple[str, int, str], Any],
+              rows: Sequence[Any], calls: list[tuple[int, TimelineCall]], last: int,
+              hidden_failed: tuple[str, ...] = ()) -> Timeline:
+    """The ``Timeline`` of ``calls`` (place, call), read in ``rows`` (``_statement``),
+    whose last shown call is at place ``last``."""
+    head = rows[0] if rows else None
     step_labels = {s.id: f"{s.ordinal}. {s.name}" for s in steps}
-    placed = timeline_layout([CallTiming(c.started_at, c.completed_at) for c in calls],
-                             until=run.finished_at)
-    rows = [TimelineRow(c, bar, step_labels.get(c.step_pk) if c.step_pk else None)
-            for c, bar in zip(calls, placed.bars)]
-    latest = max((c.updated_at for c in calls), default=None)
-    version = f"{run.status}-{len(calls)}-{latest.timestamp() if latest else 0}"
+    placed = timeline_layout([CallTiming(c.started_at, c.completed_at) for _, c in calls],
+                             bounds=(head.axis_start, head.axis_end) if head else (None, None))
+    latest = head.latest if head else None
+    total = head.total if head else 0
+    version = f"{run.status}-{total}-{latest.timestamp() if latest else 0}"
     return Timeline(
-        run.id, run.status, run.status == RunStatus.RUNNING.value, rows, placed, version,
+        run.id, run.status, run.status == RunStatus.RUNNING.value,
+        [TimelineRow(c, bar, step_labels.get(c.step_pk) if c.step_pk else None, place)
+         for (place, c), bar in zip(calls, placed.bars)], placed, version,
         my_feedback={key[2]: f for key, f in mine.items() if key[0] == TOOL_CALL},
         summary={key[2]: s for key, s in summary.items() if key[0] == TOOL_CALL},
         reasons=workspace_reasons(workspace), reason_choices=reason_choices(workspace),
-        positive_reason_choices=reason_choices(workspace, "positive"))
+        positive_reason_choices=reason_choices(workspace, "positive"),
+        total=total, failed=int(head.failed_total or 0) if head else 0,
+        next_call=next((row.id for row in rows if row.rn == last + 1), None),
+        hidden_failed=hidden_failed, names={row.id: row.tool_name for row in rows})
 
 
-def get_timeline(session: Session, actor: Actor, run_pk: int) -> Timeline:
-    """The tool-call timeline of run ``run_pk`` alone (the live fragment polls it).
-
-    Raises ``Forbidden`` for a missing or foreign run, or an actor that is not a user.
-    """
+def _timeline_reads(session: Session, actor: Actor, run_pk: int) -> tuple[Any, ...]:
     run, _, workspace, blind, _, _ = load_run(session, actor, run_pk)
     mine, summary = ratings_of(session, actor, run, blind)  # Forbidden for a token
     steps = list(session.scalars(
         select(DiagnosticStep).where(DiagnosticStep.run_pk == run.id)
         .order_by(DiagnosticStep.ordinal)))
-    return build_timeline(session, run, steps, workspace, mine, summary)
+    return run, workspace, mine, summary, steps
+
+
+def get_timeline(session: Session, actor: Actor, run_pk: int,
+                 shown: Shown | None = None) -> Timeline:
+    """The tool-call timeline of run ``run_pk`` alone (the live fragment polls it,
+    ``shown.through`` the last call the page shows), as ``build_timeline``.
+
+    Raises ``Forbidden`` for a missing or foreign run, or an actor that is not a user.
+    """
+    run, workspace, mine, summary, steps = _timeline_reads(session, actor, run_pk)
+    return build_timeline(session, run, steps, workspace, mine, summary, shown)
+
+
+def get_timeline_chunk(session: Session, actor: Actor, run_pk: int, after: str) -> Timeline:
+    """The next ``MORE_CALLS`` calls of run ``run_pk``'s timeline after the call
+    ``after`` (keyset: "Show the next" loads them below the last call shown), with
+    the same access checks as the page; ``next_call`` says whether more follow.
+
+    Raises ``Forbidden`` for a missing or foreign run, or an actor that is not a user;
+    ``ValidationFailed`` (field ``after``) when ``after`` is no call of the run.
+    """
+    run, workspace, mine, summary, steps = _timeline_reads(session, actor, run_pk)
+    rows = _read(session, run, "chunk", Shown(after=after))
+    if not rows or rows[0].id != after:
+        raise ValidationFailed("after", "not a tool call of this run")
+    last = rows[0].rn + MORE_CALLS
+    return _timeline(run, steps, workspace, mine, summary, rows,
+                     _calls(rows, rows[0].rn + 1, last), last)
 
 
 def get_tool_call(session: Session, actor: Actor, run_pk: int, call_id: str) -> ToolCall:
