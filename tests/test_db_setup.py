@@ -98,3 +98,14 @@ def test_configured_busy_timeout_bounds_the_writer_wait(tmp_path):
         holder.execute("ROLLBACK")
         holder.close()
         engine.dispose()
+
+
+def test_the_apps_connections_carry_their_settings(session):
+    """The app's own connections (either test leg): PostgreSQL runs without JIT (a page's
+    badly estimated statement compiled for 2.5 s to run 40 ms, issue 18); SQLite has its
+    foreign keys on."""
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        assert connection.exec_driver_sql("SHOW jit").scalar() == "off"
+    else:
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
