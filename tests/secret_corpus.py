@@ -53,6 +53,8 @@ SECRETS: list[tuple[str, str, list[str]]] = [
     ("github user-to-server token", "ghu_M1n2B3v4C5x6Z7l8K9j0H1g2F3d4S5a6P7o8 ok", ["M1n2B3v4C5x6Z7l8K9j0H1g2F3d4S5a6P7o8"]),
     ("github server-to-server token", "GITHUB_TOKEN ghs_Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8", ["Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"]),
     ("github refresh token", "refresh: ghr_P0o9I8u7Y6t5R4e3W2q1A2s3D4f5G6h7J8k9", ["P0o9I8u7Y6t5R4e3W2q1A2s3D4f5G6h7J8k9"]),
+    ("github token, prefix in capitals", "leaked GHP_c1D2e3F4g5H6i7J8k9L0m1N2o3P4q5R6s7T8 in CI",
+     ["c1D2e3F4g5H6i7J8k9L0m1N2o3P4q5R6s7T8"]),
     ("github fine-grained token",
      "using github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456",
      ["11ABCDEFG0123456789_abcdefghijklmnop", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456"]),

@@ -406,6 +406,25 @@ def _whole(m: Spans, text: bytes) -> bytes | None:
     return None if m[1][0] >= 0 else _R
 
 
+# Provider prefixes in other casings (``GHP_``, ``Ghp_``, ``GITHUB_PAT_``, ``GLPAT-``,
+# ``HF_``, ``NPM_``): the real prefixes are lower case, but a prefix shouted by a log or a
+# hand still carries the secret, its body. The body decides: a real one is random base62,
+# so it holds a lower-case letter (36 characters without one: about 3 in a billion); a
+# body of capitals and digits is a constant's name or an id, not a token. Group 1..5: the
+# body after each prefix. The lower-case prefixes are left to ``SPAN_PATTERNS``.
+_CASED_PREFIX_PATTERN = (r"(?i:gh[pousr])_([A-Za-z0-9]{36,})|(?i:github_pat)_([A-Za-z0-9_]{22,})"
+                         r"|(?i:glpat)-([A-Za-z0-9_-]{20,})|(?i:hf)_([A-Za-z0-9]{30,})"
+                         r"|(?i:npm)_([A-Za-z0-9]{36,})")
+
+
+def _cased_prefix(m: Spans, text: bytes) -> bytes | None:
+    g = next(g for g in (1, 2, 3, 4, 5) if m[g][0] >= 0)
+    prefix, body = text[m[0][0]:m[g][0]], _group(m, text, g)
+    if prefix.lower() == prefix:
+        return None  # the real prefix: the span patterns' (a body of capitals included)
+    return _R if body.upper() != body else None  # a lower-case letter in the body
+
+
 Handler = Callable[[Spans, bytes], "bytes | None"]
 
 
@@ -422,6 +441,7 @@ class Rule:
 RULES: tuple[Rule, ...] = (
     Rule("provider keys and private keys",
          "(" + _KEEP_PATTERN + ")|" + "|".join(f"(?:{p})" for _, p in SPAN_PATTERNS), _whole),
+    Rule("provider key, prefix in capitals", _CASED_PREFIX_PATTERN, _cased_prefix),
     Rule("base64-encoded private key",
          r"(LS0tLS1CRUdJTi[A-Za-z0-9+/=]*)(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]{4,})*",
          _base64_pem),

@@ -40,6 +40,8 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "a. repeated": _repeat("a."),
     "almost aws keys": _repeat("AKIA" + "Q" * 15 + " "),
     "almost github tokens": _repeat("ghp_" + "a" * 35 + " "),
+    "github prefixes in capitals, bodies of capitals": _repeat("GHP_" + "A" * 36 + " "),
+    "one capital prefix, a long body": lambda n: "GITHUB_PAT_" + "A" * n,
     "almost google keys": _repeat("AIza" + "b" * 34 + " "),
     "begin private key without end": _repeat("-----BEGIN PRIVATE KEY-----"),
     "putty header without mac": _repeat("PuTTY-User-Key-File-2:"),

@@ -60,3 +60,30 @@ def test_a_redacted_key_ends_in_a_tilde_and_16_hex_and_fills_its_limit_exactly()
     assert bounded[:143] == long_id[:143]
     unbounded = redact_key(f"id-{GH_TOKEN}")
     assert unbounded[:len("id-[redacted]~")] == "id-[redacted]~" and len(unbounded) == len("id-[redacted]~") + 16
+
+
+# --- a provider prefix in other casings: the body decides ----------------------------------
+
+BODY = "c1D2e3F4g5H6i7J8k9L0m1N2o3P4q5R6s7T8"  # 36 base62 characters, as a GitHub token's
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (f"GHP_{BODY}", REDACTED), (f"Ghp_{BODY}", REDACTED), (f"gHS_{BODY}", REDACTED),
+    (f"GHO_{BODY}", REDACTED), (f"GHU_{BODY}", REDACTED), (f"GHR_{BODY}", REDACTED),
+    (f"x GITHUB_PAT_11ABCDEFG0{BODY} y", f"x {REDACTED} y"),
+    (f"GLPAT-{BODY[:20]}", REDACTED), (f"HF_{BODY[:30]}", REDACTED), (f"NPM_{BODY}", REDACTED),
+    (f"GHP_{BODY.upper()}", f"GHP_{BODY.upper()}"),            # capitals and digits: no token body
+    (f"GHS_{'A' * 40}", f"GHS_{'A' * 40}"),
+    (f"GITHUB_PAT_{'X1' * 12}", f"GITHUB_PAT_{'X1' * 12}"),
+    (f"GLPAT-{'Q' * 20}", f"GLPAT-{'Q' * 20}"), (f"HF_{'Z' * 30}", f"HF_{'Z' * 30}"),
+    (f"NPM_{'N9' * 18}", f"NPM_{'N9' * 18}"),
+    (f"GHP_{BODY[:35]}", f"GHP_{BODY[:35]}"),                  # one character short of a token
+    ("GHP_SETTINGS_FILE and HF_HOME and NPM_CONFIG_PREFIX", "GHP_SETTINGS_FILE and HF_HOME and NPM_CONFIG_PREFIX"),
+])
+def test_a_provider_prefix_in_capitals_is_a_token_when_its_body_holds_a_lower_case_letter(text, expected):
+    assert redact_text(text) == expected
+
+
+def test_the_real_lower_case_prefix_is_a_token_whatever_its_body():
+    assert redact_text(f"ghp_{BODY.upper()}") == REDACTED
+    assert redact_text(f"hf_{'Z' * 30}") == REDACTED
