@@ -270,6 +270,16 @@ def _probe_postgresql(element: TextProbe, compiler: Any, **kw: Any) -> str:
             f"AND c.text LIKE {compiler.process(element.pattern, **kw)}))")
 
 
+def _distinct_matches(dialect: str) -> tuple[str, Any]:
+    """SQL of the distinct run pks holding the term (``:value``), at most ``:cap`` of them,
+    read as they arrive (see ``count_matches``), and how to bind the term."""
+    matching = _matching_runs(dialect, ":value")
+    if dialect == "sqlite":
+        return f"SELECT DISTINCT m.run_pk FROM ({matching}) AS m LIMIT :cap", fts_phrase
+    return (f"WITH RECURSIVE m(run_pk) AS ({matching} UNION SELECT run_pk FROM m WHERE false) "
+            "SELECT run_pk FROM m LIMIT :cap"), like_pattern
+
+
 def count_matches(connection: Connection, term: str, cap: int) -> int:
     """How many runs (of any workspace) hold ``term`` (at least ``MIN_INDEXED_CHARS``
     long) in their own row or a call's row, counted up to ``cap`` (a run once, however
@@ -278,16 +288,17 @@ def count_matches(connection: Connection, term: str, cap: int) -> int:
     PostgreSQL a DISTINCT (hash or sort) reads every match before its first row, so the
     matches go through a recursive CTE whose UNION drops repeats as they arrive (its
     recursive part adds nothing) and the LIMIT stops the index scans after ``cap``."""
-    dialect = connection.dialect.name
-    matching = _matching_runs(dialect, ":value")
-    if dialect == "sqlite":
-        sql = f"SELECT count(*) FROM (SELECT DISTINCT m.run_pk FROM ({matching}) AS m LIMIT :cap) AS s"
-        value = fts_phrase(term)
-    else:
-        sql = (f"WITH RECURSIVE m(run_pk) AS ({matching} UNION SELECT run_pk FROM m WHERE false) "
-               "SELECT count(*) FROM (SELECT run_pk FROM m LIMIT :cap) AS s")
-        value = like_pattern(term)
-    return int(connection.execute(text(sql), {"value": value, "cap": cap}).scalar_one())
+    sql, bind = _distinct_matches(connection.dialect.name)
+    return int(connection.execute(text(f"SELECT count(*) FROM ({sql}) AS s"),
+                                  {"value": bind(term), "cap": cap}).scalar_one())
+
+
+def matching_runs(connection: Connection, term: str, cap: int) -> list[int]:
+    """The pks of the runs (of any workspace) that hold ``term`` (at least
+    ``MIN_INDEXED_CHARS`` long), at most ``cap`` of them, in no particular order: the
+    statement of ``count_matches`` returning the runs instead of their number."""
+    sql, bind = _distinct_matches(connection.dialect.name)
+    return list(connection.execute(text(sql), {"value": bind(term), "cap": cap}).scalars())
 
 
 def _contains(function: str, term: Any, compiler: Any, **kw: Any) -> str:

@@ -21,7 +21,7 @@ from ...models import Run, RunKind, RunStatus
 from ...models.runs import score_or
 from ..keyset import SortKey, SortOrder
 from ..params import choice_param, int_param, text_param, workspace_param
-from ..run_text import match_load, text_rank
+from ..run_text import few_matches, match_load, text_rank
 
 _ID_DESC = SortKey(Run.id, True, attrgetter("id"))
 _ID_ASC = SortKey(Run.id, False, attrgetter("id"))
@@ -123,6 +123,9 @@ class RunFilters:
     # run by run in the list's order).
     many_matches: bool = False
     probe: bool = False
+    # ... and the runs that hold ``q`` when few do (``run_text.few_matches``): the list
+    # looks them up by key instead of asking the index again.
+    matched: tuple[int, ...] | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> RunFilters:
@@ -208,10 +211,16 @@ class RunFilters:
         return self
 
     def with_match_count(self, session: Session) -> RunFilters:
-        """This value with ``many_matches`` and ``probe`` set from the index
-        (``run_text.match_load``: one query; none without ``q``)."""
-        many, probe = match_load(session, search_term(self.q))
-        return replace(self, many_matches=many, probe=probe)
+        """This value with ``matched`` (the runs holding ``q`` when at most
+        ``RANKED_MATCHES`` do: ``run_text.few_matches``), else ``many_matches`` and
+        ``probe`` set from the index (``run_text.match_load``). One query for a term few
+        runs hold, two for a common one; none without ``q`` or with a short one."""
+        term = search_term(self.q)
+        matched = few_matches(session, term)
+        if matched is not None:
+            return replace(self, many_matches=False, probe=False, matched=matched)
+        many, probe = match_load(session, term)
+        return replace(self, many_matches=many, probe=probe, matched=None)
 
     @property
     def default_sort(self) -> str:

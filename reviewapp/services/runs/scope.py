@@ -91,7 +91,9 @@ def narrowed(stmt: Select[Any], actor: Actor, filters: RunFilters) -> Select[Any
     if filters.failed_calls == "yes":
         stmt = stmt.where(Run.failed_tool_call_count > 0)
     term = search_term(filters.q)
-    if term:  # through the full-text index (services.run_text, SPEC 8)
+    if term and filters.matched is not None:  # the few runs holding it, read once
+        stmt = stmt.where(Run.id.in_(filters.matched))
+    elif term:  # through the full-text index (services.run_text, SPEC 8)
         stmt = stmt.where(text_condition(term, stmt, probe=filters.probe))
     return stmt
 
