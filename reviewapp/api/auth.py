@@ -3,9 +3,8 @@ browser session (which must then send the CSRF token header on state changes).""
 
 from __future__ import annotations
 
-from flask import request
+from flask import current_app, request
 from flask_login import current_user
-from flask_wtf.csrf import validate_csrf
 from wtforms.validators import ValidationError
 
 from ..actors import Actor
@@ -13,6 +12,7 @@ from ..db_setup import read_intent
 from ..errors import CsrfInvalid, Unauthenticated
 from ..extensions import db
 from ..services import admin
+from ..sessions import validate_csrf_token
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -45,11 +45,9 @@ def session_actor() -> Actor:
     if not current_user.is_authenticated:
         raise Unauthenticated("log in first")
     if request.method not in _SAFE_METHODS:
-        from flask import current_app
-
         if current_app.config.get("WTF_CSRF_ENABLED", True):
             try:
-                validate_csrf(request.headers.get("X-CSRFToken", ""))
+                validate_csrf_token(request.headers.get("X-CSRFToken", ""))
             except ValidationError:
                 raise CsrfInvalid("missing or invalid X-CSRFToken header") from None
     return admin.actor_for(current_user)
