@@ -67,12 +67,11 @@ def test_shape_reader_on_known_statements():
     assert _shape("UPDATE diagnosis_run SET x=1") == ("UPDATE", "diagnosis_run")
 
 
-# Login user (one primary-key read), owner check through the step's run (membership in the
-# same query), the existing row (FOR UPDATE on PostgreSQL), the upsert, the history event.
+# Login user (one primary-key read), owner check through the step's run (membership and,
+# on SQLite, the stored rating in the same query), the upsert, the history event.
 _UPSERT_WITH_EVENT = [
     ("SELECT", "user_account"),
     ("SELECT", "diagnosis_run"),
-    ("SELECT", "user_feedback"),
     ("INSERT", "user_feedback"),
     ("INSERT", "feedback_event"),
 ]
@@ -96,8 +95,10 @@ def test_feedback_upsert_statements(served, login, make, session):
     expected = list(_UPSERT_WITH_EVENT)
     if engine.dialect.name == "postgresql":
         # The run row lock every writer of a run takes first, then the owner check again
-        # under it (a re-ingest may have removed the target meanwhile).
-        expected[2:2] = [("SELECT", "diagnosis_run"), ("SELECT", "diagnosis_run")]
+        # under it (a re-ingest may have removed the target meanwhile), then the stored
+        # rating FOR UPDATE (a row lock cannot sit on the outer side of a join).
+        expected[2:2] = [("SELECT", "diagnosis_run"), ("SELECT", "diagnosis_run"),
+                         ("SELECT", "user_feedback")]
     created = put("positive")
     assert created["statements"] == expected
     changed = put("negative", "incomplete")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import Integer, Select, bindparam, select
+from sqlalchemy import Integer, Select, and_, bindparam, select
 from sqlalchemy.orm import Session
 
 from ... import models
@@ -31,6 +31,7 @@ from ...domain.target_types import subject_types
 from ...errors import Forbidden, ValidationFailed
 from ...models import (
     DiagnosticReport,
+    Feedback,
     Message,
     MessageRole,
     Run,
@@ -43,15 +44,30 @@ from ...queries import scope_to_actor, scope_to_member
 from ..secret_scan import redact_typed
 
 
+class StoredRating(NamedTuple):
+    """The actor's stored rating of a target as the upsert reads it before writing."""
+
+    id: int
+    rating: str
+    reason: str | None
+    comment: str | None
+    correction: str | None
+    updated_at: Any  # datetime, UTC
+
+
 @dataclass(frozen=True)
 class Target:
-    """A resolved, access-checked feedback target."""
+    """A resolved, access-checked feedback target. ``stored``: the actor's rating of it
+    read in the same query (``resolve_target(with_rating=True)``; ``None``: none yet),
+    meaningful only when ``stored_read``."""
 
     run_pk: int
     workspace_id: int
     settings: dict[str, Any]
     subject_key: str
     is_answer: bool
+    stored: StoredRating | None = None
+    stored_read: bool = False
 
 
 # --- validation ------------------------------------------------------------------------
@@ -102,12 +118,18 @@ def author_of(actor: Actor) -> int:
 # --- owner check -----------------------------------------------------------------------
 
 
+_STORED_COLUMNS = [getattr(Feedback, name).label(f"stored_{name}") for name in StoredRating._fields]
+
+
 @cache
-def _target_statement(target_type: str) -> Select[Any]:
+def _target_statement(target_type: str, with_rating: bool = False) -> Select[Any]:
     """The owner-check query of one target type, built once from its registry row with
     bound parameters ``:target_id`` and ``:actor_user_id`` (membership, same query: SPEC 2):
     the target's row joined to its run through the row's ``parent`` column, narrowed to
-    the row's ``role``, plus the columns the type's own check reads (``_CHECKS``)."""
+    the row's ``role``, plus the columns the type's own check reads (``_CHECKS``).
+    ``with_rating``: also the actor's stored rating of the target (an outer join on the
+    feedback key; ``:rating_author_id``, ``:rating_target_type``, ``:rating_subject_key``),
+    its columns labelled ``stored_<field>``."""
     row = TARGET_TYPE_REGISTRY.get(target_type)
     model = models.target_model(target_type)
     target_id = bindparam("target_id", type_=Integer)
@@ -127,6 +149,13 @@ def _target_statement(target_type: str) -> Select[Any]:
     if row.role is not None:
         stmt = stmt.where(model.role == row.role)
     stmt = stmt.join(Workspace, Workspace.id == Run.workspace_id)
+    if with_rating:
+        stmt = stmt.outerjoin(Feedback, and_(
+            Feedback.author_id == bindparam("rating_author_id"),
+            Feedback.target_type == bindparam("rating_target_type"),
+            Feedback.target_id == target_id,
+            Feedback.subject_key == bindparam("rating_subject_key"),
+        )).add_columns(*_STORED_COLUMNS)
     return scope_to_member(stmt, Run.workspace_id, Role.REVIEWER)
 
 
@@ -150,12 +179,15 @@ def _is_answer_message(session: Session, row: Any) -> bool:
 
 
 def resolve_target(
-    session: Session, author_id: int, target_type: str, target_id: int, subject: str | None
+    session: Session, author_id: int, target_type: str, target_id: int, subject: str | None,
+    *, with_rating: bool = False,
 ) -> Target:
     """The target's run, workspace settings and answer-level flag, in one query scoped to
     the user's workspaces (SPEC 2). Missing, foreign, a non-assistant message, a
     citation id absent from the message's ``metadata.citations``, a tool call id not of
-    run ``target_id``, the answer rated as a conversation turn: ``Forbidden``."""
+    run ``target_id``, the answer rated as a conversation turn: ``Forbidden``.
+    ``with_rating``: the same query also reads the author's stored rating of the target
+    (``Target.stored``), read only once the target is known to be the author's to rate."""
     if not 1 <= target_id <= MAX_ID:
         raise Forbidden()
     params: dict[str, Any] = {"target_id": target_id, "actor_user_id": author_id}
@@ -163,18 +195,27 @@ def resolve_target(
         if subject is None:
             raise Forbidden()
         params["subject"] = subject
+    if with_rating:
+        params.update(rating_author_id=author_id, rating_target_type=target_type,
+                      rating_subject_key=subject or "")
     # On the session's connection: a plain row read, no ORM result processing.
-    row = session.connection().execute(_target_statement(target_type), params).one_or_none()
+    row = session.connection().execute(_target_statement(target_type, with_rating),
+                                       params).one_or_none()
     if row is None:
         raise Forbidden()
 
     is_answer = _CHECKS.get(target_type, _NO_CHECK).check(session, row, subject)
+    stored = None
+    if with_rating and row.stored_id is not None:
+        stored = StoredRating(*(row._mapping[f"stored_{name}"] for name in StoredRating._fields))
     return Target(
         run_pk=row.id,
         workspace_id=row.workspace_id,
         settings=row.settings or {},
         subject_key=subject or "",
         is_answer=is_answer,
+        stored=stored,
+        stored_read=with_rating,
     )
 
 
