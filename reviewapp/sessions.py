@@ -17,6 +17,7 @@ from __future__ import annotations
 import hmac
 import threading
 import time
+import zlib
 from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
@@ -24,7 +25,8 @@ from typing import Any
 from flask import Flask, current_app, session
 from flask.sessions import SecureCookieSessionInterface
 from itsdangerous import BadData, BadSignature, SignatureExpired, URLSafeTimedSerializer
-from itsdangerous.encoding import want_bytes
+from itsdangerous.encoding import base64_decode, want_bytes
+from itsdangerous.url_safe import URLSafeSerializerMixin
 from wtforms.validators import ValidationError
 
 VERIFIED_STRINGS_MAX = 4096  # signed strings each serializer remembers (least recently used go)
@@ -34,8 +36,8 @@ class VerifiedTimedSerializer(URLSafeTimedSerializer):
     """``URLSafeTimedSerializer`` whose ``loads`` remembers the signed strings whose
     signature it has checked (at most ``VERIFIED_STRINGS_MAX``, least recently used
     dropped). A remembered string skips the HMAC; its age is checked against ``max_age``
-    every time (``SignatureExpired`` as itsdangerous raises it) and its payload decoded
-    every time. Any other string (another byte, another key) is checked in full and
+    every time (``SignatureExpired`` as itsdangerous raises it) and its JSON parsed every
+    time (the base64 / zlib layers are remembered decoded). Any other string (another byte, another key) is checked in full and
     raises ``BadSignature`` / ``SignatureExpired`` / ``BadPayload`` like the parent.
     Calls with an explicit ``salt`` are not remembered."""
 
@@ -57,13 +59,14 @@ class VerifiedTimedSerializer(URLSafeTimedSerializer):
             base64d, stamp = self._unsign(signed, max_age)
             payload = self.load_payload(base64d)  # a bad payload is not remembered
             with self._lock:
-                self._verified[signed] = (base64d, stamp)
+                self._verified[signed] = (_undo_transport(base64d), stamp)
                 if len(self._verified) > VERIFIED_STRINGS_MAX:
                     self._verified.popitem(last=False)
         else:
-            base64d, stamp = hit
-            _check_age(base64d, stamp, max_age)
-            payload = self.load_payload(base64d)
+            decoded, stamp = hit
+            _check_age(signed, stamp, max_age)
+            # The JSON layer only: ``URLSafeSerializerMixin.load_payload`` undid the rest.
+            payload = super(URLSafeSerializerMixin, self).load_payload(decoded)
         if return_timestamp:
             return payload, self.make_signer().timestamp_to_datetime(stamp)
         return payload
@@ -83,6 +86,14 @@ class VerifiedTimedSerializer(URLSafeTimedSerializer):
             return base64d, int(when.timestamp())
         assert last is not None  # there is always at least one key
         raise last
+
+
+def _undo_transport(base64d: bytes) -> bytes:
+    """The serialized bytes inside a payload that ``URLSafeSerializerMixin.load_payload``
+    has just read without error: base64, and zlib when it starts with ``.``."""
+    if base64d.startswith(b"."):
+        return zlib.decompress(base64_decode(base64d[1:]))
+    return base64_decode(base64d)
 
 
 def _check_age(value: bytes, stamp: int, max_age: int | None) -> None:
