@@ -83,27 +83,31 @@ def _clear_write_intent(error: BaseException | None) -> None:
             pass
 
 
+_ALWAYS = (("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "DENY"),
+           ("Referrer-Policy", "same-origin"))
+
+
 def _security_headers(response: Response) -> Response:
     """Every response: ``nosniff``, no framing (``X-Frame-Options`` and CSP
     ``frame-ancestors``), ``Referrer-Policy``. HTML gets the page CSP
     (``CONTENT_SECURITY_POLICY``); anything else (JSON, CSV, static files) a CSP that
-    allows nothing, so a response opened as a document can run nothing."""
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    response.headers.setdefault("X-Frame-Options", "DENY")
-    response.headers.setdefault("Referrer-Policy", "same-origin")
-    if response.mimetype == "text/html":
-        response.headers.setdefault(
-            "Content-Security-Policy", current_app.config["CONTENT_SECURITY_POLICY"]
-        )
-    else:
-        response.headers.setdefault(
-            "Content-Security-Policy", current_app.config["CONTENT_SECURITY_POLICY_NON_HTML"]
-        )
+    allows nothing, so a response opened as a document can run nothing. A header the
+    view set itself is kept. (One pass over the headers instead of a search per header.)"""
+    headers = response.headers
+    present = {key.lower() for key, _ in headers.items()}
+    for key, value in _ALWAYS:
+        if key.lower() not in present:
+            headers.add(key, value)
+    html = response.mimetype == "text/html"
+    if "content-security-policy" not in present:
+        headers.add("Content-Security-Policy", current_app.config[
+            "CONTENT_SECURITY_POLICY" if html else "CONTENT_SECURITY_POLICY_NON_HTML"])
     # Per-caller data never stays in a shared or back-button cache: every API answer
     # (without loading the user: that may need the database, which may be the error), and
     # a logged-in user's pages.
-    if wants_json() or response.mimetype == "text/html" and current_user and current_user.is_authenticated:
-        response.headers.setdefault("Cache-Control", "no-store")
+    if "cache-control" not in present and (
+            wants_json() or html and current_user and current_user.is_authenticated):
+        headers.add("Cache-Control", "no-store")
     return response
 
 
