@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import (
+    Boolean,
     Select,
     String,
     and_,
@@ -25,7 +26,9 @@ from sqlalchemy import (
     union_all,
 )
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.functions import FunctionElement
 
 from .actors import Actor, Role
 from .errors import Conflict
@@ -307,3 +310,31 @@ def lock_run(session: Session, run_pk: int) -> bool:
         return False
     session.execute(select(Run.id).where(Run.id == run_pk).with_for_update(key_share=True))
     return True
+
+
+class HoldsText(FunctionElement[bool]):
+    """SQL: ``text`` holds ``part`` as a substring (``instr(text, part) > 0`` on SQLite,
+    ``strpos(text, part) > 0`` on PostgreSQL); NULL for a NULL text. Unlike ``LIKE
+    '%part%'`` it needs no escaping, and PostgreSQL estimates it with its default
+    selectivity instead of a pattern's few rows: a filtered list under ORDER BY ... LIMIT
+    then walks its ordered index and stops at the page, where a "rare" pattern estimate
+    made it fetch and sort every row of the workspace (issue 18, cases search)."""
+
+    inherit_cache = True
+    type = Boolean()
+
+    def __init__(self, text: Any, part: Any) -> None:
+        super().__init__(text, literal(part) if isinstance(part, str) else part)
+
+
+@compiles(HoldsText, "sqlite")
+def _holds_text_sqlite(element: HoldsText, compiler: Any, **kw: Any) -> str:
+    text, part = element.clauses
+    return f"(instr({compiler.process(text, **kw)}, {compiler.process(part, **kw)}) > 0)"
+
+
+@compiles(HoldsText, "postgresql")
+def _holds_text_postgresql(element: HoldsText, compiler: Any, **kw: Any) -> str:
+    text, part = element.clauses
+    return f"(strpos({compiler.process(text, **kw)}, {compiler.process(part, **kw)}) > 0)"
+

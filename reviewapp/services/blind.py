@@ -25,11 +25,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import and_, exists, false, select
+from sqlalchemy import and_, exists, false, or_, select
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
-from ..models import Feedback, Membership, QueueItem, ReviewQueue, Run
+from ..models import Case, Feedback, Membership, QueueItem, ReviewQueue, Run, Workspace
 from ..queries import role_in
 from .answer import answer_rating_condition
 
@@ -61,6 +61,14 @@ def blind_condition_of(user_id: Any) -> Any:
     return and_(in_blind_queue, ~leads, ~rated)
 
 
+def not_blind_case(actor: Actor) -> Any:
+    """SQL condition on ``Case``: its run is not blind for the actor (a case without a
+    run always passes)."""
+    # Run is FROM inside (the list joins Run outside too); Case correlates to the list.
+    return or_(Case.run_pk.is_(None), ~select(Run.id).where(
+        Run.id == Case.run_pk, blind_condition(actor)).correlate_except(Run).exists())
+
+
 def blind_runs(session: Session, actor: Actor, run_pks: Iterable[int]) -> frozenset[int]:
     """Which of ``run_pks`` are blind for ``actor`` (one query). No access check: the
     caller has resolved the runs through the actor's scope; a run the actor cannot see
@@ -75,3 +83,27 @@ def blind_runs(session: Session, actor: Actor, run_pks: Iterable[int]) -> frozen
 def is_blind(session: Session, actor: Actor, run_pk: int) -> bool:
     """Whether run ``run_pk`` is blind for ``actor`` (``blind_runs`` for one run)."""
     return run_pk in blind_runs(session, actor, [run_pk])
+
+
+def blind_workspaces(session: Session, actor: Actor, workspace_ids: Iterable[int]
+                     ) -> tuple[frozenset[int], frozenset[int]]:
+    """Of ``workspace_ids``: (those the actor leads or administers, those where a run may
+    be blind for them — a queue there is blind and they do not lead it). A list can
+    then leave ``blind_condition``, a per-row check, out of every other workspace's rows
+    (issue 18: it cost 7 us a case on a 10,000-case search count). One query."""
+    ids = sorted(set(workspace_ids))
+    if not ids or not actor.is_user:
+        return frozenset(), frozenset()
+    leads = exists().where(Membership.workspace_id == Workspace.id,
+                           Membership.user_id == actor.user_id,
+                           role_in(Membership.role, LEAD_ROLES))
+    blind_queue = exists().where(ReviewQueue.workspace_id == Workspace.id,
+                                 ReviewQueue.blind.is_(True))
+    rows = session.execute(select(Workspace.id, leads, blind_queue).where(Workspace.id.in_(ids)))
+    led, blind = set(), set()
+    for ws_id, is_lead, has_blind_queue in rows:
+        if is_lead:
+            led.add(ws_id)
+        elif has_blind_queue:
+            blind.add(ws_id)
+    return frozenset(led), frozenset(blind)

@@ -21,7 +21,7 @@ AUTO cases are made by the verdict (``services/feedback/verdict.py``: ``promote_
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from operator import attrgetter, itemgetter
 from typing import Any, ClassVar
@@ -36,13 +36,13 @@ from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import Case, DiagnosticReport, Run, SourceType, ToolCall, Workspace
 from ..models.base import utcnow
 from ..models.cases import new_case_id
-from ..queries import capped_count, get_case_for, get_run_for, insert_for, scope_to_actor
+from ..queries import HoldsText, capped_count, get_case_for, get_run_for, insert_for, scope_to_actor
 from . import keyset
 from .admin.settings import categories_of, time_zone_in
-from .blind import blind_condition, is_blind
+from .blind import blind_workspaces, is_blind, not_blind_case
 from .keyset import SortKey, SortOrder
 from .params import id_value, text_param, workspace_param
-from .runs.listing import COUNT_CAP
+from .runs.listing import COUNT_CAP, FILTERED_COUNT_CAP
 from .secret_scan import redact_typed
 
 TITLE_MAX = 200
@@ -113,7 +113,7 @@ def case_conditions(filters: CaseFilters) -> list[Any]:
     if filters.q:
         needle = filters.q.lower()
         conds.append(or_(*(
-            func.lower(column).contains(needle, autoescape=True)
+            HoldsText(func.lower(column), needle)
             for column in (Case.title, Case.root_cause, Case.solution, Case.diagnosis_id,
                            Case.error_code, Case.service)
         )))
@@ -157,29 +157,21 @@ CASE_ORDER = SortOrder("newest", "Newest first", (
 ))
 
 
-def not_blind_case(actor: Actor) -> Any:
-    """SQL condition on ``Case``: its run is not blind for the actor (services/blind.py;
-    a case without a run always passes)."""
-    # Run is FROM inside (the list joins Run outside too); Case correlates to the list.
-    return or_(Case.run_pk.is_(None), ~select(Run.id).where(
-        Run.id == Case.run_pk, blind_condition(actor)).correlate_except(Run).exists())
-
-
 def list_cases(
     session: Session, actor: Actor, filters: CaseFilters | None = None, *,
     limit: int = 50, cursor: str | None = None, count_cap: int = COUNT_CAP,
 ) -> CasePage:
     """Search the cases of the actor's workspaces, newest first, keyset-paginated on
-    (created_at, case_id); ``total`` counts up to ``count_cap`` (then ``total_capped``:
-    the page says "10,000+"). Raises ``Forbidden`` when the actor belongs to no
-    workspace, ``ValidationFailed`` for a malformed cursor."""
+    (created_at, case_id); ``total`` counts up to ``count_cap``, a filtered search up to
+    ``FILTERED_COUNT_CAP`` (then ``total_capped``: "10,000+", "1,000+"). Raises
+    ``Forbidden`` when the actor belongs to no workspace, ``ValidationFailed`` for a
+    malformed cursor."""
     filters = filters or CaseFilters()
     workspaces = _workspaces(session, actor, Role.REVIEWER)
     if not workspaces:
         raise Forbidden()
     limit = max(1, min(int(limit), 500))
-    # Blind review: the case of a run that is blind for the actor is not shown.
-    conds = [*case_conditions(filters), not_blind_case(actor)]
+    conds = case_conditions(filters)
     rows = (select(Case, Run.run_id, Workspace.name)
             .join(Workspace, Workspace.id == Case.workspace_id)
             .outerjoin(Run, Run.id == Case.run_pk))
@@ -188,16 +180,22 @@ def list_cases(
     # longer has every case checked and sorted (issue 18).
     ids = ([filters.workspace_id] if filters.workspace_id is not None
            else [ws_id for ws_id, _ in workspaces])
+    # Blind review: the case of a run that is blind for the actor is not shown; checked
+    # row by row only in a workspace where a run can be blind for them.
+    led, blind = blind_workspaces(session, actor, [ws_id for ws_id, _ in workspaces])
 
     def per_workspace(stmt: Any) -> list[Any]:
         return [scope_to_actor(stmt.where(Case.workspace_id == ws_id), actor, literal(ws_id),
-                               Role.REVIEWER).where(*conds) for ws_id in ids]
+                               Role.REVIEWER).where(*conds, *(
+                                   [not_blind_case(actor)] if ws_id in blind else []))
+                for ws_id in ids]
 
-    stmts = per_workspace(rows)
-    total, total_capped = capped_count(session, per_workspace(select(Case.case_id)), count_cap)
-    records, next_cursor = keyset.page(session, stmts, CASE_ORDER, cursor, limit,
-                                       last=itemgetter(0), rows=rows)
-    can_edit = bool(_workspaces(session, actor, Role.LEAD))
+    searched = replace(filters, workspace_id=None) != CaseFilters()
+    cap = min(count_cap, FILTERED_COUNT_CAP) if searched else count_cap
+    total, total_capped = capped_count(session, per_workspace(select(Case.case_id)), cap)
+    records, next_cursor = keyset.page(session, per_workspace(rows), CASE_ORDER, cursor,
+                                       limit, last=itemgetter(0), rows=rows)
+    can_edit = bool(led) if actor.is_user else bool(_workspaces(session, actor, Role.LEAD))
     return CasePage([CaseRow(c, run_id, ws) for c, run_id, ws in records], next_cursor,
                     total, workspaces, filters, can_edit, total_capped)
 

@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from reviewapp.actors import Role
 from reviewapp.errors import Forbidden
-from reviewapp.models import Case, Message
+from reviewapp.models import Case, Membership, Message
 from reviewapp.services import blind, cases, feedback, review, runs, trace
 from reviewapp.services import review_queues as rq
 
@@ -133,3 +133,45 @@ def test_rating_the_answer_of_an_aiops_run_without_report_ends_its_blindness(ses
                              reason="incorrect")
     assert blind.is_blind(session, bob, bare.id) is False
     assert bare.id not in blind.blind_runs(session, bob, [bare.id, world.run.id])
+
+
+def test_the_case_list_checks_blindness_only_where_a_run_can_be_blind(session, make, world):
+    """``blind_workspaces``: a workspace the actor leads, or without a blind queue, has
+    no blind run for them, so the case list leaves the per-row check out of its rows
+    (issue 18); where a run can be blind the check stays and hides its case."""
+    other = make.workspace()  # no blind queue
+    led = make.workspace()
+    for ws, role in ((other, Role.REVIEWER), (led, Role.LEAD)):
+        session.add(Membership(user_id=world.bob.id, workspace_id=ws.id, role=role.value))
+    session.commit()
+    bob = make.actor(world.bob)
+    assert blind.blind_workspaces(session, bob, [world.ws.id, other.id, led.id]) == (
+        {led.id}, {world.ws.id})
+    assert blind.blind_workspaces(session, make.actor(world.lead), [world.ws.id]) == (
+        {world.ws.id}, frozenset())
+    make.case(other, title="other's case")
+    statements = []
+
+    def listed(actor):
+        from sqlalchemy import event
+
+        from reviewapp.extensions import db
+
+        def seen(conn, cursor, statement, *args):
+            statements.append(statement)
+
+        event.listen(db.engine, "before_cursor_execute", seen)
+        try:
+            return {row.case.title for row in cases.list_cases(session, actor).rows}
+        finally:
+            event.remove(db.engine, "before_cursor_execute", seen)
+
+    titles = listed(bob)
+    assert "other's case" in titles and len(titles) == 2  # the blind run's case is not
+    case_reads = [s for s in statements if "FROM case_library" in s]
+    # The count and the page: one workspace's arm of three checks blindness.
+    assert case_reads and all(s.count("review_queue.blind") == 1 for s in case_reads)
+    statements.clear()
+    assert len(listed(make.actor(world.lead))) == 2  # both cases of world.ws
+    case_reads = [s for s in statements if "FROM case_library" in s]
+    assert case_reads and not any("review_queue.blind" in s for s in case_reads)

@@ -96,6 +96,24 @@ def test_case_list_of_two_workspaces_merges_their_ranges_newest_first(session, m
     assert (capped.total, capped.total_capped) == (5, True)
 
 
+def test_a_search_counts_up_to_the_filtered_cap(session, make, monkeypatch):
+    """A search reads its matches row by row (a substring has no index), so its count
+    stops at FILTERED_COUNT_CAP (1,000) instead of 10,000; the list, or one workspace
+    of it, unsearched, counts to the full cap."""
+    ws = make.workspace()
+    reader = make.user(ws)
+    for i in range(5):
+        make.case(ws, title=f"deploy {i}" if i < 4 else "other")
+    monkeypatch.setattr(cases, "FILTERED_COUNT_CAP", 3)
+    actor = make.actor(reader)
+    searched = cases.list_cases(session, actor, CaseFilters(q="Deploy"))
+    assert (searched.total, searched.total_capped, len(searched.rows)) == (3, True, 4)
+    assert (cases.list_cases(session, actor, CaseFilters(q="other")).total,) == (1,)
+    for filters in (CaseFilters(), CaseFilters(workspace_id=ws.id)):
+        page = cases.list_cases(session, actor, filters)
+        assert (page.total, page.total_capped) == (5, False)
+
+
 def test_member_of_a_sees_no_case_of_b(session, make):
     a, b = make.workspace(), make.workspace()
     lead = make.user(a, Role.LEAD)
