@@ -16,6 +16,7 @@ from sqlalchemy import (
     Integer,
     String,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -121,6 +122,16 @@ class QueueItem(TimestampMixin, db.Model):
         CheckConstraint("ratings_count >= 0", name="ratings_count"),
         Index("ix_review_queue_item_run", "run_pk"),
         Index("ix_review_queue_item_open", "queue_id", "completed_at", "id"),
+        # ``queue_work.next_item``: the queue's open items in id order, and "the item I
+        # hold" among my open items of the queue (a few), each one index range; partial,
+        # so that PostgreSQL, which does not take ``completed_at IS NULL`` as an
+        # equality, reads them in id order too (issue 18).
+        Index("ix_review_queue_item_todo", "queue_id", "id",
+              sqlite_where=text("completed_at IS NULL"),
+              postgresql_where=text("completed_at IS NULL")),
+        Index("ix_review_queue_item_holder", "reserved_by", "queue_id", "id",
+              sqlite_where=text("completed_at IS NULL"),
+              postgresql_where=text("completed_at IS NULL")),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
