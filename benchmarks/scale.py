@@ -11,7 +11,7 @@ the ratio of the p50s (largest / smallest; target <= 1.3) and the SQL statements
 request ran at each size.
 
     .venv/bin/python benchmarks/scale.py --sizes 10000,1000000 [--db sqlite|postgres|both]
-        [--repeat 15] [--only runs] [--pg-url postgresql://postgres@127.0.0.1:5432/test]
+        [--repeat 15] [--only runs,queue] [--pg-url postgresql://postgres@127.0.0.1:5432/test]
         [--keep DIR | --reuse DIR (--copy | --in-place)]
 
 Building a million runs (5 million tool calls) takes a few minutes per database, so the
@@ -89,12 +89,16 @@ PROBES = (
     Probe("runs list, reviewed by me", lambda b: "/?reviewed=mine"),
     Probe("runs list, not reviewed by me", lambda b: "/?reviewed=not_mine"),
     Probe("runs list, sort score", lambda b: "/?sort=score_desc"),
+    Probe("runs list, sort score, lowest first", lambda b: "/?sort=score_asc"),
+    Probe("runs list, sort failed calls", lambda b: "/?sort=failed_desc"),
+    Probe("runs list, sort tool calls", lambda b: "/?sort=calls_desc"),
     Probe("runs list, text search (no match)", lambda b: "/?q=zebrafinch"),
     # Every run's answer holds "pool"; the sample's run id is held by that run alone.
     Probe("runs list, text search (every run)", lambda b: "/?q=pool"),
     Probe("runs list, text search (one run)", lambda b: f"/?q={b.sample_run_id}"),
     Probe("run page", lambda b: f"/runs/{b.sample_run_pk}"),
     Probe("review queue, next run", lambda b: "/queue", (303, 200)),
+    Probe("review queue, progress", lambda b: "/queue/progress"),
     Probe("dashboard, all time", lambda b: "/dashboard/", (200, 403)),
     Probe("dashboard, last 7 days",
           lambda b: f"/dashboard/?date_from={(b.newest - timedelta(days=6)).date()}", (200, 403)),
@@ -150,7 +154,7 @@ def measure(db_kind: str, builds: list[Built], repeat: int, only: str | None) ->
     head = " | ".join(f"{b.runs:>9,} p50/p95" for b in builds)
     print(f"{'request':<38} {'user':<8} | {head} | ratio | statements")
     for probe in PROBES:
-        if only and only not in probe.label:
+        if only and not any(part in probe.label for part in only.split(",")):
             continue
         for user in USERS:
             paths = [probe.path(b) for b in builds]
@@ -347,7 +351,8 @@ def main() -> int:
                         help="run counts, comma-separated, smallest first")
     parser.add_argument("--db", choices=("sqlite", "postgres", "both"), default="both")
     parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--only", help="measure only requests whose label contains this")
+    parser.add_argument("--only", help="measure only requests whose label contains this "
+                        "(or one of these, comma-separated)")
     parser.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--keep", metavar="DIR", help="keep the databases built (docstring)")
     parser.add_argument("--reuse", metavar="DIR",
