@@ -42,6 +42,8 @@ class Feedback(TimestampMixin, db.Model):
         Index("ix_user_feedback_target", "target_type", "target_id", "subject_key"),
         Index("ix_user_feedback_run", "run_pk"),
         Index("ix_user_feedback_workspace_created", "workspace_id", "created_at", "id"),
+        # The runs an author rated, per workspace: the "reviewed by me" count (issue 18).
+        Index("ix_user_feedback_author_workspace_run", "author_id", "workspace_id", "run_pk"),
         # Ids are never reused on SQLite either: the history (feedback_event.feedback_id)
         # and stale pages refer to deleted rows by id.
         {"sqlite_autoincrement": True},

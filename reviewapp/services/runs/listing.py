@@ -113,7 +113,8 @@ def list_runs(
     stmt = scoped_runs(actor, filters, workspaces)
     total_count = Count(*capped_count(session, scoped_runs(actor, RunFilters(), workspaces),
                                       count_cap))
-    filtered = (Count(*capped_count(session, stmt, min(count_cap, FILTERED_COUNT_CAP)))
+    filtered = (Count(*capped_count(session, scoped_runs(actor, filters, workspaces, counting=True),
+                                    min(count_cap, FILTERED_COUNT_CAP)))
                 if filters.active else total_count)
     order = order_of(filters)
     rows, next_cursor = keyset.page(session, stmt, order, cursor, limit,

@@ -5,6 +5,7 @@ review queue adds is ``rateable.rateable_run`` (SPEC 2, 8)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Select, exists, func, select
@@ -28,37 +29,56 @@ def reviewed_by(actor: Actor) -> Any:
     return exists().where(Feedback.run_pk == Run.id, Feedback.author_id == actor.user_id)
 
 
-def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None) -> Select[Any]:
+def reviewed_in(actor: Actor, workspace_id: int) -> Any:
+    """``reviewed_by`` for the runs of one workspace, as ``Run.id IN`` the runs the actor
+    rated there (the ``(author_id, workspace_id, run_pk)`` index): for counting, where
+    the database then starts from the actor's ratings — a capped count reads about the
+    cap — instead of testing runs one by one until the cap (50,000 runs for 1,000
+    matches at 2 % rated). Not for an ordered page: SQLite would then read and sort
+    every rated run instead of walking the workspace's runs in order."""
+    if not actor.is_user:
+        return sa_false()
+    return Run.id.in_(select(Feedback.run_pk).where(
+        Feedback.author_id == actor.user_id, Feedback.workspace_id == workspace_id))
+
+
+def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None, *,
+                  counting: bool = False) -> Select[Any]:
     """The visible runs narrowed by ``filters``, unordered. ``only_workspace`` adds an
     equality on the workspace (an index range instead of a scan) when the actor sees one
     workspace or picked one; the membership check stays in the query either way. For
-    a list over several workspaces, ``scoped_runs`` (one such statement per workspace)."""
+    a list over several workspaces, ``scoped_runs`` (one such statement per workspace).
+    ``counting``: the statement is for a count, not a page (``reviewed_in``)."""
     workspace_id = filters.workspace_id or only_workspace
     stmt = (runs_of_workspace_visible_to(actor, workspace_id) if workspace_id is not None
             else runs_visible_to(actor))
+    if counting and workspace_id is not None and filters.reviewed == "mine":
+        return narrowed(stmt.where(reviewed_in(actor, workspace_id)), actor,
+                        replace(filters, reviewed=None))
     return narrowed(stmt, actor, filters)
 
 
-def scoped_runs(actor: Actor, filters: RunFilters,
-                workspaces: Sequence[WorkspaceRole]) -> list[Select[Any]]:
+def scoped_runs(actor: Actor, filters: RunFilters, workspaces: Sequence[WorkspaceRole], *,
+                counting: bool = False) -> list[Select[Any]]:
     """The runs of ``filters`` as one ``filtered_runs`` statement per workspace the list
     covers: the picked workspace, the token's, or each of ``workspaces`` (the actor's,
     from ``single_workspace``, read once per request). Each statement is one range of
     the ``(workspace_id, created_at, id)`` index with a constant membership check, so
     ``keyset.page`` / ``keyset.ordered`` merge ordered ranges and ``capped_count`` counts
     them without the per-row membership check that made the database scan and sort
-    every run of a two-workspace user (issue 18)."""
+    every run of a two-workspace user (issue 18). ``counting``: for ``capped_count``
+    (``filtered_runs``)."""
     if filters.workspace_id is not None:
-        return [filtered_runs(actor, filters, None)]
+        return [filtered_runs(actor, filters, None, counting=counting)]
     if filters.workspace_slug:
         ids = [w.workspace_id for w in workspaces if w.slug == filters.workspace_slug]
-        return [filtered_runs(actor, filters, ids[0] if ids else None)]
+        return [filtered_runs(actor, filters, ids[0] if ids else None, counting=counting)]
     if actor.is_token:
-        return [filtered_runs(actor, filters, actor.token_workspace_id)]
+        return [filtered_runs(actor, filters, actor.token_workspace_id, counting=counting)]
     ids = [w.workspace_id for w in workspaces]
     if len(ids) <= 1:
-        return [filtered_runs(actor, filters, ids[0] if ids else None)]
-    return [filtered_runs(actor, filters, workspace_id) for workspace_id in ids]
+        return [filtered_runs(actor, filters, ids[0] if ids else None, counting=counting)]
+    return [filtered_runs(actor, filters, workspace_id, counting=counting) for workspace_id in ids]
 
 
 def narrowed(stmt: Select[Any], actor: Actor, filters: RunFilters) -> Select[Any]:

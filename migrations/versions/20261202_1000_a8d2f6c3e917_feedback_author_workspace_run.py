@@ -1,0 +1,24 @@
+"""user_feedback: an index of each author's rated runs per workspace (author_id,
+workspace_id, run_pk), so the runs list's count for "reviewed by me" starts from the
+user's ratings instead of testing every run of the workspace for one (issue 18).
+
+Revision ID: a8d2f6c3e917
+Revises: 9c1f4e7b2a60
+Create Date: 2026-12-02 10:00:00
+
+"""
+from alembic import op
+
+revision = 'a8d2f6c3e917'
+down_revision = '9c1f4e7b2a60'
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    op.create_index('ix_user_feedback_author_workspace_run', 'user_feedback',
+                    ['author_id', 'workspace_id', 'run_pk'], unique=False)
+
+
+def downgrade():
+    op.drop_index('ix_user_feedback_author_workspace_run', table_name='user_feedback')

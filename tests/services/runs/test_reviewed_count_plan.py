@@ -1,0 +1,104 @@
+"""The runs list's count of "reviewed by me" starts from the user's ratings (the
+``(author_id, workspace_id, run_pk)`` index, migration a8d2f6c3e917) instead of testing
+the workspace's runs one by one until the count's cap (issue 18): at 2 % rated, 1,000
+matches took 50,000 runs (SQLite 406 ms, PostgreSQL 140 ms at a million runs). The page
+itself still walks the runs in order. The database's own plan of the count statement,
+for a user in two workspaces, on enough rows (and fresh statistics) for a planner to
+choose; the count and the page checked against the ratings written."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import event, insert, select, text
+
+from reviewapp.actors import Role
+from reviewapp.extensions import db
+from reviewapp.models import DiagnosisSession, Feedback, Membership, Run
+from reviewapp.services import runs
+from reviewapp.services.runs import RunFilters
+
+RUNS_PER_WORKSPACE = 6_000
+RATED_EVERY = 50  # 2 %: 120 runs a workspace, rated by the user
+
+
+@pytest.fixture
+def rated(session, make):
+    """Two workspaces of 6,000 runs each (bulk inserted); the user (in both) rated every
+    50th run, another user every other run of the first workspace."""
+    alpha, beta = make.workspace(), make.workspace()
+    user = make.user(alpha, Role.REVIEWER)
+    other = make.user(alpha, Role.REVIEWER)
+    session.add(Membership(user_id=user.id, workspace_id=beta.id, role=Role.LEAD.value))
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for ws in (alpha, beta):
+        sess = DiagnosisSession(session_id=f"s-{ws.id}", workspace_id=ws.id, kind="chat")
+        session.add(sess)
+        session.flush()
+        session.execute(insert(Run.__table__), [{
+            "run_id": f"r-{ws.id}-{i}", "workspace_id": ws.id, "diagnosis_session_id": sess.id,
+            "kind": "chat", "query": f"q {i}", "status": "SUCCESS", "tool_call_count": 0,
+            "failed_tool_call_count": 0, "created_at": start + timedelta(seconds=2 * i + (ws.id % 2)),
+            "updated_at": start} for i in range(RUNS_PER_WORKSPACE)])
+    pks = {ws.id: list(session.scalars(select(Run.id).where(Run.workspace_id == ws.id)
+                                       .order_by(Run.id))) for ws in (alpha, beta)}
+    mine = [(ws, pk) for ws, ids in pks.items() for pk in ids[::RATED_EVERY]]
+    theirs = [(alpha.id, pk) for pk in pks[alpha.id][::2]]
+    session.execute(insert(Feedback.__table__), [{
+        "author_id": author, "workspace_id": ws, "run_pk": pk, "target_type": "chat_message",
+        "target_id": pk, "subject_key": "", "rating": "positive"}
+        for author, rows in ((user.id, mine), (other.id, theirs)) for ws, pk in rows])
+    session.commit()
+    session.execute(text("ANALYZE"))
+    session.commit()
+    return make.actor(user), {pk for _, pk in mine}
+
+
+def _count_statement(session, actor, filters):
+    seen = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):  # noqa: ANN001
+        seen.append((statement, parameters))
+
+    event.listen(db.engine, "before_cursor_execute", record)
+    try:
+        page = runs.list_runs(session, actor, limit=50, filters=filters)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", record)
+    counts = [(s, p) for s, p in seen if "count(" in s.lower() and "user_feedback" in s]
+    assert len(counts) == 1, seen  # the filtered count (the total has no filter)
+    return page, counts[0]
+
+
+def _plan(session, statement, parameters) -> str:
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        return "\n".join(r[0] for r in connection.exec_driver_sql("EXPLAIN " + statement, parameters))
+    return "\n".join(r[3] for r in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement,
+                                                               parameters))
+
+
+def test_reviewed_by_me_counts_from_the_users_ratings(session, rated):
+    actor, mine = rated
+    page, (statement, parameters) = _count_statement(session, actor, RunFilters(reviewed="mine"))
+    assert (page.filtered.value, page.filtered.capped) == (len(mine), False)  # 240
+    newest = sorted((r for r in session.scalars(select(Run).where(Run.id.in_(mine)))),
+                    key=lambda r: (r.created_at, r.id), reverse=True)
+    assert [r.id for r in page.runs] == [r.id for r in newest[:50]]
+    plan = _plan(session, statement, parameters)
+    assert "ix_user_feedback_author_workspace_run" in plan, plan
+    if db.engine.dialect.name == "postgresql":
+        assert "Seq Scan on user_feedback" not in plan, plan
+    else:  # each rated run looked up by key, not each run of the workspace tested
+        assert "SEARCH diagnosis_run USING INTEGER PRIMARY KEY" in plan, plan
+        assert "CORRELATED" not in plan, plan
+
+
+def test_not_reviewed_and_other_filters_keep_their_count(session, rated):
+    actor, mine = rated
+    page, _ = _count_statement(session, actor, RunFilters(reviewed="not_mine"))
+    assert (page.filtered.value, page.filtered.capped) == (1_000, True)
+    assert not {r.id for r in page.runs} & mine
+    page, _ = _count_statement(session, actor, RunFilters(reviewed="mine", kind="aiops"))
+    assert (page.filtered.value, page.runs) == (0, [])
