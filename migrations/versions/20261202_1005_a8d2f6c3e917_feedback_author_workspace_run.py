@@ -3,14 +3,14 @@ workspace_id, run_pk), so the runs list's count for "reviewed by me" starts from
 user's ratings instead of testing every run of the workspace for one (issue 18).
 
 Revision ID: a8d2f6c3e917
-Revises: 9c1f4e7b2a60
-Create Date: 2026-12-02 10:00:00
+Revises: ed1ed48f1e1f
+Create Date: 2026-12-02 10:05:00
 
 """
 from alembic import op
 
 revision = 'a8d2f6c3e917'
-down_revision = '9c1f4e7b2a60'
+down_revision = 'ed1ed48f1e1f'
 branch_labels = None
 depends_on = None
 
