@@ -164,6 +164,11 @@ SECRETS: list[tuple[str, str, list[str]]] = [
     ("proxy authorization header", "Proxy-Authorization: Basic b3BzOnMzY3IzdFByMHh5", ["b3BzOnMzY3IzdFByMHh5"]),
     ("bare bearer token", "curl -H 'bearer 0123456789abcdefABCDEF0123' https://api", ["0123456789abcdefABCDEF0123"]),
     ("basic credentials in prose", "sent basic b3BzOmh1bnRlcjJodW50ZXI= to the proxy", ["b3BzOmh1bnRlcjJodW50ZXI"]),
+    ("basic credentials with a short password", "sent basic dXNlcjpwdw== to the proxy", ["dXNlcjpwdw"]),
+    # Base64 of a secret (a Kubernetes secret's data, a config blob), outside any header
+    ("base64 of a github token", "data:\n  gh: Z2hwX0FiM2RFNWdIN2pLOW1OMXBRM3NUNXZYN3pBOWNFMWdJM2tNNQ==",
+     ["Z2hwX0FiM2RFNWdIN2pLOW1OMXBRM3NUNXZYN3pBOWNFMWdJM2tNNQ"]),
+    ("base64 of user:password", "creds dXNlcjpodW50ZXIyaHVudGVyMg== in the log", ["dXNlcjpodW50ZXIyaHVudGVyMg"]),
     ("cookie header", "Cookie: _ga=GA1.2.3; auth_state=Zq8Wx7Ec6Rv5Tb", ["Zq8Wx7Ec6Rv5Tb"]),
     ("session cookie pair", "Cookie: csrftoken=Zq8Wx7Ec6Rv5; sessionid=Tb4Yn3Um2Ik1Ol0P", ["Zq8Wx7Ec6Rv5", "Tb4Yn3Um2Ik1Ol0P"]),
     ("set-cookie header", "Set-Cookie: JSESSIONID=9F8E7D6C5B4A3921; Path=/; HttpOnly", ["9F8E7D6C5B4A3921"]),

@@ -73,7 +73,7 @@ from functools import lru_cache
 from string import hexdigits
 from typing import Any, Protocol
 
-from . import encoded_text
+from . import base64_text, encoded_text
 
 REDACTED = "[redacted]"
 SUMMARY_LIMIT = 2000  # characters (SPEC 4)
@@ -402,6 +402,18 @@ def _base64_pem(m: Spans, text: bytes) -> bytes | None:
     return _R if b"PRIVATE KEY" in decoded else None
 
 
+_USER_CHARACTERS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@+-"
+
+
+def _user_password_pair(text: bytes) -> bool:
+    """``user:password`` (what ``Basic`` credentials encode) as a whole text: a user of
+    at most 64 letters, digits and ``._@+-``, a password that looks like one (8+
+    characters, a letter and a digit) with no blank. "hello:world" is no pair."""
+    user, colon, password = text.partition(b":")
+    return (bool(colon) and 0 < len(user) <= 64 and not user.translate(None, _USER_CHARACTERS)
+            and password.split() == [password] and _looks_like_password(password))
+
+
 def _whole(m: Spans, text: bytes) -> bytes | None:
     return None if m[1][0] >= 0 else _R
 
@@ -562,6 +574,8 @@ class Redactor:
 
     def __init__(self, compile: Compile, id_key: bytes = b"", rules: Sequence[Rule] = RULES) -> None:
         self._compiled = tuple((compile(rule.pattern.encode()), rule.handle) for rule in rules)
+        # Base64 of text is scanned with the same rules (none: nothing to scan it with).
+        self._base64 = compile(base64_text.PATTERN.encode()) if rules else None
         self._id_key = _digest_key(id_key)
 
     def with_id_key(self, id_key: bytes) -> Redactor:
@@ -572,7 +586,8 @@ class Redactor:
 
     # ----------------------------------------------------------------- texts
 
-    def _bytes(self, data: bytes, passes: list[list[tuple[int, int, int]]] | None = None) -> bytes:
+    def _bytes(self, data: bytes, passes: list[list[tuple[int, int, int]]] | None = None,
+               base64_levels: int = 2) -> bytes:
         # ``passes`` (when given) gets, per rule, what it replaced: ``(start, end, length)``
         # of the text as the rule saw it (``encoded_text.replaced_spans``).
         for compiled, handle in self._compiled:
@@ -607,7 +622,44 @@ class Redactor:
             if pieces:
                 pieces.append(data[last:])
                 data = b"".join(pieces)
-        return data
+        return data if self._base64 is None or not base64_levels else self._base64_runs(data, passes, base64_levels)
+
+    def _base64_runs(self, data: bytes, passes: list[list[tuple[int, int, int]]] | None, levels: int) -> bytes:
+        """``data`` with each run of base64 whose text (``base64_text``) holds a secret the
+        rules find, or is a ``user:password`` pair, replaced whole; the texts are scanned
+        in one pass, and their own base64 runs for ``levels - 1`` levels more (text inside
+        base64 inside text inside base64; each level 3/4 of the one above at most).
+        Past ``DENSE_LIMIT`` candidate runs, the rest of the text is replaced."""
+        runs: list[tuple[int, int, bytes]] = []
+        search = self._base64.search  # type: ignore[union-attr]
+        pos, size, dense = 0, len(data), None
+        while (spans := search(data, pos)) is not None:
+            start, pos = spans[0]
+            if len(runs) == DENSE_LIMIT:
+                dense = start
+                break
+            decoded = base64_text.text_of(data, start, pos)
+            if decoded is not None:
+                runs.append((start, pos, decoded))
+        if not runs and dense is None:
+            return data
+        texts = self._bytes(_SEP.encode().join(r[2] for r in runs), base64_levels=levels - 1).split(
+            _SEP.encode()) if runs else []
+        if len(texts) != len(runs):  # a scan past its own bound: take every run
+            texts = [b""] * len(runs)
+        edits = [(start, end, _R) for (start, end, decoded), text in zip(runs, texts, strict=True)
+                 if text != decoded or _user_password_pair(decoded)]
+        if dense is not None:
+            edits.append((dense, size, _dense_tail(data, dense)))
+        if passes is not None:
+            passes.append([(start, end, len(new)) for start, end, new in edits])
+        pieces: list[bytes] = []
+        last = 0
+        for start, end, new in edits:
+            pieces += [data[last:start], new]
+            last = end
+        pieces.append(data[last:])
+        return b"".join(pieces)
 
     def _with_view(self, data: bytes, seen: encoded_text.View) -> bytes:
         """``data`` redacted, with what the rules find in its decoded view (``seen``:

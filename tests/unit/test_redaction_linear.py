@@ -13,6 +13,7 @@ each family with ordinary text of the same size measured in the same test.
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Callable
 
@@ -24,6 +25,16 @@ from reviewapp.services.secret_scan import redact_text
 
 def _repeat(unit: str) -> Callable[[int], str]:
     return lambda n: (unit * (n // len(unit) + 1))[:n]
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _nested(text: str, depth: int) -> str:
+    for _ in range(depth):
+        text = _b64(text)
+    return text
 
 
 ORDINARY = _repeat('{"flight": "HAT030", "status": "available", "price": 123, "seats": [1, 2]} ')
@@ -72,6 +83,13 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "encoded header, escaped blanks": lambda n: "Authorization%3A" + "%20" * (n // 3),
     "long base64 blob": lambda n: "Z2hwX" * (n // 5),
     "dense assignments beside escapes": _repeat("pwd=x%20 "),
+    # Base64 of text (domain.base64_text): one long run, dense short runs (pairs that are
+    # redacted, text that is not), runs a character too long, base64 nested eight deep.
+    "base64 of text, one run": lambda n: _b64(_repeat("user:hunter2 ")(n * 3 // 4)),
+    "dense base64 pairs": _repeat("dXNlcjpodW50ZXIyaHVudGVyMg== "),
+    "dense base64 text": _repeat("aGVsbG8gd29ybGQh "),
+    "base64 runs running on": _repeat("aGVsbG8gd29ybGQhx"),
+    "base64 nested four deep": lambda n: _nested(_repeat("a note ")(int(n * 0.75 ** 4)), 4),
     "encoded tokens in runs of percent signs": _repeat("ghp%5F" + "a1" * 18 + "%" * 900 + " "),
     "data uri without end": lambda n: "data:image/png;base64," + "A/" * (n // 2),
     "dense assignments": _repeat("pwd=x "),
