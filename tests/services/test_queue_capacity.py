@@ -106,3 +106,17 @@ def test_a_queue_keeps_working_when_members_leave_and_says_it_cannot_complete(se
         rq.update_queue(session, team.actor, queue.id, reviewers_per_run=3)
     rq.update_queue(session, team.actor, queue.id, reviewers="all")
     assert not rq.capacity(session, team.actor, queue.id).short
+
+
+def test_a_taken_name_is_a_conflict_alone_and_one_more_field_beside_others(session, team):
+    from reviewapp.errors import Conflict
+
+    rq.create_queue(session, team.actor, team.ws.id, "Taken")
+    with pytest.raises(Conflict):
+        rq.create_queue(session, team.actor, team.ws.id, "Taken")
+    with pytest.raises(ValidationFailed) as refused:
+        rq.create_queue(session, team.actor, team.ws.id, "Taken", sample_percent=0)
+    assert refused.value.problems == {
+        "name": "the workspace already has a queue named 'Taken'",
+        "sample_percent": "must be a whole number from 1 to 100"}
+    assert _queues(session) == 1
