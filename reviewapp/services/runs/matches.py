@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Text, cast, or_, select, union_all
+from sqlalchemy import Integer, Text, cast, column, or_, select, true, union_all, values
 from sqlalchemy.orm import Session
 
 from ...models import DiagnosisSession, Run, ToolCall
@@ -27,17 +27,27 @@ def _tool_call_matches(text: str) -> list[Any]:
             ToolCall.error_message.icontains(text, autoescape=True)]
 
 
-def _first_matching_calls(run_pks: list[int], conditions: list[Any]) -> Any:
+def _first_matching_calls(run_pks: list[int], conditions: list[Any], dialect: str) -> Any:
     """SQL: per run of ``run_pks``, its first ``MAX_MATCH_PLACES`` calls (in call order)
     that match one of ``conditions``, with run pk, tool name and one flag per condition.
-    One limited index range of ``(run_pk, ordinal)`` per run, joined by UNION ALL: the
-    scan of a run stops at its cap, however many of its calls hold the text."""
-    firsts = [select(ToolCall.run_pk, ToolCall.ordinal, ToolCall.id, ToolCall.tool_name,
-                     *(c.label(f"hit{k}") for k, c in enumerate(conditions)))
-              .where(ToolCall.run_pk == pk, or_(*conditions))
-              .order_by(ToolCall.ordinal, ToolCall.id).limit(MAX_MATCH_PLACES).subquery()
-              for pk in run_pks]
-    merged = union_all(*(select(first) for first in firsts)).subquery()
+    One limited range of the ``(run_pk, ordinal)`` index per run, so the scan of a run
+    stops at its cap, however many of its calls hold the text: on PostgreSQL a LATERAL
+    subquery over the page's pks (planned once: a UNION of 50 such subqueries took 46 ms
+    to plan on a busy machine), on SQLite (no LATERAL) joined by UNION ALL."""
+    hits = [c.label(f"hit{k}") for k, c in enumerate(conditions)]
+
+    def first(run_pk: Any) -> Any:
+        return (select(ToolCall.run_pk, ToolCall.ordinal, ToolCall.id, ToolCall.tool_name, *hits)
+                .where(ToolCall.run_pk == run_pk, or_(*conditions))
+                .order_by(ToolCall.ordinal, ToolCall.id).limit(MAX_MATCH_PLACES))
+
+    if dialect == "postgresql":
+        page = values(column("pk", Integer), name="page").data([(pk,) for pk in run_pks])
+        merged = first(page.c.pk).lateral("first_calls")
+        stmt = select(merged).select_from(page).join(merged, true())
+        merged = stmt.subquery()
+    else:
+        merged = union_all(*(select(first(pk).subquery()) for pk in run_pks)).subquery()
     return (select(merged.c.run_pk, merged.c.tool_name,
                    *(merged.c[f"hit{k}"] for k in range(len(conditions))))
             .order_by(merged.c.run_pk, merged.c.ordinal, merged.c.id))
@@ -61,10 +71,11 @@ def match_places(session: Session, runs: list[Run], q: str | None) -> dict[int, 
         .where(DiagnosisSession.id.in_({r.diagnosis_session_id for r in runs}))).all())
     conditions = _tool_call_matches(text)
     calls: dict[int, list[str]] = {}
+    dialect = session.get_bind().dialect.name
     pks = sorted({r.id for r in runs})
     for start in range(0, len(pks), _RUNS_PER_STATEMENT):
         chunk = pks[start:start + _RUNS_PER_STATEMENT]
-        for run_pk, tool_name, *hits in session.execute(_first_matching_calls(chunk, conditions)):
+        for run_pk, tool_name, *hits in session.execute(_first_matching_calls(chunk, conditions, dialect)):
             for place, hit in zip(TOOL_CALL_PLACES, hits, strict=True):
                 label = f"{place} of {tool_name}" if place != "tool name" else f"tool {tool_name}"
                 if hit and label not in calls.setdefault(run_pk, []):
