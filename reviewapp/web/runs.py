@@ -110,15 +110,18 @@ def detail(run_pk: int) -> str:
     """One run: answer, citations, steps, report, timeline, self-evaluation, thumbs. The
     timeline shows its first 50 calls, and further down with ``call`` (a link to one
     call), ``calls_after`` (the plain "Show the next" link) or ``calls=all`` (issue 18)."""
-    form = filter_form()
-    form.validate()
-    detail = runs_service.get_run_detail(
-        db.session, current_actor(), run_pk, runs_service.RunFilters.from_params(form.to_params()),
-        runs_service.Shown.from_params(request.args))
+    args = list_args()
+    filters = runs_service.RunFilters()  # no list named: the form would read nothing
+    if args:
+        form = filter_form()
+        form.validate()
+        filters = runs_service.RunFilters.from_params(form.to_params())
+    detail = runs_service.get_run_detail(db.session, current_actor(), run_pk, filters,
+                                         runs_service.Shown.from_params(request.args))
     item = request.args.get("item")
     queue_item = review_queues.open_item(db.session, current_actor(), item, run_pk) \
         if item else None
-    return render_template("runs/detail.html", d=detail, list_args=list_args(),
+    return render_template("runs/detail.html", d=detail, list_args=args,
                            queue_mode=request.args.get("queue") == "1" and not queue_item,
                            queue_item=queue_item)
 

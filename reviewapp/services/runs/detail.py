@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
@@ -202,6 +203,23 @@ def _citations(messages: Sequence[Message], evaluation: dict[str, Any] | None) -
     return views
 
 
+@cache
+def _parts_statements() -> dict[str, Select[Any]]:
+    """The run page's reads of a run's (``:run_pk``) messages, steps and report and of its
+    case (``:workspace_id``, ``:run_id``), built once with bound parameters: building a
+    statement (and its cache key) costs more CPU than running these (issue 18)."""
+    run_pk = bindparam("run_pk")
+    return {
+        "messages": select(Message).where(Message.run_pk == run_pk).order_by(Message.ordinal),
+        "steps": select(DiagnosticStep).where(DiagnosticStep.run_pk == run_pk)
+        .order_by(DiagnosticStep.ordinal),
+        "report": select(DiagnosticReport).where(DiagnosticReport.run_pk == run_pk),
+        "case": select(Case.case_id).where(
+            Case.workspace_id == bindparam("workspace_id"),
+            Case.diagnosis_id == bindparam("run_id"), Case.withdrawn_at.is_(None)),
+    }
+
+
 def _named_calls(messages: Sequence[Message]) -> set[str]:
     """The call ids the messages name (``meta.tool_call_ids``), for their links."""
     named = (m.meta.get("tool_call_ids") for m in messages if isinstance(m.meta, Mapping))
@@ -222,16 +240,13 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     filters = (filters or RunFilters()).validated()
     run, diagnosis_session, workspace, blind, verdict_reviewers, decision = load_run(
         session, actor, run_pk)
-    messages = list(session.scalars(
-        select(Message).where(Message.run_pk == run.id).order_by(Message.ordinal)))
-    steps = list(session.scalars(
-        select(DiagnosticStep).where(DiagnosticStep.run_pk == run.id)
-        .order_by(DiagnosticStep.ordinal)))
-    report = session.scalars(
-        select(DiagnosticReport).where(DiagnosticReport.run_pk == run.id)).one_or_none()
-    case_id = session.scalar(select(Case.case_id).where(
-        Case.workspace_id == run.workspace_id, Case.diagnosis_id == run.run_id,
-        Case.withdrawn_at.is_(None)))
+    parts = _parts_statements()
+    by_run = {"run_pk": run.id}
+    messages = list(session.scalars(parts["messages"], by_run))
+    steps = list(session.scalars(parts["steps"], by_run))
+    report = session.scalars(parts["report"], by_run).one_or_none()
+    case_id = session.scalar(parts["case"], {"workspace_id": run.workspace_id,
+                                             "run_id": run.run_id})
     evaluation = evaluation_view(run.self_evaluation)
     answer_index = answer_message_index([(m.role, m.content) for m in messages])
     answer_message = messages[answer_index] if answer_index is not None else None

@@ -291,10 +291,14 @@ def _timeline(run: Run, steps: Sequence[DiagnosticStep], workspace: Workspace,
 def _timeline_reads(session: Session, actor: Actor, run_pk: int) -> tuple[Any, ...]:
     run, _, workspace, blind, _, _ = load_run(session, actor, run_pk)
     mine, summary = ratings_of(session, actor, run, blind)  # Forbidden for a token
-    steps = list(session.scalars(
-        select(DiagnosticStep).where(DiagnosticStep.run_pk == run.id)
-        .order_by(DiagnosticStep.ordinal)))
+    steps = list(session.scalars(_steps_statement(), {"run_pk": run.id}))
     return run, workspace, mine, summary, steps
+
+
+@cache
+def _steps_statement() -> Select[Any]:
+    return (select(DiagnosticStep).where(DiagnosticStep.run_pk == bindparam("run_pk"))
+            .order_by(DiagnosticStep.ordinal))
 
 
 def get_timeline(session: Session, actor: Actor, run_pk: int,
