@@ -280,12 +280,15 @@ def _locked_target(session: Session, author_id: int, target_type: str, target_id
 
 def _append_event(session: Session, row: Feedback, author_id: int, target: Target, target_type: str,
                   target_id: int, before: dict | None, after: dict) -> None:
-    """The ``FeedbackEvent`` of a changed rating: create (no ``before``) or update."""
+    """The ``FeedbackEvent`` of a changed rating: create (no ``before``) or update; its
+    time is the write's (the row's ``updated_at``), given with the values so the insert
+    runs no column default of its own."""
     session.connection().execute(_EVENT_INSERT, {
         "feedback_id": row.id, "actor_id": author_id, "workspace_id": target.workspace_id,
         "run_pk": target.run_pk, "target_type": target_type, "target_id": target_id,
         "subject_key": target.subject_key,
         "action": "create" if before is None else "update", "before": before, "after": after,
+        "created_at": row.updated_at, "updated_at": row.updated_at,
     })
 
 

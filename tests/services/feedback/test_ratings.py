@@ -299,6 +299,19 @@ def test_delete_then_rate_again(session, make, ws, actor):
     assert [r.id for r in feedback.list_my_feedback(session, actor, run.id)] == [again.id]
 
 
+def test_an_event_is_timed_at_its_write(session, make, ws, actor):
+    """A create / update event carries the time the rating was written (its updated_at,
+    UTC), not a later clock reading of its own."""
+    _, step_id, _ = target_in(make, ws, "diagnostic_step")
+    written = [feedback.upsert_feedback(session, actor, "diagnostic_step", step_id, None, rating)
+               for rating in ("positive", "negative")]
+    events = session.scalars(select(FeedbackEvent).order_by(FeedbackEvent.id)).all()
+    assert [(e.action, e.created_at, e.updated_at) for e in events] == [
+        ("create", written[0].updated_at, written[0].updated_at),
+        ("update", written[1].updated_at, written[1].updated_at)]
+    assert written[0].updated_at < written[1].updated_at
+
+
 def test_history_holds_every_change_in_order(session, make, ws, actor, reviewer):
     run, message_id, _ = target_in(make, ws, "citation")
     steps = [
