@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -10,9 +9,11 @@ from ..errors import Unavailable
 
 
 def check_database(session: Session) -> None:
-    """Run ``SELECT 1``. Raises ``Unavailable`` when the database does not answer."""
+    """Run ``SELECT 1`` on the session's connection (as the driver's own text: no ORM
+    execution, no statement compilation). Raises ``Unavailable`` when the database does
+    not answer."""
     try:
-        session.execute(text("SELECT 1"))
+        session.connection().exec_driver_sql("SELECT 1")
         session.rollback()
     except SQLAlchemyError:
         session.rollback()
