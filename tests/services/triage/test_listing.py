@@ -8,7 +8,7 @@ import pytest
 
 from reviewapp.actors import Role
 from reviewapp.errors import Forbidden, ValidationFailed
-from reviewapp.models import TriageItem
+from reviewapp.models import Membership, TriageItem
 from reviewapp.services import triage
 from reviewapp.services.triage import TriageFilters
 
@@ -171,3 +171,39 @@ def test_admin_of_one_workspace_and_lead_of_another_sees_both(session, make):
     assert set(row_ids(page)) == {ia.id, ib.id}
     only_b = triage.list_items(session, make.actor(user), TriageFilters(workspace_id=b.id))
     assert row_ids(only_b) == [ib.id]
+
+
+def test_counts_come_from_the_rollup_or_stop_at_the_cap(session, make):
+    """Unfiltered (or one workspace) the per-state counts are the triage roll-up's, exact;
+    with another filter each state's count reads its index ranges up to the cap and
+    says so (``capped``, ``total_capped``: the page shows "2+"). Pages of every state
+    filter list the same items either way, newest first across both workspaces."""
+    a, b = make.workspace(), make.workspace()
+    lead = make.user(a, Role.LEAD)
+    session.add(Membership(user_id=lead.id, workspace_id=b.id, role=Role.LEAD.value))
+    session.commit()
+    made = []
+    for i, (ws, state) in enumerate([(a, "new"), (b, "new"), (a, "new"), (b, "triaged"),
+                                     (a, "resolved"), (b, "new"), (a, "wont_fix")]):
+        made.append(make.triage_item(make.run(ws), state=state,
+                                     created_at=T0 + timedelta(minutes=i)))
+    actor = make.actor(lead)
+    exact = {"new": 4, "triaged": 1, "resolved": 1, "wont_fix": 1}
+    page = triage.list_items(session, actor, count_cap=2)
+    assert (page.counts, page.total, page.capped, page.total_capped) == (
+        exact, 7, frozenset(), False)
+    assert row_ids(page) == [item.id for item in reversed(made)]
+    only_b = triage.list_items(session, actor, TriageFilters(workspace_id=b.id), count_cap=2)
+    assert only_b.counts == {"new": 2, "triaged": 1, "resolved": 0, "wont_fix": 0}
+    filtered = triage.list_items(session, actor, TriageFilters(assignee="none", state="open"),
+                                 count_cap=2)
+    assert filtered.counts == {"new": 2, "triaged": 1, "resolved": 1, "wont_fix": 1}
+    assert (filtered.capped, filtered.total, filtered.total_capped) == (
+        frozenset({"new"}), 3, True)
+    assert row_ids(filtered) == [made[i].id for i in (5, 3, 2, 1, 0)]
+    uncapped = triage.list_items(session, actor, TriageFilters(assignee="none"))
+    assert (uncapped.counts, uncapped.capped) == (exact, frozenset())
+    # A workspace the actor does not lead: nothing, not an error.
+    other = make.workspace()
+    empty = triage.list_items(session, actor, TriageFilters(workspace_id=other.id))
+    assert (empty.rows, empty.total, empty.next_cursor) == ([], 0, None)
