@@ -54,7 +54,6 @@ _HEX_MARK = bytes(0xFE if c in _HEX else c for c in range(256))  # a hex digit -
 # becomes 0xFD; escapes that would decode to 0xFD..0xFF become NUL, which no rule matches;
 # "%3D" decodes to 0xFE so that it is told from a "%" left as it is. After decoding: "="
 # -> "%", 0xFD -> "%", 0xFE and 0xFF -> "=".
-_PLACEHOLDERS = (0xFD, 0xFE, 0xFF)
 
 
 def _table(pairs: dict[int, int]) -> bytes:

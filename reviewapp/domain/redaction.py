@@ -629,7 +629,8 @@ class Redactor:
         rules find, or is a ``user:password`` pair, replaced whole; the texts are scanned
         in one pass, and their own base64 runs for ``levels - 1`` levels more (text inside
         base64 inside text inside base64; each level 3/4 of the one above at most).
-        Past ``DENSE_LIMIT`` candidate runs, the rest of the text is replaced."""
+        Past ``DENSE_LIMIT`` runs that decode to text, the rest of the text is replaced
+        (a run that does not costs one C-speed decoding and counts for nothing)."""
         runs: list[tuple[int, int, bytes]] = []
         search = self._base64.search  # type: ignore[union-attr]
         pos, size, dense = 0, len(data), None

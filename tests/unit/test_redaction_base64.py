@@ -106,3 +106,24 @@ def test_a_structure_keeps_its_base64_that_holds_no_secret():
 ])
 def test_text_of_a_run(data, start, end, expected):
     assert text_of(data, start, end) == expected
+
+
+@pytest.mark.parametrize(("pair", "redacted"), [
+    ("u" * 64 + ":hunter2hunter2", True), ("u" * 65 + ":hunter2hunter2", False),  # a user of 64 at most
+    (":hunter2hunter2", False),                                                    # no user
+    ("ops.bot+ci@example-1.com:hunter2hunter2", True),                             # ._@+- in a user
+    ("ops!:hunter2hunter2", False), ("user:hunter2", False),                       # 7 characters
+    ("user:hunter2x", True), ("user:abcdefgh", False), ("user:abcd:1234", True),  # no digit; a colon in it
+])
+def test_a_user_password_pair_as_a_whole_text(pair, redacted):
+    text = f"k {_b64(pair)} v"
+    assert redact_text(text) == (f"k {R} v" if redacted else text)
+
+
+def test_past_twenty_thousand_runs_of_text_the_rest_is_replaced():
+    """The bound of every rule (``DENSE_LIMIT``) holds for the runs that decode to text."""
+    pair = _b64("user:hunter2hunter2")
+    assert redact_text(f"{pair} " * 20_000 + "tail") == f"{R} " * 20_000 + "tail"
+    assert redact_text(f"{pair} " * 20_001 + "tail") == f"{R} " * 20_000 + R
+    note = _b64("just a note, nothing")
+    assert redact_text(f"{note} " * 20_001 + "tail") == f"{note} " * 20_000 + R

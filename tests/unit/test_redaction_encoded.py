@@ -165,3 +165,13 @@ def test_plain_secrets_beside_one_escape_do_not_count_toward_the_bound():
     """Only secrets where decoding changed the text cost a walk (``ENCODED_LIMIT``)."""
     text = "a%20b " + "x" * 2000 + " pwd=hunter2 " * 3000 + " tail"
     assert redact_text(text) == "a%20b " + "x" * 2000 + f" pwd={R} " * 3000 + " tail"
+
+
+def test_two_encoded_secrets_glued_together_are_two():
+    assert redact_text(f"AIza%53yD-9tSrke72PouQMnMX-a7eZSW0jkFMBWYghp%5F{GH_BODY}") == R + R  # AIza: 35 exactly
+
+
+def test_past_the_dense_bound_a_text_with_an_escape_is_cut_the_same_way():
+    """``DENSE_LIMIT`` in the scan of the text as it came, with an escape in it."""
+    assert redact_text("a%20b " + "pwd=x " * 20_001) == "a%20b " + "pwd=[redacted] " * 20_000 + R
+    assert redact_text("a\u200bb " + "pwd=x " * 20_000) == "a\u200bb " + "pwd=[redacted] " * 20_000
