@@ -3,9 +3,10 @@ a runs list shows under each run of a page (SPEC 8)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Integer, Text, cast, column, or_, select, true, union_all, values
+from sqlalchemy import Integer, Text, bindparam, cast, column, or_, select, true, union_all, values
 from sqlalchemy.orm import Session
 
 from ...models import DiagnosisSession, Run, ToolCall
@@ -17,40 +18,60 @@ MAX_MATCH_PLACES = 4
 _RUNS_PER_STATEMENT = 100
 
 
-def _tool_call_matches(text: str) -> list[Any]:
+# The searched text, bound at execution: ``_NEEDLE`` with LIKE's wildcards escaped by
+# ``_escaped`` (``/`` the escape character), so a statement is built once per page size.
+_NEEDLE = bindparam("needle")
+
+
+def _escaped(text: str) -> str:
+    return text.replace("/", "//").replace("%", "/%").replace("_", "/_")
+
+
+def _tool_call_matches() -> list[Any]:
     """One condition per searched field of a tool call: name, arguments (their JSON
-    text), result, error — in ``TOOL_CALL_PLACES`` order. LIKE (no regular expression):
-    linear in the stored text."""
-    return [ToolCall.tool_name.icontains(text, autoescape=True),
-            cast(ToolCall.arguments, Text).icontains(text, autoescape=True),
-            ToolCall.result_summary.icontains(text, autoescape=True),
-            ToolCall.error_message.icontains(text, autoescape=True)]
+    text), result, error — in ``TOOL_CALL_PLACES`` order — holding ``_NEEDLE``, case
+    ignored. LIKE (no regular expression): linear in the stored text."""
+    return [field.icontains(_NEEDLE, escape="/") for field in (
+        ToolCall.tool_name, cast(ToolCall.arguments, Text), ToolCall.result_summary,
+        ToolCall.error_message)]
 
 
-def _first_matching_calls(run_pks: list[int], conditions: list[Any], dialect: str) -> Any:
-    """SQL: per run of ``run_pks``, its first ``MAX_MATCH_PLACES`` calls (in call order)
-    that match one of ``conditions``, with run pk, tool name and one flag per condition.
-    One limited range of the ``(run_pk, ordinal)`` index per run, so the scan of a run
-    stops at its cap, however many of its calls hold the text: on PostgreSQL a LATERAL
-    subquery over the page's pks (planned once: a UNION of 50 such subqueries took 46 ms
-    to plan on a busy machine), on SQLite (no LATERAL) joined by UNION ALL."""
-    hits = [c.label(f"hit{k}") for k, c in enumerate(conditions)]
+def _first_calls(run_pk: Any) -> Any:
+    """The first ``MAX_MATCH_PLACES`` calls of the run ``run_pk`` (in call order) holding
+    ``_NEEDLE``: run pk, ordinal, id, tool name, one flag per ``TOOL_CALL_PLACES``."""
+    conditions = _tool_call_matches()
+    return (select(ToolCall.run_pk, ToolCall.ordinal, ToolCall.id, ToolCall.tool_name,
+                   *(c.label(f"hit{k}") for k, c in enumerate(conditions)))
+            .where(ToolCall.run_pk == run_pk, or_(*conditions))
+            .order_by(ToolCall.ordinal, ToolCall.id).limit(MAX_MATCH_PLACES))
 
-    def first(run_pk: Any) -> Any:
-        return (select(ToolCall.run_pk, ToolCall.ordinal, ToolCall.id, ToolCall.tool_name, *hits)
-                .where(ToolCall.run_pk == run_pk, or_(*conditions))
-                .order_by(ToolCall.ordinal, ToolCall.id).limit(MAX_MATCH_PLACES))
 
-    if dialect == "postgresql":
-        page = values(column("pk", Integer), name="page").data([(pk,) for pk in run_pks])
-        merged = first(page.c.pk).lateral("first_calls")
-        stmt = select(merged).select_from(page).join(merged, true())
-        merged = stmt.subquery()
-    else:
-        merged = union_all(*(select(first(pk).subquery()) for pk in run_pks)).subquery()
+def _ordered(merged: Any) -> Any:
     return (select(merged.c.run_pk, merged.c.tool_name,
-                   *(merged.c[f"hit{k}"] for k in range(len(conditions))))
+                   *(merged.c[f"hit{k}"] for k in range(len(TOOL_CALL_PLACES))))
             .order_by(merged.c.run_pk, merged.c.ordinal, merged.c.id))
+
+
+@lru_cache(maxsize=8)
+def _first_calls_sqlite(runs: int) -> Any:
+    """SQLite (no LATERAL): ``_first_calls`` of ``runs`` runs (bound ``pk0`` ...) joined by
+    UNION ALL. Built once per number of runs: building it costs ~23 ms for 50 runs."""
+    return _ordered(union_all(*(select(_first_calls(bindparam(f"pk{i}")).subquery())
+                                for i in range(runs))).subquery())
+
+
+def _first_matching_calls(run_pks: list[int], dialect: str) -> tuple[Any, dict[str, Any]]:
+    """SQL and its parameters (but ``needle``): per run of ``run_pks``, its first
+    ``MAX_MATCH_PLACES`` calls (in call order) holding the text. One limited range of the
+    ``(run_pk, ordinal)`` index per run, so the scan of a run stops at its cap, however
+    many of its calls hold the text: on PostgreSQL a LATERAL subquery over the page's
+    pks (planned once: a UNION of 50 such subqueries took 46 ms to plan on a busy
+    machine), on SQLite (no LATERAL) joined by UNION ALL."""
+    if dialect != "postgresql":
+        return _first_calls_sqlite(len(run_pks)), {f"pk{i}": pk for i, pk in enumerate(run_pks)}
+    page = values(column("pk", Integer), name="page").data([(pk,) for pk in run_pks])
+    merged = _first_calls(page.c.pk).lateral("first_calls")
+    return _ordered(select(merged).select_from(page).join(merged, true()).subquery()), {}
 
 
 def match_places(session: Session, runs: list[Run], q: str | None) -> dict[int, tuple[str, ...]]:
@@ -69,13 +90,13 @@ def match_places(session: Session, runs: list[Run], q: str | None) -> dict[int, 
     sessions = dict(session.execute(
         select(DiagnosisSession.id, DiagnosisSession.session_id)
         .where(DiagnosisSession.id.in_({r.diagnosis_session_id for r in runs}))).all())
-    conditions = _tool_call_matches(text)
     calls: dict[int, list[str]] = {}
     dialect = session.get_bind().dialect.name
     pks = sorted({r.id for r in runs})
     for start in range(0, len(pks), _RUNS_PER_STATEMENT):
         chunk = pks[start:start + _RUNS_PER_STATEMENT]
-        for run_pk, tool_name, *hits in session.execute(_first_matching_calls(chunk, conditions, dialect)):
+        stmt, params = _first_matching_calls(chunk, dialect)
+        for run_pk, tool_name, *hits in session.execute(stmt, {**params, "needle": _escaped(text)}):
             for place, hit in zip(TOOL_CALL_PLACES, hits, strict=True):
                 label = f"{place} of {tool_name}" if place != "tool name" else f"tool {tool_name}"
                 if hit and label not in calls.setdefault(run_pk, []):
