@@ -10,14 +10,16 @@ functions over the run's calls), so a 500-call run costs what a 50-call run does
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, bindparam, case, func, or_, select, type_coerce
+from sqlalchemy import Select, and_, bindparam, case, func, or_, select, true, type_coerce
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session
+from sqlalchemy.types import NullType
 
 from ...actors import Actor, Role
 from ...domain.timeline import Bar, CallTiming, Layout
@@ -177,60 +179,74 @@ class Timeline:
 
 
 @cache
-def _calls_cte() -> Any:
-    """The run's (``:run_pk``, ``:workspace_id``) calls with their place in timeline
-    order (``rn``) and, on every row, the count of calls and of failed ones, the axis
-    (earliest start; latest start or end, an end before its start left out, as
-    ``domain.timeline.axis_bounds``) and the latest change."""
+def _calls_cte() -> tuple[Any, Any]:
+    """Two views of the run's (``:run_pk``, ``:workspace_id``) calls: ``keys``, each
+    call's id and status with its place in timeline order (``rn``); ``totals``, one row:
+    the count of calls and of failed ones, the axis (earliest start; latest start or
+    end, an end before its start left out, as ``domain.timeline.axis_bounds``) and the
+    latest change. Both read narrow rows: SQLite's window functions buffer whole rows,
+    so numbering the wide ones (error heads) cost twice as much."""
     c = ToolCall
+    of_run = (c.run_pk == bindparam("run_pk"), c.workspace_id == bindparam("workspace_id"))
     order = (c.started_at.is_(None), c.started_at, c.ordinal, c.id)
+    keys = select(c.id, c.status, func.row_number().over(order_by=order).label("rn")
+                  ).where(*of_run).cte("timeline_keys")
     end = case((c.completed_at >= c.started_at, c.completed_at), else_=c.started_at)
-    moment = c.started_at.type
-    return select(
-        *(getattr(c, name) for name in _TIMELINE_COLUMNS),
-        func.substr(c.error_message, 1, _ERROR_HEAD_CHARS).label("error_head"),
-        func.row_number().over(order_by=order).label("rn"),
-        func.count().over().label("total"),
-        func.sum(case((c.status == FAILED, 1), else_=0)).over().label("failed_total"),
-        type_coerce(func.min(c.started_at).over(), moment).label("axis_start"),
-        type_coerce(func.max(end).over(), moment).label("axis_end"),
-        type_coerce(func.max(c.updated_at).over(), moment).label("latest"),
-    ).where(c.run_pk == bindparam("run_pk"), c.workspace_id == bindparam("workspace_id")
-            ).cte("timeline_calls")
+    # The times come as the driver gives them (typed, each row would convert them
+    # again, 60 conversions for 20 calls); ``_moment`` converts the first row's once.
+    totals = select(
+        func.count().label("total"),
+        func.sum(case((c.status == FAILED, 1), else_=0)).label("failed_total"),
+        type_coerce(func.min(c.started_at), NullType()).label("axis_start"),
+        type_coerce(func.max(end), NullType()).label("axis_end"),
+        type_coerce(func.max(c.updated_at), NullType()).label("latest"),
+    ).where(*of_run).cte("timeline_totals")
+    return keys, totals
 
 
-def _place_of(t: Any, name: str) -> Any:
-    return select(t.c.rn).where(t.c.id == bindparam(name)).scalar_subquery()
+def _place_of(keys: Any, name: str) -> Any:
+    return select(keys.c.rn).where(keys.c.id == bindparam(name)).scalar_subquery()
 
 
 @cache
 def _statement(kind: str) -> Select[Any]:
-    """Built once per kind (no construction per request). ``page``: the first
+    """Built once per kind (no construction per request): the timeline columns of the
+    calls picked, with ``rn`` and the totals (``_calls_cte``). ``page``: the first
     ``:first`` calls, down to ``:through``, the ``:more`` after ``:after`` — each one
-    call further, to know the next — every failed call (the summary's "not shown yet")
-    and the calls ``:refs`` names; ``every``: all calls; ``chunk``: the call ``:after``
+    call further, to know the next — and every failed call (the summary's "not shown
+    yet"); ``page_refs``: those and the calls ``:refs`` names; ``every``: all calls; ``chunk``: the call ``:after``
     and the ``:more`` + 1 after it."""
-    t = _calls_cte()
-    stmt = select(t).order_by(t.c.rn)
-    if kind == "page":
-        after = _place_of(t, "after")
-        return stmt.where(or_(t.c.rn <= bindparam("first") + 1,
-                              t.c.rn <= _place_of(t, "through") + 1,
-                              t.c.rn <= after + bindparam("more") + 1,
-                              t.c.status == FAILED,
-                              t.c.id.in_(bindparam("refs", expanding=True))))
+    keys, totals = _calls_cte()
+    c = ToolCall
+    stmt = (select(*(getattr(c, name) for name in _TIMELINE_COLUMNS),
+                   func.substr(c.error_message, 1, _ERROR_HEAD_CHARS).label("error_head"),
+                   keys.c.rn, *totals.c)
+            .select_from(keys)
+            .join(c, and_(c.workspace_id == bindparam("workspace_id"), c.id == keys.c.id))
+            .join(totals, true())
+            .order_by(keys.c.rn))
+    if kind in ("page", "page_refs"):
+        after = _place_of(keys, "after")
+        picked = [keys.c.rn <= bindparam("first") + 1,
+                  keys.c.rn <= _place_of(keys, "through") + 1,
+                  keys.c.rn <= after + bindparam("more") + 1,
+                  keys.c.status == FAILED]
+        if kind == "page_refs":  # an expanding IN is rendered anew at every execution
+            picked.append(keys.c.id.in_(bindparam("refs", expanding=True)))
+        return stmt.where(or_(*picked))
     if kind == "chunk":
-        after = _place_of(t, "after")
-        return stmt.where(t.c.rn >= after, t.c.rn <= after + bindparam("more") + 1)
+        after = _place_of(keys, "after")
+        return stmt.where(keys.c.rn >= after, keys.c.rn <= after + bindparam("more") + 1)
     return stmt
 
 
 def _read(session: Session, run: Run, kind: str, shown: Shown, refs: Collection[str] = ()
           ) -> list[Any]:
-    return list(session.execute(_statement(kind), {
-        "run_pk": run.id, "workspace_id": run.workspace_id, "first": FIRST_CALLS,
-        "more": MORE_CALLS, "through": shown.through, "after": shown.after,
-        "refs": [r for r in refs if isinstance(r, str)]}))
+    params = {"run_pk": run.id, "workspace_id": run.workspace_id, "first": FIRST_CALLS,
+              "more": MORE_CALLS, "through": shown.through, "after": shown.after}
+    if kind == "page" and refs:
+        kind, params["refs"] = "page_refs", list(refs)
+    return list(session.execute(_statement(kind), params))
 
 
 def _bound(rows: Sequence[Any], shown: Shown) -> int:
@@ -258,21 +274,32 @@ def build_timeline(session: Session, run: Run, steps: Sequence[DiagnosticStep],
     rows = _read(session, run, "every" if shown.every else "page", shown, refs)
     last = _bound(rows, shown)
     calls = _calls(rows, 1, last)
-    return _timeline(run, steps, workspace, mine, summary, rows, calls, last, hidden_failed=tuple(
+    return _timeline(run, steps, workspace, session.get_bind().dialect, mine, summary, rows, calls,
+                     last, hidden_failed=tuple(
         row.id for row in rows if row.rn > last and row.status == FAILED))
 
 
-def _timeline(run: Run, steps: Sequence[DiagnosticStep], workspace: Workspace,
+@cache
+def _moment(dialect: Dialect) -> Callable[[Any], datetime | None]:
+    """How ``dialect``'s driver value of a timestamp column becomes an aware UTC
+    datetime (``models.base.UTCDateTime``'s result processing)."""
+    process = ToolCall.started_at.type.dialect_impl(dialect).result_processor(dialect, None)
+    return process if process is not None else (lambda value: value)
+
+
+def _timeline(run: Run, steps: Sequence[DiagnosticStep], workspace: Workspace, dialect: Dialect,
               mine: Mapping[tuple[str, int, str], Any], summary: Mapping[tuple[str, int, str], Any],
               rows: Sequence[Any], calls: list[tuple[int, TimelineCall]], last: int,
               hidden_failed: tuple[str, ...] = ()) -> Timeline:
     """The ``Timeline`` of ``calls`` (place, call), read in ``rows`` (``_statement``),
     whose last shown call is at place ``last``."""
     head = rows[0] if rows else None
+    moment = _moment(dialect)
     step_labels = {s.id: f"{s.ordinal}. {s.name}" for s in steps}
     placed = timeline_layout([CallTiming(c.started_at, c.completed_at) for _, c in calls],
-                             bounds=(head.axis_start, head.axis_end) if head else (None, None))
-    latest = head.latest if head else None
+                             bounds=(moment(head.axis_start), moment(head.axis_end)) if head
+                             else (None, None))
+    latest = moment(head.latest) if head else None
     total = head.total if head else 0
     version = f"{run.status}-{total}-{latest.timestamp() if latest else 0}"
     return Timeline(
@@ -325,7 +352,7 @@ def get_timeline_chunk(session: Session, actor: Actor, run_pk: int, after: str) 
     if not rows or rows[0].id != after:
         raise ValidationFailed("after", "not a tool call of this run")
     last = rows[0].rn + MORE_CALLS
-    return _timeline(run, steps, workspace, mine, summary, rows,
+    return _timeline(run, steps, workspace, session.get_bind().dialect, mine, summary, rows,
                      _calls(rows, rows[0].rn + 1, last), last)
 
 
