@@ -110,6 +110,8 @@ def _echo_summary(summary: ImportSummary, report: str | None) -> None:
         f"({summary.failed_tool_calls} failed){'; failures by rule: ' + by_rule if by_rule else ''}; "
         f"warnings: {len(summary.warnings)}{' (' + by_kind + ')' if by_kind else ''}; "
         f"outcomes: {summary.outcomes}"
+        + (f"; verdicts: {summary.verdicts_set} set, {summary.verdicts_unchanged} already set"
+           if summary.verdicts_set or summary.verdicts_unchanged else "")
     )
 
 

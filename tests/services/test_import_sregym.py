@@ -174,7 +174,7 @@ def test_a_verdict_imported_later_attaches_to_the_run_and_before_its_run_is_refu
     run.external_outcome = None  # as if imported before the verdict existed
     session.commit()
     later = importers.import_files(session, SYSTEM, ws.id, [verdict_file])
-    assert (later.updated, later.failed, later.outcomes) == (1, 0, 1)
+    assert (later.runs, later.verdicts_set, later.failed, later.outcomes) == (0, 1, 0, 1)
     session.expire_all()
     run = session.scalars(select(Run)).one()
     assert run.external_outcome == ("pass" if verdict["success"] else "fail")
@@ -195,3 +195,35 @@ def test_stratus_stages_become_steps_and_calls_belong_to_them(session, make):
     stored = {s.name: len(session.scalars(select(ToolCall).where(ToolCall.step_pk == s.id)).all())
               for s in run.steps}
     assert stored == per_step
+
+
+def test_verdict_files_are_counted_as_verdicts_not_as_runs(session, make):
+    """A new user imported the six logs with the three verdict files beside them and read
+    'runs: 6 created, 0 updated, 3 unchanged': the verdict records were counted as runs.
+    Runs count runs; verdict records count apart, as set or already set."""
+    folder = shared_data_dir() / "sregym"
+    logs = [folder / HARNESSES[n][0] for n in HARNESSES if n != "claude-code-stream"]
+    verdict_files = sorted(folder.glob("*/*_results_*.json"))
+    ws = make.workspace()
+    both = importers.import_files(session, SYSTEM, ws.id, [*logs, *verdict_files])
+    # Each log beside a verdict file already carries its outcome: its verdict is already set.
+    assert (both.created, both.updated, both.unchanged, both.failed) == (len(logs), 0, 0, 0)
+    assert (both.verdicts_set, both.verdicts_unchanged) == (0, len(verdict_files))
+    assert both.runs == len(logs) == len(session.scalars(select(Run)).all())
+    for run in session.scalars(select(Run)):
+        run.external_outcome = None  # as if the logs had been imported before the verdicts
+    session.commit()
+    later = importers.import_files(session, SYSTEM, ws.id, verdict_files)
+    assert (later.runs, later.verdicts_set, later.verdicts_unchanged, later.failed) == (
+        0, len(verdict_files), 0, 0)
+    assert later.outcomes == len(verdict_files)
+
+
+def test_the_import_command_prints_verdicts_apart_from_runs(runner, make):
+    make.workspace("sre")
+    folder = shared_data_dir() / "sregym" / "opencode_run"
+    files = [folder / HARNESSES["opencode"][0].split("/", 1)[1], *folder.glob("*_results_*.json")]
+    result = runner.invoke(args=["runs", "import", *map(str, files), "--workspace", "sre"])
+    assert result.exit_code == 0, result.output
+    assert "runs: 1 created, 0 updated, 0 unchanged, 0 failed;" in result.output
+    assert "verdicts: 0 set, 1 already set" in result.output

@@ -23,7 +23,8 @@ from .reading import RESULT_FORMAT, Parsed, check_files, read_records
 class ImportSummary:
     """What an import did. ``problems`` are per-record errors ("file: record i: reason");
     ``outcomes`` counts the runs imported with an external outcome or given one (each
-    once); a verdict's record counts as a run ``updated`` / ``unchanged`` but adds no calls;
+    once); a verdict's record (only ``run_id`` and the outcome) is not a run: it counts in
+    ``verdicts_set`` (it changed the run's outcome) or ``verdicts_unchanged`` and adds no calls;
     ``warnings`` carry their ``kind``; ``failures_by_rule`` counts the failed calls each
     failure rule found in the files read (``domain/tool_failure.FAILURE_RULES``);
     ``no_tool_calls`` names the files whose records have tool-like fields but from which
@@ -40,6 +41,8 @@ class ImportSummary:
     failures_by_rule: Counter[str] = field(default_factory=Counter)
     no_tool_calls: list[str] = field(default_factory=list)
     outcomes: int = 0
+    verdicts_set: int = 0
+    verdicts_unchanged: int = 0
 
     @property
     def runs(self) -> int:
@@ -105,8 +108,11 @@ def import_files(
                 summary.problems.append(f"{where}: {exc.message}")
                 problem(summary.problems[-1])
                 continue
-            setattr(summary, outcome.result, getattr(summary, outcome.result) + 1)
-            if not runs.outcome_only(parsed.doc):  # an outcome brings no calls of its own
+            if runs.outcome_only(parsed.doc):  # a verdict: no run of its own, no calls
+                summary.verdicts_unchanged += outcome.result == "unchanged"
+                summary.verdicts_set += outcome.result != "unchanged"
+            else:
+                setattr(summary, outcome.result, getattr(summary, outcome.result) + 1)
                 summary.tool_calls += outcome.tool_calls
                 summary.failed_tool_calls += outcome.failed_tool_calls
             summary.failures_by_rule.update(parsed.failures)

@@ -123,7 +123,7 @@ def test_outcome_only_document_in_an_import(session, world, tmp_path):
     path = tmp_path / "outcomes.jsonl"
     path.write_text(json.dumps({"run_id": "r1", "external_outcome": "fail", "external_outcome_detail": DETAIL}) + "\n")
     summary = importers.import_files(session, SYSTEM, world.id, [path])
-    assert (summary.updated, summary.failed) == (1, 0)
+    assert (summary.runs, summary.verdicts_set, summary.failed) == (0, 1, 0)
     assert _outcome(session, world.id) == ("fail", DETAIL)
     assert _state(session, world.id) == before
 
