@@ -102,7 +102,7 @@ def test_a_zero_width_character_inside_a_secret_hides_nothing(name, text, fragme
     (f"key ghp\u200d_{GH_BODY[:10]}\ufeff{GH_BODY[10:]} end", f"key {R} end"),
     (f"ghp%E2%80%8B_{GH_BODY}", R),                                # an encoded zero-width space
     ("AKIA\u2060Q7F2LM9XZR4TY8WP\u200c!", f"{R}!"),             # with the zero-width after it
-    (f"%XX%G1%2 ghp%5F{GH_BODY} end", f"%XX%G1%2 {R} end"),        # no escapes before it: no shift
+    (f"%XX%G1%FX%2 ghp%5F{GH_BODY} end", f"%XX%G1%FX%2 {R} end"),  # no escapes before it: no shift
     ("PWD%3D%2Fhome%2Fapp PWD%3D%7e%2Fx PWD%3D%2fy", "PWD%3D%2Fhome%2Fapp PWD%3D%7e%2Fx PWD%3D%2fy"),
     ("PWD%3D%252Fhome", f"PWD%3D{R}"),                              # no directory as it stands
 ])
