@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import and_, exists, select
@@ -52,6 +53,7 @@ from .feedback.verdict import (
     governing_queue,
     latest_decision,
 )
+from .keyset import SortKey, SortOrder
 from .params import id_value, workspace_param
 from .queue_governing import governing_queue_id
 from .secret_scan import redact_typed
@@ -60,6 +62,10 @@ from .triage.detail import RatingView, _label, _target_labels
 
 NOTE_MAX = COMMENT_MAX
 PAGE_MAX = 50
+# The list's order: the oldest queue item first (one governing item per run, its id unique).
+# A page's cursor holds the item id of its last dispute (its rows: run pk, queue, result, item id).
+DISPUTE_ORDER = SortOrder("disputed", "Oldest item first", (
+    SortKey(QueueItem.id, False, itemgetter(3)),))
 
 
 @dataclass(frozen=True)
@@ -118,8 +124,11 @@ class AdjudicationFilters:
 @dataclass(frozen=True)
 class AdjudicationPage:
     """The lead's list: filters, (id, name) workspaces and queues (N > 1) to filter by,
-    the disputed items (oldest item first, at most ``PAGE_MAX``) and how many there are,
-    and the latest decisions given (newest first, at most ``PAGE_MAX``)."""
+    one page of the disputed items (``DISPUTE_ORDER``, at most ``PAGE_MAX``) and how many
+    there are in all, the latest decisions given (newest first, at most ``PAGE_MAX``);
+    ``offset`` disputes come before this page, ``next_cursor`` opens the next one
+    (``None``: the last), ``has_previous`` / ``previous_cursor`` the one before
+    (``None`` with ``has_previous``: the first page)."""
 
     filters: AdjudicationFilters
     workspaces: list[tuple[int, str]]
@@ -127,6 +136,10 @@ class AdjudicationPage:
     items: list[DisputedItem]
     total: int
     decided: list[DecisionView] = field(default_factory=list)
+    offset: int = 0
+    next_cursor: str | None = None
+    has_previous: bool = False
+    previous_cursor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -166,12 +179,15 @@ def _both_ratings_given() -> Any:
     return and_(given("positive"), given("negative"))
 
 
-def disputed(session: Session, actor: Actor, filters: AdjudicationFilters | None = None
-             ) -> AdjudicationPage:
-    """The disputed runs of the workspaces the actor leads (module docstring). Raises
-    ``Forbidden`` when the actor leads none or names a workspace or queue they do not
-    lead."""
+def disputed(session: Session, actor: Actor, filters: AdjudicationFilters | None = None,
+             cursor: str | None = None, limit: int = PAGE_MAX) -> AdjudicationPage:
+    """The disputed runs of the workspaces the actor leads (module docstring): the page
+    of at most ``limit`` after ``cursor`` (``None``: the first) in ``DISPUTE_ORDER``.
+    Raises ``ValidationFailed`` (``cursor``) for a cursor that is malformed or made for
+    another list (``keyset``'s one check), ``Forbidden`` when the actor leads none or
+    names a workspace or queue they do not lead."""
     filters = filters or AdjudicationFilters()
+    after = DISPUTE_ORDER.position(cursor)[0] if cursor else 0
     workspaces, ws_ids = lead_workspaces(session, actor, filters.workspace_id)
     queues = [(qid, name) for qid, name in session.execute(
         select(ReviewQueue.id, ReviewQueue.name)
@@ -180,27 +196,30 @@ def disputed(session: Session, actor: Actor, filters: AdjudicationFilters | None
     if filters.queue_id is not None and filters.queue_id not in {q for q, _ in queues}:
         raise Forbidden()
     candidates = session.execute(
-        select(QueueItem.run_pk, ReviewQueue)
+        select(QueueItem.run_pk, ReviewQueue, QueueItem.id)
         .join(ReviewQueue, ReviewQueue.id == QueueItem.queue_id)
         .join(Run, Run.id == QueueItem.run_pk)
         .where(ReviewQueue.workspace_id.in_(ws_ids),
                ReviewQueue.id == governing_queue_id(Run.id, Run.workspace_id),
                _both_ratings_given(), ~exists().where(VerdictDecision.run_pk == Run.id))
         .order_by(QueueItem.id)).all()
-    governing: dict[int, ReviewQueue] = dict(candidates)  # one row per run
-    if filters.queue_id is not None:
-        governing = {pk: q for pk, q in governing.items() if q.id == filters.queue_id}
+    governing = {pk: (q, item_id) for pk, q, item_id in candidates  # one row per run
+                 if filters.queue_id is None or q.id == filters.queue_id}
     answers = _answer_ratings(session, list(governing))
     disputes = []
-    for run_pk, queue in governing.items():
+    for run_pk, (queue, item_id) in governing.items():
         result = consensus([r for _, r in answers.get(run_pk, [])], queue.reviewers_per_run,
                            queue.dispute_rule)
         if result.outcome == DISPUTED:
-            disputes.append((run_pk, queue, result))
-    shown = disputes[:PAGE_MAX]
-    items = _items(session, shown, answers)
-    return AdjudicationPage(filters, workspaces, queues, items, len(disputes),
-                            decisions(session, ws_ids, PAGE_MAX, filters.queue_id))
+            disputes.append((run_pk, queue, result, item_id))
+    offset = sum(1 for d in disputes if d[3] <= after)  # in the order: ids ascending
+    shown = disputes[offset:offset + limit]
+    return AdjudicationPage(
+        filters, workspaces, queues, _items(session, shown, answers), len(disputes),
+        decisions(session, ws_ids, PAGE_MAX, filters.queue_id), offset,
+        DISPUTE_ORDER.encode(shown[-1]) if offset + limit < len(disputes) else None,
+        offset > 0,
+        DISPUTE_ORDER.encode(disputes[offset - limit - 1]) if offset > limit else None)
 
 
 def _answer_ratings(session: Session, run_pks: list[int]) -> dict[int, list[tuple[int, str]]]:
@@ -216,10 +235,10 @@ def _answer_ratings(session: Session, run_pks: list[int]) -> dict[int, list[tupl
     return found
 
 
-def _items(session: Session, shown: list[tuple[int, ReviewQueue, Any]],
+def _items(session: Session, shown: list[tuple[int, ReviewQueue, Any, int]],
            answers: Mapping[int, list[tuple[int, str]]]) -> list[DisputedItem]:
     """The side-by-side view of each shown dispute (a fixed number of queries)."""
-    pks = [pk for pk, _, _ in shown]
+    pks = [pk for pk, _, _, _ in shown]
     if not pks:
         return []
     runs = {run.id: run for run in session.scalars(
@@ -242,7 +261,7 @@ def _items(session: Session, shown: list[tuple[int, ReviewQueue, Any]],
                       Feedback.subject_key)):
         ratings.setdefault(fb.run_pk, []).append((fb, username, bool(earlier)))
     items = []
-    for run_pk, queue, result in shown:
+    for run_pk, queue, result, _ in shown:
         run = runs[run_pk]
         labels = _target_labels(run, tools.get(run_pk, {}))
         answer_ids = {fid for fid, _ in answers.get(run_pk, [])}

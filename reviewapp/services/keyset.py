@@ -128,14 +128,20 @@ class SortOrder:
         """The cursor of the page that follows ``row``."""
         return encode_keyset(self.name, self.values(row))
 
-    def decode(self, cursor: str) -> Any:
-        """WHERE: the rows after ``cursor``. Raises ``ValidationFailed`` for a cursor that
-        is malformed or made for another order."""
+    def position(self, cursor: str) -> list[Any]:
+        """The key values ``cursor`` holds, checked and bound as ``decode`` binds them (a
+        list computed in Python pages with them). Raises ``ValidationFailed`` (field
+        ``cursor``) for a cursor that is malformed or made for another order."""
         try:
             raw = decode_keyset(cursor, self.name, len(self.keys))
         except ValueError:
             raise ValidationFailed("cursor", "malformed cursor") from None
-        return keyset_after(self.pairs(), self.bind(raw))
+        return self.bind(raw)
+
+    def decode(self, cursor: str) -> Any:
+        """WHERE: the rows after ``cursor``. Raises ``ValidationFailed`` for a cursor that
+        is malformed or made for another order."""
+        return keyset_after(self.pairs(), self.position(cursor))
 
 
 def _stored(value: Any) -> Any:

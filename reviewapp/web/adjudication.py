@@ -4,7 +4,7 @@ the rules and the access checks."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, render_template, request, url_for
+from flask import Blueprint, Response, current_app, render_template, request, url_for
 from flask_login import login_required
 
 from ..domain.verdicts import VERDICTS
@@ -21,9 +21,13 @@ bp = Blueprint("adjudication", __name__, url_prefix="/adjudication")
 @bp.get("/")
 @login_required
 def index() -> str:
-    """Disputed runs of the workspaces the user leads (filters: workspace, queue)."""
+    """Disputed runs of the workspaces the user leads (filters: workspace, queue; a page
+    by ``cursor``: a bad one is a 400 naming it)."""
     page = adjudication.disputed(db.session, current_actor(),
-                                 adjudication.AdjudicationFilters.from_params(request.args))
+                                 adjudication.AdjudicationFilters.from_params(request.args),
+                                 cursor=request.args.get("cursor") or None,
+                                 limit=current_app.config.get("ADJUDICATION_PAGE_SIZE",
+                                                              adjudication.PAGE_MAX))
     return render_template("adjudication/index.html", page=page, form=DecisionForm(),
                            verdicts=VERDICTS, here=request.full_path.rstrip("?"))
 

@@ -208,3 +208,35 @@ def test_the_governing_queue_is_the_same_for_verdict_run_page_and_disputes(sessi
     assert run.feedback is None  # 2-1 is a dispute under "any split" (the tie rule decides)
     page = adjudication.disputed(session, lead)
     assert [(i.run.id, i.queue_id, i.needed) for i in page.items] == [(run.id, split.id, 3)]
+
+
+def test_the_disputes_list_pages_by_cursor_and_refuses_a_bad_one(session, make, world):
+    """The list pages through keyset cursors (oldest queue item first) like every other
+    list; a tampered cursor, or one made for another list, is ``ValidationFailed``
+    naming ``cursor`` (the walk-through's ``?cursor=zzz`` answered the first page)."""
+    from types import SimpleNamespace
+
+    from reviewapp.services.queue_pages import ITEM_ORDER
+
+    runs = [world.run] + [make.run(world.ws) for _ in range(2)]
+    for run in runs:
+        for name, rating in (("ann", "positive"), ("bob", "negative")):
+            feedback.upsert_feedback(session, make.actor(world.people[name]), "chat_message",
+                                     _answer(session, run), None, rating)
+    lead = make.actor(world.lead)
+    first = adjudication.disputed(session, lead, limit=2)
+    assert [i.run.id for i in first.items] == [runs[0].id, runs[1].id]
+    assert (first.total, first.offset, first.has_previous) == (3, 0, False)
+    second = adjudication.disputed(session, lead, cursor=first.next_cursor, limit=2)
+    assert [i.run.id for i in second.items] == [runs[2].id]
+    assert (second.total, second.offset, second.next_cursor) == (3, 2, None)
+    assert second.has_previous and second.previous_cursor is None  # back to the first page
+    # Deciding the first run moves nothing on the page after it.
+    adjudication.decide(session, lead, runs[0].id, "useful")
+    again = adjudication.disputed(session, lead, cursor=first.next_cursor, limit=2)
+    assert [i.run.id for i in again.items] == [runs[2].id] and again.total == 2
+    foreign = ITEM_ORDER.encode(SimpleNamespace(id=1))  # a queue page's cursor, same shape
+    for bad in ("zzz", foreign, first.next_cursor[:-2]):
+        with pytest.raises(ValidationFailed) as refused:
+            adjudication.disputed(session, lead, cursor=bad)
+        assert refused.value.field == "cursor"

@@ -4,6 +4,9 @@ reviewers and leads of another workspace are refused."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 from sqlalchemy import select
 
@@ -146,3 +149,35 @@ def test_run_page_says_the_lead_decided_after_a_decision(client, login, site, ma
     # Blind for a reviewer who has not rated: the decision is not shown either.
     cy = make.user(site.ws, username="cy")
     assert get_run_detail(session, make.actor(cy), site.run.id).decision is None
+
+
+def test_a_tampered_cursor_is_400_naming_it(client, login, site):
+    """As on every other list (runs, triage, cases, audit, queue items)."""
+    login(site.lead)
+    response = client.get("/adjudication/?cursor=zzz")
+    assert response.status_code == 400 and "cursor" in response.get_data(as_text=True)
+
+
+def test_disputes_page_through_cursors_keeping_the_queue(app_factory, login, make, site,
+                                                         session):
+    other = app_factory(ADJUDICATION_PAGE_SIZE=1)
+    client = other.test_client()
+    bob = make.user(site.ws, username="bob2")
+    late = make.run(site.ws, query="Why did refunds stall?")
+    answer = session.scalar(select(Message.id).where(Message.run_pk == late.id,
+                                                     Message.role == "assistant"))
+    feedback.upsert_feedback(session, make.actor(site.ann), "chat_message", answer, None,
+                             "positive")
+    feedback.upsert_feedback(session, make.actor(bob), "chat_message", answer, None, "negative")
+    login(site.lead, c=client)
+    first = client.get(f"/adjudication/?queue={site.queue.id}").get_data(as_text=True)
+    assert "Why did checkout fail?" in first and "Why did refunds stall?" not in first
+    assert "1–1 of 2" in first and "Previous page" not in first
+    found = re.search(r'<a[^>]*href="([^"]*)"[^>]*>Next page', first)
+    url = html.unescape(found.group(1))
+    assert "cursor=" in url and f"queue={site.queue.id}" in url
+    second = client.get(url).get_data(as_text=True)
+    assert "Why did refunds stall?" in second and "Why did checkout fail?" not in second
+    assert "2–2 of 2" in second and "Next page" not in second
+    back = re.search(r'<a[^>]*href="([^"]*)"[^>]*>‹ Previous page', second)
+    assert html.unescape(back.group(1)) == f"/adjudication/?queue={site.queue.id}"
