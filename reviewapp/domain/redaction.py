@@ -23,10 +23,12 @@ whole costs O(rules x length). Decisions a regular expression cannot take withou
 look-around (``monkey=`` is not a key, ``public_key`` is not a secret, ``PWD=/home``
 is a directory) are taken there instead.
 
-Encoded secrets: a text holding a percent escape (``ghp%5F...``,
-``Authorization%3A%20Bearer%20...``, also encoded twice: ``%253D``) or a zero-width
-character inside a token (U+200B, U+200C, U+200D, U+2060, U+FEFF) is also scanned as
-``encoded_text.view`` decodes it (in a text holding a ``%``, ``+`` is a space, as form
+Encoded and disguised secrets: a text holding a percent escape (``ghp%5F...``,
+``Authorization%3A%20Bearer%20...``, also encoded twice: ``%253D``), an HTML character
+reference or a Markdown / JSON escape (``ghp&#95;...``, ``ghp\\_...``, ``ghp\\u005f...``:
+the run page's Markdown renderer decodes the first two), an invisible character inside a
+token (category Cf such as U+200B or the soft hyphen, variation selectors ...) or
+full-width letters (NFKC) is also scanned as ``encoded_text.view`` decodes it (in a text holding a ``%``, ``+`` is a space, as form
 encoding writes it; elsewhere it stays a ``+``: see that module). What the rules find
 there is mapped back to the bytes it came from, and those are redacted in the text as
 stored, so the secret survives in neither form; both scans read the text as it came.
