@@ -44,7 +44,7 @@ from ..models.base import utcnow
 from ..queries import insert_for
 from . import runs, tool_calls
 from .access import require_role
-from .secret_scan import redact
+from .secret_scan import redact, redact_key, redact_session_id
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -245,16 +245,17 @@ def _lock_trace(session: Session, workspace_id: int, trace_id: str) -> None:
 
 def _redacted(span: Mapping[str, Any]) -> dict[str, Any]:
     """Every text of a span redacted (SPEC 4); ids and times are not texts an agent wrote.
-    The session attributes (``mapping.SESSION_ATTRIBUTES``) are the run's address and are
-    kept as sent, as the JSON API keeps ``session_id`` (a key named ``session.id`` would
-    otherwise read as a secret-named key)."""
+    The session attributes (``mapping.SESSION_ATTRIBUTES``) group runs: redacted as the
+    JSON API's ``session_id`` is (``secret_scan.redact_session_id``: a secret becomes
+    ``[redacted]`` plus a digest of the original, so the same id still groups), not
+    replaced whole as the value of a key named ``session.id`` would otherwise be."""
     out = dict(span)
     for key in ("name", "status_message", "attributes", "events", "resource"):
         out[key] = redact(span[key])
     for key in mapping.SESSION_ATTRIBUTES:
         value = span["attributes"].get(key)
         if isinstance(value, str) and key in out["attributes"]:
-            out["attributes"][key] = value
+            out["attributes"][key] = redact_session_id(value)
     return out
 
 
@@ -337,7 +338,8 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
     years 2000-2100, an end before its start, a NUL character in a text) is *rejected*
     and counted, the others are stored; so is every span of a trace whose run document
     the run service refuses (e.g. the run was finished through the JSON API while the
-    trace's root span has not arrived), and a tool span whose event the lifecycle
+    trace's root span has not arrived, or the trace id holds a secret: ``run_id: looks
+    like a secret``), and a tool span whose event the lifecycle
     rejects (e.g. its call id belongs to another run). ``ExportResult.message`` says why.
     Raises ``Forbidden`` (actor may not write into the workspace), ``ValidationFailed``
     naming ``body`` (undecodable), ``UnsupportedMediaType``.
@@ -368,7 +370,8 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
             step_ids = _write_trace(session, actor, workspace_id, trace_id, trace)
         except ServiceError as exc:
             session.rollback()
-            result.reject(len(trace), f"trace {trace_id}: {exc.message}")
+            # A trace id refused as a secret (``run_id``) is not repeated in clear.
+            result.reject(len(trace), f"trace {redact_key(trace_id)}: {exc.message}")
             continue
         result.run_ids.append(trace_id)
         for span, tool in trace:

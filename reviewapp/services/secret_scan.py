@@ -24,6 +24,7 @@ import re2
 
 from ..domain import redaction
 from ..domain.redaction import Redactor, Summary
+from ..errors import ValidationFailed
 
 _OPTIONS = re2.Options()
 # RE2 falls back from its DFA to the (still linear, slower) NFA when a DFA outgrows its
@@ -90,8 +91,41 @@ def redact_key(key: str, limit: int | None = None) -> str:
 
 
 def redact_run_document(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """A run document with every text redacted (``Redactor.run_document``)."""
-    return _redactor.run_document(doc)
+    """A run document with every text redacted (``Redactor.run_document``), and its
+    ``session_id`` redacted as a key (``redact_session_id``). ``run_id`` stays: a run id
+    holding a secret is refused instead (``refuse_secret_id``)."""
+    out = _redactor.run_document(doc)
+    if isinstance(out.get("session_id"), str):
+        out["session_id"] = redact_session_id(out["session_id"])
+    return out
+
+
+def redact_session_id(session_id: str) -> str:
+    """A session id (SPEC 3: free text that only groups runs) redacted like a tool-call id
+    (``redact_key``, at most ``redaction.ID_LIMIT`` characters): unchanged without a
+    secret, else e.g. ``password=[redacted]~3f9a…`` (16 hex of a keyed digest of the
+    original), so the same session id sent again maps to the same stored one and its runs
+    stay grouped; two different ones never merge. Idempotent: the stored form maps to
+    itself, so it can be sent back (the verdict API's ``sessionId``)."""
+    return _redactor.key(session_id, redaction.ID_LIMIT)
+
+
+def holds_secret(text: str) -> bool:
+    """True when the redaction rules find a secret in ``text`` (it would change)."""
+    return _redactor.text(text) != text
+
+
+SECRET_ID = "looks like a secret; send an opaque id"
+
+
+def refuse_secret_id(value: str, field: str) -> str:
+    """``value`` (a run id, SPEC 3, 9) unless the redaction rules find a secret in it:
+    then ``ValidationFailed(field, SECRET_ID)``, whose message never repeats the value. A
+    run id is the run's identity and address (URLs, idempotent re-sends): redacting it
+    would silently change which run a re-send or a later event names, so it is refused."""
+    if holds_secret(value):
+        raise ValidationFailed(field, SECRET_ID)
+    return value
 
 
 def redact_tool_event(event: Mapping[str, Any]) -> dict[str, Any]:

@@ -57,6 +57,7 @@ from ...queries import scope_to_actor
 from .. import rollups
 from ..answer import answer_rating_condition
 from ..queue_governing import governing_queue_id
+from ..secret_scan import redact_session_id
 from .verdict_case import (
     AUTO_CASE_AUTHOR,
     AUTO_CASE_CATEGORY,
@@ -302,7 +303,8 @@ def set_run_verdict(
         verdict = check_choice(verdict, "feedback", VERDICTS)
     except InvalidFeedback as exc:
         raise ValidationFailed(exc.field, exc.message) from None
-    session_id = _check_external_id(session_id, "sessionId", required=True)
+    # Stored redacted (runs.upsert_run); the id as the agent sent it finds its session.
+    session_id = redact_session_id(_check_external_id(session_id, "sessionId", required=True))
     run_id = _check_external_id(run_id, "runId", required=False)
 
     if run_id is not None:

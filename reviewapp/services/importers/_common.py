@@ -16,6 +16,7 @@ from typing import Any
 from ...domain.times import TimestampError, parse_timestamp
 from ...domain.tool_failure import failure_rule
 from .. import documents
+from ..secret_scan import redact_text
 
 MAX_ID = 160
 # Calls to these tools (any case) end the run: their arguments are its answer, and they
@@ -134,7 +135,7 @@ def _namespaced(run_id: str, source_id: str, occurrence: int) -> str:
 def check_run_id(value: str, where: str) -> str:
     """``value`` if it is a valid run id, else ``RecordError`` naming ``where``."""
     if not documents.valid_run_id(value):
-        raise RecordError(f"{where}: run id {value[:60]!r} must be 1-{MAX_ID} ASCII letters, digits "
+        raise RecordError(f"{where}: run id {redact_text(value)[:60]!r} must be 1-{MAX_ID} ASCII letters, digits "
                           "and . _ : @ - (starting with a letter or digit, no /)")
     return value
 

@@ -15,6 +15,7 @@ from ...actors import Actor, Role
 from ...errors import Forbidden, ServiceError
 from .. import runs
 from ..access import require_role
+from ..secret_scan import redact_key
 from ._common import DEFAULT_OPTIONS, Options, Warn
 from .reading import RESULT_FORMAT, Parsed, check_files, read_records
 
@@ -91,7 +92,9 @@ def import_files(
         base = offset
         tool_like = calls_made = 0
         for parsed in read_records(path, path_fmt, lambda done, base=base: progress(base + done), options):
-            where = f"{path.name}: record {parsed.index}" + (f" ({parsed.run_id})" if parsed.run_id else "")
+            # A run id holding a secret is refused (runs.upsert_run), never repeated in clear.
+            where = f"{path.name}: record {parsed.index}" + (
+                f" ({redact_key(parsed.run_id)})" if parsed.run_id else "")
             summary.warnings.extend(w.prefixed(where) for w in parsed.warnings)
             tool_like += parsed.tool_like
             if parsed.doc is None:

@@ -34,7 +34,7 @@ from ..feedback.verdict import promote_on_finish
 from ..params import timestamp_at
 from ..retry import retry_on_conflict
 from ..run_text import store_run_text
-from ..secret_scan import redact_finish, redact_outcome, redact_run_document
+from ..secret_scan import redact_finish, redact_outcome, redact_run_document, refuse_secret_id
 from ..tool_calls import check_records, upsert_records
 from . import rateable
 from ._children import (
@@ -149,7 +149,9 @@ def upsert_run(
     2000-2100; an end before its start (``finished_at`` of the run or of
     ``steps[i]``, ``tool_calls[i].completed_at``); a score outside 0-100
     (``verifier_evaluation.groundedness_score``, SPEC 5: 0-1 or 0-100 scale); a number
-    that is not finite anywhere.
+    that is not finite anywhere; a ``run_id`` holding a secret (``secret_scan.
+    refuse_secret_id``, also in ``finish_run`` / ``set_outcome``). A ``session_id``
+    holding one is stored redacted with a digest (``secret_scan.redact_session_id``).
     A document with only ``run_id`` and the outcome (``outcome_only``) for an existing run
     sets its outcome through ``set_outcome`` and changes nothing else.
     A finished run (SUCCESS / FAILED) never goes back to RUNNING: such a document
@@ -159,7 +161,7 @@ def upsert_run(
     naming the field path, ``Conflict``.
     """
     require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
-    check_run_id(run_id)
+    refuse_secret_id(check_run_id(run_id), "run_id")
     documents.check("run_document", doc)
     if outcome_only(doc) and _find(session, workspace_id, run_id) is not None:
         # Only the outcome: set it on the existing run, touch nothing else (issue 14).
@@ -341,12 +343,12 @@ def finish_run(
     is idempotent (``unchanged`` unless values differ); finishing a finished run with the
     other status is a ``Conflict`` whose details carry the current state. A
     ``finished_at`` before the run's ``started_at`` or outside the years 2000-2100 is a
-    ``ValidationFailed`` naming ``finished_at``.
+    ``ValidationFailed`` naming ``finished_at``; a ``run_id`` holding a secret, naming ``run_id``.
     Raises ``Forbidden`` (no such run in the workspace, or not the actor's: one answer),
     ``ValidationFailed``, ``Conflict``.
     """
     require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
-    check_run_id(run_id)
+    refuse_secret_id(check_run_id(run_id), "run_id")
     documents.check("run_finish", body)
     body = redact_finish(body)  # SPEC 4
     status = body["status"]
@@ -417,10 +419,10 @@ def set_outcome(
     the run's status. Texts are redacted first (SPEC 4). Result ``updated`` or
     ``unchanged``.
     Raises ``Forbidden`` (no such run in the workspace, or the actor may not write there:
-    one answer), ``ValidationFailed`` naming the field.
+    one answer), ``ValidationFailed`` naming the field (``run_id`` holding a secret too).
     """
     require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
-    check_run_id(run_id)
+    refuse_secret_id(check_run_id(run_id), "run_id")
     documents.check("run_outcome", body)
     body = redact_outcome(body)
     run = _find(session, workspace_id, run_id, lock=True)

@@ -11,7 +11,7 @@ from ...domain.json_text import join_path
 from ...errors import ValidationFailed
 from .. import documents
 from ..params import timestamp_at
-from ..secret_scan import redact_tool_event, summary
+from ..secret_scan import redact_tool_event, refuse_secret_id, summary
 from ._columns import STORED_EVENTS, column_lengths, retrieval_values
 
 
@@ -47,8 +47,13 @@ def _redact_event(ev: Event) -> Event:
     return ev
 
 
-def parse_event(raw: Any, index: int, prefix: str, now: datetime) -> Event:
+def parse_event(raw: Any, index: int, prefix: str, now: datetime, clean_run_ids: set[str]) -> Event:
+    """One event checked (shape, then a ``run_id`` holding a secret: ``ValidationFailed``
+    naming ``<prefix>.run_id``) and redacted. ``clean_run_ids``: the run ids of the batch
+    already found free of secrets (each is scanned once per batch); grows."""
     documents.check("tool_event", raw, prefix)
+    if raw["run_id"] not in clean_run_ids:
+        clean_run_ids.add(refuse_secret_id(raw["run_id"], join_path(prefix, "run_id")))
     raw = redact_tool_event(raw)  # SPEC 4: before anything else reads it
     given = timestamp_at(raw.get("timestamp"), join_path(prefix, "timestamp"))
     if raw["event"] == "started" and not raw.get("tool_name"):

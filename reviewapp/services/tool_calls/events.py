@@ -62,8 +62,9 @@ def apply_events(
     ``raw_events``: decoded JSON objects of ``schemas/tool_event.schema.json``; ``batch``
     says whether they came as an array (error paths then start with ``[i]``). Every event
     is validated on its own: in a batch, an event with a shape error (unknown field, bad
-    value, unreadable or out-of-range timestamp) gets a ``rejected`` result carrying its
-    ``field`` path (e.g. ``[3].timestamp``) and message, and the valid events are still
+    value, unreadable or out-of-range timestamp, a ``run_id`` holding a secret) gets a
+    ``rejected`` result carrying its ``field`` path (e.g. ``[3].timestamp``) and message,
+    and the valid events are still
     applied; a single event (``batch=False``) with a shape error raises
     ``ValidationFailed`` naming the field. Then each event is applied in order on its
     own: a rejected event (unknown run_id, terminal after another terminal, an id that
@@ -80,14 +81,14 @@ def apply_events(
         raise PayloadTooLarge(f"a batch holds at most {max_events} events, got {len(raw_events)}")
     if not raw_events:
         raise ValidationFailed("$", "send one event or a non-empty array of events")
-    now = utcnow()
+    now, clean_run_ids = utcnow(), set()
     if not batch:
-        events = [parse_event(raw, i, "", now) for i, raw in enumerate(raw_events)]
+        events = [parse_event(raw, i, "", now, clean_run_ids) for i, raw in enumerate(raw_events)]
         return retry_on_conflict(session, lambda: _apply_all(session, workspace_id, events))
     events, invalid = [], []
     for index, raw in enumerate(raw_events):
         try:
-            events.append(parse_event(raw, index, f"[{index}]", now))
+            events.append(parse_event(raw, index, f"[{index}]", now, clean_run_ids))
         except ValidationFailed as exc:
             invalid.append(_invalid_result(index, raw, exc))
     applied = retry_on_conflict(
