@@ -99,14 +99,15 @@ class _NextStatements:
     held: Any
     candidates: Any
     claim: Any
+    let_go: Any
     item: Any
 
 
 @cache
 def _next_statements(assigned: bool) -> _NextStatements:
     """The statements of ``next_item``, built once with bound parameters (``:queue_id``,
-    ``:user_id``, ``:now``, ``:until``, ``:item_id``): their construction and compilation
-    cost more than running them (the issue 16 benchmark), so both are reused.
+    ``:user_id``, ``:now``, ``:until``, ``:item_id``; ``let_go``: ``:in_queue``,
+    ``:kept``): their construction and compilation cost more than running them (the issue 16 benchmark), so both are reused.
     ``assigned``: the queue assigns items, so only the user's own are open to them."""
     when = QueueItem.__table__.c.reserved_until.type
     user = bindparam("user_id", type_=Integer)
@@ -127,6 +128,14 @@ def _next_statements(assigned: bool) -> _NextStatements:
         claim=update(QueueItem).where(QueueItem.id == bindparam("item_id", type_=Integer), free)
         .values(reserved_by=user, reserved_until=bindparam("until", type_=when),
                 updated_at=now),
+        # the other open items of the queue the user holds (done for them: rated, or no
+        # longer theirs): one index range of the holder's index
+        let_go=update(QueueItem).where(
+            QueueItem.reserved_by == user, QueueItem.queue_id == bindparam("in_queue",
+                                                                           type_=Integer),
+            QueueItem.completed_at.is_(None),
+            QueueItem.id != bindparam("kept", type_=Integer))
+        .values(reserved_by=None, reserved_until=None),
         item=select(QueueItem).where(QueueItem.id == bindparam("item_id", type_=Integer))
         .execution_options(populate_existing=True),
     )
@@ -142,6 +151,11 @@ def next_item(session: Session, actor: Actor, queue_id: Any,
     rated it). The reservation lasts the queue's ``reservation_minutes``. A reviewer of
     the workspace who may review the queue (all, or named) may ask (``Forbidden``
     otherwise). ``exclude``: an item id not to hand out (the one just skipped). Commits.
+
+    One held item per reviewer per queue: claiming an item releases, in the same
+    transaction, any other open item of the queue the actor holds (one they have rated
+    meanwhile, or one no longer assigned to them), so it is free at once rather than
+    shown as theirs until its reservation expires.
 
     The search runs in a read transaction of its own (``read_intent``: on SQLite it
     does not hold the write lock while it skips items); only the claim, one conditional
@@ -169,8 +183,11 @@ def next_item(session: Session, actor: Actor, queue_id: Any,
         if not candidates:
             return None
         for item_id in candidates:
-            claimed = session.connection().execute(
-                stmts.claim, {**params, "item_id": item_id}).rowcount
+            connection = session.connection()
+            claimed = connection.execute(stmts.claim, {**params, "item_id": item_id}).rowcount
+            if claimed:
+                connection.execute(stmts.let_go, {"user_id": actor.user_id,
+                                                  "in_queue": queue.id, "kept": item_id})
             session.commit()
             if claimed:
                 with read_intent():  # a read: on SQLite it must not take the write lock

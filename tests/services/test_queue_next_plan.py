@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import insert, text
+from sqlalchemy import event, insert, text
 
 from reviewapp.actors import Role
 from reviewapp.extensions import db
@@ -114,3 +114,31 @@ def test_next_item_reads_the_open_items_index(session, big_queue):
     assert second.run_pk == mine_open[1]
     for plan in _item_plans(session, statements):
         _assert_item_range(plan)
+
+
+def test_letting_go_of_my_other_items_reads_the_holder_index(session, big_queue):
+    """Claiming an item releases the other open items I hold in the queue (one held item
+    per reviewer per queue): an UPDATE over an index range, on PostgreSQL the holder's."""
+    me, queue, _ = big_queue
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    seen: list[tuple[str, Any]] = []
+
+    def listener(conn, cursor_, statement, parameters, context, executemany):  # noqa: ANN001
+        seen.append((statement, parameters))
+
+    event.listen(db.engine, "before_cursor_execute", listener)
+    try:
+        rq.next_item(session, me, queue.id, now=now)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", listener)
+    let_go = [(s, p) for s, p in seen
+              if s.lstrip().startswith("UPDATE review_queue_item") and "id !=" in s]
+    assert len(let_go) == 1, seen
+    plan = _plan(session, *let_go[0])
+    if db.engine.dialect.name == "postgresql":
+        assert "ix_review_queue_item_holder" in plan, plan
+        assert "Seq Scan on review_queue_item" not in plan, plan
+    else:  # SQLite's statistics count the unreserved (NULL) holders as one value, so it
+        # may as well read the queue's open items (the held statement may too, above)
+        assert "ix_review_queue_item_holder" in plan or "ix_review_queue_item_open" in plan, plan
+        assert "SCAN review_queue_item" not in plan, plan

@@ -205,6 +205,43 @@ def test_completion_with_two_reviewers(session, make, world):
     assert world.chat[0].id not in seen
 
 
+def _held(session, user, queue, now):
+    """Ids of the queue's items the user holds at ``now``, as stored."""
+    session.expire_all()
+    return sorted(session.scalars(select(QueueItem.id).where(
+        QueueItem.queue_id == queue.id, QueueItem.reserved_by == user.id,
+        QueueItem.reserved_until > now)))
+
+
+def test_one_held_item_per_reviewer_per_queue(session, make, world):
+    """Asking again hands back the item I hold; once I have rated it (done for me, the
+    queue still waits for a second reviewer) the next item is another and the one I rated
+    is no longer mine (the walk-through: it stayed reserved to me for ten minutes, shown
+    as "holding now 2"). Another queue keeps its own held item."""
+    queue = _queue(session, make, world, n=2)
+    ann, bob = world.reviewers[:2]
+    now = utcnow()
+    first = rq.next_item(session, make.actor(ann), queue.id, now=now)
+    assert rq.next_item(session, make.actor(ann), queue.id, now=now).id == first.id
+    assert _held(session, ann, queue, now) == [first.id]
+    make.feedback_row(world.chat[0], ann, rating="positive")
+    second = rq.next_item(session, make.actor(ann), queue.id, now=now)
+    assert second.run_pk == world.chat[1].id
+    assert _held(session, ann, queue, now) == [second.id]
+    holding = {r.username: r.holding for r in rq.reviewer_progress(
+        session, make.actor(world.lead), queue.id, now=now)}
+    assert holding["ann"] == 1
+    # The item ann rated goes to bob, who then holds it alone.
+    assert rq.next_item(session, make.actor(bob), queue.id, now=now).id == first.id
+    assert _held(session, bob, queue, now) == [first.id]
+    # A second queue: ann holds one item there too, and keeps the first queue's.
+    other, _ = rq.create_queue(session, make.actor(world.lead), world.ws.id, "Other",
+                               {"kind": "chat"})
+    there = rq.next_item(session, make.actor(ann), other.id, now=now)
+    assert _held(session, ann, other, now) == [there.id]
+    assert _held(session, ann, queue, now) == [second.id]
+
+
 def test_two_reviewers_never_get_the_same_reservation(app, session, make, world):
     """Both ask at the same instant, each on its own connection, for a queue of one item."""
     queue, _ = rq.create_queue(session, make.actor(world.lead), world.ws.id, "One",
