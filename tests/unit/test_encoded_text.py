@@ -18,7 +18,7 @@ ZW = "\u200b"
 # Texts of the characters that matter: escapes (whole, broken, nested), "=", "+",
 # newlines, zero-width characters and other UTF-8.
 PIECES = st.sampled_from(["%", "%2", "%25", "%3D", "%3d", "%41", "%E2%80%8B", "%fd", "%FF", "=", "==",
-                          "+", "\n", "\r", "a", "Z", "X", "0", "f", ZW, "\u2060", "é", "飞", " "])
+                          "+", "\n", "\r", "a", "Z", "X", "0", "f", ZW, "\u2060", "\u200d", "\ufeff", "é", "飞", " "])
 TEXTS = st.lists(PIECES, max_size=60).map("".join)
 
 

@@ -127,3 +127,19 @@ def test_past_twenty_thousand_runs_of_text_the_rest_is_replaced():
     assert redact_text(f"{pair} " * 20_001 + "tail") == f"{R} " * 20_000 + R
     note = _b64("just a note, nothing")
     assert redact_text(f"{note} " * 20_001 + "tail") == f"{note} " * 20_000 + R
+
+
+def test_a_run_at_the_very_start_of_a_text_is_found():
+    assert redact_text(_b64("user:hunter2hunter2")) == R
+
+
+def test_a_third_level_of_text_inside_base64_is_not_decoded():
+    """The documented bound (module doc of base64_text): text in base64 in text in base64
+    is scanned (two levels of text); one level deeper is not, which keeps the cost under
+    three scans."""
+    token = "ghp_Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+    two = _b64(f"outer {_b64(f'inner {token} end')} end")
+    assert redact_text(f"k {_b64(f'top {token} end')} v") == f"k {R} v"
+    assert redact_text(f"k {two} v") == f"k {R} v"
+    three = _b64(f"o {two} p")
+    assert redact_text(f"k {three} v") == f"k {three} v"
