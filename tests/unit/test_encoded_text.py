@@ -8,7 +8,7 @@ from __future__ import annotations
 from urllib.parse import unquote_plus, unquote_to_bytes
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reviewapp.domain import encoded_text
@@ -40,6 +40,8 @@ def test_unquote_reads_plus_as_a_space_only_when_asked():
 
 
 @given(TEXTS, st.integers(0, 3))
+@example("%41bc", 1)  # a chunk of 2 would end inside the escape at 0 (its cut is at 2)
+@example("a%41%%4%25%3D\ufeffb", 0)
 @settings(max_examples=400, deadline=None)
 def test_the_view_decodes_two_levels_and_each_span_maps_to_its_source(text, chunk):
     data = text.encode()
