@@ -116,10 +116,22 @@ class ReviewerProgress:
     holding: int
 
 
+def _holder_may_hold(queue: ReviewQueue, user_id: Any) -> Any:
+    """SQL condition: the user in ``user_id`` is an active member of the queue's
+    workspace. Removing a member or deactivating an account releases their items; this
+    keeps a reservation left from before that rule from naming them on the pages."""
+    return and_(
+        select(User.id).where(User.id == user_id, User.active.is_(True)).exists(),
+        select(Membership.user_id).where(Membership.user_id == user_id,
+                                         Membership.workspace_id == queue.workspace_id)
+        .exists())
+
+
 def reviewer_progress(session: Session, actor: Actor, queue_id: Any,
                       now: datetime | None = None) -> list[ReviewerProgress]:
     """Per-reviewer progress of a queue, for its workspace's leads (``Forbidden``
-    otherwise): everyone who may review it plus anyone who rated or holds an item."""
+    otherwise): everyone who may review it plus anyone who rated or holds an item (a
+    holder only while an active member of the workspace)."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
     now = now or utcnow()
     rated = dict(session.execute(
@@ -135,7 +147,8 @@ def reviewer_progress(session: Session, actor: Actor, queue_id: Any,
     holding = dict(session.execute(
         select(QueueItem.reserved_by, func.count())
         .where(QueueItem.queue_id == queue.id, QueueItem.reserved_by.is_not(None),
-               QueueItem.reserved_until > now).group_by(QueueItem.reserved_by)).all())
+               QueueItem.reserved_until > now, _holder_may_hold(queue, QueueItem.reserved_by))
+        .group_by(QueueItem.reserved_by)).all())
     people = dict(workspace_reviewers(session, queue.workspace_id))
     ids = set(named_reviewers(session, queue.id)) if queue.reviewers == REVIEWERS_NAMED \
         else set(people)
@@ -206,7 +219,8 @@ def list_items(session: Session, actor: Actor, queue_id: Any, cursor: str | None
                adder.username, holder.username)
         .join(Run, Run.id == QueueItem.run_pk)
         .outerjoin(adder, adder.id == QueueItem.added_by)
-        .outerjoin(holder, holder.id == QueueItem.reserved_by)
+        .outerjoin(holder, and_(holder.id == QueueItem.reserved_by,
+                                _holder_may_hold(queue, holder.id)))
         .where(mine)), ITEM_ORDER, cursor, limit, last=itemgetter(0))
     has_previous, previous_cursor, offset = False, None, 0
     if cursor and rows:
@@ -223,7 +237,8 @@ def list_items(session: Session, actor: Actor, queue_id: Any, cursor: str | None
         who.setdefault(item_id, []).append(username)
     out = []
     for item, run_id, query, added_by, held_by in rows:
-        live = item.reserved_until is not None and item.reserved_until > now
+        live = held_by is not None and item.reserved_until is not None \
+            and item.reserved_until > now
         out.append(ItemRow(item.id, item.run_pk, run_id, query or "", item.source, added_by,
                            item.created_at, item.ratings_count, queue.reviewers_per_run,
                            item.completed_at, held_by if live else None,

@@ -225,6 +225,20 @@ def release(session: Session, actor: Actor, item_id: Any) -> bool:
     return bool(done)
 
 
+def release_held_by(session: Session, user_id: int, workspace_id: int | None = None) -> int:
+    """Release every queue item ``user_id`` holds, in the queues of ``workspace_id``
+    (``None``: of every workspace): they are free for the next reviewer at once. For
+    removing a member and deactivating an account, which check access and commit: this
+    neither checks nor commits, so the release is part of the removal's transaction.
+    Returns how many items were released."""
+    stmt = update(QueueItem).where(QueueItem.reserved_by == user_id)
+    if workspace_id is not None:
+        stmt = stmt.where(QueueItem.queue_id.in_(
+            select(ReviewQueue.id).where(ReviewQueue.workspace_id == workspace_id)))
+    return session.execute(stmt.values(reserved_by=None, reserved_until=None)
+                           .execution_options(synchronize_session=False)).rowcount
+
+
 def _item_for(session: Session, actor: Actor, item_id: Any, min_role: Role = Role.REVIEWER
               ) -> tuple[QueueItem, ReviewQueue]:
     if not actor.is_user:

@@ -543,3 +543,40 @@ def test_a_removed_run_does_not_come_back_through_the_rule(session, make, world)
     # Another queue's removal does not affect this one's sibling.
     other, added_other = rq.create_queue(session, lead, world.ws.id, "Chat 2", {"kind": "chat"})
     assert added_other == 6 and gone.id in _items(session, other)
+
+
+def test_removing_or_deactivating_a_member_lets_go_of_their_items(session, make, world):
+    """The walk-through: a lead removed from the workspace still showed as "holding now 1"
+    until the reservation expired. Removing a member, or deactivating an account, releases
+    the items they hold (in the removal's own transaction), so the next reviewer gets them;
+    and the lead's pages name no non-member as a holder (a reservation left from before)."""
+    from reviewapp.services import admin
+
+    boss = make.actor(make.user(world.ws, Role.ADMIN))
+    queue = _queue(session, make, world, n=2)
+    ann, bob, cy = world.reviewers
+    now = utcnow()
+    held = {u.username: rq.next_item(session, make.actor(u), queue.id, now=now).id
+            for u in (ann, bob, cy)}
+    admin.remove_member(session, boss, world.ws.id, ann.id)
+    assert _held(session, ann, queue, now) == []
+    admin.set_active(session, boss, world.ws.id, bob.id, False)
+    assert _held(session, bob, queue, now) == []
+    assert _held(session, cy, queue, now) == [held["cy"]]
+    dan = make.user(world.ws, Role.REVIEWER, username="dan")
+    assert rq.next_item(session, make.actor(dan), queue.id, now=now).id == held["ann"]
+    # A reservation of a non-member (left from before this rule) is not shown as theirs.
+    stale = session.scalars(select(QueueItem).where(QueueItem.queue_id == queue.id,
+                                                    QueueItem.reserved_by.is_(None))
+                            .order_by(QueueItem.id)).first()
+    stale.reserved_by, stale.reserved_until = ann.id, now + timedelta(minutes=5)
+    session.commit()
+    lead = make.actor(world.lead)
+    holding = {r.username: r.holding for r in rq.reviewer_progress(session, lead, queue.id,
+                                                                      now=now)}
+    assert holding.get("ann", 0) == 0 and holding.get("bob", 0) == 0
+    assert holding["cy"] == 1 and holding["dan"] == 1
+    _, page = rq.list_items(session, lead, queue.id, now=now)
+    shown = {row.item_id: row.reserved_by for row in page.rows}
+    assert shown[stale.id] is None and shown[held["cy"]] == "cy"
+    assert shown[held["ann"]] == "dan" and shown[held["bob"]] is None

@@ -32,6 +32,7 @@ from ...errors import Conflict, Forbidden, ValidationFailed
 from ...models import Membership, User, Workspace
 from ..access import require_role
 from ..audit import record_event
+from ..queue_work import release_held_by
 from .accounts import check_new_password, generate_password, hash_password, workspaces_of
 
 USERNAME_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,80}$")
@@ -176,9 +177,12 @@ def change_role(session: Session, actor: Actor, workspace_id: int, user_id: int,
 
 def remove_member(session: Session, actor: Actor, workspace_id: int, user_id: int) -> None:
     """Remove a membership (the account stays). Admins of the workspace only; not the
-    last admin. Audited. Raises ``Forbidden`` (not a member: as missing), ``Conflict``."""
+    last admin. The review-queue items the user holds in the workspace are released in
+    the same transaction. Audited. Raises ``Forbidden`` (not a member: as missing),
+    ``Conflict``."""
     membership, user = _member(session, actor, workspace_id, user_id)
     _keep_an_admin(session, actor, membership)
+    release_held_by(session, user_id, workspace_id)
     record_event(session, actor, workspace_id=workspace_id, action="member.remove",
                  target_type="user", target_id=user_id, target_label=user.username,
                  before={"role": membership.role}, after=None)
@@ -231,7 +235,8 @@ def set_active(session: Session, actor: Actor, workspace_id: int, user_id: int,
                active: bool) -> User:
     """Deactivate (logs the user out everywhere; they cannot log in) or reactivate an
     account. Only an admin of every workspace of the account, never on their own
-    account. Audited in each of the account's workspaces. Raises ``Forbidden`` (not a
+    account. Deactivating releases the review-queue items the user holds, in the same
+    transaction. Audited in each of the account's workspaces. Raises ``Forbidden`` (not a
     member, or the account is also in a workspace the actor does not administer),
     ``ValidationFailed`` (own account)."""
     user = _account(session, actor, workspace_id, user_id)
@@ -245,6 +250,8 @@ def set_active(session: Session, actor: Actor, workspace_id: int, user_id: int,
                          before={"active": bool(user.active)}, after={"active": bool(active)})
         user.active = bool(active)
         user.session_token = secrets.token_hex(16)
+        if not active:
+            release_held_by(session, user_id)
     session.commit()
     return user
 
