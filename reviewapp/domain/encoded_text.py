@@ -149,17 +149,20 @@ def _characters(data: bytes) -> bytes:
     return text.translate(character_table()).encode("utf-8", "surrogateescape")
 
 
-def _character_walk(chunk: bytes, left: int) -> int:
+def _character_walk(chunk: bytes, left: int, end: bool = False) -> int:
     """The offset in ``chunk`` of byte ``left`` of the chunk's character-level output:
-    the same byte of a character kept as it is, the first byte of one normalised
-    (characters removed before it are passed over)."""
+    the same byte of a character kept as it is, the first byte of one normalised (its
+    end for ``end`` when the byte is not its first); characters removed before it are
+    passed over."""
     table, i = character_table(), 0
     for char in chunk.decode("utf-8", "surrogateescape"):
         size = len(char.encode("utf-8", "surrogateescape"))
         out = table.get(ord(char), char)
         length = len(out.encode("utf-8", "surrogateescape")) if out is not None else 0
         if left < length:
-            return i + left if out is char else i
+            if out is char:
+                return i + left
+            return i + size if end and left else i
         left -= length
         i += size
     return i
@@ -193,9 +196,10 @@ class _Level:
     starts: Sequence[int]
     view_starts: Sequence[int]
 
-    def source_position(self, pos: int, walks: list[int]) -> int:
-        """Where the byte at ``pos`` of ``data`` comes from in ``source`` (its first byte;
-        the source's length for ``pos`` at the end). In a chunk that decoding changed,
+    def source_position(self, pos: int, walks: list[int], at_end: bool = False) -> int:
+        """Where the byte at ``pos`` of ``data`` comes from in ``source`` (its first byte,
+        or for ``at_end`` past the unit it is inside; the source's length for ``pos`` at the
+        end). In a chunk that decoding changed,
         a walk (counted in ``walks[0]``); elsewhere the same offset in the chunk."""
         if pos >= len(self.data):
             return len(self.source)
@@ -206,7 +210,7 @@ class _Level:
         walks[0] += 1
         source = self.source
         if not self.percent:
-            return i + _character_walk(source[i:end], left)
+            return i + _character_walk(source[i:end], left, at_end)
         while True:
             step = 3 if _escape_at(source, i, end) else 1
             if not left:
@@ -235,7 +239,7 @@ def _level(source: bytes, percent: bool, plus: bool = False) -> _Level:
 _REFERENCE = re.compile(
     rb"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]{0,31};?)"
     rb"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}"
-    rb"|\\[!-/:-@\[-`{-~]")
+    rb"|(?:\\[!-/:-@\[-`{-~])+")  # a run of Markdown escapes is one match (every second byte)
 _REPLACEMENTS: dict[bytes, bytes] = {}  # a match -> its decoding (bounded: ``_decode``)
 _REPLACEMENTS_MAX = 4096
 
@@ -257,16 +261,17 @@ def _decode_reference(raw: bytes) -> bytes:
         if code == 0 or 0xD800 <= code <= 0xDFFF:
             return raw  # NUL separates texts (redaction.many); a lone surrogate stays
         return chr(code).encode()
-    return raw[1:]  # a Markdown escape: the punctuation itself
+    return raw[1::2]  # Markdown escapes: the punctuation itself (C speed however long the run)
 
 
 def _decode(raw: bytes) -> bytes:
     new = _REPLACEMENTS.get(raw)
     if new is None:
         new = _decode_reference(raw)
-        if len(_REPLACEMENTS) >= _REPLACEMENTS_MAX:
-            _REPLACEMENTS.clear()
-        _REPLACEMENTS[raw] = new
+        if len(raw) <= 64:  # runs of escapes can be long: kept only short ones
+            if len(_REPLACEMENTS) >= _REPLACEMENTS_MAX:
+                _REPLACEMENTS.clear()
+            _REPLACEMENTS[raw] = new
     return new
 
 
@@ -282,9 +287,9 @@ class _References:
     marks: Sequence[int]
     view_marks: Sequence[int]
 
-    def source_position(self, pos: int, walks: list[int]) -> int:
+    def source_position(self, pos: int, walks: list[int], at_end: bool = False) -> int:
         """As ``_Level.source_position``: a byte of a reference's decoding comes from the
-        reference's first byte."""
+        reference's first byte (for ``at_end``, a byte after the first: from its end)."""
         if pos >= len(self.data):
             return len(self.source)
         mark = bisect_right(self.view_marks, pos) - 1
@@ -295,9 +300,13 @@ class _References:
             if pos < at + start - src:
                 break
             at += start - src
-            new = _decode(match.group())
+            raw = match.group()
+            new = _decode(raw)
             if pos < at + len(new):
-                return start
+                # In a run of Markdown escapes each byte comes from the two of its escape.
+                if raw[:1] == b"\\" and raw[1:2] != b"u":
+                    return start + 2 * (pos - at)
+                return match.end() if at_end and pos > at else start
             at += len(new)
             src = match.end()
         return src + pos - at
@@ -339,7 +348,7 @@ class View:
         """The span of the text whose decoding is ``data[start:end]`` (``start < end``),
         with the invisible characters inside it and right after it."""
         for level in reversed(self.levels):
-            start, end = level.source_position(start, self._walks), level.source_position(end, self._walks)
+            start, end = level.source_position(start, self._walks), level.source_position(end, self._walks, True)
         return start, end
 
 

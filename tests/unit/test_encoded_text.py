@@ -112,3 +112,45 @@ def test_replaced_spans_follow_each_pass_back_to_the_text():
     assert replaced_spans([first, [(1, 5, 10)]]) == [(1, 9)]
     assert replaced_spans([first, [], [(20, 22, 10)]]) == [(3, 9), (16, 18)]  # " c" after KEY
     assert replaced_spans([]) == [] and replaced_spans([[]]) == []
+
+
+# Pieces of the reference and character levels: references (whole, broken, nested),
+# Markdown and JSON escapes (runs, a lone backslash), invisible and full-width characters.
+DISGUISE_PIECES = st.sampled_from(["&#95;", "&#x5F", "&lowbar;", "&amp;", "&amp", "&#", "&", "#95;", "\\",
+                                   "\\_", "\\\\", "\\*\\_", "\\u005f", "\\ud83d\\ude00", "u005f", "\u00ad",
+                                   "\u202e", "\ufe0f", "\U000e0041", "ｇ", "＿", "ﬁ", "é", "飞", "a", "_", " "])
+
+
+@given(st.lists(DISGUISE_PIECES, max_size=40).map("".join), st.integers(0, 2))
+@settings(max_examples=400, deadline=None)
+def test_each_span_of_a_disguise_view_maps_to_source_that_decodes_to_it(text, chunk):
+    """Every span of the view maps back to bytes of the text whose own view holds it (a
+    span's end inside a reference maps to the reference's start: the source may read
+    more, never less)."""
+    data = text.encode("utf-8", "surrogatepass")
+    saved = encoded_text.CHUNK
+    encoded_text.CHUNK = (1, 5, 1024)[chunk]  # marks and chunk edges everywhere, or none
+    try:
+        seen = view(data)
+        if seen is None:
+            return
+        for start in range(len(seen.data)):
+            for end in range(start + 1, min(len(seen.data), start + 4) + 1):
+                s, e = seen.original(start, end)
+                assert 0 <= s <= e <= len(data)
+                source = view(data[s:e])
+                decoded = data[s:e] if source is None else source.data
+                assert seen.data[start:end] in decoded or e == len(data) and s == len(data), (text, start, end, s, e)
+    finally:
+        encoded_text.CHUNK = saved
+
+
+def test_a_span_maps_back_over_references_and_runs_of_escapes():
+    seen = view(b"a\\_b\\*\\\\c &#95; \\u005f \xc2\xad\xef\xbd\x87")  # soft hyphen, full-width g
+    assert seen.data == b"a_b*\\c _ _ g"
+    assert seen.original(1, 2) == (1, 3)            # "_" <- "\_"
+    assert seen.original(4, 5) == (6, 8)            # "\" <- "\\" (in the run "\*\\")
+    assert seen.original(7, 8) == (10, 15)          # "_" <- "&#95;"
+    assert seen.original(9, 10) == (16, 22)         # "_" <- "\u005f"
+    assert seen.original(11, 12) == (25, 28)        # "g" <- "ｇ" (the soft hyphen before it: no part)
+    assert seen.original(10, 12) == (22, 28)        # " g" <- " ", soft hyphen, "ｇ"
