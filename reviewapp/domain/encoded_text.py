@@ -144,28 +144,44 @@ def character_table() -> dict[int, str | None]:
     return table
 
 
+@cache
+def _translation() -> dict[int, str | int | None]:
+    # ``character_table`` with ASCII mapped to itself: ``str.translate`` finds those in
+    # the dict instead of raising and catching a KeyError for each (twice the speed).
+    return {**character_table(), **{code: code for code in range(0x80)}}
+
+
 def _characters(data: bytes) -> bytes:
     text = data.decode("utf-8", "surrogateescape")  # any bytes round-trip
-    return text.translate(character_table()).encode("utf-8", "surrogateescape")
+    return text.translate(_translation()).encode("utf-8", "surrogateescape")
 
 
-def _character_walk(chunk: bytes, left: int, end: bool = False) -> int:
+_NON_ASCII = re.compile(rb"[\x80-\xff]+")
+
+
+def _character_walk(chunk: bytes, left: int, at_end: bool = False) -> int:
     """The offset in ``chunk`` of byte ``left`` of the chunk's character-level output:
     the same byte of a character kept as it is, the first byte of one normalised (its
-    end for ``end`` when the byte is not its first); characters removed before it are
-    passed over."""
+    end for ``at_end`` when the byte is not its first); characters removed before it are
+    passed over. Runs of ASCII (kept as they are) are stepped over whole."""
     table, i = character_table(), 0
-    for char in chunk.decode("utf-8", "surrogateescape"):
-        size = len(char.encode("utf-8", "surrogateescape"))
-        out = table.get(ord(char), char)
-        length = len(out.encode("utf-8", "surrogateescape")) if out is not None else 0
-        if left < length:
-            if out is char:
-                return i + left
-            return i + size if end and left else i
-        left -= length
-        i += size
-    return i
+    for run in _NON_ASCII.finditer(chunk):
+        if left < run.start() - i:
+            return i + left
+        left -= run.start() - i
+        i = run.start()
+        for char in run.group().decode("utf-8", "surrogateescape"):
+            code = ord(char)
+            size = 1 if 0xDC80 <= code <= 0xDCFF else len(char.encode("utf-8", "surrogatepass"))
+            out = table.get(code, char)
+            length = 0 if out is None else size if out is char else len(out.encode())
+            if left < length:
+                if out is char:
+                    return i + left
+                return i + size if at_end and left else i
+            left -= length
+            i += size
+    return min(i + left, len(chunk))
 
 
 def _escape_at(data: bytes, i: int, end: int) -> bool:
