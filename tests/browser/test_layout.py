@@ -78,3 +78,25 @@ def test_the_triage_items_facts_do_not_run_into_the_query_heading(new_page, make
         return [heading.textContent, heading.getBoundingClientRect().top - facts.getBoundingClientRect().bottom];
     }""")
     assert gap[0] == "Query" and gap[1] >= 12
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_32_hex_run_id_stays_on_one_line_on_the_run_page(new_page, make, width):
+    """The walk-through: an OTLP run's 32-hex id wrapped at 1280 px with its last
+    character alone on a second line ("68a4…f56 / e"). A long id's fact takes two grid
+    columns, so the whole id fits on one line at laptop and phone width."""
+    from .conftest import SCREENSHOTS
+
+    ws = make.workspace()
+    make.user(ws, Role.REVIEWER, username="hex.reviewer")
+    run = make.run(ws, run_id="68a4d8c74a9cf545e92b59d80097f56e",
+                   session_id="f1e2d3c4b5a697887766554433221100")
+    page = new_page(width, 900)
+    log_in(page, "hex.reviewer")
+    page.goto(f"/runs/{run.id}")
+    lines = page.evaluate("""() => [...document.querySelectorAll('dl.run-facts dd > code')]
+        .map(c => [c.textContent, c.getClientRects().length])""")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("dl.run-facts").screenshot(path=str(SCREENSHOTS / f"run-hex-id-{width}.png"))
+    assert lines == [["68a4d8c74a9cf545e92b59d80097f56e", 1],
+                     ["f1e2d3c4b5a697887766554433221100", 1]]
