@@ -11,8 +11,10 @@ three characters from smaller sets (the high bit of each byte is 0, the first by
 control character), so the pattern asks for at least four such groups (12 bytes of
 text) from the start of the run. Image data, hashes and keys in base64 (binary) fail it
 almost at once and are never decoded, and nor are hex digests (``[0-9a-f]`` fits the
-second character's set only through ``0-3``). The standard alphabet only (``+ /``);
-base64url text is a JWT's, which has its own rule.
+second character's set only through ``0-3``). The standard alphabet (``+ /``) and
+base64url's (``- _``, read as ``+ /``; padding dropped or not): base64url of a line
+holding a token has ``_`` or ``-`` wherever a group's last character is 62 or 63, and
+split there its pieces decode to nothing or to half the secret.
 
 ``text_of`` takes a run only whole (no base64 character glued before or after it: a
 match that starts inside a longer run is no run) and only when it decodes to printable
@@ -29,16 +31,17 @@ from __future__ import annotations
 import base64
 import binascii
 
-PATTERN = (r"(?:[CDI-Za-f][0-3AC-HQS-Xgi-nwyz][014589ABEFIJMNQRUVYZcdghklopstwx][A-Za-z0-9+/]){4,}"
-           r"[A-Za-z0-9+/]{0,3}={0,2}")
+PATTERN = (r"(?:[CDI-Za-f][0-3AC-HQS-Xgi-nwyz][014589ABEFIJMNQRUVYZcdghklopstwx][A-Za-z0-9+/_-]){4,}"
+           r"[A-Za-z0-9+/_-]{0,3}={0,2}")
 _ALPHABET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-_ALPHABET_BYTES = bytes(sorted(_ALPHABET))
+_ALPHABET_BYTES = bytes(sorted(_ALPHABET)) + b"-_"  # base64 or base64url
+_URLSAFE = bytes.maketrans(b"-_", b"+/")
 _TEXT = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 DEPTH = 3  # levels of base64 peeled: base64 of base64 of base64 of a secret
 
 
 def _decoded(run: bytes) -> bytes | None:
-    run = run.rstrip(b"=")
+    run = run.rstrip(b"=").translate(_URLSAFE)
     try:
         decoded = base64.b64decode(run + b"=" * (-len(run) % 4), validate=True)
     except (binascii.Error, ValueError):

@@ -10,6 +10,7 @@ entities, emoji, marks and CJK stays as it is. Runs the pipeline the services us
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 import unicodedata
@@ -192,3 +193,61 @@ def test_the_invisible_characters_are_the_browsers_blank_ones():
     assert all(table[c] is None for c in (0xAD, 0x200E, 0x202E, 0x2064, 0x180E, 0xFE0F, 0xE0041, 0xE01EF))
     assert table[ord("ｇ")] == "g" and table[0xFF3F] == "_" and ord("g") not in table
     assert ord("中") not in table and 0x0301 not in table  # CJK and combining accents stay
+
+
+# --------------------------------------------------------------------------- base64url
+
+def _b64url(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _readable_base64url(stored: str) -> str:
+    """What is stored, with every base64 or base64url run in it decoded beside it."""
+    decoded = []
+    for run in re.findall(r"[A-Za-z0-9+/_-]{8,}={0,2}", stored):
+        run = run.rstrip("=").replace("-", "+").replace("_", "/")
+        try:
+            decoded.append(base64.b64decode(run + "=" * (-len(run) % 4)).decode("utf-8", "replace"))
+        except ValueError:
+            pass
+    return "\n".join([stored, *decoded])
+
+
+def test_the_base64url_corpus_leaks_without_redaction_and_holds_url_letters():
+    bare = secret_scan.Redactor(secret_scan._Pattern, rules=())
+    for name, text, fragments in SECRETS:
+        readable = _readable_base64url(bare.text(f"blob {_b64url(text)} end"))
+        assert [f for f in fragments if f in readable] == fragments, name
+    assert sum(1 for _, text, _ in SECRETS if {"-", "_"} & set(_b64url(text))) == 5
+
+
+def test_no_base64url_corpus_shape_leaks():
+    """Base64url without padding (a "-" or "_" where standard base64 has "+" or "/"):
+    before, the standard-alphabet runs stopped at "-" / "_" and their pieces decoded to
+    nothing or to half a secret (1 of the 146 shapes leaked on main at d9be4d1: the STS
+    XML secret key; "password=hunter2?>hunter2" left "-aHVudGVyMi..." = "hunter2"
+    readable); now none."""
+    leaked = [name for name, text, fragments in SECRETS
+              if [f for f in fragments if f in _readable_base64url(redact_text(f"blob {_b64url(text)} end"))]]
+    assert leaked == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # The walk-through's payloads: unpadded base64 of the token, base64 of a line holding it.
+    ("Z2hwX0ExYjJDM2Q0RTVmNkc3aDhJOWowSzFsMk0zbjRPNXA2UTdyOA", R),
+    (f"x {base64.b64encode(f'token: {GH}'.encode()).decode()} y", f"x {R} y"),
+    (f"x {_b64url('password=hunter2?>hunter2 and more text here')} y", f"x {R} y"),
+    (f"x {_b64url('a?>' + GH)} y", f"x {R} y"),
+    ("my_long_identifier_name_here and some-kebab-case-words-here-too", None),
+    (f"x {_b64url('just a note about the weather, nothing secret???>>>')} y", None),
+])
+def test_base64url_of_a_secret_is_redacted_and_ordinary_words_stay(text, expected):
+    assert redact_text(text) == (text if expected is None else expected)
+
+
+def test_lower_case_aws_key_ids_are_no_key_ids():
+    """AWS access key ids are upper-case letters and digits only (AKIA + 16); a lower-case
+    ``akia...`` is no key id AWS issues, so it is left as it is (only a secret-named
+    assignment would redact it)."""
+    assert redact_text("akiaiosfodnn7example") == "akiaiosfodnn7example"
+    assert redact_text("AKIAIOSFODNN7EXAMPL3") == R

@@ -109,6 +109,9 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "invisible characters in tokens": _repeat("ghp\u00ad_" + "a1" * 18 + " "),
     "full-width text": lambda n: _repeat("ｇｈｐ＿ｆｕｌｌ ")(n // 3),
     "cjk text": lambda n: _repeat("中文：测试，全角（括号）和「引号」；")(n // 3),
+    "base64url of text, one run": lambda n: base64.urlsafe_b64encode(
+        _repeat("a?>b~~~ user:hunter2 ")(n * 3 // 4).encode()).decode().rstrip("="),
+    "snake and kebab identifiers": _repeat("Some_Long_Identifier-name-Here_x "),
     "encoded tokens in runs of percent signs": _repeat("ghp%5F" + "a1" * 18 + "%" * 900 + " "),
     "data uri without end": lambda n: "data:image/png;base64," + "A/" * (n // 2),
     "dense assignments": _repeat("pwd=x "),
