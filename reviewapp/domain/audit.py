@@ -38,6 +38,7 @@ AUDIT_ACTIONS: Registry[AuditAction] = Registry("action", (
     AuditAction("token.create", "Ingest token created"),
     AuditAction("token.revoke", "Ingest token revoked"),
     AuditAction("settings.change", "Settings changed"),
+    AuditAction("decision.own_rating", "Dispute decided by a lead who rated the run"),
 ))
 
 SETTINGS_CHANGE = "settings.change"  # its keys are settings: named by ``SETTINGS``
@@ -61,6 +62,8 @@ AUDIT_FIELDS: Registry[AuditField] = Registry("audit field", (
     AuditField("revoked", "Revoked"),
     AuditField("sessions_ended", "Sessions ended"),
     AuditField("must_change_password", "Must change password"),
+    AuditField("verdict", "Decision"),
+    AuditField("own_rating", "Their own rating"),
 ))
 
 # Keys whose values are never recorded, at any depth (compared case-insensitively).

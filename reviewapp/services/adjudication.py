@@ -47,6 +47,7 @@ from ..models import (
 from ..queries import get_run_for, lock_run, on_earlier_version
 from .agreement import lead_workspaces
 from .answer import answer_rating_condition
+from .audit import record_event
 from .feedback.verdict import (
     answer_ratings_of,
     apply_verdict,
@@ -82,7 +83,8 @@ class ReviewerColumn:
 @dataclass(frozen=True)
 class DisputedItem:
     """A disputed run: the run (messages, report loaded), its governing ``queue``, how
-    many ratings of each kind, and one column per reviewer (by name)."""
+    many ratings of each kind, one column per reviewer (by name), and ``my_rating``: the
+    viewing lead's own answer rating (positive | negative) when they are one side of it."""
 
     run: Run
     workspace: str
@@ -94,6 +96,7 @@ class DisputedItem:
     negative: int
     columns: list[ReviewerColumn]
     reasons: Registry[ReasonRow] | None = None  # the workspace's reasons (labels of codes)
+    my_rating: str | None = None  # the viewing lead's own answer rating: they are a side
 
     def reason_label(self, code: str) -> str:
         """How a saved reason ``code`` reads: the workspace's label for it (as on the
@@ -160,12 +163,14 @@ class DecisionView:
 @dataclass(frozen=True)
 class DecisionResult:
     """What ``decide`` recorded: the decision's id, the run's verdict and its case id (a
-    useful run that could be promoted, SPEC 7), else ``None``."""
+    useful run that could be promoted, SPEC 7), else ``None``; ``own_rating``: the lead's
+    own answer rating of the run (positive | negative) when they were one side of it."""
 
     decision_id: int
     run_pk: int
     verdict: str
     case_id: str | None
+    own_rating: str | None = None
 
 
 def _both_ratings_given() -> Any:
@@ -215,7 +220,8 @@ def disputed(session: Session, actor: Actor, filters: AdjudicationFilters | None
     offset = sum(1 for d in disputes if d[3] <= after)  # in the order: ids ascending
     shown = disputes[offset:offset + limit]
     return AdjudicationPage(
-        filters, workspaces, queues, _items(session, shown, answers), len(disputes),
+        filters, workspaces, queues, _items(session, shown, answers, actor.user_id),
+        len(disputes),
         decisions(session, ws_ids, PAGE_MAX, filters.queue_id), offset,
         DISPUTE_ORDER.encode(shown[-1]) if offset + limit < len(disputes) else None,
         offset > 0,
@@ -236,8 +242,9 @@ def _answer_ratings(session: Session, run_pks: list[int]) -> dict[int, list[tupl
 
 
 def _items(session: Session, shown: list[tuple[int, ReviewQueue, Any, int]],
-           answers: Mapping[int, list[tuple[int, str]]]) -> list[DisputedItem]:
-    """The side-by-side view of each shown dispute (a fixed number of queries)."""
+           answers: Mapping[int, list[tuple[int, str]]], viewer: int | None) -> list[DisputedItem]:
+    """The side-by-side view of each shown dispute (a fixed number of queries);
+    ``viewer``: the user whose own answer rating each item names."""
     pks = [pk for pk, _, _, _ in shown]
     if not pks:
         return []
@@ -282,10 +289,11 @@ def _items(session: Session, shown: list[tuple[int, ReviewQueue, Any, int]],
             run=run, workspace=names.get(run.workspace_id, ""), queue_id=queue.id,
             queue_name=queue.name, needed=queue.reviewers_per_run,
             rule_label=DISPUTE_RULES.label(queue.dispute_rule), positive=result.positive,
-            negative=result.negative,
-            columns=sorted((c for c in columns.values() if c.answer is not None),
+            negative=result.negative, columns=sorted((c for c in columns.values() if c.answer is not None),
                            key=lambda c: c.reviewer),
-            reasons=reasons.get(run.workspace_id)))
+            reasons=reasons.get(run.workspace_id), my_rating=next(
+                (fb.rating for fb, _, _ in ratings.get(run_pk, [])
+                 if fb.author_id == viewer and fb.id in answer_ids), None)))
     return items
 
 
@@ -306,7 +314,13 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     being replaced (``ValidationFailed`` naming ``decision`` for a value that is no id). The verdict takes the one path of
     every verdict (``apply_verdict``: case for useful, triage item for not useful; a case
     made now has ``created_by`` = the lead's username) and the decision stands against
-    later ratings."""
+    later ratings.
+
+    A lead who rated the run's answer is one side of the dispute. SPEC 6 gives a tie to
+    "a lead's adjudication" without saying which lead, so they may decide it; the page
+    warns them (``DisputedItem.my_rating``) and the decision is recorded in the
+    workspace's audit log (``decision.own_rating``: verdict and their rating), in the
+    same transaction."""
     pk = id_value(run_pk, "run", "must be a run id")
     run = get_run_for(session, actor, pk, Role.LEAD) if pk is not None else None
     if run is None or not actor.is_user:
@@ -334,10 +348,26 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     session.add(decision)
     lead = session.scalar(select(User.username).where(User.id == actor.user_id))
     case_id = apply_verdict(session, run, chosen, author=lead or actor.label)
+    own = _audit_a_side(session, actor, run, chosen)
     session.flush()
-    result = DecisionResult(decision.id, run.id, chosen, case_id)
+    result = DecisionResult(decision.id, run.id, chosen, case_id, own)
     session.commit()
     return result
+
+
+def _audit_a_side(session: Session, actor: Actor, run: Run, verdict: str) -> str | None:
+    """The deciding lead's own answer rating of the run (positive | negative), if any;
+    when there is one, the audit event ``decision.own_rating`` is added to the caller's
+    transaction (the verdict and that rating)."""
+    own = session.scalar(
+        select(Feedback.rating).join(Run, Run.id == Feedback.run_pk)
+        .where(Feedback.run_pk == run.id, Feedback.author_id == actor.user_id,
+               answer_rating_condition()).limit(1))
+    if own is not None:
+        record_event(session, actor, workspace_id=run.workspace_id, action="decision.own_rating",
+                     target_type="run", target_id=run.run_id, target_label=run.run_id,
+                     after={"verdict": verdict, "own_rating": own})
+    return own
 
 
 def _expected_decision(value: Any) -> int | None:

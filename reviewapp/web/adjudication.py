@@ -50,4 +50,5 @@ def decide(run_pk: int) -> Response:
                              yours={"verdict": form.verdict.data, "note": form.note.data})
     label = VERDICTS.label(result.verdict)
     case = f"; its case: {result.case_id}" if result.case_id else ""
-    return see_other(f"Decision saved: the run is {label.lower()}{case}.", back)
+    own = " You had rated it yourself: the audit log records that." if result.own_rating else ""
+    return see_other(f"Decision saved: the run is {label.lower()}{case}.{own}", back)

@@ -240,3 +240,31 @@ def test_the_disputes_list_pages_by_cursor_and_refuses_a_bad_one(session, make, 
         with pytest.raises(ValidationFailed) as refused:
             adjudication.disputed(session, lead, cursor=bad)
         assert refused.value.field == "cursor"
+
+
+def test_a_lead_who_rated_the_run_is_warned_and_the_decision_audited(session, make, world):
+    """SPEC 6 sends a tie to "a lead's adjudication" without saying which lead, so a lead
+    who is one side of the dispute may still decide it (the walk-through: nothing said
+    so). The list tells them their own rating, and their decision is written to the
+    workspace's audit log as one on a dispute they rated; another lead's is not."""
+    from reviewapp.models import AuditEvent
+
+    lea = make.actor(world.lead)
+    world.rate("ann", "positive")
+    feedback.upsert_feedback(session, lea, "chat_message", _answer(session, world.run), None,
+                             "negative")
+    neutral = make.run(world.ws)
+    for name, rating in (("ann", "positive"), ("bob", "negative")):
+        feedback.upsert_feedback(session, make.actor(world.people[name]), "chat_message",
+                                 _answer(session, neutral), None, rating)
+    page = adjudication.disputed(session, lea)
+    assert [(i.run.id, i.my_rating) for i in page.items] == [
+        (world.run.id, "negative"), (neutral.id, None)]
+    assert adjudication.decide(session, lea, world.run.id, "not_useful").own_rating == "negative"
+    assert adjudication.decide(session, lea, neutral.id, "useful").own_rating is None
+    session.expire_all()
+    events = session.scalars(select(AuditEvent).where(
+        AuditEvent.workspace_id == world.ws.id, AuditEvent.action.like("decision.%"))).all()
+    assert [(e.action, e.actor_label, e.target_type, e.target_id, e.after) for e in events] == [
+        ("decision.own_rating", "lea", "run", world.run.run_id,
+         {"verdict": "not_useful", "own_rating": "negative"})]

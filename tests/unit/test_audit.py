@@ -22,7 +22,8 @@ def test_the_actions_and_their_labels_on_the_log_page():
         ("user.password_reset", "One-time password set"),
         ("user.password_set", "Password set (CLI)"),
         ("token.create", "Ingest token created"), ("token.revoke", "Ingest token revoked"),
-        ("settings.change", "Settings changed"))
+        ("settings.change", "Settings changed"),
+        ("decision.own_rating", "Dispute decided by a lead who rated the run"))
     with pytest.raises(UnknownValue) as error:
         AUDIT_ACTIONS.get("user.delete")
     assert error.value.name == "action"

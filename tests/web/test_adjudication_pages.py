@@ -181,3 +181,22 @@ def test_disputes_page_through_cursors_keeping_the_queue(app_factory, login, mak
     assert "2–2 of 2" in second and "Next page" not in second
     back = re.search(r'<a[^>]*href="([^"]*)"[^>]*>‹ Previous page', second)
     assert html.unescape(back.group(1)) == f"/adjudication/?queue={site.queue.id}"
+
+
+def test_a_lead_who_rated_the_run_sees_it_on_the_decision_form(client, login, site, make,
+                                                                session):
+    run = make.run(site.ws, query="Was the rollback right?")
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id,
+                                                     Message.role == "assistant"))
+    lead = make.user(site.ws, Role.LEAD, username="lead-rater")
+    feedback.upsert_feedback(session, make.actor(lead), "chat_message", answer, None, "positive")
+    feedback.upsert_feedback(session, make.actor(site.ann), "chat_message", answer, None,
+                             "negative")
+    login(lead)
+    page = client.get("/adjudication/").get_data(as_text=True)
+    assert "Was the rollback right?" in page and "Why did checkout fail?" in page
+    assert page.count("You rated this run") == 1
+    assert "You rated this run: 👍 Helpful" in page
+    client.post("/logout")
+    login(site.lead)
+    assert "You rated this run" not in client.get("/adjudication/").get_data(as_text=True)
