@@ -642,6 +642,8 @@ class Redactor:
                 dense = start
                 break
             decoded = base64_text.text_of(data, start, pos)
+            if decoded is None and (later := base64_text.after_slash(data, start, pos)) is not None:
+                start, decoded = later, base64_text.text_of(data, later, pos, slash_before=True)
             if decoded is not None:
                 runs.append((start, pos, decoded))
         if not runs and dense is None:

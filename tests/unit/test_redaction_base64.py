@@ -143,3 +143,26 @@ def test_a_third_level_of_text_inside_base64_is_not_decoded():
     assert redact_text(f"k {two} v") == f"k {R} v"
     three = _b64(f"o {two} p")
     assert redact_text(f"k {three} v") == f"k {three} v"
+
+
+TOKEN = "ghp_K7mQ2xR9vT4wY8zA1bC3dE5fG6hJ0kL2nP4q"
+
+
+@pytest.mark.parametrize("text", [
+    f"A https://x.example/{_b64(TOKEN)}\n",                     # a URL's path
+    f"see x/{_b64(TOKEN)} now",
+    f"/{_b64(TOKEN)}",
+    f"https://x.example/a/b/{_b64(TOKEN).rstrip('=')}",           # padding dropped
+    "https://x.example/" + base64.urlsafe_b64encode(TOKEN.encode()).decode(),
+    f"https://x.example/abc/{_b64(TOKEN)}",
+])
+def test_base64_of_a_token_after_a_slash_leaks_nothing(text):
+    """A second new user found base64 of a token after a '/' (a URL's path) stored whole:
+    '/' is a base64 character, so the run counted as glued to what came before it."""
+    readable = _readable(redact_text(text))
+    assert TOKEN not in readable and TOKEN[4:20] not in readable, readable
+
+
+def test_a_run_after_a_slash_is_read_when_asked():
+    assert text_of(b"/aGVsbG8gd29ybGQh", 1, 17, slash_before=True) == b"hello world!"
+    assert text_of(b"+aGVsbG8gd29ybGQh", 1, 17, slash_before=True) is None  # only '/'
