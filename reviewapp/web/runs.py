@@ -164,8 +164,6 @@ def timeline_calls(run_pk: int) -> Response:
     showing them (the control's own link). 400 naming ``after`` when it is missing or no
     call of the run; the page's 403 for a missing or foreign run."""
     after = request.args.get("after") or ""
-    if not after:
-        raise ValidationFailed("after", "name the last tool call shown")
     chunk = runs_service.get_timeline_chunk(db.session, current_actor(), run_pk, after)
     if not is_htmx():
         return redirect(url_for("runs.detail", run_pk=run_pk, calls_after=after), 303)

@@ -345,9 +345,11 @@ def get_timeline_chunk(session: Session, actor: Actor, run_pk: int, after: str) 
     the same access checks as the page; ``next_call`` says whether more follow.
 
     Raises ``Forbidden`` for a missing or foreign run, or an actor that is not a user;
-    ``ValidationFailed`` (field ``after``) when ``after`` is no call of the run.
+    ``ValidationFailed`` (field ``after``) when ``after`` is empty or no call of the run.
     """
     run, workspace, mine, summary, steps = _timeline_reads(session, actor, run_pk)
+    if not after:
+        raise ValidationFailed("after", "name the last tool call shown")
     rows = _read(session, run, "chunk", Shown(after=after))
     if not rows or rows[0].id != after:
         raise ValidationFailed("after", "not a tool call of this run")
