@@ -15,13 +15,13 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import event, insert, text
+from sqlalchemy import insert, text
 
 from reviewapp.actors import Role
-from reviewapp.extensions import db
 from reviewapp.models import Case, Membership
 from reviewapp.services import cases
 from reviewapp.services.cases import CaseFilters
+from tests.plans import explain, sent
 
 CASES_PER_WORKSPACE = 4_000
 
@@ -50,28 +50,13 @@ def two_workspaces(session, make):
 
 
 def _page_statement(session, actor):
-    seen = []
-
-    def listener(conn, cursor, statement, parameters, context, executemany):  # noqa: ANN001
-        seen.append((statement, parameters))
-
-    event.listen(db.engine, "before_cursor_execute", listener)
-    try:
-        page = cases.list_cases(session, actor, CaseFilters(q="Deploy"))
-    finally:
-        event.remove(db.engine, "before_cursor_execute", listener)
+    page, seen = sent(lambda: cases.list_cases(session, actor, CaseFilters(q="Deploy")))
     pages = [(s, p) for s, p in seen if "case_library.title" in s and "count(" not in s]
     assert len(pages) == 1
     return pages[0], page
 
 
-def _plan(session, statement, parameters):
-    connection = session.connection()
-    if connection.dialect.name == "postgresql":
-        rows = connection.exec_driver_sql("EXPLAIN " + statement, parameters).all()
-        return "\n".join(r[0] for r in rows)
-    rows = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters).all()
-    return "\n".join(r[3] for r in rows)
+_plan = explain
 
 
 @pytest.mark.parametrize("who", ["two workspaces", "one workspace"])

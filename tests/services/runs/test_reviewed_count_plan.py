@@ -11,13 +11,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import event, insert, select, text
+from sqlalchemy import insert, select, text
 
 from reviewapp.actors import Role
 from reviewapp.extensions import db
 from reviewapp.models import DiagnosisSession, Feedback, Membership, Run
 from reviewapp.services import runs
 from reviewapp.services.runs import RunFilters
+from tests.plans import explain, sent
 
 RUNS_PER_WORKSPACE = 6_000
 RATED_EVERY = 50  # 2 %: 120 runs a workspace, rated by the user
@@ -56,27 +57,13 @@ def rated(session, make):
 
 
 def _count_statement(session, actor, filters):
-    seen = []
-
-    def record(conn, cursor, statement, parameters, context, executemany):  # noqa: ANN001
-        seen.append((statement, parameters))
-
-    event.listen(db.engine, "before_cursor_execute", record)
-    try:
-        page = runs.list_runs(session, actor, limit=50, filters=filters)
-    finally:
-        event.remove(db.engine, "before_cursor_execute", record)
+    page, seen = sent(lambda: runs.list_runs(session, actor, limit=50, filters=filters))
     counts = [(s, p) for s, p in seen if "count(" in s.lower() and "user_feedback" in s]
     assert len(counts) == 1, seen  # the filtered count (the total has no filter)
     return page, counts[0]
 
 
-def _plan(session, statement, parameters) -> str:
-    connection = session.connection()
-    if connection.dialect.name == "postgresql":
-        return "\n".join(r[0] for r in connection.exec_driver_sql("EXPLAIN " + statement, parameters))
-    return "\n".join(r[3] for r in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement,
-                                                               parameters))
+_plan = explain
 
 
 def test_reviewed_by_me_counts_from_the_users_ratings(session, rated):

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import event, insert, text
+from sqlalchemy import insert, text
 
 from reviewapp.actors import Actor, Role
 from reviewapp.extensions import db
@@ -22,6 +22,7 @@ from reviewapp.queries import runs_visible_to
 from reviewapp.services import runs
 from reviewapp.services.runs import RunFilters
 from reviewapp.services.runs.filters import SORT_TABLE
+from tests.plans import explain_rows, sent
 
 RUNS_PER_WORKSPACE = 6_000
 
@@ -56,25 +57,14 @@ def two_workspaces(session, make):
 def _page_statements(session, actor: Actor, filters: RunFilters, cursor: str | None = None
                      ) -> tuple[list[tuple[str, Any]], Any]:
     """The statements ``list_runs`` sends (SQL text and parameters) and the page."""
-    seen: list[tuple[str, Any]] = []
-
-    def listener(conn, cursor_, statement, parameters, context, executemany):  # noqa: ANN001
-        seen.append((statement, parameters))
-
-    event.listen(db.engine, "before_cursor_execute", listener)
-    try:
-        page = runs.list_runs(session, actor, limit=50, cursor=cursor, filters=filters)
-    finally:
-        event.remove(db.engine, "before_cursor_execute", listener)
+    page, seen = sent(lambda: runs.list_runs(session, actor, limit=50, cursor=cursor, filters=filters))
     return seen, page
 
 
 def _plan(session, statement: str, parameters: Any) -> str:
-    connection = session.connection()
-    if connection.dialect.name == "postgresql":
-        rows = connection.exec_driver_sql("EXPLAIN " + statement, parameters).all()
+    rows = explain_rows(session, statement, parameters)
+    if session.connection().dialect.name == "postgresql":
         return "\n".join(r[0] for r in rows)
-    rows = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters).all()
     return "\n".join(f"{r[0]}|{r[1]}|{r[3]}" for r in rows)
 
 

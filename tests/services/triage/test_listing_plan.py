@@ -13,13 +13,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import event, insert, text
+from sqlalchemy import insert, text
 
 from reviewapp.actors import Role
-from reviewapp.extensions import db
 from reviewapp.models import DiagnosisSession, Membership, Run, TriageItem
 from reviewapp.services import triage
 from reviewapp.services.triage import TriageFilters
+from tests.plans import explain, sent
 
 ITEMS_PER_WORKSPACE = 3_000
 STATES = ("new", "new", "triaged", "resolved", "wont_fix")
@@ -52,25 +52,11 @@ def lead_of_two(session, make):
 
 
 def _page_plan(session, actor, filters):
-    seen = []
-
-    def listener(conn, cursor, statement, parameters, context, executemany):  # noqa: ANN001
-        seen.append((statement, parameters))
-
-    event.listen(db.engine, "before_cursor_execute", listener)
-    try:
-        page = triage.list_items(session, actor, filters)
-    finally:
-        event.remove(db.engine, "before_cursor_execute", listener)
+    page, seen = sent(lambda: triage.list_items(session, actor, filters))
     pages = [(s, p) for s, p in seen if "triage_item.opened_reason" in s]
     assert len(pages) == 1
     statement, parameters = pages[0]
-    connection = session.connection()
-    if connection.dialect.name == "postgresql":
-        rows = connection.exec_driver_sql("EXPLAIN " + statement, parameters).all()
-        return page, "\n".join(r[0] for r in rows)
-    rows = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters).all()
-    return page, "\n".join(r[3] for r in rows)
+    return page, explain(session, statement, parameters)
 
 
 @pytest.mark.parametrize("state", ["open", None])
