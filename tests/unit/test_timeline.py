@@ -194,3 +194,17 @@ def test_a_backwards_call_has_no_length_even_on_a_short_axis():
     # the 4-unit minimum, not as one millisecond (10 units) of work.
     placed = layout([CallTiming(at(0), at(0.1)), CallTiming(at(0.05), at(0.01))])
     assert placed.bars[1] == Bar(500, 4, True, False, 50, True)
+
+
+def test_a_chunk_of_calls_is_placed_on_the_axis_it_is_given():
+    # The run's calls span 0..10 s; this chunk holds only the call 5-6 s: 500..600 of 1000.
+    placed = layout([CallTiming(at(5), at(6))], bounds=(at(0), at(10)))
+    assert (placed.start, placed.span_ms) == (at(0), 10_000)
+    assert placed.bars == [Bar(500, 100, True, False, 5000)]
+
+
+@pytest.mark.parametrize("bounds", [(T0, None), (None, T0), (None, None)])
+def test_an_axis_known_at_one_end_only_is_no_axis(bounds):
+    # Call order only, as when no call has a time: no span is made up from one end.
+    assert layout([CallTiming(at(0), at(1))], bounds=bounds) == Layout(
+        False, None, 0, [], [Bar(0, 0, False, False, None)])
