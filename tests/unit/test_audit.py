@@ -106,3 +106,48 @@ def test_a_settings_change_reads_through_the_setting_registry():
     assert change_text("settings.change", "feedback_reasons",
                        [{"code": "other", "label": "Other", "polarity": "either"}]) == "Other"
     assert change_text("member.role", "role", "lead") == "lead"
+
+
+def test_the_recorded_fields_and_their_labels_on_the_log_page():
+    from reviewapp.domain.audit import AUDIT_FIELDS, field_label
+
+    assert AUDIT_FIELDS.choices() == (
+        ("username", "Username"), ("role", "Role"), ("name", "Name"), ("slug", "Short name"),
+        ("active", "Active"), ("revoked", "Revoked"), ("sessions_ended", "Sessions ended"),
+        ("must_change_password", "Must change password"), ("verdict", "Decision"),
+        ("own_rating", "Their own rating"))
+    assert [field_label("decision.own_rating", k) for k in ("verdict", "own_rating")] == [
+        "Decision", "Their own rating"]
+    with pytest.raises(UnknownValue) as error:
+        AUDIT_FIELDS.get("password")
+    assert error.value.name == "audit field"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        AUDIT_FIELDS.get("slug").label = "x"
+
+
+def test_a_setting_key_outside_a_settings_change_is_no_setting():
+    """Only a settings change reads its keys through the settings registry; the same key
+    under another action (recorded by an older version) is named and read as it is."""
+    from reviewapp.domain.audit import change_text, field_label
+
+    assert field_label("workspace.rename", "time_zone") == "time_zone"
+    assert field_label("settings.change", "time_zone") == "Time zone"
+    assert change_text("workspace.rename", "triage_negative_targets", True) == "yes"
+    assert change_text("settings.change", "triage_negative_targets", True) == "on"
+    assert change_text("settings.change", "legacy_key", False) == "no"  # no setting: readable
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ({"code": "PAYMENTS", "label": ""}, "PAYMENTS"),  # an empty label: the code
+    ({"code": "PAYMENTS", "label": 7}, "PAYMENTS"),  # a label that is no string: the code
+    ({"code": "", "label": None}, "code: ; label: —"),  # neither: key: value parts
+    ({"label": "Payments"}, "Payments"),
+    ((1, None, True), "1, —, yes"),
+    ([], ""),
+    ({}, ""),
+    (2.5, "2.5"),
+])
+def test_a_row_reads_by_its_label_else_its_code_else_its_parts(value, shown):
+    from reviewapp.domain.audit import readable
+
+    assert readable(value) == shown
