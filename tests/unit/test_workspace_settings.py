@@ -228,6 +228,17 @@ def test_a_stored_value_is_described_in_one_readable_line():
     assert tools.describe(None) == "(default) " + "; ".join(show_evidence_tools({}).splitlines())
 
 
+def test_reasons_and_categories_are_described_by_their_labels_comma_separated():
+    reasons, categories = SETTINGS.get("feedback_reasons"), SETTINGS.get("fault_categories")
+    assert reasons.describe([{"code": "tone", "label": "Wrong tone", "polarity": "negative"},
+                             {"code": "unsafe", "label": "Unsafe", "polarity": "negative"}]
+                            ) == "Wrong tone, Unsafe"
+    assert reasons.describe(None) == "(default) Incorrect, Incomplete, Citation, Unsafe, Other"
+    assert categories.describe([{"code": "GENERAL", "label": "General", "group": "incident"},
+                                {"code": "DB", "label": "Database", "group": "agent"}]
+                               ) == "General, Database"
+
+
 def test_a_setting_row_cannot_be_changed():
     import dataclasses
 
