@@ -133,10 +133,10 @@ def _feedback_row(self, run: Run, author: User, *, rating: str = "negative",
                   subject_key: str = "", reason: str | None = None, comment: str | None = None,
                   correction: str | None = None, created_at: Any = None):
     """A ``user_feedback`` row plus its ``feedback_event`` "create" (direct insert), and
-    the run's review-queue completion refreshed as the feedback service does. The
-    target defaults to the run's first assistant message."""
+    the run's review-queue completion and the author's count of rated runs kept as the
+    feedback service does. The target defaults to the run's first assistant message."""
     from reviewapp.models import Feedback, FeedbackEvent, Message
-    from reviewapp.services import rollups
+    from reviewapp.services import rated_runs, rollups
     from reviewapp.services.queue_completion import refresh_run
 
     if target_id is None:
@@ -155,6 +155,7 @@ def _feedback_row(self, run: Run, author: User, *, rating: str = "negative",
         row.created_at = row.updated_at = created_at
     self.session.add(row)
     self.session.flush()
+    rated_runs.rated(self.session, author.id, run.workspace_id, run.id, row.id)
     self.session.add(FeedbackEvent(
         feedback_id=row.id, actor_id=author.id, workspace_id=run.workspace_id, run_pk=run.id,
         target_type=target_type, target_id=target_id, subject_key=subject_key, action="create",

@@ -20,7 +20,8 @@ dashboard_cli = AppGroup("dashboard", help="The dashboard's roll-ups.")
 @click.option("--workspace", "slug", default=None, help="Only this workspace (slug).")
 def dashboard_rebuild(slug: str | None) -> None:
     """Recompute the dashboard's roll-ups (runs, tool calls and triage items per
-    workspace and UTC day) from the runs, tool calls, ratings and triage items: after a bulk load that bypassed the services,
+    workspace and UTC day) and each user's count of rated runs per workspace from the
+    runs, tool calls, ratings and triage items: after a bulk load that bypassed the services,
     or to repair. PostgreSQL: writers wait for it (the roll-ups are locked meanwhile)."""
     from ..db_setup import write_intent
     from ..services import dashboard
@@ -33,5 +34,6 @@ def dashboard_rebuild(slug: str | None) -> None:
     except ServiceError as exc:
         fail(exc)
     click.echo(f"dashboard roll-ups rebuilt: {summary.run_rows} run rows, "
-               f"{summary.tool_rows} tool rows, {summary.triage_rows} triage rows "
+               f"{summary.tool_rows} tool rows, {summary.triage_rows} triage rows, "
+               f"{summary.rated_rows} rated-runs rows "
                f"in {time.perf_counter() - started:.1f} s")

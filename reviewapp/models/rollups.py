@@ -60,3 +60,21 @@ class TriageDayCount(db.Model):
     state: Mapped[str] = mapped_column(String(16), primary_key=True)
     day: Mapped[date] = mapped_column(Date, primary_key=True)
     items: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class RatedRunCount(db.Model):
+    """The runs of one workspace that one user has rated, counted (``user_rated_runs``):
+    ``runs`` the runs holding at least one rating of theirs, ``rateable_runs`` those of
+    them that are rateable (``diagnosis_run.rateable``). The review queue's progress and
+    the runs list's "reviewed by me" count read it instead of every rating of the user
+    (issue 18); kept by the services (``services/rated_runs.py``), recomputed by ``flask
+    dashboard rebuild``."""
+
+    __tablename__ = "user_rated_runs"
+
+    author_id: Mapped[int] = mapped_column(
+        ForeignKey("user_account.id", ondelete="CASCADE"), primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(
+        ForeignKey("workspace.id", ondelete="CASCADE"), primary_key=True)
+    runs: Mapped[int] = mapped_column(Integer, default=0)
+    rateable_runs: Mapped[int] = mapped_column(Integer, default=0)

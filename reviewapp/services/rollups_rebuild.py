@@ -1,6 +1,7 @@
 """Recomputing the dashboard's roll-ups from the base tables (``flask dashboard
 rebuild``; SPEC 8, issue 18): the same counts the services keep at write time
-(``services/rollups.py``, which holds the day rule and the dimensions), set-based."""
+(``services/rollups.py``, which holds the day rule and the dimensions), set-based; and
+the users' counts of rated runs (``services/rated_runs.py``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..models import (
     TriageDayCount,
     TriageItem,
 )
+from . import rated_runs
 from .rollups import (
     DIMENSIONS,
     NEGATIVE_RATING,
@@ -34,23 +36,26 @@ from .rollups import (
 
 @dataclass(frozen=True)
 class RebuildSummary:
-    """Rows written by ``rebuild``: run-dimension rows, tool rows and triage rows."""
+    """Rows written by ``rebuild``: run-dimension rows, tool rows, triage rows and
+    (user, workspace) rows of rated runs."""
 
     run_rows: int
     tool_rows: int
     triage_rows: int = 0
+    rated_rows: int = 0
 
 
 def rebuild(session: Session, workspace_id: int | None = None) -> RebuildSummary:
     """Recompute the roll-ups of ``workspace_id`` (``None``: every workspace) from the
-    runs, tool calls, ratings and triage items, replacing what was there; commit. On PostgreSQL the
+    runs, tool calls, ratings and triage items, replacing what was there, and the users'
+    counts of rated runs (``rated_runs.rebuild``); commit. On PostgreSQL the
     roll-up tables are locked for the duration (writers wait), so nothing written
     meanwhile is lost or counted twice. Set-based: one INSERT ... SELECT per table."""
     if session.get_bind().dialect.name == "postgresql":
         session.execute(select(literal(1)))  # begin
         session.connection().exec_driver_sql(
-            "LOCK TABLE dashboard_run_day, dashboard_tool_day, dashboard_triage_day"
-            " IN EXCLUSIVE MODE")
+            "LOCK TABLE dashboard_run_day, dashboard_tool_day, dashboard_triage_day,"
+            " user_rated_runs IN EXCLUSIVE MODE")
     tables = (RunDayCount.__table__, ToolDayCount.__table__, TriageDayCount.__table__)
     scope: list[Any] = [] if workspace_id is None else [Run.workspace_id == workspace_id]
     for table in tables:
@@ -65,7 +70,7 @@ def rebuild(session: Session, workspace_id: int | None = None) -> RebuildSummary
     summary = RebuildSummary(*(
         int(session.scalar(select(func.count()).select_from(table).where(
             *([] if workspace_id is None else [table.c.workspace_id == workspace_id]))) or 0)
-        for table in tables))
+        for table in tables), rated_rows=rated_runs.rebuild(session, workspace_id))
     discard_pending(session)  # nothing pending may add to the fresh counts
     session.commit()
     return summary

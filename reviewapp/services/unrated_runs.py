@@ -18,18 +18,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..actors import Actor
 from ..errors import Forbidden
-from ..models import Feedback, Run
+from ..models import Run
 from ..queries import capped_count, get_run_for
-from . import keyset
+from . import keyset, rated_runs
 from .access import WorkspaceRole
 from .params import id_value
 from .runs import COUNT_CAP, RunFilters, rateable_run, single_workspace
 from .runs.listing import order_of, scoped_runs
+from .runs.scope import rated_count_workspaces
 
 
 @dataclass(frozen=True)
@@ -67,14 +67,19 @@ def _progress(session: Session, actor: Actor, filters: RunFilters,
     total, capped = capped_count(
         session, [s.where(rateable_run()) for s in scoped_runs(actor, everything, workspaces)],
         COUNT_CAP)
-    # "Reviewed by me" read from my own ratings (the runs they name), not by probing
-    # every run for a rating of mine: it costs what I rated, not what the list holds.
     if not actor.is_user:  # ratings belong to people
         return Progress(0, total, capped)
-    mine = Run.id.in_(select(Feedback.run_pk).where(Feedback.author_id == actor.user_id))
-    reviewed, _ = capped_count(
-        session, [s.where(rateable_run(), mine) for s in scoped_runs(actor, everything, workspaces)],
-        COUNT_CAP)
+    # "Reviewed by me" of the whole list (of all or one workspace): the kept count of my
+    # rated rateable runs, one row a workspace, whatever I rated (issue 18).
+    ids = rated_count_workspaces(actor, everything, workspaces)
+    if ids is not None:
+        reviewed = rated_runs.counted(session, actor.user_id, ids, rateable=True)
+        return Progress(min(reviewed, COUNT_CAP), total, capped)
+    # A filtered list: counted from my ratings of each workspace (their index), joined to
+    # the runs the filters keep, up to the cap: at most my ratings there, never the list.
+    reviewed, _ = capped_count(session, [
+        s.where(rateable_run()) for s in scoped_runs(
+            actor, replace(everything, reviewed="mine"), workspaces, counting=True)], COUNT_CAP)
     return Progress(reviewed, total, capped)
 
 

@@ -20,7 +20,10 @@ from sqlalchemy import select
 from reviewapp.actors import Actor
 from reviewapp.extensions import db
 from reviewapp.models import (
+    Feedback,
     Message,
+    RatedRunCount,
+    Run,
     RunDayCount,
     ToolDayCount,
     TriageDayCount,
@@ -117,3 +120,69 @@ def test_concurrent_writers_keep_the_rollups_exact(world: World) -> None:
         dashboard.rebuild(db.session, Actor.system_actor())
         db.session.remove()
     assert world.read(_rollups) == kept
+
+
+def _rated_rows(session: Any) -> dict[tuple[int, int], tuple[int, int]]:
+    return {(r.author_id, r.workspace_id): (r.runs, r.rateable_runs)
+            for r in session.scalars(select(RatedRunCount)) if (r.runs, r.rateable_runs) != (0, 0)}
+
+
+def _rated_from_ratings(session: Any) -> dict[tuple[int, int], tuple[int, int]]:
+    rateable = dict(session.execute(select(Run.id, Run.rateable)).all())
+    runs: dict[tuple[int, int], set[int]] = {}
+    for author, ws, pk in session.execute(select(Feedback.author_id, Feedback.workspace_id,
+                                                 Feedback.run_pk)):
+        runs.setdefault((author, ws), set()).add(pk)
+    return {k: (len(v), sum(1 for pk in v if rateable[pk])) for k, v in runs.items()}
+
+
+def test_concurrent_raters_keep_the_rated_run_counts_exact(world: World) -> None:
+    """Each user's count of rated runs (services/rated_runs.py): on a run that is still
+    running (not rateable), at once: one reviewer's two first ratings (the run counts
+    once), another's first ratings, a third deleting their only rating while rating
+    another part, and the run finished by a re-sent document (rateable now)."""
+    before = world.read(_rated_rows)
+    for _ in range(REPS):
+        n = next(_seq)
+        run_id = f"rated-run-{n}"
+        doc = {"session_id": f"rated-session-{n}", "kind": "chat", "query": "Why?",
+               "answer": "Because.", "status": "RUNNING",
+               "messages": [{"id": "u1", "role": "user", "content": "Why?"},
+                            {"id": "a1", "role": "assistant", "content": "Because."}],
+               "tool_calls": [{"id": f"{run_id}-c{i}", "tool_name": "get_metrics",
+                               "status": "completed"} for i in range(2)]}
+        with world.app.app_context():
+            workspace = db.session.get(Workspace, world.ws_id)
+            run_pk = Factories(db.session).run(workspace, run_id, **doc).id
+            r3 = feedback_service.upsert_feedback(
+                db.session, Actor(user_id=world.user_ids["r3"]), "tool_call", run_pk,
+                f"{run_id}-c1", "negative").id
+            db.session.remove()
+
+        def rate(name: str, i: int, call: int) -> Any:
+            return lambda: world.as_user(name, i).put(
+                f"{world.base(i)}/api/feedback/targets", timeout=60,
+                json={"targetType": "tool_call", "targetId": run_pk,
+                      "subjectId": f"{run_id}-c{call}", "rating": "positive"})
+
+        calls = [rate("r1", 0, 0), rate("r1", 1, 1), rate("r2", 0, 1), rate("r3", 1, 0),
+                 lambda: world.as_user("r3", 0).delete(f"{world.base(0)}/api/feedback/{r3}",
+                                                       timeout=60),
+                 lambda: world.as_token().put(f"{world.base(1)}/api/ingest/runs/{run_id}",
+                                              json={**doc, "status": "SUCCESS"}, timeout=60)]
+        responses = fire(calls)
+        no_5xx(responses)
+        assert [r.status_code for r in responses] == [200, 200, 200, 200, 204, 200], [
+            (r.status_code, r.text[:200]) for r in responses]
+
+    kept = world.read(_rated_rows)
+    ids = world.user_ids
+    for name in ("r1", "r2", "r3"):  # each rated each run once more, now rateable
+        key = (ids[name], world.ws_id)
+        was = before.get(key, (0, 0))
+        assert kept[key] == (was[0] + REPS, was[1] + REPS), name
+    assert kept == world.read(_rated_from_ratings)
+    with world.app.app_context():
+        dashboard.rebuild(db.session, Actor.system_actor())
+        db.session.remove()
+    assert world.read(_rated_rows) == kept

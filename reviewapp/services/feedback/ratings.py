@@ -32,7 +32,7 @@ from ...models import (
 )
 from ...models.base import MAX_ID, utcnow
 from ...queries import insert_for, lock_run, scope_to_actor
-from .. import rollups
+from .. import rated_runs, rollups
 from ..queue_completion import refresh_run
 from ._targets import Target, author_of, resolve_target, validated
 from .verdict import follow_rating, rederive_verdict
@@ -248,6 +248,8 @@ def upsert_feedback(
                              switch=switch, based_on=based_on)
     after = rating_state({name: getattr(row, name) for name in ("rating", "reason", "comment",
                                                                 "correction")})
+    if before is None:  # created: the run may be a newly rated one (progress, issue 18)
+        rated_runs.rated(session, author_id, target.workspace_id, target.run_pk, row.id)
     if before != after:
         _append_event(session, row, author_id, target, target_type, target_id, before, after)
     follow_rating(session, target.run_pk, values["rating"], is_answer=target.is_answer,
@@ -331,5 +333,6 @@ def delete_feedback(session: Session, actor: Actor, feedback_id: int) -> None:
     session.delete(row)
     rederive_verdict(session, run)
     session.flush()
+    rated_runs.unrated(session, author_id, run.workspace_id, run.id)  # its last rating?
     refresh_run(session, run.id)  # review-queue completion (issue 16)
     session.commit()

@@ -220,7 +220,8 @@ def _upsert(session: Session, workspace_id: int, run_id: str, doc: Mapping[str, 
             _reparent_tool_calls(session, run)
     changed |= _sync_children(session, run, doc, prepared)
     if changed:
-        rateable.refresh(session, run)  # before the queue rules read it (offer_run)
+        # before the queue rules read it (offer_run); a new run holds no rating yet
+        rateable.refresh(session, run, rated=not created)
         store_run_text(session, [run.id])  # before queue rules read it (offer_run)
         refresh_run(session, run)
         promote_on_finish(session, run)

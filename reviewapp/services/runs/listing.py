@@ -17,13 +17,20 @@ from ...domain.search_text import MIN_INDEXED_CHARS, SHORT_TERM_RUNS, Snippet, i
 from ...errors import Forbidden, ValidationFailed
 from ...models import Membership, Run, Workspace
 from ...queries import capped_count, role_in, runs_visible_to
-from .. import keyset, run_text
+from .. import keyset, rated_runs, run_text
 from ..access import WorkspaceRole
 from ..blind import blind_condition
 from ..run_text import snippets
 from .filters import RELEVANCE, RunFilters, order_of
 from .matches import match_places
-from .scope import filtered_runs, narrowed, reviewed_by, scoped_runs, single_workspace
+from .scope import (
+    filtered_runs,
+    narrowed,
+    rated_count_workspaces,
+    reviewed_by,
+    scoped_runs,
+    single_workspace,
+)
 
 # Counts stop here ("10,000+"): counting costs at most this many index entries.
 COUNT_CAP = 10_000
@@ -113,8 +120,8 @@ def list_runs(
     stmt = scoped_runs(actor, filters, workspaces)
     total_count = Count(*capped_count(session, scoped_runs(actor, RunFilters(), workspaces),
                                       count_cap))
-    filtered = (Count(*capped_count(session, scoped_runs(actor, filters, workspaces, counting=True),
-                                    min(count_cap, FILTERED_COUNT_CAP)))
+    filtered = (_filtered_count(session, actor, filters, workspaces,
+                                min(count_cap, FILTERED_COUNT_CAP))
                 if filters.active else total_count)
     order = order_of(filters)
     rows, next_cursor = keyset.page(session, stmt, order, cursor, limit,
@@ -139,6 +146,20 @@ def list_runs(
                    matches=match_places(session, rows, filters.q), blind=blind,
                    snippets=snippets(rows, search_term(filters.q)),
                    search_note=_search_note(filters))
+
+
+def _filtered_count(session: Session, actor: Actor, filters: RunFilters,
+                    workspaces: list[WorkspaceRole], cap: int) -> Count:
+    """The list's count, up to ``cap``. "Reviewed by me" alone (in all or one workspace)
+    is the user's kept count of rated runs (``rated_runs``: a row a workspace, whatever
+    they rated, issue 18); anything else counts the rows of the filtered list."""
+    ids = (rated_count_workspaces(actor, filters, workspaces)
+           if filters.reviewed == "mine" else None)
+    if ids is not None:
+        found = rated_runs.counted(session, actor.user_id, ids, rateable=False)
+        return Count(cap, True) if found > cap else Count(found, False)
+    return Count(*capped_count(session, scoped_runs(actor, filters, workspaces, counting=True),
+                               cap))
 
 
 def neighbours(session: Session, actor: Actor, run: Run, filters: RunFilters,

@@ -7,7 +7,8 @@ The copy is written where a run's status or parts change, and only there: ``runs
 (a new or re-ingested run, ``finish_run``) calls ``refresh`` after its writes and
 before the review queues' rules read it (``queue_fill.offer_run``); the migration
 that added the column (``9c1f4e7b2a60``) filled it for existing runs with the same rule.
-Ratings do not change it: "not rated by me" is read from the ratings themselves.
+Ratings do not change it: "not rated by me" is read from the ratings themselves; a
+change of it moves the run in the raters' counts of rated rateable runs (``rated_runs``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from sqlalchemy import exists, or_, select, true
 from sqlalchemy.orm import Session
 
 from ...models import DiagnosticReport, DiagnosticStep, Message, MessageRole, Run, RunStatus
+from .. import rated_runs
 from ..answer import has_text
 
 
@@ -42,14 +44,19 @@ def rateable_run() -> Any:
     return Run.rateable == true()
 
 
-def refresh(session: Session, run: Run) -> bool:
+def refresh(session: Session, run: Run, *, rated: bool = True) -> bool:
     """Bring ``run.rateable`` in line with the run's status and parts as they are now
-    (pending writes flushed first; one SELECT, and an UPDATE when it changed). No commit.
-    Returns whether it changed."""
+    (pending writes flushed first; one SELECT, and an UPDATE when it changed), and the
+    counts of rated rateable runs of those who rated it (``rated_runs``; one more UPDATE
+    when it changed, unless ``rated`` is False: the run was created in this transaction
+    and holds no rating). Call it under the run's lock. No commit. Returns whether it
+    changed."""
     session.flush()
     now = bool(session.scalar(select(rateable_rule()).where(Run.id == run.id)))
     if run.rateable == now:
         return False
     run.rateable = now
     session.flush()
+    if rated:
+        rated_runs.rateability_changed(session, run.id, run.workspace_id, now)
     return True

@@ -81,6 +81,23 @@ def scoped_runs(actor: Actor, filters: RunFilters, workspaces: Sequence[Workspac
     return [filtered_runs(actor, filters, workspace_id, counting=counting) for workspace_id in ids]
 
 
+def rated_count_workspaces(actor: Actor, filters: RunFilters,
+                           workspaces: Sequence[WorkspaceRole]) -> list[int] | None:
+    """The workspaces a list of ``filters`` covers when it is every visible run of them
+    (no filter but the workspace, ``reviewed`` aside), for a user: then the runs of it
+    they rated are their kept count of rated runs there (``rated_runs.counted``) and
+    need no count of their ratings. ``None`` otherwise (another filter, or an actor who
+    is not a user); only workspaces of ``workspaces`` (the actor's) are named."""
+    if not actor.is_user or replace(filters, workspace_id=None, workspace_slug=None,
+                                    reviewed=None).active:
+        return None
+    if filters.workspace_id is not None:
+        return [w.workspace_id for w in workspaces if w.workspace_id == filters.workspace_id]
+    if filters.workspace_slug:
+        return [w.workspace_id for w in workspaces if w.slug == filters.workspace_slug]
+    return [w.workspace_id for w in workspaces]
+
+
 def narrowed(stmt: Select[Any], actor: Actor, filters: RunFilters) -> Select[Any]:
     """``stmt`` (a select over ``Run``) narrowed by every filter but the workspace id."""
     if filters.workspace_slug:

@@ -16,7 +16,7 @@ from sqlalchemy import insert, select, text
 from reviewapp.actors import Role
 from reviewapp.extensions import db
 from reviewapp.models import DiagnosisSession, Feedback, Membership, Run
-from reviewapp.services import runs
+from reviewapp.services import rated_runs, runs
 from reviewapp.services.runs import RunFilters
 from tests.plans import explain, sent
 
@@ -50,6 +50,7 @@ def rated(session, make):
         "author_id": author, "workspace_id": ws, "run_pk": pk, "target_type": "chat_message",
         "target_id": pk, "subject_key": "", "rating": "positive"}
         for author, rows in ((user.id, mine), (other.id, theirs)) for ws, pk in rows])
+    rated_runs.rebuild(session)  # the bulk load bypassed the services (as scale_data's)
     session.commit()
     session.execute(text("ANALYZE"))
     session.commit()
@@ -66,9 +67,30 @@ def _count_statement(session, actor, filters):
 _plan = explain
 
 
-def test_reviewed_by_me_counts_from_the_users_ratings(session, rated):
+@pytest.mark.parametrize("workspace", [False, True], ids=["both", "one"])
+def test_reviewed_by_me_alone_is_the_kept_count(session, rated, workspace):
+    """"Reviewed by me" with no other filter: the user's kept count of rated runs (a row
+    a workspace), no read of their ratings (7,576 of them for the one-workspace reviewer
+    at a million runs: 16 -> 30 ms on PostgreSQL, issue 18); the page as before."""
     actor, mine = rated
-    page, (statement, parameters) = _count_statement(session, actor, RunFilters(reviewed="mine"))
+    ws = session.scalar(select(Run.workspace_id).where(Run.id == min(mine)))
+    filters = RunFilters(reviewed="mine", workspace_id=ws if workspace else None)
+    wanted = {pk for pk in mine if not workspace or session.get(Run, pk).workspace_id == ws}
+    page, seen = sent(lambda: runs.list_runs(session, actor, limit=50, filters=filters))
+    assert (page.filtered.value, page.filtered.capped) == (len(wanted), False)  # 240 / 120
+    assert [s for s in seen if "count(" in s[0].lower() and "user_feedback" in s[0]] == []
+    assert len([s for s, _ in seen if "user_rated_runs" in s]) == 1
+    newest = sorted((r for r in session.scalars(select(Run).where(Run.id.in_(wanted)))),
+                    key=lambda r: (r.created_at, r.id), reverse=True)
+    assert [r.id for r in page.runs] == [r.id for r in newest[:50]]
+
+
+def test_reviewed_by_me_counts_from_the_users_ratings(session, rated):
+    """With another filter (here one every run passes), the count reads the user's
+    ratings per workspace through their index, up to the cap."""
+    actor, mine = rated
+    page, (statement, parameters) = _count_statement(session, actor,
+                                                     RunFilters(reviewed="mine", kind="chat"))
     assert (page.filtered.value, page.filtered.capped) == (len(mine), False)  # 240
     newest = sorted((r for r in session.scalars(select(Run).where(Run.id.in_(mine)))),
                     key=lambda r: (r.created_at, r.id), reverse=True)
