@@ -29,7 +29,9 @@ calls out of them.
   call ON DELETE CASCADE, indexed by run) with a ``pg_trgm`` GIN index over its text; a
   term is ``LIKE '%term%'`` on those expressions, which the indexes answer (substring
   semantics, like the LIKE search it replaces; a tsvector would find words, not the
-  substrings and run-id fragments people type).
+  substrings and run-id fragments people type). The statement that reads the matches
+  (``count_matches``, ``matching_runs``) asks each index without the words most of its
+  rows hold (``index_patterns``) and checks the rows found for the whole term.
 
 Neither structure is in the SQLAlchemy metadata: ``create_all`` gets them through
 ``install`` (a metadata event) and Alembic autogenerate skips ``SEARCH_TABLE*``.
@@ -37,6 +39,7 @@ Neither structure is in the SQLAlchemy metadata: ``create_all`` gets them throug
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy import Integer, bindparam, event, text
@@ -46,7 +49,7 @@ from sqlalchemy.sql.expression import ColumnElement
 from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType
 
-from .domain.search_text import RANK_ANSWER, RANK_OTHER, RANK_QUERY, SEPARATOR
+from .domain.search_text import MIN_INDEXED_CHARS, RANK_ANSWER, RANK_OTHER, RANK_QUERY, SEPARATOR
 
 SEARCH_TABLE = "run_search"
 CALL_TABLE = "run_search_call"
@@ -270,35 +273,98 @@ def _probe_postgresql(element: TextProbe, compiler: Any, **kw: Any) -> str:
             f"AND c.text LIKE {compiler.process(element.pattern, **kw)}))")
 
 
+# PostgreSQL: pg_trgm splits text into words at every character that is not a letter or
+# a digit and indexes each word's trigrams, and a GIN scan reads the whole posting list
+# of every trigram of its pattern (it does not skip through the long ones by the short
+# ones). A word most rows hold (``run`` of ``run-500000``, every run id has it) then costs
+# a posting list as long as the table while telling little apart. ``index_patterns`` asks
+# the index without such words, and the rows it finds are checked for the whole term.
+_PG_WORD = re.compile(r"[^\W_]+")  # pg_trgm's words: runs of letters and digits
+# The rows of each table whose text tells which words are common: the newest ones (by run).
+SAMPLE_ROWS = 500
+_MAX_WORDS = 8  # a longer term is asked as it is (no sample)
+
+
+def _sample_sql(words: int) -> str:
+    counts = ", ".join(f"coalesce(sum((strpos(t, :w{i}) > 0)::int), 0)" for i in range(words))
+    return (f"SELECT 0, count(*), {counts} FROM (SELECT {_PG_TEXT} AS t FROM {SEARCH_TABLE} "
+            "ORDER BY run_pk DESC LIMIT :rows) AS s UNION ALL "
+            f"SELECT 1, count(*), {counts} FROM (SELECT text AS t FROM {CALL_TABLE} "
+            "ORDER BY run_pk DESC LIMIT :rows) AS c")
+
+
+def index_patterns(connection: Connection, term: str) -> tuple[str, str]:
+    """PostgreSQL: the LIKE patterns to ask the trigram indexes of the runs' rows and of
+    the calls' rows for the folded ``term`` (``MIN_INDEXED_CHARS`` or more). A term of
+    two to ``_MAX_WORDS`` pg_trgm words of ``MIN_INDEXED_CHARS`` or more characters is
+    first looked for word by word in the newest ``SAMPLE_ROWS`` rows of each table (one
+    query, its cost the same at any size). A word at least half of a table's sampled
+    rows hold is left out of that table's pattern (its posting lists are at least half
+    the table, and it at best halves the rows found): the pattern is the other words in
+    the term's order (``%500000%`` for ``run-500000``), or the whole term
+    (``like_pattern``) when no word or every word is that common. Every row holding the
+    term matches its pattern (each word is part of the term, in order): the caller
+    checks the rows found for the whole term. A word common in older rows only is kept,
+    and costs what it costs today."""
+    whole = like_pattern(term)
+    words = list(dict.fromkeys(w for w in _PG_WORD.findall(term) if len(w) >= MIN_INDEXED_CHARS))
+    if not 2 <= len(words) <= _MAX_WORDS:
+        return whole, whole
+    sampled = {row[0]: row[1:] for row in connection.execute(
+        text(_sample_sql(len(words))),
+        {"rows": SAMPLE_ROWS, **{f"w{i}": word for i, word in enumerate(words)}})}
+
+    def pattern(table: int) -> str:
+        rows, *hits = sampled[table]
+        kept = [word for word, held in zip(words, hits, strict=True) if 2 * held < rows or not rows]
+        return "%" + "%".join(kept) + "%" if 0 < len(kept) < len(words) else whole
+    return pattern(0), pattern(1)
+
+
 def _distinct_matches(dialect: str) -> tuple[str, Any]:
-    """SQL of the distinct run pks holding the term (``:value``), at most ``:cap`` of them,
-    read as they arrive (see ``count_matches``), and how to bind the term."""
-    matching = _matching_runs(dialect, ":value")
+    """SQL of the distinct run pks holding the term, at most ``:cap`` of them, read as
+    they arrive (see ``count_matches``), and how to bind the term: SQLite ``:value`` its
+    FTS5 phrase; PostgreSQL ``:runs`` / ``:calls`` the patterns of ``index_patterns``,
+    each row found then checked for ``:term`` itself."""
     if dialect == "sqlite":
+        matching = _matching_runs(dialect, ":value")
         return f"SELECT DISTINCT m.run_pk FROM ({matching}) AS m LIMIT :cap", fts_phrase
+    matching = (f"SELECT run_pk FROM {SEARCH_TABLE} WHERE {_PG_TEXT} LIKE :runs "
+                f"AND strpos({_PG_TEXT}, :term) > 0 UNION ALL "
+                f"SELECT run_pk FROM {CALL_TABLE} WHERE text LIKE :calls AND strpos(text, :term) > 0")
     return (f"WITH RECURSIVE m(run_pk) AS ({matching} UNION SELECT run_pk FROM m WHERE false) "
             "SELECT run_pk FROM m LIMIT :cap"), like_pattern
+
+
+def _distinct_params(connection: Connection, term: str, cap: int) -> tuple[str, dict[str, Any]]:
+    sql, bind = _distinct_matches(connection.dialect.name)
+    if connection.dialect.name == "sqlite":
+        return sql, {"value": bind(term), "cap": cap}
+    runs, calls = index_patterns(connection, term)
+    return sql, {"runs": runs, "calls": calls, "term": term, "cap": cap}
 
 
 def count_matches(connection: Connection, term: str, cap: int) -> int:
     """How many runs (of any workspace) hold ``term`` (at least ``MIN_INDEXED_CHARS``
     long) in their own row or a call's row, counted up to ``cap`` (a run once, however
-    many of its rows hold it). Both databases stop after ``cap`` distinct runs, however
-    many call rows hold the term: SQLite's DISTINCT drops repeats as rows arrive; on
-    PostgreSQL a DISTINCT (hash or sort) reads every match before its first row, so the
-    matches go through a recursive CTE whose UNION drops repeats as they arrive (its
-    recursive part adds nothing) and the LIMIT stops the index scans after ``cap``."""
-    sql, bind = _distinct_matches(connection.dialect.name)
-    return int(connection.execute(text(f"SELECT count(*) FROM ({sql}) AS s"),
-                                  {"value": bind(term), "cap": cap}).scalar_one())
+    many of its rows hold it). Both databases stop reading rows after ``cap`` distinct
+    runs, however many call rows hold the term: SQLite's DISTINCT drops repeats as rows
+    arrive (and FTS5 reads its doclists as it goes); on PostgreSQL a DISTINCT (hash or
+    sort) reads every match before its first row, so the matches go through a recursive
+    CTE whose UNION drops repeats as they arrive (its recursive part adds nothing) and
+    the LIMIT stops the heap scans after ``cap`` (a GIN bitmap scan still reads the
+    posting lists of its pattern whole: ``index_patterns`` keeps them short). One query,
+    plus ``index_patterns``' sample on PostgreSQL for a term of several words."""
+    sql, params = _distinct_params(connection, term, cap)
+    return int(connection.execute(text(f"SELECT count(*) FROM ({sql}) AS s"), params).scalar_one())
 
 
 def matching_runs(connection: Connection, term: str, cap: int) -> list[int]:
     """The pks of the runs (of any workspace) that hold ``term`` (at least
     ``MIN_INDEXED_CHARS`` long), at most ``cap`` of them, in no particular order: the
     statement of ``count_matches`` returning the runs instead of their number."""
-    sql, bind = _distinct_matches(connection.dialect.name)
-    return list(connection.execute(text(sql), {"value": bind(term), "cap": cap}).scalars())
+    sql, params = _distinct_params(connection, term, cap)
+    return list(connection.execute(text(sql), params).scalars())
 
 
 def _contains(function: str, term: Any, compiler: Any, **kw: Any) -> str:
