@@ -266,11 +266,15 @@ def _probe_sqlite(element: TextProbe, compiler: Any, **kw: Any) -> str:
 
 @compiles(TextProbe, "postgresql")
 def _probe_postgresql(element: TextProbe, compiler: Any, **kw: Any) -> str:
+    # Scalar subqueries, not "EXISTS (...) OR EXISTS (...)": PostgreSQL may turn an EXISTS
+    # under OR into a hashed subplan, which reads every index row holding the term (a
+    # sequential scan of run_search) before the first run; a correlated scalar subquery
+    # is asked per run by key, the calls' only when the run's own row does not hold it.
     pk = compiler.process(element.pk, **kw)
-    return (f"(EXISTS (SELECT 1 FROM {SEARCH_TABLE} WHERE run_pk = {pk} "
-            f"AND {_PG_TEXT} LIKE {compiler.process(element.pattern, **kw)}) "
-            f"OR EXISTS (SELECT 1 FROM {CALL_TABLE} AS c WHERE c.run_pk = {pk} "
-            f"AND c.text LIKE {compiler.process(element.pattern, **kw)}))")
+    return (f"coalesce((SELECT true FROM {SEARCH_TABLE} WHERE run_pk = {pk} "
+            f"AND {_PG_TEXT} LIKE {compiler.process(element.pattern, **kw)}), "
+            f"(SELECT true FROM {CALL_TABLE} AS c WHERE c.run_pk = {pk} "
+            f"AND c.text LIKE {compiler.process(element.pattern, **kw)} LIMIT 1), false)")
 
 
 # PostgreSQL: pg_trgm splits text into words at every character that is not a letter or
@@ -321,26 +325,30 @@ def index_patterns(connection: Connection, term: str) -> tuple[str, str]:
     return pattern(0), pattern(1)
 
 
-def _distinct_matches(dialect: str) -> tuple[str, Any]:
+def _distinct_matches(dialect: str, recheck: tuple[bool, bool] = (False, False)) -> tuple[str, Any]:
     """SQL of the distinct run pks holding the term, at most ``:cap`` of them, read as
     they arrive (see ``count_matches``), and how to bind the term: SQLite ``:value`` its
     FTS5 phrase; PostgreSQL ``:runs`` / ``:calls`` the patterns of ``index_patterns``,
-    each row found then checked for ``:term`` itself."""
+    the rows found checked for ``:term`` itself where ``recheck`` (runs, calls) says the
+    pattern is not the whole term."""
     if dialect == "sqlite":
         matching = _matching_runs(dialect, ":value")
         return f"SELECT DISTINCT m.run_pk FROM ({matching}) AS m LIMIT :cap", fts_phrase
-    matching = (f"SELECT run_pk FROM {SEARCH_TABLE} WHERE {_PG_TEXT} LIKE :runs "
-                f"AND strpos({_PG_TEXT}, :term) > 0 UNION ALL "
-                f"SELECT run_pk FROM {CALL_TABLE} WHERE text LIKE :calls AND strpos(text, :term) > 0")
+    runs, calls = (f" AND strpos({field}, :term) > 0" if check else ""
+                   for field, check in zip((_PG_TEXT, "text"), recheck, strict=True))
+    matching = (f"SELECT run_pk FROM {SEARCH_TABLE} WHERE {_PG_TEXT} LIKE :runs{runs} UNION ALL "
+                f"SELECT run_pk FROM {CALL_TABLE} WHERE text LIKE :calls{calls}")
     return (f"WITH RECURSIVE m(run_pk) AS ({matching} UNION SELECT run_pk FROM m WHERE false) "
             "SELECT run_pk FROM m LIMIT :cap"), like_pattern
 
 
 def _distinct_params(connection: Connection, term: str, cap: int) -> tuple[str, dict[str, Any]]:
-    sql, bind = _distinct_matches(connection.dialect.name)
     if connection.dialect.name == "sqlite":
+        sql, bind = _distinct_matches("sqlite")
         return sql, {"value": bind(term), "cap": cap}
     runs, calls = index_patterns(connection, term)
+    whole = like_pattern(term)
+    sql, _ = _distinct_matches("postgresql", (runs != whole, calls != whole))
     return sql, {"runs": runs, "calls": calls, "term": term, "cap": cap}
 
 
