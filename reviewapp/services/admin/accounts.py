@@ -16,6 +16,7 @@ from ...db_setup import write_intent
 from ...errors import Forbidden, PasswordChangeRequired, ValidationFailed
 from ...models import Membership, User
 from ...models.base import utcnow
+from ...prepared import Prepared
 from ..access import WorkspaceRole, roles_of
 from ..audit import record_event
 
@@ -151,20 +152,21 @@ class SessionUser:
 
 
 _USERS = User.__table__
-_USER_BY_ID = select(
+_USER_BY_ID = Prepared(select(
     _USERS.c.id, _USERS.c.username, _USERS.c.active, _USERS.c.session_token,
     _USERS.c.must_change_password,
-).where(_USERS.c.id == bindparam("user_id"))
+).where(_USERS.c.id == bindparam("user_id")))
 
 
 def load_user(session: Session, cookie_id: str) -> SessionUser | None:
     """The user for a login cookie id ``"<id>:<session_token>"``; ``None`` when the token
     was rotated (logout elsewhere, password change) or the user is inactive. One
-    primary-key query (a Core statement built once: no ORM identity load per request)."""
+    primary-key query (a ``Prepared`` statement on the DBAPI cursor: no ORM identity
+    load, no per-statement SQLAlchemy work on every authenticated request)."""
     user_id, _, token = (cookie_id or "").partition(":")
     if not user_id.isdigit() or not token:
         return None
-    row = session.connection().execute(_USER_BY_ID, {"user_id": int(user_id)}).first()
+    row = _USER_BY_ID.one_or_none(session.connection(), {"user_id": int(user_id)})
     if row is None or not row.active or not secrets.compare_digest(row.session_token, token):
         return None
     return SessionUser(row.id, row.username, row.active, row.session_token,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, NamedTuple
 
-from sqlalchemy import Integer, Select, and_, bindparam, select
+from sqlalchemy import Integer, and_, bindparam, select
 from sqlalchemy.orm import Session
 
 from ... import models
@@ -40,6 +40,7 @@ from ...models import (
     Workspace,
 )
 from ...models.base import MAX_ID
+from ...prepared import Prepared
 from ...queries import scope_to_actor, scope_to_member
 from ..secret_scan import redact_typed
 
@@ -122,14 +123,14 @@ _STORED_COLUMNS = [getattr(Feedback, name).label(f"stored_{name}") for name in S
 
 
 @cache
-def _target_statement(target_type: str, with_rating: bool = False) -> Select[Any]:
+def _target_statement(target_type: str, with_rating: bool = False) -> Prepared:
     """The owner-check query of one target type, built once from its registry row with
     bound parameters ``:target_id`` and ``:actor_user_id`` (membership, same query: SPEC 2):
     the target's row joined to its run through the row's ``parent`` column, narrowed to
     the row's ``role``, plus the columns the type's own check reads (``_CHECKS``).
     ``with_rating``: also the actor's stored rating of the target (an outer join on the
     feedback key; ``:rating_author_id``, ``:rating_target_type``, ``:rating_subject_key``),
-    its columns labelled ``stored_<field>``."""
+    its columns labelled ``stored_<field>``. ``Prepared``: run on the DBAPI cursor."""
     row = TARGET_TYPE_REGISTRY.get(target_type)
     model = models.target_model(target_type)
     target_id = bindparam("target_id", type_=Integer)
@@ -156,7 +157,7 @@ def _target_statement(target_type: str, with_rating: bool = False) -> Select[Any
             Feedback.target_id == target_id,
             Feedback.subject_key == bindparam("rating_subject_key"),
         )).add_columns(*_STORED_COLUMNS)
-    return scope_to_member(stmt, Run.workspace_id, Role.REVIEWER)
+    return Prepared(scope_to_member(stmt, Run.workspace_id, Role.REVIEWER))
 
 
 def _has_report(session: Session, run_pk: int) -> bool:
@@ -198,16 +199,15 @@ def resolve_target(
     if with_rating:
         params.update(rating_author_id=author_id, rating_target_type=target_type,
                       rating_subject_key=subject or "")
-    # On the session's connection: a plain row read, no ORM result processing.
-    row = session.connection().execute(_target_statement(target_type, with_rating),
-                                       params).one_or_none()
+    # On the session's connection and transaction, through its DBAPI cursor.
+    row = _target_statement(target_type, with_rating).one_or_none(session.connection(), params)
     if row is None:
         raise Forbidden()
 
     is_answer = _CHECKS.get(target_type, _NO_CHECK).check(session, row, subject)
     stored = None
     if with_rating and row.stored_id is not None:
-        stored = StoredRating(*(row._mapping[f"stored_{name}"] for name in StoredRating._fields))
+        stored = StoredRating(*(getattr(row, f"stored_{name}") for name in StoredRating._fields))
     return Target(
         run_pk=row.id,
         workspace_id=row.workspace_id,

@@ -31,6 +31,7 @@ from ...models import (
     TargetType,
 )
 from ...models.base import MAX_ID, utcnow
+from ...prepared import Prepared
 from ...queries import insert_for, lock_run, scope_to_actor
 from .. import rated_runs, rollups
 from ..queue_completion import refresh_run
@@ -42,7 +43,7 @@ _KEY_COLUMNS = ["author_id", "target_type", "target_id", "subject_key"]
 
 
 _KEY_PARAMS = {name: bindparam(name) for name in _KEY_COLUMNS}
-_EXISTING = (
+_EXISTING = Prepared(
     select(Feedback.id, Feedback.rating, Feedback.reason, Feedback.comment, Feedback.correction,
            Feedback.updated_at)
     .where(*(getattr(Feedback, name) == param for name, param in _KEY_PARAMS.items()))
@@ -50,8 +51,10 @@ _EXISTING = (
 )
 _ROW_COLUMNS = ("workspace_id", "run_pk", "rating", "reason", "comment", "correction",
                 "created_at", "updated_at")
-_EVENT_INSERT = FeedbackEvent.__table__.insert()
-_UPSERTS: dict[str, tuple[Any, Any]] = {}
+_EVENT_COLUMNS = ["feedback_id", "actor_id", "workspace_id", "run_pk", "target_type", "target_id",
+                  "subject_key", "action", "before", "after", "created_at", "updated_at"]
+_EVENT_INSERT = Prepared(FeedbackEvent.__table__.insert(), column_keys=_EVENT_COLUMNS)
+_UPSERTS: dict[str, tuple[Prepared, Prepared]] = {}
 _NEW_FEEDBACK = Feedback.__mapper__.class_manager.new_instance
 
 
@@ -93,11 +96,11 @@ def _check_reason(reason: str | None, rating: str, settings: dict[str, Any]) -> 
                                + (f"; one of {', '.join(allowed)} does" if allowed else ""))
 
 
-def _upserts(session: Session) -> tuple[Any, Any]:
+def _upserts(session: Session) -> tuple[Prepared, Prepared]:
     """(create, update) statements for the session's database: ``INSERT … ON CONFLICT DO
     NOTHING`` and ``INSERT … ON CONFLICT DO UPDATE`` (``queries.insert_for``), both
-    returning the whole row; built once per dialect with bound parameters, so their
-    compiled form is reused."""
+    returning the whole row; built once per dialect with bound parameters and run as
+    ``Prepared`` statements."""
     dialect = session.get_bind().dialect.name
     if dialect not in _UPSERTS:
         table = Feedback.__table__
@@ -110,7 +113,7 @@ def _upserts(session: Session) -> tuple[Any, Any]:
             set_={name: getattr(insert.excluded, name)
                   for name in ("rating", "reason", "comment", "correction", "updated_at")},
         ).returning(*table.c)
-        _UPSERTS[dialect] = (create, update)
+        _UPSERTS[dialect] = (Prepared(create), Prepared(update))
     return _UPSERTS[dialect]
 
 
@@ -133,7 +136,7 @@ def _write_row(
     then read under a row lock (``FOR UPDATE``; SQLite serialises writers anyway) and
     written with ``INSERT … ON CONFLICT DO UPDATE``, which keeps id and created_at. So two
     first submits end as one row, no error, and the history knows what each replaced.
-    Core statements on the session's connection: this is the hot path of the page.
+    ``Prepared`` statements on the session's connection: this is the hot path of the page.
     """
     key = {"author_id": author_id, "target_type": target_type, "target_id": target_id,
            "subject_key": target.subject_key}
@@ -143,7 +146,7 @@ def _write_row(
         if attempt == 0 and target.stored_read:  # read with the owner check (SQLite)
             existing = target.stored
         else:
-            existing = connection.execute(_EXISTING, key).one_or_none()
+            existing = _EXISTING.one_or_none(connection, key)
         if based_on is not None and rating_version(existing) != based_on:
             current = None if existing is None else {
                 name: getattr(existing, name) for name in ("rating", "reason", "comment",
@@ -156,14 +159,15 @@ def _write_row(
         params = {**key, **values, "workspace_id": target.workspace_id, "run_pk": target.run_pk,
                   "created_at": now, "updated_at": now}
         if existing is None:
-            written = connection.execute(create, params).one_or_none()
+            written = create.one_or_none(connection, params)
             if written is not None:
                 return _detached(written), None
             continue  # lost the race to a concurrent first submit: update its row
         if switch:
             params.update(switched(existing._asdict(), values["rating"],
                                    workspace_reasons(target.settings)))
-        written = connection.execute(update, params).one()
+        written = update.one_or_none(connection, params)
+        assert written is not None  # DO UPDATE returns the row it wrote
         return _detached(written), rating_state(existing._asdict())
     # Only reachable when the row is created and deleted again between every attempt.
     raise ValidationFailed("target_id", "the rating changed concurrently; submit again")
@@ -173,7 +177,7 @@ def _detached(written: Any) -> Feedback:
     """A ``Feedback`` holding the values just written: attributes loaded, no session
     (so committing does not expire it and reading it costs no round-trip)."""
     row = _NEW_FEEDBACK()  # no __init__: no attribute events for values already stored
-    row.__dict__.update(written._mapping)
+    row.__dict__.update(written._asdict())
     make_transient_to_detached(row)
     return row
 
@@ -285,7 +289,7 @@ def _append_event(session: Session, row: Feedback, author_id: int, target: Targe
     """The ``FeedbackEvent`` of a changed rating: create (no ``before``) or update; its
     time is the write's (the row's ``updated_at``), given with the values so the insert
     runs no column default of its own."""
-    session.connection().execute(_EVENT_INSERT, {
+    _EVENT_INSERT.execute(session.connection(), {
         "feedback_id": row.id, "actor_id": author_id, "workspace_id": target.workspace_id,
         "run_pk": target.run_pk, "target_type": target_type, "target_id": target_id,
         "subject_key": target.subject_key,
