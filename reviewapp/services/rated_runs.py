@@ -14,7 +14,7 @@ other's committed rows:
 - a rating deleted (``feedback.ratings.delete_feedback``): ``unrated`` — one ``UPDATE``
   taking the run away when no rating of the author is left on it;
 - a run's rateability changed (``runs/rateable.refresh``): ``rateability_changed`` —
-  one ``UPDATE`` of the rows of the authors who rated it;
+  the run's raters read, then their rows updated in author order;
 - users, workspaces (and with them runs and ratings) removed: their rows go by cascade.
 
 Nothing else writes ratings or removes runs. ``rebuild`` recomputes the rows from the
@@ -50,10 +50,11 @@ _UNRATED = (
     .where(_TABLE.c.author_id == _AUTHOR, _TABLE.c.workspace_id == _WORKSPACE, _NONE_LEFT)
     .values(runs=_TABLE.c.runs - 1, rateable_runs=_TABLE.c.rateable_runs - select(
         _RATEABLE_ONE).where(Run.id == _RUN).scalar_subquery()))
+_RATERS = (select(Feedback.author_id).where(Feedback.run_pk == _RUN).distinct()
+           .order_by(Feedback.author_id))
 _RATEABILITY = (
     _TABLE.update()
-    .where(_TABLE.c.workspace_id == _WORKSPACE, _TABLE.c.author_id.in_(
-        select(Feedback.author_id).where(Feedback.run_pk == _RUN)))
+    .where(_TABLE.c.workspace_id == _WORKSPACE, _TABLE.c.author_id == _AUTHOR)
     .values(rateable_runs=_TABLE.c.rateable_runs + bindparam("b_delta", type_=Integer)))
 # Built once per dialect (the insert's ON CONFLICT clause is the dialect's).
 _RATED: dict[str, Any] = {}
@@ -94,10 +95,16 @@ def unrated(session: Session, author_id: int, workspace_id: int, run_pk: int) ->
 
 def rateability_changed(session: Session, run_pk: int, workspace_id: int, now: bool) -> None:
     """Run ``run_pk`` became rateable (``now``) or stopped being: move it in or out of the
-    ``rateable_runs`` of every author who rated it. One statement, under the run's lock
-    (``runs.ingest``). No commit."""
-    session.connection().execute(_RATEABILITY, {
-        "b_workspace": workspace_id, "b_run": run_pk, "b_delta": 1 if now else -1})
+    ``rateable_runs`` of every author who rated it. Under the run's lock (``runs.ingest``):
+    one SELECT of the raters, and when there are any one UPDATE of their rows in author
+    order (two such writers lock rows in the same order: no deadlock). No commit."""
+    connection = session.connection()
+    authors = connection.execute(_RATERS, {"b_run": run_pk}).scalars().all()
+    if authors:
+        delta = 1 if now else -1
+        connection.execute(_RATEABILITY, [
+            {"b_workspace": workspace_id, "b_author": author, "b_delta": delta}
+            for author in authors])
 
 
 def counted(session: Session, author_id: int, workspace_ids: Iterable[int], *,
