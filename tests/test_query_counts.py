@@ -120,7 +120,8 @@ def test_feedback_upsert_statements(served, login, make, session):
 
 
 # Login user, the run with its session and workspace (access check in the same query), its
-# messages, steps and report, my ratings, everybody's ratings (joined with their names),
+# messages, steps and report, my ratings (each with whether it was given on an earlier
+# version of its target's text, issue 17 item 4), everybody's ratings (joined with their names),
 # previous / next in the list (one UNION ALL), the timeline's calls, the nav role.
 _RUN_PAGE = [
     ("SELECT", "user_account"),
@@ -131,12 +132,12 @@ _RUN_PAGE = [
     ("SELECT", "diagnostic_step"),
     ("SELECT", "diagnostic_report"),
     ("SELECT", "case_library"),
-    ("SELECT", "user_feedback"),
+    # My ratings: the earlier-version EXISTS on the revisions is the first FROM met.
+    ("SELECT", "target_revision"),
     ("SELECT", "user_feedback"),
     ("SELECT", "diagnosis_run"),
     # The timeline's shown calls with the counts and axis of all (window functions, issue 18).
     ("WITH", "tool_call_audit"),
-    ("SELECT", "user_feedback"),  # ratings given on an earlier version (issue 17 item 4)
     ("SELECT", "workspace"),
 ]
 

@@ -23,6 +23,7 @@ from .reads import (
     list_my_feedback,
     list_my_feedback_for_target,
     my_feedback_of_visible_run,
+    my_ratings_of_visible_run,
     summary_of_visible_run,
 )
 from .verdict import VerdictResult, set_run_verdict
@@ -30,5 +31,5 @@ from .verdict import VerdictResult, set_run_verdict
 __all__ = [
     "TargetSummary", "VerdictResult", "delete_feedback", "earlier_version_ids", "feedback_history", "feedback_reasons",
     "feedback_summary", "list_my_feedback", "list_my_feedback_for_target",
-    "my_feedback_of_visible_run", "rating_version", "set_run_verdict", "summary_of_visible_run", "upsert_feedback",
+    "my_feedback_of_visible_run", "my_ratings_of_visible_run", "rating_version", "set_run_verdict", "summary_of_visible_run", "upsert_feedback",
 ]

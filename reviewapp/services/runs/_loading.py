@@ -9,7 +9,7 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import Select, bindparam, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session, aliased, defer
 
 from ...actors import Actor, Role
 from ...domain.verdicts import VERDICTS
@@ -48,7 +48,10 @@ def _run_statement(blind: Any) -> Select[Any]:
             .join(Workspace, Workspace.id == Run.workspace_id)
             .outerjoin(decision, decision.id == latest)
             .outerjoin(decider, decider.id == decision.decided_by)
-            .where(Run.id == bindparam("run_pk")))
+            .where(Run.id == bindparam("run_pk"))
+            # Large JSON no run page shows (the trace API does): not read nor parsed here.
+            .options(defer(Run.orchestration_trace), defer(DiagnosisSession.query),
+                     defer(DiagnosisSession.answer), defer(DiagnosisSession.self_evaluation)))
 
 
 @cache
@@ -83,14 +86,18 @@ def load_run(session: Session, actor: Actor, run_pk: int
 
 
 def ratings_of(session: Session, actor: Actor, run: Run, blind: bool
-               ) -> tuple[dict[RatingKey, Any], dict[RatingKey, Any]]:
-    """The actor's own ratings of ``run``'s parts and every reviewer's counts (empty while
-    the run is ``blind`` for them), keyed by (target_type, target_id, subject_key); ``run``
-    was access-checked by ``load_run``: no second check. Raises ``Forbidden`` for an
-    actor that is not a user (ratings belong to people)."""
+               ) -> tuple[dict[RatingKey, Any], dict[RatingKey, Any], frozenset[int]]:
+    """The actor's own ratings of ``run``'s parts, every reviewer's counts (empty while
+    the run is ``blind`` for them), both keyed by (target_type, target_id, subject_key),
+    and the ids of the actor's ratings given on an earlier version of their target's
+    text (SPEC 10); ``run`` was access-checked by ``load_run``: no second check. Raises
+    ``Forbidden`` for an actor that is not a user (ratings belong to people)."""
     if actor.user_id is None:
         raise Forbidden()
-    mine = {(f.target_type, f.target_id, f.subject_key or ""): f
-            for f in feedback_service.my_feedback_of_visible_run(session, actor.user_id, run.id)}
+    mine, earlier = {}, set()
+    for f, on_earlier in feedback_service.my_ratings_of_visible_run(session, actor.user_id, run.id):
+        mine[(f.target_type, f.target_id, f.subject_key or "")] = f
+        if on_earlier:
+            earlier.add(f.id)
     summary = {} if blind else feedback_service.summary_of_visible_run(session, run.id)
-    return mine, summary
+    return mine, summary, frozenset(earlier)

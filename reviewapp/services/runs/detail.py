@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from sqlalchemy import Select, bindparam, select
@@ -28,7 +28,6 @@ from ...models import (
     Workspace,
 )
 from ...queries import get_run_for
-from .. import feedback as feedback_service
 from ..answer import answer_target
 from ..blind import is_blind
 from ._loading import Decided, load_run, ratings_of
@@ -126,20 +125,26 @@ class RunDetail:
         """The thumbs state of one target of this run; ``name`` as ``TargetState.name``."""
         key = (target_type, target_id, subject_key or "")
         mine = self.my_feedback.get(key)
+        negative, positive = self._reason_choices
         return TargetState(target_type, target_id, subject_key or "", self.run.id,
-                           mine, self.summary.get(key), self.reasons,
-                           reason_choices(self.workspace),
-                           reason_choices(self.workspace, "positive"),
+                           mine, self.summary.get(key), self.reasons, negative, positive,
                            mine is not None and mine.id in self.earlier_ids, name=name,
-                           decided=self.decision if self._sets_verdict(target_type, target_id)
+                           decided=self.decision if self._verdict_target == (target_type, target_id)
                            else None)
 
-    def _sets_verdict(self, target_type: str, target_id: int) -> bool:
-        """Whether ratings of this target make the run's verdict (its answer-level
-        target, ``answer.answer_target``)."""
+    @cached_property
+    def _reason_choices(self) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+        """The workspace's negative and positive reason choices, read once per page (a
+        control per part)."""
+        return reason_choices(self.workspace), reason_choices(self.workspace, "positive")
+
+    @cached_property
+    def _verdict_target(self) -> tuple[str, int] | None:
+        """The target whose ratings make the run's verdict (its answer-level target,
+        ``answer.answer_target``)."""
         return answer_target(
             self.run.kind, self.answer_message.id if self.answer_message else None,
-            self.report.id if self.report else None) == (target_type, target_id)
+            self.report.id if self.report else None)
 
     @property
     def multi_turn(self) -> bool:
@@ -245,12 +250,12 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     messages = list(session.scalars(parts["messages"], by_run))
     steps = list(session.scalars(parts["steps"], by_run))
     report = session.scalars(parts["report"], by_run).one_or_none()
-    case_id = session.scalar(parts["case"], {"workspace_id": run.workspace_id,
-                                             "run_id": run.run_id})
+    case_id = session.connection().scalar(parts["case"], {"workspace_id": run.workspace_id,
+                                                          "run_id": run.run_id})
     evaluation = evaluation_view(run.self_evaluation)
     answer_index = answer_message_index([(m.role, m.content) for m in messages])
     answer_message = messages[answer_index] if answer_index is not None else None
-    mine, summary = ratings_of(session, actor, run, blind)  # Forbidden for a token
+    mine, summary, earlier = ratings_of(session, actor, run, blind)  # Forbidden for a token
     reasons = workspace_reasons(workspace)
     prev_pk, next_pk = neighbours(session, actor, run, filters, None)
     return RunDetail(
@@ -261,7 +266,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
         evaluation=evaluation,
         my_feedback=mine, summary=summary, reasons=list(reasons), filters=filters,
         prev_pk=prev_pk, next_pk=next_pk, case_id=None if blind else case_id,
-        earlier_ids=frozenset(feedback_service.earlier_version_ids(session, run.id)),
+        earlier_ids=earlier,
         outcome=outcome_view(run.external_outcome, run.external_outcome_detail), blind=blind,
         verdict_reviewers=verdict_reviewers, decision=decision,
     )
