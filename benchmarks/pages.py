@@ -9,7 +9,7 @@
 
 SQLite (the embedded default). Run: ``.venv/bin/python benchmarks/pages.py`` (about
 three minutes, most of it building the million-run database). ``--quick`` uses 100,000
-instead of 1,000,000 runs.
+instead of 1,000,000 runs; ``--run-page`` runs parts 1 and 2 only.
 """
 
 from __future__ import annotations
@@ -280,6 +280,8 @@ def main() -> None:
     rps_run, rps_ref = statistics.median(rps["run"]), statistics.median(rps["reference"])
     print(f"gunicorn -w 2, 8 clients: run page (20 calls) {rps_run:.0f} req/s, "
           f"reference page (50 rows) {rps_ref:.0f} req/s; ratio = {rps_run / rps_ref:.2f} (target >= 0.3)")
+    if "--run-page" in sys.argv:
+        return
 
     # 3. runs list at 10,000 and at `big` runs, measured in alternation
     clients = {}
