@@ -31,3 +31,20 @@ def shared_data_dir() -> Path:
 def tau_bench_file() -> Path:
     """``tau-bench/gpt-4o-airline.json`` (200 runs)."""
     return shared_data_dir() / "tau-bench" / "gpt-4o-airline.json"
+
+
+def tau_run_answered_in_messages(index: int = 0) -> tuple[dict, str]:
+    """τ-bench record ``index`` as an agent sends a chat run over the API when it keeps
+    the answer in its messages: the trajectory's user / assistant / tool messages, no
+    top-level ``answer``. Returns ``(run document, its answer)``, the answer read from
+    the raw file with plain ``json``: the last assistant message with text."""
+    import json
+
+    traj = json.loads(tau_bench_file().read_text())[index]["traj"]
+    answer = next(m["content"] for m in reversed(traj)
+                  if m["role"] == "assistant" and (m["content"] or "").strip())
+    query = next(m["content"] for m in traj if m["role"] == "user")
+    messages = [{"id": f"m{i}", "role": m["role"], "content": m["content"]}
+                for i, m in enumerate(traj) if m["role"] != "system"]
+    return {"session_id": f"tau-session-{index}", "kind": "chat", "query": query,
+            "status": "SUCCESS", "messages": messages}, answer

@@ -62,6 +62,17 @@ def answer_message_index(messages: Sequence[tuple[str, str | None]]) -> int | No
     return None
 
 
+def answer_text(answer: str | None, messages: Sequence[tuple[str, str | None]]) -> str:
+    """A run's answer text, the one rule of the run page, its case (SPEC 7) and the
+    exports: its ``answer`` field when that has text (``has_answer_text``), else the
+    content of its answer message (``answer_message_index`` over ``(role, content)``
+    pairs in order: a chat agent that keeps its answer in its messages), else ""."""
+    if has_answer_text(answer):
+        return answer or ""
+    index = answer_message_index(messages)
+    return (messages[index][1] or "") if index is not None else ""
+
+
 class InvalidFeedback(ValueError):
     """A rule was broken; ``field`` names the input field, ``message`` says how."""
 

@@ -14,17 +14,23 @@ The answer-level target of a run (``answer_level`` rows of ``domain/target_types
   conclusion then exists only as the answer text);
 
 always with subject "" (a citation of the answer is not the answer).
+
+The answer's **text** (what the run page shows, a case holds and the eval-set export
+carries) is ``domain.feedback.answer_text``: the run's ``answer`` field, else its answer
+message's text; ``answer_texts`` reads it for many runs at once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import and_, exists, func, not_, or_
-from sqlalchemy.orm import aliased
+from sqlalchemy import and_, exists, func, not_, or_, select
+from sqlalchemy.orm import Session, aliased
 
-from ..domain.feedback import ANSWER_BLANKS
+from ..domain.feedback import ANSWER_BLANKS, answer_text, has_answer_text
 from ..models import (
+    DiagnosisSession,
     DiagnosticReport,
     Feedback,
     Message,
@@ -76,3 +82,31 @@ def answer_target(kind: str, answer_message_id: int | None, report_id: int | Non
     if answer_message_id is not None:
         return TargetType.CHAT_MESSAGE.value, answer_message_id
     return None
+
+
+def answer_texts(session: Session, answers: Mapping[int, str | None]) -> dict[int, str]:
+    """The answer text (``domain.feedback.answer_text``) of each run, keyed by run pk:
+    ``answers`` maps a run's pk to its ``answer`` field. Only runs whose field has no text
+    read their messages: one query for all of them (their assistant messages with text,
+    in order). "" for a run with no answer at all."""
+    texts = {pk: answer or "" for pk, answer in answers.items() if has_answer_text(answer)}
+    missing = [pk for pk in answers if pk not in texts]
+    if not missing:
+        return texts
+    messages: dict[int, list[tuple[str, str | None]]] = {pk: [] for pk in missing}
+    for run_pk, role, content in session.execute(
+        select(Message.run_pk, Message.role, Message.content)
+        .where(Message.run_pk.in_(missing), Message.role == MessageRole.ASSISTANT.value,
+               has_text(Message.content))
+        .order_by(Message.run_pk, Message.ordinal)
+    ):
+        messages[run_pk].append((role, content))
+    return texts | {pk: answer_text(answers[pk], messages[pk]) for pk in missing}
+
+
+def answer_text_of(session: Session, target: Run | DiagnosisSession) -> str:
+    """The answer text of one run (``answer_texts``), or of a legacy session: its own
+    ``answer`` field (it has no messages). "" when it has none."""
+    if isinstance(target, DiagnosisSession):
+        return (target.answer or "") if has_answer_text(target.answer) else ""
+    return answer_texts(session, {target.id: target.answer})[target.id]

@@ -39,6 +39,7 @@ from ..models.cases import new_case_id
 from ..queries import HoldsText, capped_count, get_case_for, get_run_for, insert_for, scope_to_actor
 from . import keyset
 from .admin.settings import categories_of, time_zone_in
+from .answer import answer_text_of
 from .blind import blind_workspaces, is_blind, not_blind_case
 from .keyset import SortKey, SortOrder
 from .params import id_value, text_param, workspace_param
@@ -212,7 +213,8 @@ def run_text(session: Session, run: Run) -> suggest_rules.RunText:
         .where(ToolCall.run_pk == run.id).order_by(ToolCall.ordinal, ToolCall.started_at)
     ).all()
     return suggest_rules.RunText(
-        query=run.query or "", answer="\n\n".join(part for part in (run.answer, report) if part),
+        query=run.query or "",
+        answer="\n\n".join(part for part in (answer_text_of(session, run), report) if part),
         alert=run.alert if isinstance(run.alert, Mapping) else None,
         tool_arguments=[args for args, _ in calls if args is not None],
         tool_errors=[error for _, error in calls if error],
@@ -388,7 +390,7 @@ def new_case_draft(session: Session, actor: Actor, run_pk: int | str) -> CaseDra
     suggestions = suggest_rules.suggest(text)
     values = {
         "title": (run.query or run.run_id)[:100],
-        "root_cause": run.answer or "",
+        "root_cause": answer_text_of(session, run),
         "solution": suggest_rules.remediation(text.answer),
         **{k: v or "" for k, v in suggestions.as_dict().items()},
     }

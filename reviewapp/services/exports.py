@@ -42,6 +42,7 @@ from ..models import (
     Workspace,
 )
 from ..queries import iso_utc, on_earlier_version, scope_to_actor
+from .answer import answer_texts
 from .cases import CaseFilters, case_conditions
 from .params import choice_param, date_range_params, day_range, text_param, workspace_param
 from .triage._rows import reason_choices
@@ -290,7 +291,8 @@ def export_decisions(session: Session, actor: Actor, params: Mapping[str, Any] |
 def export_evalset(session: Session, actor: Actor, workspace_id: int | None = None, *,
                    batch_size: int = 500) -> ExportStream:
     """The input of a regression eval: one row per run that has at least one reviewer
-    correction, with its query, the agent's answer and report, every correction
+    correction, with its query, the agent's answer (the run page's, ``answer.answer_texts``)
+    and report, every correction
     ({reviewer, target_type, subject, rating, reason, correction}) and the labels
     ({verdict, evidence_score, verifier_verdict, external_outcome, reasons,
     triage_state, triage_fault_category, case_fault_category, error_code, service}).
@@ -352,13 +354,14 @@ def _evalset_rows(session: Session, runs: list[Any]) -> Iterator[dict[str, Any]]
                Case.service)
         .where(Case.run_pk.in_(pks), Case.withdrawn_at.is_(None))
     )}
+    answers = answer_texts(session, {r.run_pk: r.answer for r in runs})
     for r in runs:
         state, triage_category = triage.get(r.run_pk, (None, None))
         case_category, error_code, service = cases.get((r.workspace_id, r.run_id),
                                                        (None, None, None))
         yield {
             "run_id": r.run_id, "workspace": r.workspace, "kind": r.kind, "query": r.query,
-            "answer": r.answer, "report": reports.get(r.run_pk),
+            "answer": answers[r.run_pk] or None, "report": reports.get(r.run_pk),
             "corrections": corrections.get(r.run_pk, []),
             "labels": {
                 "verdict": r.feedback, "evidence_score": r.evidence_score,

@@ -220,6 +220,24 @@ def test_evalset_batches_cover_every_run(session, make):
     assert [line["corrections"][0]["correction"] for line in lines] == [f"fix {r.run_id}" for r in runs]
 
 
+def test_evalset_answer_of_a_run_answered_only_in_its_messages_is_that_answer(session, make):
+    """The eval set carries the answer the run page shows and its case holds (SPEC 7):
+    a real τ-bench run sent with no ``answer`` field, its answer only in its messages."""
+    from reviewapp.services import runs
+
+    from ..shared_data import tau_run_answered_in_messages
+
+    ws = make.workspace()
+    admin = make.actor(make.user(ws, Role.ADMIN))
+    doc, answer = tau_run_answered_in_messages()
+    run = runs.upsert_run(session, Actor.system_actor(), ws.id, "tau-messages-only", doc).run
+    with_field = make.run(ws, answer="field answer")
+    for each in (run, with_field):
+        make.feedback_row(each, make.user(ws), correction="a fix")
+    assert [line["answer"] for line in exports.export_evalset(session, admin).rows] == [
+        answer, "field answer"]
+
+
 def test_system_actor_exports_every_workspace(session, make):
     a, b = make.workspace(), make.workspace()
     make.case(a)

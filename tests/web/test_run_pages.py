@@ -400,3 +400,35 @@ def test_the_run_page_without_js_shows_times_in_the_workspaces_time_zone(client,
     html = client.get(f"/runs/{run.id}").get_data(as_text=True)
     started = re.search(r"<dt>Started</dt><dd>(<time [^>]*>[^<]*</time>)", html).group(1)
     assert started == (f'<time datetime="2026-05-01T12:00:00+00:00" title="2026-05-01T12:00:00+00:00">{shown}</time>')
+
+
+def test_a_run_answered_only_in_its_messages_shows_that_answer_and_becomes_its_case(
+        client, make, login, session):
+    """SPEC 7, 8: the answer a lead reads on the run page is the one "Create a case"
+    prefills and the one a thumbs-up puts in the run's case (a real τ-bench run sent with
+    its answer only as the last assistant message)."""
+    from html import escape
+
+    from reviewapp.actors import Actor, Role
+    from reviewapp.models import Case
+    from reviewapp.services import runs
+
+    from ..shared_data import tau_run_answered_in_messages
+
+    ws = make.workspace()
+    login(make.user(ws, Role.LEAD))
+    doc, answer = tau_run_answered_in_messages()
+    run = runs.upsert_run(session, Actor.system_actor(), ws.id, "tau-messages-only", doc).run
+    shown = escape(answer.split("\n")[0], quote=False)
+    page = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert shown in page.split('id="answer-h"')[1].split("</section>")[0]
+    draft = client.get(f"/cases/new?run={run.id}").get_data(as_text=True)
+    assert escape(answer) in draft.split('name="root_cause"')[1].split("</textarea>")[0]
+    message = [m for m in run.messages if m.role == "assistant" and (m.content or "").strip()][-1]
+    rated = client.post("/feedback", data={"target_type": "chat_message", "target_id": message.id,
+                                           "rating": "positive", "next": f"/runs/{run.id}"},
+                        follow_redirects=True).get_data(as_text=True)
+    assert "no case" not in rated and "This run's case" in rated
+    case = session.scalars(db.select(Case)).one()
+    assert (case.root_cause, case.solution) == (answer, answer)
+    assert shown in client.get(f"/cases/{case.case_id}").get_data(as_text=True)

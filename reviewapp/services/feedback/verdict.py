@@ -132,11 +132,12 @@ def apply_verdict(session: Session, run: Run, verdict: str,
     return None
 
 
-def _recorded(message: str, target: Run | DiagnosisSession, verdict: str, case_id: str | None) -> str:
+def _recorded(session: Session, message: str, target: Run | DiagnosisSession, verdict: str,
+              case_id: str | None) -> str:
     """The answer's message; a useful verdict that made no case says why."""
     if verdict != "useful" or case_id is not None:
         return message + "."
-    return f"{message}; no case: {promotion_blocker(target) or 'not promoted'}."
+    return f"{message}; no case: {promotion_blocker(session, target) or 'not promoted'}."
 
 
 def governing_queue(session: Session, run: Run) -> ReviewQueue | None:
@@ -311,7 +312,7 @@ def set_run_verdict(
         run = _named_run(session, actor, session_id, run_id)
         case_id = apply_verdict(session, run, verdict)
         session.commit()
-        return VerdictResult(True, _recorded("Feedback recorded", run, verdict, case_id),
+        return VerdictResult(True, _recorded(session, "Feedback recorded", run, verdict, case_id),
                              run.run_id, False, case_id)
     diagnosis_session = _only_visible_session(session, actor, session_id)
     latest = _latest_run(session, diagnosis_session)
@@ -319,7 +320,7 @@ def set_run_verdict(
         case_id = apply_verdict(session, latest, verdict)
         session.commit()
         return VerdictResult(
-            True, _recorded("Feedback recorded on the latest run of the session", latest, verdict, case_id),
+            True, _recorded(session, "Feedback recorded on the latest run of the session", latest, verdict, case_id),
             latest.run_id, True, case_id,
         )
     return _legacy_session_verdict(session, diagnosis_session, verdict)
@@ -392,5 +393,5 @@ def _legacy_session_verdict(session: Session, diagnosis_session: DiagnosisSessio
     case_id = case.case_id if case is not None else None
     session.commit()
     return VerdictResult(
-        True, _recorded("Feedback recorded on the legacy session", diagnosis_session, verdict, case_id),
+        True, _recorded(session, "Feedback recorded on the legacy session", diagnosis_session, verdict, case_id),
         None, False, case_id)

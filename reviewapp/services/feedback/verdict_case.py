@@ -16,6 +16,7 @@ from ...models import (
 from ...models.base import utcnow
 from ...models.cases import new_case_id
 from ...queries import insert_for
+from ..answer import answer_text_of
 
 AUTO_CASE_AUTHOR = "system"
 AUTO_CASE_CATEGORY = "GENERAL"
@@ -29,7 +30,8 @@ def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | Diagn
     ``diagnosis_id`` is the run's ``run_id``, or the ``session_id`` of a legacy session
     (which has no runs). A new case gets ``source_type`` AUTO, ``fault_category`` GENERAL,
     ``title`` = the first 100 characters of the query, ``root_cause`` = ``solution`` = the
-    answer and ``created_by`` ``author`` ("system" unless a lead's decision made it:
+    answer the run page shows (``answer.answer_text_of``: the ``answer`` field, else the
+    answer message; ``None`` when it has none) and ``created_by`` ``author`` ("system" unless a lead's decision made it:
     then the lead's username, at most 80 characters). An existing case for the same (workspace,
     diagnosis_id), automatic or manual, is returned unchanged: curated edits survive
     further ``useful`` verdicts.
@@ -46,7 +48,7 @@ def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | Diagn
         diagnosis_id = run_or_legacy_session.session_id
     workspace_id = run_or_legacy_session.workspace_id
     query = run_or_legacy_session.query or ""
-    answer = run_or_legacy_session.answer
+    answer = answer_text_of(session, run_or_legacy_session) or None
 
     session.flush()
     now = utcnow()
@@ -74,16 +76,17 @@ def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | Diagn
     ).one()
 
 
-def promotion_blocker(target: Run | DiagnosisSession) -> str | None:
+def promotion_blocker(session: Session, target: Run | DiagnosisSession) -> str | None:
     """Why a ``useful`` run (or legacy session) cannot become a case yet, or ``None``.
 
     A case is the run's query and answer (SPEC 7), so only a finished run with an
-    answer is promoted: a RUNNING run or one whose answer is empty would make an empty
-    case in the library. Reasons: "the run is still RUNNING", "the run has no answer",
-    or both together.
+    answer is promoted: a RUNNING run or one with no answer text (``answer.answer_text_of``,
+    the answer the run page shows) would make an empty case in the library. Reasons:
+    "the run is still RUNNING", "the run has no answer", or both together. Reads the
+    run's messages when its ``answer`` field is empty; no write.
     """
     running = target.status == "RUNNING"
-    no_answer = not (target.answer or "").strip()
+    no_answer = not answer_text_of(session, target)
     if running and no_answer:
         return "the run is still RUNNING and has no answer yet"
     if running:
@@ -100,7 +103,7 @@ def promote_useful(session: Session, target: Run | DiagnosisSession,
     otherwise the run's existing case if it has one (e.g. a MANUAL one), else ``None``
     (the verdict is kept; the run is promoted once it finishes with an answer). No
     access check, no commit."""
-    if promotion_blocker(target) is None:
+    if promotion_blocker(session, target) is None:
         return get_or_create_auto_case(session, target, author)
     diagnosis_id = target.run_id if isinstance(target, Run) else target.session_id
     return session.scalars(select(Case).where(

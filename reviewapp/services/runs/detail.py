@@ -12,7 +12,7 @@ from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
-from ...domain.feedback import answer_message_index
+from ...domain.feedback import answer_message_index, answer_text
 from ...domain.outcome import OutcomeView, outcome_view
 from ...domain.workspace_settings import time_zone_of
 from ...errors import Forbidden
@@ -114,6 +114,12 @@ class RunDetail:
         report's rating is the verdict)."""
         return self.answer_message is not None and (
             self.run.kind == RunKind.CHAT.value or self.report is None)
+
+    @property
+    def answer_text(self) -> str:
+        """The answer the page shows (``domain.feedback.answer_text``: the ``answer``
+        field, else the answer message), the same text the run's case holds (SPEC 7)."""
+        return answer_text(self.run.answer, [(m.role, m.content) for m in self.messages])
 
     @property
     def answer_noun(self) -> str:

@@ -19,7 +19,12 @@ from reviewapp.services.feedback.verdict import (
 )
 from reviewapp.services.runs import finish_run
 
+from ...shared_data import tau_run_answered_in_messages
 from .helpers import answer_message, count, fresh, in_threads, target_in
+
+
+def answer_message_with_text(run):
+    return [m for m in run.messages if m.role == "assistant" and m.content.strip()][-1]
 
 # --- answer-level ratings drive the verdict ---------------------------------------------------
 
@@ -309,7 +314,7 @@ def test_legacy_session_maps_to_its_session_id(session, make):
 
 
 def test_run_without_answer_gets_an_empty_case_body(session, make):
-    run = make.run(make.workspace(), query="", answer=None)
+    run = make.run(make.workspace(), query="", answer=None, messages=[])
     case = get_or_create_auto_case(session, run)
     assert (case.title, case.root_cause, case.solution) == ("", None, None)
 
@@ -322,9 +327,11 @@ def test_run_without_answer_gets_an_empty_case_body(session, make):
 ])
 def test_only_finished_runs_with_an_answer_are_promoted(session, make, status, answer, reason):
     """SPEC 7: a case holds the run's answer, so a run still running or without an answer
-    is not promoted (no empty case); once finished with an answer it is."""
-    run = make.run(make.workspace(), status=status, answer=answer)
-    assert verdict.promotion_blocker(run) == reason
+    is not promoted (no empty case); once finished with an answer it is. No assistant
+    message carries one either (a message's answer counts: the test below)."""
+    run = make.run(make.workspace(), status=status, answer=answer,
+                   messages=[{"id": "u1", "role": "user", "content": "q"}])
+    assert verdict.promotion_blocker(session, run) == reason
     assert verdict.promote_useful(session, run) is None
     assert session.scalar(select(func.count()).select_from(Case)) == 0
 
@@ -337,7 +344,7 @@ def test_useful_run_becomes_a_case_when_it_finishes_with_an_answer(session, make
     finish_run(session, Actor.system_actor(), ws.id, "r-live", {"status": "SUCCESS", "answer": "rotate logs"})
     case = session.scalars(select(Case)).one()
     assert (case.diagnosis_id, case.root_cause, case.source_type) == ("r-live", "rotate logs", "AUTO")
-    assert verdict.promotion_blocker(run) is None
+    assert verdict.promotion_blocker(session, run) is None
 
 
 # --- opening and auto-closing (the feedback services' hooks)
@@ -462,3 +469,27 @@ def test_two_reviewers_decide_on_the_answer_with_text(session, make, ws, actor):
     for who in (actor, colleague):
         feedback.upsert_feedback(session, who, "chat_message", answer.id, None, "positive")
     assert fresh(session, run).feedback == "useful"
+
+
+def test_a_run_answered_only_in_its_messages_becomes_a_case_with_that_answer(session, make, ws, actor):
+    """SPEC 7: the case holds the answer the run page shows; a real τ-bench run sent with
+    its answer only as the last assistant message (no ``answer`` field) is promoted with
+    that text, and the verdict's message names no blocker."""
+    doc, answer = tau_run_answered_in_messages()
+    run = runs.upsert_run(session, Actor.system_actor(), ws.id, "tau-messages-only", doc).run
+    assert run.answer is None
+    assert verdict.promotion_blocker(session, run) is None
+    result = feedback.set_run_verdict(session, actor, doc["session_id"], run.run_id, "useful")
+    assert "no case" not in result.message and result.case_id is not None
+    case = session.scalars(select(Case)).one()
+    assert (case.case_id, case.root_cause, case.solution) == (result.case_id, answer, answer)
+
+
+def test_a_blank_answer_field_gives_way_to_the_answer_message(session, make, ws, actor):
+    run = make.run(ws, answer="  \n", messages=[
+        {"id": "u1", "role": "user", "content": "q"},
+        {"id": "a1", "role": "assistant", "content": "restart the pod"},
+        {"id": "a2", "role": "assistant", "content": " "}])
+    feedback.upsert_feedback(session, actor, "chat_message", answer_message_with_text(run).id, None,
+                             "positive")
+    assert session.scalars(select(Case.root_cause)).one() == "restart the pod"
