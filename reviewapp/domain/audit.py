@@ -64,6 +64,8 @@ AUDIT_FIELDS: Registry[AuditField] = Registry("audit field", (
     AuditField("must_change_password", "Must change password"),
     AuditField("verdict", "Decision"),
     AuditField("own_rating", "Their own rating"),
+    AuditField("open_assignments", "Assigned queue items released"),
+    AuditField("held_items", "Held queue items released"),
 ))
 
 # Keys whose values are never recorded, at any depth (compared case-insensitively).

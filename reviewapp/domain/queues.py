@@ -41,6 +41,29 @@ def round_robin(pool: list[int], start: int, items: int, per_item: int) -> list[
     return [[pool[(start + k * n + j) % len(pool)] for j in range(n)] for k in range(items)]
 
 
+def top_up(pool: list[int], start: int, assigned: list[set[int]], per_item: int
+           ) -> tuple[list[list[int]], int]:
+    """Deal again to items that lost an assignee: item k (now assigned to
+    ``assigned[k]``) gets reviewers of the ``pool`` it does not have yet, taken in turn
+    from deal number ``start``, until it has ``min(per_item, len(pool))``. Returns (the new
+    assignees of each item, how many turns were taken), so the next deal continues after
+    them. Nothing for an empty pool."""
+    if not pool:
+        return [[] for _ in assigned], 0
+    n, turn, dealt = min(per_item, len(pool)), start, []
+    for current in assigned:
+        added: list[int] = []
+        for _ in range(len(pool)):
+            if len(current) + len(added) >= n:
+                break
+            who = pool[turn % len(pool)]
+            turn += 1
+            if who not in current and who not in added:
+                added.append(who)
+        dealt.append(added)
+    return dealt, turn - start
+
+
 def sample_slot(queue_id: int, run_pk: int) -> int:
     """A stable number in [0, 100) for the run in the queue (SHA-256 of both ids)."""
     digest = hashlib.sha256(f"review-queue:{queue_id}:run:{run_pk}".encode()).digest()

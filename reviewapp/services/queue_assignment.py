@@ -26,9 +26,19 @@ from sqlalchemy import and_, delete, exists, or_, select, update
 from sqlalchemy.orm import Session
 
 from ..actors import Role
-from ..domain.queues import ASSIGN_ROUND_ROBIN, REVIEWERS_NAMED, round_robin
-from ..models import Membership, QueueAssignment, QueueItem, QueueReviewer, ReviewQueue, User
+from ..domain.queues import ASSIGN_ROUND_ROBIN, REVIEWERS_NAMED, round_robin, top_up
+from ..models import (
+    Feedback,
+    Membership,
+    QueueAssignment,
+    QueueItem,
+    QueueReviewer,
+    ReviewQueue,
+    Run,
+    User,
+)
 from ..queries import insert_for
+from .answer import answer_rating_condition
 
 
 def may_review_condition(queue_col_id: Any, queue_col_reviewers: Any, user_id: Any) -> Any:
@@ -117,3 +127,50 @@ def assigned_condition(user_id: Any) -> Any:
     """SQL: the item is assigned to the user."""
     return exists().where(and_(QueueAssignment.item_id == QueueItem.id,
                                QueueAssignment.user_id == user_id))
+
+
+def release_assignments_of(session: Session, user_id: int, workspace_id: int) -> int:
+    """A member leaves the workspace: their open assignments in its queues (an item not
+    complete whose run's answer they have not rated) are deleted, and each item of a
+    round-robin queue among them is dealt again to the queue's pool without them
+    (``domain.queues.top_up``, continuing its turn), so it can still reach N; a by-hand
+    item waits for a lead to give it to someone else. An item they rated keeps its
+    assignment: their finished work stays theirs. Returns how many were released. For
+    ``admin.remove_member``, which checks access and commits: no check, no commit."""
+    rated = exists().where(Feedback.run_pk == QueueItem.run_pk, Feedback.author_id == user_id,
+                           Run.id == Feedback.run_pk, answer_rating_condition())
+    released = session.execute(
+        select(QueueAssignment.id, QueueItem.id, QueueItem.queue_id)
+        .join(QueueItem, QueueItem.id == QueueAssignment.item_id)
+        .join(ReviewQueue, ReviewQueue.id == QueueItem.queue_id)
+        .where(QueueAssignment.user_id == user_id, ReviewQueue.workspace_id == workspace_id,
+               QueueItem.completed_at.is_(None), ~rated)
+        .order_by(QueueItem.queue_id, QueueItem.id)).all()
+    if not released:
+        return 0
+    session.execute(delete(QueueAssignment).where(QueueAssignment.id.in_([r[0] for r in released]))
+                    .execution_options(synchronize_session=False))
+    by_queue: dict[int, list[int]] = {}
+    for _, item_id, queue_id in released:
+        by_queue.setdefault(queue_id, []).append(item_id)
+    for queue in session.scalars(select(ReviewQueue).where(ReviewQueue.id.in_(by_queue))):
+        if queue.assignment == ASSIGN_ROUND_ROBIN:
+            _deal_again(session, queue, by_queue[queue.id], user_id)
+    return len(released)
+
+
+def _deal_again(session: Session, queue: ReviewQueue, item_ids: list[int], leaving: int) -> None:
+    people = [p for p in pool(session, queue) if p != leaving]
+    current: dict[int, set[int]] = {i: set() for i in item_ids}
+    for item_id, user_id in session.execute(select(QueueAssignment.item_id, QueueAssignment.user_id)
+                                            .where(QueueAssignment.item_id.in_(item_ids))):
+        current[item_id].add(user_id)
+    hands, turns = top_up(people, queue.dealt, [current[i] for i in item_ids],
+                          queue.reviewers_per_run)
+    rows = [{"item_id": i, "user_id": u} for i, hand in zip(item_ids, hands, strict=True)
+            for u in hand]
+    if rows:
+        session.execute(insert_for(session, QueueAssignment.__table__).values(rows)
+                        .on_conflict_do_nothing(index_elements=["item_id", "user_id"]))
+    session.execute(update(ReviewQueue).where(ReviewQueue.id == queue.id)
+                    .values(dealt=ReviewQueue.dealt + turns))

@@ -8,7 +8,7 @@ import threading
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from reviewapp.actors import Actor, Role
@@ -16,7 +16,7 @@ from reviewapp.db_setup import write_intent
 from reviewapp.domain.queues import in_sample, sample_slot
 from reviewapp.errors import Conflict, Forbidden, ValidationFailed
 from reviewapp.extensions import db
-from reviewapp.models import QueueItem
+from reviewapp.models import QueueAssignment, QueueItem
 from reviewapp.models.base import utcnow
 from reviewapp.services import review_queues as rq
 from reviewapp.services import runs
@@ -580,3 +580,58 @@ def test_removing_or_deactivating_a_member_lets_go_of_their_items(session, make,
     shown = {row.item_id: row.reserved_by for row in page.rows}
     assert shown[stale.id] is None and shown[held["cy"]] == "cy"
     assert shown[held["ann"]] == "dan" and shown[held["bob"]] is None
+
+
+def _assignees(session, queue):
+    """{item id: sorted assignee user ids} of the queue, as stored."""
+    session.expire_all()
+    found = {i: [] for i in session.scalars(select(QueueItem.id).where(QueueItem.queue_id == queue.id))}
+    for item_id, user_id in session.execute(
+            select(QueueAssignment.item_id, QueueAssignment.user_id)
+            .join(QueueItem, QueueItem.id == QueueAssignment.item_id)
+            .where(QueueItem.queue_id == queue.id)):
+        found[item_id].append(user_id)
+    return {k: sorted(v) for k, v in found.items()}
+
+
+def test_removing_a_member_releases_their_open_assignments_and_keeps_their_finished_work(
+        session, make, world):
+    """A removed member's assigned items they have not rated go back: a round-robin queue
+    deals each to the next reviewer of its pool in turn (so it still reaches N), a by-hand
+    queue's item is left for a lead to give to someone else; an item they rated stays
+    assigned to them and their rating stays. The removal's audit row counts both."""
+    from reviewapp.models import AuditEvent, Feedback
+    from reviewapp.services import admin
+
+    lead = make.actor(world.lead)
+    ann, bob, cy = world.reviewers
+    dealt, _ = rq.create_queue(session, lead, world.ws.id, "Pairs", {"kind": "chat"},
+                               reviewers_per_run=2, assignment="round_robin")
+    by_hand, _ = rq.create_queue(session, lead, world.ws.id, "Picked", {"kind": "chat"},
+                                 assignment="by_hand")
+    before = _assignees(session, dealt)
+    anns = [i for i, users in before.items() if ann.id in users]
+    assert len(anns) == 3  # 6 items x 2 seats dealt over ann, bob, cy and the lead in turn
+    rated_item = session.get(QueueItem, anns[0])
+    rated_run = next(r for r in world.chat if r.id == rated_item.run_pk)
+    make.feedback_row(rated_run, ann, rating="positive")
+    picked = sorted(set(before) - set(anns))[0]
+    picked_item = session.scalars(select(QueueItem).where(
+        QueueItem.queue_id == by_hand.id, QueueItem.run_pk == session.get(QueueItem, picked).run_pk)).one()
+    rq.assign(session, lead, picked_item.id, [ann.id])
+
+    admin.remove_member(session, make.actor(make.user(world.ws, Role.ADMIN)), world.ws.id, ann.id)
+
+    after = _assignees(session, dealt)
+    assert after[rated_item.id] == sorted([ann.id] + [u for u in before[rated_item.id] if u != ann.id])
+    pool_left = {bob.id, cy.id, world.lead.id}
+    for item_id in anns[1:]:  # topped up to N = 2 from those left, keeping who was there
+        kept = set(before[item_id]) - {ann.id}
+        assert len(after[item_id]) == 2 and kept < set(after[item_id]) <= pool_left
+    for item_id in set(before) - set(anns):
+        assert after[item_id] == before[item_id]
+    assert _assignees(session, by_hand)[picked_item.id] == []
+    assert session.scalar(select(func.count()).select_from(Feedback).where(
+        Feedback.author_id == ann.id)) == 1
+    event = session.scalars(select(AuditEvent).where(AuditEvent.action == "member.remove")).one()
+    assert event.before == {"role": "reviewer", "open_assignments": 2 + 1, "held_items": 0}

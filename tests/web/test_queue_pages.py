@@ -232,3 +232,34 @@ def test_a_queue_short_of_reviewers_is_kept_and_its_page_warns(client, login, ma
 
 def _items_of(session, queue_id):
     return list(session.scalars(select(QueueItem.id).where(QueueItem.queue_id == queue_id)))
+
+
+def test_a_removed_members_open_items_are_dealt_to_the_others_on_the_queue_page(
+        client, login, make, session):
+    """The lead's queue page: after a member is removed, no item is still assigned to them
+    (their open assignments went to the other reviewers in turn), and the audit log says
+    how many were released."""
+    from reviewapp.actors import Actor
+    from reviewapp.services import admin
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lee")
+    ann = make.user(ws, Role.REVIEWER, username="ann")
+    make.user(ws, Role.REVIEWER, username="bob")
+    for _ in range(4):
+        make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Dealt", reviewers_per_run=1,
+                               assignment="round_robin")
+    login(make.user(ws, Role.ADMIN, username="zed"))
+
+    def assigned_to():
+        html = client.get(f"/queues/{queue.id}").get_data(as_text=True)
+        return [re.sub(r"\s+", " ", cell).strip() for cell in
+                re.findall(r'<td class="wide" data-label="Assigned to">(.*?)</td>', html, re.S)]
+
+    assert sorted(assigned_to()) == ["ann", "ann", "bob", "lee"]  # dealt ann, bob, lee, ann
+    # (zed, the admin reading the page, joined after the deal)
+    admin.remove_member(session, Actor.system_actor(), ws.id, ann.id)
+    assert "ann" not in assigned_to() and len(assigned_to()) == 4
+    log = client.get(f"/admin/{ws.id}/audit").get_data(as_text=True)
+    assert "Assigned queue items released" in log
