@@ -4,7 +4,7 @@ Split from ``review_queues``; every public name is importable from there."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, aliased
 
 from ..actors import Actor, Role
 from ..domain.queues import (
+    REVIEWERS_ALL,
     REVIEWERS_NAMED,
 )
 from ..errors import Forbidden, ValidationFailed
@@ -44,21 +45,54 @@ from .queue_assignment import (
 from .queue_assignment import (
     named as named_reviewers,
 )
+from .queue_settings import Pool, capacity_reason
 from .queue_work import QueueProgress, _item_for, get_queue, next_item, progress
 
 # --- reading for the pages ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
+class QueueCapacity:
+    """``needed`` reviewers per run, ``able``: how many people may review the queue now
+    (``queue_settings.Pool``); ``scope`` all | named (not compared)."""
+
+    needed: int
+    able: int
+    scope: str = field(default=REVIEWERS_ALL, compare=False)
+
+    @property
+    def short(self) -> bool:
+        """Too few people may review: no item can complete (members left since)."""
+        return self.able < self.needed
+
+    @property
+    def reason(self) -> str:
+        """What is wrong when ``short`` (as the form says it), else ``""``."""
+        return capacity_reason(self.needed, self.able, self.scope) if self.short else ""
+
+
+def queue_capacity(session: Session, queue: ReviewQueue,
+                   members: set[int] | None = None) -> QueueCapacity:
+    """``QueueCapacity`` of ``queue`` (no access check: the caller's scope did);
+    ``members``: the user ids of its workspace's reviewers, when the caller read them."""
+    if members is None:
+        members = {i for i, _ in workspace_reviewers(session, queue.workspace_id)}
+    able = Pool(queue.reviewers, tuple(named_reviewers(session, queue.id))).able(members)
+    return QueueCapacity(queue.reviewers_per_run, able, queue.reviewers)
+
+
+@dataclass(frozen=True)
 class QueueRow:
     """One queue of the list: the queue, its workspace's name, whether the actor leads
-    the workspace and may review the queue, and its progress for the actor."""
+    the workspace and may review the queue, its progress for the actor and, for a lead,
+    its ``capacity`` (``None`` for a reviewer: not theirs to fix)."""
 
     queue: ReviewQueue
     workspace_name: str
     is_lead: bool
     may_review: bool
     progress: QueueProgress
+    capacity: QueueCapacity | None = None
 
 
 def _queues_with_roles(session: Session, actor: Actor) -> list[tuple[ReviewQueue, str, str]]:
@@ -75,12 +109,19 @@ def _queues_with_roles(session: Session, actor: Actor) -> list[tuple[ReviewQueue
 
 def list_queues(session: Session, actor: Actor, now: datetime | None = None) -> list[QueueRow]:
     """The queues of every workspace where the actor is a reviewer or more, by workspace
-    and name. ``Forbidden`` for an actor that is not a user."""
+    and name; a lead's rows say whether enough people may still review (``capacity``,
+    as on the queue's own page). ``Forbidden`` for an actor that is not a user."""
     rows = []
+    members: dict[int, set[int]] = {}
     for queue, ws_name, role in _queues_with_roles(session, actor):
-        rows.append(QueueRow(queue, ws_name, role in Role.LEAD.at_least(),
-                             may_review(session, queue, actor.user_id),
-                             progress(session, actor, queue.id, now)))
+        lead = role in Role.LEAD.at_least()
+        if lead and queue.workspace_id not in members:
+            members[queue.workspace_id] = {
+                i for i, _ in workspace_reviewers(session, queue.workspace_id)}
+        rows.append(QueueRow(queue, ws_name, lead, may_review(session, queue, actor.user_id),
+                             progress(session, actor, queue.id, now),
+                             queue_capacity(session, queue, members[queue.workspace_id])
+                             if lead else None))
     return rows
 
 

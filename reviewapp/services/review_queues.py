@@ -36,7 +36,6 @@ Every public name stays importable from here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -84,6 +83,7 @@ from .queue_pages import (
     ItemRow,
     ItemsPage,
     OpenItem,
+    QueueCapacity,
     QueueRow,
     ReviewerProgress,
     lead_queues,
@@ -92,10 +92,11 @@ from .queue_pages import (
     list_queues,
     next_for_me,
     open_item,
+    queue_capacity,
     reviewable_queues,
     reviewer_progress,
 )
-from .queue_settings import RULE_KEYS, Pool, capacity_reason, clean_rule, validate
+from .queue_settings import RULE_KEYS, clean_rule, validate
 from .queue_work import (
     CANDIDATES,
     QueueProgress,
@@ -316,32 +317,9 @@ def remove_run(session: Session, actor: Actor, queue_id: Any, run_pk: Any) -> bo
     return True
 
 
-@dataclass(frozen=True)
-class QueueCapacity:
-    """``needed`` reviewers per run, ``able``: how many people may review the queue now
-    (``queue_settings.Pool``); ``scope`` all | named (not compared)."""
-
-    needed: int
-    able: int
-    scope: str = field(default=REVIEWERS_ALL, compare=False)
-
-    @property
-    def short(self) -> bool:
-        """Too few people may review: no item can complete (members left since)."""
-        return self.able < self.needed
-
-    @property
-    def reason(self) -> str:
-        """What is wrong when ``short`` (as the form says it), else ``""``."""
-        return capacity_reason(self.needed, self.able, self.scope) if self.short else ""
-
-
 def capacity(session: Session, actor: Actor, queue_id: Any) -> QueueCapacity:
     """Whether enough people may still review the queue (``QueueCapacity``): a queue
     is refused when it asks more (``create_queue``), but members who leave, lose the
     role or are deactivated later leave it short; it is kept, and its page says so.
     Leads of its workspace only (``Forbidden``)."""
-    queue = get_queue(session, actor, queue_id, Role.LEAD)
-    members = {i for i, _ in workspace_reviewers(session, queue.workspace_id)}
-    able = Pool(queue.reviewers, tuple(named_reviewers(session, queue.id))).able(members)
-    return QueueCapacity(queue.reviewers_per_run, able, queue.reviewers)
+    return queue_capacity(session, get_queue(session, actor, queue_id, Role.LEAD))

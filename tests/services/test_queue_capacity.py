@@ -120,3 +120,18 @@ def test_a_taken_name_is_a_conflict_alone_and_one_more_field_beside_others(sessi
         "name": "the workspace already has a queue named 'Taken'",
         "sample_percent": "must be a whole number from 1 to 100"}
     assert _queues(session) == 1
+
+
+def test_the_queues_list_carries_each_queues_capacity_for_its_leads(session, team, make):
+    """The list where leads manage queues says which are short, from the same value as the
+    queue's own page (``capacity``); a reviewer's rows carry none (not theirs to fix)."""
+    pair, _ = rq.create_queue(session, team.actor, team.ws.id, "Pair", reviewers_per_run=2,
+                              reviewers="named", named=[team.ann.id, team.bob.id])
+    solo, _ = rq.create_queue(session, team.actor, team.ws.id, "Solo")
+    admin.remove_member(session, SYSTEM, team.ws.id, team.bob.id)
+    rows = {row.queue.name: row for row in rq.list_queues(session, team.actor)}
+    assert rows["Pair"].capacity == rq.capacity(session, team.actor, pair.id) == rq.QueueCapacity(2, 1)
+    assert rows["Pair"].capacity.short and rows["Pair"].capacity.reason
+    assert rows["Solo"].capacity == rq.capacity(session, team.actor, solo.id)
+    assert not rows["Solo"].capacity.short
+    assert [row.capacity for row in rq.list_queues(session, make.actor(team.ann))] == [None, None]

@@ -230,6 +230,27 @@ def test_a_queue_short_of_reviewers_is_kept_and_its_page_warns(client, login, ma
     assert len(_items_of(session, queue.id)) == 1
 
 
+def test_the_queues_list_warns_a_lead_of_a_queue_short_of_reviewers(client, login, make, session):
+    """Where leads manage queues, a queue that can no longer complete says so, with the
+    same words as its own page; a queue with enough reviewers does not."""
+    from reviewapp.actors import Actor
+    from reviewapp.services import admin
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann = make.user(ws, Role.REVIEWER)
+    make.run(ws)
+    short, _ = rq.create_queue(session, make.actor(lead), ws.id, "Pairs", reviewers_per_run=2)
+    rq.create_queue(session, make.actor(lead), ws.id, "Singles")
+    admin.remove_member(session, Actor.system_actor(), ws.id, ann.id)
+    login(lead)
+    html = client.get("/queues/").get_data(as_text=True)
+    rows = dict(re.findall(r'<tr id="queue-(\d+)">(.*?)</tr>', html, re.S))
+    reason = rq.capacity(session, make.actor(lead), short.id).reason
+    assert "cannot be completed" in rows[str(short.id)] and reason in rows[str(short.id)]
+    assert [k for k, row in rows.items() if "cannot be completed" in row] == [str(short.id)]
+
+
 def _items_of(session, queue_id):
     return list(session.scalars(select(QueueItem.id).where(QueueItem.queue_id == queue_id)))
 
