@@ -148,7 +148,9 @@ class AdjudicationPage:
 @dataclass(frozen=True)
 class DecisionView:
     """A decision as shown and exported: when (UTC), by whom, the verdict, the note, the
-    run (pk and agent id) and the queue's name (``None`` once deleted)."""
+    run (pk and agent id) and the queue's name (``None`` once deleted); ``my_rating``: the
+    viewing lead's own answer rating of the run when they are one side of it (as
+    ``DisputedItem.my_rating``, for the "Decide again" form; ``None`` without a viewer)."""
 
     id: int
     at: datetime
@@ -158,6 +160,7 @@ class DecisionView:
     run_pk: int
     run_id: str
     queue: str | None
+    my_rating: str | None = None
 
 
 @dataclass(frozen=True)
@@ -222,7 +225,7 @@ def disputed(session: Session, actor: Actor, filters: AdjudicationFilters | None
     return AdjudicationPage(
         filters, workspaces, queues, _items(session, shown, answers, actor.user_id),
         len(disputes),
-        decisions(session, ws_ids, PAGE_MAX, filters.queue_id), offset,
+        decisions(session, ws_ids, PAGE_MAX, filters.queue_id, viewer=actor.user_id), offset,
         DISPUTE_ORDER.encode(shown[-1]) if offset + limit < len(disputes) else None,
         offset > 0,
         DISPUTE_ORDER.encode(disputes[offset - limit - 1]) if offset > limit else None)
@@ -393,10 +396,12 @@ def _decided_meanwhile(session: Session, latest: VerdictDecision | None) -> Conf
 
 
 def decisions(session: Session, ws_ids: list[int], limit: int | None = None,
-              queue_id: int | None = None, run_pk: int | None = None) -> list[DecisionView]:
+              queue_id: int | None = None, run_pk: int | None = None,
+              viewer: int | None = None) -> list[DecisionView]:
     """Decisions of the workspaces ``ws_ids`` (optionally of one queue or one run),
-    newest first. No access check: the caller resolved ``ws_ids`` / the run through the
-    actor."""
+    newest first; with ``viewer`` (a user id) each names that user's own answer rating of
+    its run (``my_rating``, one more query). No access check: the caller resolved
+    ``ws_ids`` / the run through the actor."""
     stmt = (select(VerdictDecision, User.username, Run.run_id, ReviewQueue.name)
             .join(Run, Run.id == VerdictDecision.run_pk)
             .outerjoin(User, User.id == VerdictDecision.decided_by)
@@ -409,6 +414,19 @@ def decisions(session: Session, ws_ids: list[int], limit: int | None = None,
         stmt = stmt.where(VerdictDecision.run_pk == run_pk)
     if limit is not None:
         stmt = stmt.limit(limit)
+    rows = session.execute(stmt).all()
+    mine = _own_answer_ratings(session, viewer, {d.run_pk for d, _, _, _ in rows})
     return [DecisionView(d.id, d.created_at, username or "(deleted user)", d.verdict, d.note,
-                         d.run_pk, run_id, queue)
-            for d, username, run_id, queue in session.execute(stmt)]
+                         d.run_pk, run_id, queue, mine.get(d.run_pk))
+            for d, username, run_id, queue in rows]
+
+
+def _own_answer_ratings(session: Session, user_id: int | None, run_pks: set[int]
+                        ) -> dict[int, str]:
+    """{run pk: the user's answer-level rating of it} for those of ``run_pks`` they rated."""
+    if user_id is None or not run_pks:
+        return {}
+    return dict(session.execute(
+        select(Feedback.run_pk, Feedback.rating).join(Run, Run.id == Feedback.run_pk)
+        .where(Feedback.run_pk.in_(run_pks), Feedback.author_id == user_id,
+               answer_rating_condition())).all())

@@ -268,3 +268,8 @@ def test_a_lead_who_rated_the_run_is_warned_and_the_decision_audited(session, ma
     assert [(e.action, e.actor_label, e.target_type, e.target_id, e.after) for e in events] == [
         ("decision.own_rating", "lea", "run", world.run.run_id,
          {"verdict": "not_useful", "own_rating": "negative"})]
+    # "Decide again" on the recent decisions names the same own rating (the first form's data).
+    decided = {d.run_pk: d.my_rating for d in adjudication.disputed(session, lea).decided}
+    assert decided == {world.run.id: "negative", neutral.id: None}
+    other = make.actor(make.user(world.ws, Role.LEAD))
+    assert {d.my_rating for d in adjudication.disputed(session, other).decided} == {None}

@@ -197,6 +197,13 @@ def test_a_lead_who_rated_the_run_sees_it_on_the_decision_form(client, login, si
     assert "Was the rollback right?" in page and "Why did checkout fail?" in page
     assert page.count("You rated this run") == 1
     assert "You rated this run: 👍 Helpful" in page
+    # Decided: its "Decide again" form keeps the warning, from the same data.
+    assert client.post(f"/adjudication/runs/{run.id}/decide",
+                       data={"verdict": "useful", "decision": ""}).status_code == 303
+    page = client.get("/adjudication/").get_data(as_text=True)
+    redo = page.split('id="decided-h"')[1]
+    assert "Was the rollback right?" not in page.split('id="decided-h"')[0]
+    assert redo.count("You rated this run: 👍 Helpful") == 1
     client.post("/logout")
     login(site.lead)
     assert "You rated this run" not in client.get("/adjudication/").get_data(as_text=True)
