@@ -582,7 +582,7 @@ def test_removing_or_deactivating_a_member_lets_go_of_their_items(session, make,
     assert shown[held["ann"]] == "dan" and shown[held["bob"]] is None
 
 
-def _assignees(session, queue):
+def _assignees_by_item(session, queue):
     """{item id: sorted assignee user ids} of the queue, as stored."""
     session.expire_all()
     found = {i: [] for i in session.scalars(select(QueueItem.id).where(QueueItem.queue_id == queue.id))}
@@ -609,7 +609,7 @@ def test_removing_a_member_releases_their_open_assignments_and_keeps_their_finis
                                reviewers_per_run=2, assignment="round_robin")
     by_hand, _ = rq.create_queue(session, lead, world.ws.id, "Picked", {"kind": "chat"},
                                  assignment="by_hand")
-    before = _assignees(session, dealt)
+    before = _assignees_by_item(session, dealt)
     anns = [i for i, users in before.items() if ann.id in users]
     assert len(anns) == 3  # 6 items x 2 seats dealt over ann, bob, cy and the lead in turn
     rated_item = session.get(QueueItem, anns[0])
@@ -622,7 +622,7 @@ def test_removing_a_member_releases_their_open_assignments_and_keeps_their_finis
 
     admin.remove_member(session, make.actor(make.user(world.ws, Role.ADMIN)), world.ws.id, ann.id)
 
-    after = _assignees(session, dealt)
+    after = _assignees_by_item(session, dealt)
     assert after[rated_item.id] == sorted([ann.id] + [u for u in before[rated_item.id] if u != ann.id])
     pool_left = {bob.id, cy.id, world.lead.id}
     for item_id in anns[1:]:  # topped up to N = 2 from those left, keeping who was there
@@ -630,7 +630,7 @@ def test_removing_a_member_releases_their_open_assignments_and_keeps_their_finis
         assert len(after[item_id]) == 2 and kept < set(after[item_id]) <= pool_left
     for item_id in set(before) - set(anns):
         assert after[item_id] == before[item_id]
-    assert _assignees(session, by_hand)[picked_item.id] == []
+    assert _assignees_by_item(session, by_hand)[picked_item.id] == []
     assert session.scalar(select(func.count()).select_from(Feedback).where(
         Feedback.author_id == ann.id)) == 1
     event = session.scalars(select(AuditEvent).where(AuditEvent.action == "member.remove")).one()
