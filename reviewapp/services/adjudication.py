@@ -24,7 +24,7 @@ from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import and_, exists, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from ..actors import Actor, Role
@@ -44,7 +44,7 @@ from ..models import (
     VerdictDecision,
     Workspace,
 )
-from ..queries import get_run_for, lock_run, on_earlier_version
+from ..queries import capped_count, get_run_for, lock_run, on_earlier_version
 from .agreement import lead_workspaces
 from .answer import answer_rating_condition
 from .audit import record_event
@@ -56,13 +56,14 @@ from .feedback.verdict import (
 )
 from .keyset import SortKey, SortOrder
 from .params import id_value, workspace_param
-from .queue_governing import governing_queue_id
+from .queue_governing import disputes
 from .secret_scan import redact_typed
 from .triage._rows import reasons_by_workspace
 from .triage.detail import RatingView, _label, _target_labels
 
 NOTE_MAX = COMMENT_MAX
 PAGE_MAX = 50
+COUNT_CAP = 10_000  # the list counts disputes up to this ("10,000+"), as the runs list does
 # The list's order: the oldest queue item first (one governing item per run, its id unique).
 # A page's cursor holds the item id of its last dispute (its rows: run pk, queue, result, item id).
 DISPUTE_ORDER = SortOrder("disputed", "Oldest item first", (
@@ -128,7 +129,7 @@ class AdjudicationFilters:
 class AdjudicationPage:
     """The lead's list: filters, (id, name) workspaces and queues (N > 1) to filter by,
     one page of the disputed items (``DISPUTE_ORDER``, at most ``PAGE_MAX``) and how many
-    there are in all, the latest decisions given (newest first, at most ``PAGE_MAX``);
+    there are in all (``total``, at most ``COUNT_CAP``: ``total_capped`` when more), the latest decisions given (newest first, at most ``PAGE_MAX``);
     ``offset`` disputes come before this page, ``next_cursor`` opens the next one
     (``None``: the last), ``has_previous`` / ``previous_cursor`` the one before
     (``None`` with ``has_previous``: the first page)."""
@@ -143,6 +144,7 @@ class AdjudicationPage:
     next_cursor: str | None = None
     has_previous: bool = False
     previous_cursor: str | None = None
+    total_capped: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,17 +178,6 @@ class DecisionResult:
     own_rating: str | None = None
 
 
-def _both_ratings_given() -> Any:
-    """SQL condition on ``Run``: its answer has a positive and a negative rating (every
-    dispute has both: N >= 2 ratings with a tie or a split)."""
-    def given(rating: str) -> Any:
-        return (select(Feedback.id)
-                .where(Feedback.run_pk == Run.id, Feedback.rating == rating,
-                       answer_rating_condition())
-                .exists())
-    return and_(given("positive"), given("negative"))
-
-
 def disputed(session: Session, actor: Actor, filters: AdjudicationFilters | None = None,
              cursor: str | None = None, limit: int = PAGE_MAX) -> AdjudicationPage:
     """The disputed runs of the workspaces the actor leads (module docstring): the page
@@ -203,32 +194,28 @@ def disputed(session: Session, actor: Actor, filters: AdjudicationFilters | None
         .order_by(ReviewQueue.name, ReviewQueue.id))]
     if filters.queue_id is not None and filters.queue_id not in {q for q, _ in queues}:
         raise Forbidden()
-    candidates = session.execute(
-        select(QueueItem.run_pk, ReviewQueue, QueueItem.id)
-        .join(ReviewQueue, ReviewQueue.id == QueueItem.queue_id)
-        .join(Run, Run.id == QueueItem.run_pk)
-        .where(ReviewQueue.workspace_id.in_(ws_ids),
-               ReviewQueue.id == governing_queue_id(Run.id, Run.workspace_id),
-               _both_ratings_given(), ~exists().where(VerdictDecision.run_pk == Run.id))
-        .order_by(QueueItem.id)).all()
-    governing = {pk: (q, item_id) for pk, q, item_id in candidates  # one row per run
-                 if filters.queue_id is None or q.id == filters.queue_id}
-    answers = _answer_ratings(session, list(governing))
-    disputes = []
-    for run_pk, (queue, item_id) in governing.items():
-        result = consensus([r for _, r in answers.get(run_pk, [])], queue.reviewers_per_run,
-                           queue.dispute_rule)
-        if result.outcome == DISPUTED:
-            disputes.append((run_pk, queue, result, item_id))
-    offset = sum(1 for d in disputes if d[3] <= after)  # in the order: ids ascending
-    shown = disputes[offset:offset + limit]
+    found = disputes(ws_ids, filters.queue_id)
+    total, capped = capped_count(session, found, COUNT_CAP)
+    offset = capped_count(session, found.where(found.selected_columns.item_id <= after),
+                          COUNT_CAP)[0] if after else 0
+    rows = session.execute(found.where(found.selected_columns.item_id > after)
+                           .order_by(found.selected_columns.item_id).limit(limit + 1)).all()
+    before = session.scalar(found.with_only_columns(found.selected_columns.item_id)
+                            .where(found.selected_columns.item_id <= after)
+                            .order_by(found.selected_columns.item_id.desc())
+                            .offset(limit).limit(1)) if offset > limit else None
+    queue_of = {q.id: q for q in session.scalars(
+        select(ReviewQueue).where(ReviewQueue.id.in_({r.queue_id for r in rows})))}
+    answers = _answer_ratings(session, [r.run_pk for r in rows[:limit]])
+    shown = [(r.run_pk, queue_of[r.queue_id], consensus(
+        [x for _, x in answers.get(r.run_pk, [])], queue_of[r.queue_id].reviewers_per_run,
+        queue_of[r.queue_id].dispute_rule), r.item_id) for r in rows[:limit]]
     return AdjudicationPage(
-        filters, workspaces, queues, _items(session, shown, answers, actor.user_id),
-        len(disputes),
+        filters, workspaces, queues, _items(session, shown, answers, actor.user_id), total,
         decisions(session, ws_ids, PAGE_MAX, filters.queue_id, viewer=actor.user_id), offset,
-        DISPUTE_ORDER.encode(shown[-1]) if offset + limit < len(disputes) else None,
-        offset > 0,
-        DISPUTE_ORDER.encode(disputes[offset - limit - 1]) if offset > limit else None)
+        DISPUTE_ORDER.encode(shown[-1]) if len(rows) > limit else None, offset > 0,
+        DISPUTE_ORDER.encode((None, None, None, before)) if before is not None else None,
+        capped)
 
 
 def _answer_ratings(session: Session, run_pks: list[int]) -> dict[int, list[tuple[int, str]]]:

@@ -273,3 +273,29 @@ def test_a_lead_who_rated_the_run_is_warned_and_the_decision_audited(session, ma
     assert decided == {world.run.id: "negative", neutral.id: None}
     other = make.actor(make.user(world.ws, Role.LEAD))
     assert {d.my_rating for d in adjudication.disputed(session, other).decided} == {None}
+
+
+def test_the_disputes_count_is_counted_in_sql_and_capped(session, make, world, monkeypatch):
+    """The list counts disputes in the database up to a cap ("10,000+" as the runs list),
+    and reads only its page's rows: candidates that agreed (no dispute) are never read
+    into Python. Here the cap is 2 and 3 runs are disputed, 4 settled."""
+    disputed_runs = [world.run] + [make.run(world.ws) for _ in range(2)]
+    settled = [make.run(world.ws) for _ in range(4)]
+    for run in disputed_runs + settled:
+        second = "negative" if run in disputed_runs else "positive"
+        for name, rating in (("ann", "positive"), ("bob", second)):
+            feedback.upsert_feedback(session, make.actor(world.people[name]), "chat_message",
+                                     _answer(session, run), None, rating)
+    lead = make.actor(world.lead)
+    monkeypatch.setattr(adjudication, "COUNT_CAP", 2)
+    page = adjudication.disputed(session, lead, limit=1)
+    assert (page.total, page.total_capped) == (2, True)
+    assert [i.run.id for i in page.items] == [disputed_runs[0].id]
+    monkeypatch.setattr(adjudication, "COUNT_CAP", 10_000)
+    asked = []
+    reads = adjudication._answer_ratings
+    monkeypatch.setattr(adjudication, "_answer_ratings",
+                        lambda session, pks: asked.append(sorted(pks)) or reads(session, pks))
+    page = adjudication.disputed(session, lead, limit=1)
+    assert (page.total, page.total_capped, len(page.items)) == (3, False, 1)
+    assert asked == [[disputed_runs[0].id]]  # the page's run only, not all 7 candidates

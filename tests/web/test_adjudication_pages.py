@@ -207,3 +207,22 @@ def test_a_lead_who_rated_the_run_sees_it_on_the_decision_form(client, login, si
     client.post("/logout")
     login(site.lead)
     assert "You rated this run" not in client.get("/adjudication/").get_data(as_text=True)
+
+
+def test_the_disputes_count_is_capped_like_the_other_lists(client, login, site, monkeypatch,
+                                                           make, session):
+    """Counted in the database up to a cap: past it the page says "N+" (as the runs list's
+    "10,000+"), here with the cap at 1 and two disputes."""
+    from reviewapp.services import adjudication
+
+    run = make.run(site.ws, query="Why did refunds stall?")
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id,
+                                                     Message.role == "assistant"))
+    for who, rating in ((site.ann, "positive"), (site.lead, "negative")):
+        feedback.upsert_feedback(session, make.actor(who), "chat_message", answer, None, rating)
+    login(site.lead)
+    full = client.get("/adjudication/").get_data(as_text=True)
+    assert re.search(r'<span class="count-pill">2</span>', full)
+    monkeypatch.setattr(adjudication, "COUNT_CAP", 1)
+    capped = client.get("/adjudication/").get_data(as_text=True)
+    assert re.search(r'<span class="count-pill">1\+</span>', capped)
