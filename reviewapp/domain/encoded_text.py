@@ -31,9 +31,17 @@ The view (``view``), built only when the text holds something to decode:
   inside a word removed (``invisible``: category Cf, such as the soft hyphen, the
   zero-width characters U+200B..U+200D, U+2060, U+FEFF, direction marks and overrides,
   invisible operators, tag characters; variation selectors; the combining grapheme
-  joiner ...), every other one replaced by its NFKC form (full-width ``ｇｈｐ＿`` is
-  ``ghp_``, the Kelvin sign is ``K``). Per character, so a position maps back to the
-  character it came from (NFKC of a whole text may compose characters across).
+  joiner ...) and every combining mark (category Mn: ``ghp_ab\u0301c`` is ``ghp_abc``)
+  removed, every Cyrillic or Greek letter that Unicode's confusables (TR39) give an
+  ASCII letter as look-alike replaced by it (``ghр_`` with a Cyrillic ``р`` is ``ghp_``;
+  ``_LOOK_ALIKES``), every other one replaced by its NFKC form (full-width ``ｇｈｐ＿``
+  is ``ghp_``, the Kelvin sign is ``K``, a no-break space is a space). Per character,
+  so a position maps back to the character it came from (NFKC of a whole text may
+  compose characters across).
+
+A text holding a space of category Zs other than " " (no-break, thin, ideographic ...)
+gets a second view (``views``), the same but for those spaces, removed: ``ghp_abc<NBSP>def``
+is read ``ghp_abcdef`` there, while ``token<NBSP>V`` still reads ``token V`` in the first.
 
 Why it is linear and fast: the percent and character levels decode the text in chunks of
 about ``CHUNK`` bytes with C-speed standard-library calls (``bytes.translate`` /
@@ -71,6 +79,20 @@ ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")  # some of ``inv
 _INVISIBLE_OTHER = (0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F,
                     0x3164, 0xFFA0)
 _INVISIBLE_RANGES = ((0xFE00, 0xFE0F), (0xE0000, 0xE0FFF))  # variation selectors 1-16; tags, VS 17-256
+# Cyrillic and Greek letters and the ASCII letter Unicode's confusables (TR39,
+# confusables.txt) give as their look-alike: every letter of U+0370..U+052F whose
+# prototype is one ASCII letter, a capital whose prototype is "l" read as "I" (TR39 maps
+# "I" to "l"; the rules are written in real letters). Not other scripts' (Armenian,
+# Cherokee ...): their look-alikes are rarer, and every mapped letter is one more way for
+# prose to read as a secret. ``tests/unit/test_redaction_look_alikes.py`` derives the
+# table again from the pinned ``confusable-homoglyphs`` package's copy of the data.
+_LOOK_ALIKES = dict(zip(
+    "ͺͿΑΒΕΖΗΙΚΜΝΟΡΤΥΧαγινορσυϒϜϱϲϳϹϺЅІЈАВЕКМНОРСТУХЬагеорсухѕіјѡѴѵҮүһҽӀӏԁԌԛԜԝ",
+    "iJABEZHIKMNOPTYXayivopouYFpcjCMSIJABEKMHOPCTYXbareopcyxsijwVvYyheIidGqWw", strict=True))
+# Spaces of category Zs but " ": no-break, Ogham, en / em / thin / hair ..., narrow
+# no-break, medium mathematical, ideographic (UTF-8; ``views`` looks for them).
+WIDE_SPACES = tuple(chr(c) for c in (0xA0, 0x1680, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000))
+_WIDE_SPACES_UTF8 = tuple(c.encode() for c in WIDE_SPACES)
 _HEX = frozenset(b"0123456789ABCDEFabcdef")
 _HEX_MARK = bytes(0xFE if c in _HEX else c for c in range(256))  # a hex digit -> 0xFE
 
@@ -125,46 +147,50 @@ def invisible(code: int) -> bool:
 
 
 @cache
-def character_table() -> dict[int, str | None]:
+def character_table(joined: bool = False) -> dict[int, str | None]:
     """``str.translate`` table of the character level (module doc): an invisible
-    character -> ``None`` (removed), any other whose NFKC form differs -> that form
-    (``ｇ`` -> ``g``, ``＿`` -> ``_``, U+00A0 -> a space), per character. Built once per
-    process on first use (about 0.25 s of CPU: every code point is looked at)."""
+    character or a combining mark (Mn) -> ``None`` (removed), a Cyrillic or Greek
+    look-alike -> its ASCII letter (``р`` -> ``p``), any other whose NFKC form differs ->
+    that form (``ｇ`` -> ``g``, ``＿`` -> ``_``, U+00A0 -> a space), per character; for
+    ``joined`` (the second view), the ``WIDE_SPACES`` -> ``None``. Built once per
+    process on first use (about 0.3 s of CPU: every code point is looked at)."""
+    if joined:
+        return {**character_table(), **dict.fromkeys(map(ord, WIDE_SPACES))}
     table: dict[int, str | None] = {}
     for code in range(0x110000):
         if 0xD800 <= code <= 0xDFFF:
             continue  # surrogates: what ``surrogateescape`` makes of bytes that are no UTF-8
-        if invisible(code):
+        char = chr(code)
+        if invisible(code) or unicodedata.category(char) == "Mn":
             table[code] = None
             continue
-        char = chr(code)
-        normal = unicodedata.normalize("NFKC", char)
+        normal = _LOOK_ALIKES.get(char) or unicodedata.normalize("NFKC", char)
         if normal != char:
             table[code] = normal
     return table
 
 
 @cache
-def _translation() -> dict[int, str | int | None]:
+def _translation(joined: bool = False) -> dict[int, str | int | None]:
     # ``character_table`` with ASCII mapped to itself: ``str.translate`` finds those in
     # the dict instead of raising and catching a KeyError for each (twice the speed).
-    return {**character_table(), **{code: code for code in range(0x80)}}
+    return {**character_table(joined), **{code: code for code in range(0x80)}}
 
 
-def _characters(data: bytes) -> bytes:
+def _characters(data: bytes, joined: bool = False) -> bytes:
     text = data.decode("utf-8", "surrogateescape")  # any bytes round-trip
-    return text.translate(_translation()).encode("utf-8", "surrogateescape")
+    return text.translate(_translation(joined)).encode("utf-8", "surrogateescape")
 
 
 _NON_ASCII = re.compile(rb"[\x80-\xff]+")
 
 
-def _character_walk(chunk: bytes, left: int, at_end: bool = False) -> int:
+def _character_walk(chunk: bytes, left: int, at_end: bool = False, joined: bool = False) -> int:
     """The offset in ``chunk`` of byte ``left`` of the chunk's character-level output:
     the same byte of a character kept as it is, the first byte of one normalised (its
     end for ``at_end`` when the byte is not its first); characters removed before it are
     passed over. Runs of ASCII (kept as they are) are stepped over whole."""
-    table, i = character_table(), 0
+    table, i = character_table(joined), 0
     for run in _NON_ASCII.finditer(chunk):
         if left < run.start() - i:
             return i + left
@@ -211,6 +237,7 @@ class _Level:
     percent: bool  # percent-decoding (else: the character level, ``_characters``)
     starts: Sequence[int]
     view_starts: Sequence[int]
+    joined: bool = False  # the character level of the second view (``views``)
 
     def source_position(self, pos: int, walks: list[int], at_end: bool = False) -> int:
         """Where the byte at ``pos`` of ``data`` comes from in ``source`` (its first byte,
@@ -226,7 +253,7 @@ class _Level:
         walks[0] += 1
         source = self.source
         if not self.percent:
-            return i + _character_walk(source[i:end], left, at_end)
+            return i + _character_walk(source[i:end], left, at_end, self.joined)
         while True:
             step = 3 if _escape_at(source, i, end) else 1
             if not left:
@@ -235,16 +262,17 @@ class _Level:
             left -= 1
 
 
-def _level(source: bytes, percent: bool, plus: bool = False) -> _Level:
+def _level(source: bytes, percent: bool, plus: bool = False, joined: bool = False) -> _Level:
     starts, pieces, at = [0], [], 0
     size = len(source)
     while at < size:
         cut = _safe_cut(source, min(at + CHUNK, size), percent)
         piece = source[at:cut]
-        pieces.append(unquote(piece, plus) if percent else _characters(piece))
+        pieces.append(unquote(piece, plus) if percent else _characters(piece, joined))
         starts.append(cut)
         at = cut
-    return _Level(source, b"".join(pieces), percent, starts, list(accumulate(map(len, pieces), initial=0)))
+    return _Level(source, b"".join(pieces), percent, starts, list(accumulate(map(len, pieces), initial=0)),
+                  joined)
 
 
 # The reference level (module doc): an HTML character reference (decimal, hex, named; as
@@ -370,6 +398,37 @@ class View:
 
 def _may_escape(data: bytes) -> bool:
     return b"%\xfe" in data.translate(_HEX_MARK)  # a "%" before a hex digit
+
+
+_CYRILLIC_GREEK = re.compile(rb"[\xcd-\xd4][\x80-\xbf]")  # UTF-8 of U+0340..U+053F
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+
+
+def look_alikes_only(span: bytes) -> bool:
+    """True when whatever reads as a letter or digit in ``span`` (a part of a text that a
+    view's scan took for a secret) is a Cyrillic or Greek look-alike: the span holds a
+    Cyrillic or Greek letter and, NFKC-normalised, no ASCII letter or digit. Such a
+    match is prose ("хохо-хохо-хохо", a Russian laugh, reads as a Slack token's
+    ``xoxo-...``): a disguised secret keeps letters or digits of its own. Linear."""
+    if _CYRILLIC_GREEK.search(span) is None:
+        return False
+    return _ASCII_ALNUM.search(unicodedata.normalize("NFKC", span.decode("utf-8", "surrogateescape"))) is None
+
+
+def views(data: bytes) -> tuple[View, ...]:
+    """The decoded views of ``data`` (UTF-8 bytes; module doc): none when nothing decodes,
+    ``view(data)``, and when the text to the character level holds one of the
+    ``WIDE_SPACES``, the same with those removed instead of read as spaces."""
+    first = view(data)
+    levels = first.levels if first is not None else ()
+    if levels and isinstance(levels[-1], _Level) and not levels[-1].percent:
+        levels = levels[:-1]  # the character level: the joined one takes its place
+    source = levels[-1].data if levels else data
+    found = () if first is None else (first,)
+    if source.isascii() or not any(space in source for space in _WIDE_SPACES_UTF8):
+        return found
+    joined = _level(source, percent=False, joined=True)
+    return (*found, View(joined.data, (*levels, joined)))
 
 
 def view(data: bytes) -> View | None:

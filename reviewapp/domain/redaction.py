@@ -223,8 +223,11 @@ _KEEP_PATTERN = (r"data:[A-Za-z0-9.+-]+/[A-Za-z0-9.+-]+;base64,[A-Za-z0-9+/=]+"
 # Printable characters of an unquoted value: up to whitespace, a quote, a backslash (a
 # JSON escape such as \n follows), a separator of lists and queries, or a closing bracket.
 _VALUE = r"[^\s\"'\\,;&<>\]}\x00]"
-# A name ending in a secret-ish word; ``is_secret_name`` decides.
-_NAME = (r"[A-Za-z0-9_.-]*(?i:password|passwd|passphrase|pwd|pass|secret|token|key|"
+# A name ending in a secret-ish word; ``is_secret_name`` decides. "pass word" / "pass_phrase":
+# a blank or one of ``_ . -`` may split the compound ``pass`` words (``{"pass word": V}``,
+# ``DB_PASS_WORD=V``); not the others: "session id", "api key" read as prose (a name
+# ending in the short word ``key`` is found as it is, and ``_assignment`` decides).
+_NAME = (r"[A-Za-z0-9_.-]*(?i:pass[ _.-]?word|passwd|pass[ _.-]?phrase|pwd|pass|secret|token|key|"
          r"credentials?|auth|cookie|sig|signature|sessionid|sessid)")
 
 
@@ -666,23 +669,26 @@ class Redactor:
         pieces.append(data[last:])
         return b"".join(pieces)
 
-    def _with_view(self, data: bytes, seen: encoded_text.View) -> bytes:
-        """``data`` redacted, with what the rules find in its decoded view (``seen``:
-        percent escapes, zero-width characters; ``encoded_text``) redacted too, at the
-        bytes of ``data`` it came from; past ``ENCODED_LIMIT`` secrets found where decoding
-        changed the text, the rest of it. Both scans read ``data`` as it came (a scan of text
-        redacted first could take a label's encoded quote for a value and hide the
-        secret behind it), and the spans of both are replaced."""
+    def _with_view(self, data: bytes, views: Sequence[encoded_text.View]) -> bytes:
+        """``data`` redacted, with what the rules find in its decoded views (``views``:
+        percent escapes, zero-width characters ...; ``encoded_text``) redacted too, at the
+        bytes of ``data`` it came from; past ``ENCODED_LIMIT`` secrets found in a view where
+        decoding changed the text, the rest of it. All scans read ``data`` as it came (a
+        scan of text redacted first could take a label's encoded quote for a value and hide
+        the secret behind it), and the spans of all are replaced."""
         passes: list[list[tuple[int, int, int]]] = []
         self._bytes(data, passes)
         spans = encoded_text.replaced_spans(passes)
-        passes = []
-        self._bytes(seen.data, passes)
-        for start, end in encoded_text.replaced_spans(passes):
-            if seen.walks >= 2 * ENCODED_LIMIT:  # two positions each
-                spans.append((seen.original(start, end)[0], len(data)))
-                break
-            spans.append(seen.original(start, end))
+        for seen in views:
+            passes = []
+            self._bytes(seen.data, passes)
+            for start, end in encoded_text.replaced_spans(passes):
+                if seen.walks >= 2 * ENCODED_LIMIT:  # two positions each
+                    spans.append((seen.original(start, end)[0], len(data)))
+                    break
+                span = seen.original(start, end)
+                if not encoded_text.look_alikes_only(data[span[0]:span[1]]):
+                    spans.append(span)
         if not spans:
             return data
         merged: list[list[int]] = []
@@ -706,8 +712,8 @@ class Redactor:
         if not text:
             return text
         data = text.encode("utf-8", "surrogatepass")
-        seen = encoded_text.view(data)
-        out = self._bytes(data) if seen is None else self._with_view(data, seen)
+        seen = encoded_text.views(data)
+        out = self._with_view(data, seen) if seen else self._bytes(data)
         return text if out is data else out.decode("utf-8", "surrogatepass")
 
     def many(self, texts: Sequence[str]) -> list[str]:

@@ -39,6 +39,18 @@ def _each_punctuation(form):
     return lambda text: "".join(form(c) if c in _PUNCTUATION else c for c in text)
 
 
+# Latin letters and a look-alike a reader takes for them (Unicode's confusables, TR39).
+CYRILLIC = dict(zip("aceopxysijhdqwABCEHKMOPTXYSIJ", "асеорхуѕіјһԁԛԝАВСЕНКМОРТХҮЅІЈ", strict=True))
+GREEK = dict(zip("aopviuABEHIKMNOPTXYZ", "αορνιυΑΒΕΗΙΚΜΝΟΡΤΧΥΖ", strict=True))
+_LATIN_OF = {ord(v): k for alphabet in (CYRILLIC, GREEK) for k, v in alphabet.items()}
+_SPLIT_WORDS = re.compile(r"(?i)(pass)(word|phrase)")
+
+
+def _looks_alike(text: str, alphabet: dict[str, str]) -> str:
+    """The first three letters of every word (a token's prefix) as their look-alikes."""
+    return re.sub(r"[A-Za-z0-9]+", lambda m: "".join(alphabet.get(c, c) for c in m[0][:3]) + m[0][3:], text)
+
+
 def _spliced(mark: str):
     """``mark`` put in the middle of every run of letters and digits of 6 or more."""
     return lambda text: re.sub(r"[A-Za-z0-9]{6,}", lambda m: m[0][:3] + mark + m[0][3:], text)
@@ -63,6 +75,22 @@ DISGUISES = {
     "tag letter": _spliced("\U000e0041"),
     "soft hyphen as a reference": _spliced("&shy;"),
     "full-width": lambda text: "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text),
+    # Session 7: a space of category Zs other than " " inside a token (a reader deletes
+    # it: nothing else is drawn there), a combining mark on a letter of a token, letters
+    # of a word's first three replaced by their Cyrillic / Greek look-alikes, a blank or
+    # "_" inside a secret word of a name.
+    "no-break space": _spliced("\u00a0"),
+    "narrow no-break space": _spliced("\u202f"),
+    "thin space": _spliced("\u2009"),
+    "ideographic space": _spliced("\u3000"),
+    "every blank a no-break space": lambda text: text.replace(" ", "\u00a0"),
+    "combining acute accent": _spliced("\u0301"),
+    "combining dot below": _spliced("\u0323"),
+    "an accent on every letter": lambda text: re.sub(r"[A-Za-z]", lambda m: m[0] + "\u0301", text),
+    "cyrillic look-alikes": lambda text: _looks_alike(text, CYRILLIC),
+    "greek look-alikes": lambda text: _looks_alike(text, GREEK),
+    "a blank inside a secret word": lambda text: _SPLIT_WORDS.sub(r"\1 \2", text),
+    "an underscore inside a secret word": lambda text: _SPLIT_WORDS.sub(r"\1_\2", text),
 }
 _INVISIBLE = "".join(chr(c) for c in (0xAD, 0x200E, 0x202E, 0x2063, 0x180E, 0x34F, 0xFE0F, 0xE0100, 0xE0041))
 _MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -71,9 +99,12 @@ _JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 def _read(text: str) -> str:
     """What a reader makes of ``text``: references and escapes decoded, invisible
-    characters dropped, NFKC (full-width letters as letters)."""
+    characters, combining marks and spaces other than " " dropped, look-alikes read as
+    the Latin letters they look like, NFKC (full-width letters as letters)."""
     text = html.unescape(_MARKDOWN_ESCAPE.sub(r"\1", _JSON_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)))
-    return unicodedata.normalize("NFKC", text.translate({ord(c): None for c in _INVISIBLE}))
+    text = "".join(c for c in text if c not in _INVISIBLE and unicodedata.category(c) != "Mn"
+                   and (c == " " or unicodedata.category(c) != "Zs"))
+    return unicodedata.normalize("NFKC", text.translate(_LATIN_OF))
 
 
 def _leaks(stored: str, fragments: list[str]) -> list[str]:
@@ -192,7 +223,7 @@ def test_the_invisible_characters_are_the_browsers_blank_ones():
     table = encoded_text.character_table()
     assert all(table[c] is None for c in (0xAD, 0x200E, 0x202E, 0x2064, 0x180E, 0xFE0F, 0xE0041, 0xE01EF))
     assert table[ord("ｇ")] == "g" and table[0xFF3F] == "_" and ord("g") not in table
-    assert ord("中") not in table and 0x0301 not in table  # CJK and combining accents stay
+    assert ord("中") not in table and table[0x0301] is None  # CJK stays; combining marks go (session 7)
 
 
 # --------------------------------------------------------------------------- base64url

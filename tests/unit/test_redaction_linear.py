@@ -109,6 +109,21 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "invisible characters in tokens": _repeat("ghp\u00ad_" + "a1" * 18 + " "),
     "full-width text": lambda n: _repeat("ｇｈｐ＿ｆｕｌｌ ")(n // 3),
     "cjk text": lambda n: _repeat("中文：测试，全角（括号）和「引号」；")(n // 3),
+    # Session 7 (wide spaces, combining marks, look-alikes, split secret words): runs of
+    # each, tokens split by them dense enough to pass the bound, prose of look-alikes.
+    "runs of no-break spaces": lambda n: "ghp_" + "\u00a0" * (n // 2),
+    "runs of mixed wide spaces": lambda n: _repeat("\u00a0\u2009\u202f\u3000\u1680")(n // 3),
+    "wide spaces in tokens": _repeat("ghp_" + "a1" * 9 + "\u00a0" + "a1" * 9 + " "),
+    "wide spaces between letters": lambda n: _repeat("a\u00a0")(n * 2 // 3),
+    "runs of combining marks": lambda n: "ghp_" + "\u0301" * (n // 2),
+    "combining marks on every letter": lambda n: _repeat("a\u0301b\u0323")(n * 2 // 3),
+    "combining marks in tokens": _repeat("ghp_" + "a1" * 9 + "\u0301" + "a1" * 9 + " "),
+    "runs of cyrillic letters": lambda n: "Съешь же ещё этих мягких французских булок " * (n // 80),
+    "runs of cyrillic look-alikes": lambda n: _repeat("хохо-")(n // 2),
+    "one long word of look-alikes": lambda n: "хох" + "р" * (n // 2),
+    "look-alike tokens": _repeat("ghр_" + "a1" * 18 + " "),
+    "greek text": lambda n: _repeat("Η γρήγορη καφέ αλεπού πηδάει πάνω από τον σκύλο ")(n // 2),
+    "split secret words": _repeat('{"pass word": "x", "pass_phrase": "y"} '),
     "base64url of text, one run": lambda n: base64.urlsafe_b64encode(
         _repeat("a?>b~~~ user:hunter2 ")(n * 3 // 4).encode()).decode().rstrip("="),
     "snake and kebab identifiers": _repeat("Some_Long_Identifier-name-Here_x "),
