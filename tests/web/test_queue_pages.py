@@ -231,8 +231,8 @@ def test_a_queue_short_of_reviewers_is_kept_and_its_page_warns(client, login, ma
 
 
 def test_the_queues_list_warns_a_lead_of_a_queue_short_of_reviewers(client, login, make, session):
-    """Where leads manage queues, a queue that can no longer complete says so, with the
-    same words as its own page; a queue with enough reviewers does not."""
+    """Where leads manage queues, a queue that can no longer complete says so in short
+    (its page's full reason in the tooltip); a queue with enough reviewers does not."""
     from reviewapp.actors import Actor
     from reviewapp.services import admin
 
@@ -248,6 +248,7 @@ def test_the_queues_list_warns_a_lead_of_a_queue_short_of_reviewers(client, logi
     rows = dict(re.findall(r'<tr id="queue-(\d+)">(.*?)</tr>', html, re.S))
     reason = rq.capacity(session, make.actor(lead), short.id).reason
     assert "cannot be completed" in rows[str(short.id)] and reason in rows[str(short.id)]
+    assert "now: 2 reviewers per run, 1 may review." in re.sub(r"\s+", " ", rows[str(short.id)])
     assert [k for k, row in rows.items() if "cannot be completed" in row] == [str(short.id)]
 
 
