@@ -66,6 +66,7 @@ AUDIT_FIELDS: Registry[AuditField] = Registry("audit field", (
     AuditField("own_rating", "Their own rating"),
     AuditField("open_assignments", "Assigned queue items released"),
     AuditField("held_items", "Held queue items released"),
+    AuditField("named_reviewer_of", "Queues that named them as a reviewer"),
 ))
 
 # Keys whose values are never recorded, at any depth (compared case-insensitively).

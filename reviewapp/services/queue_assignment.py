@@ -8,8 +8,11 @@ to ``reviewers_per_run`` reviewers of the pool in turn, ``domain.queues.round_ro
 ``by_hand`` (a lead assigns per item). In an assigned queue a reviewer's next item is
 one assigned to them.
 
-The pool of a round-robin deal: the named reviewers in their ``position`` order, or all
-reviewers of the workspace by username. ``queue.dealt`` counts the deals made; it is
+The pool of a round-robin deal (and of a lead's assignment by hand): the named reviewers
+in their ``position`` order, or all reviewers of the workspace by username — either way
+only active members of the workspace with the reviewer role or above, so a named reviewer
+who was removed or deactivated is given no item (``admin.remove_member`` also drops a
+removed member from the queues' named reviewers, ``drop_named``). ``queue.dealt`` counts the deals made; it is
 advanced by one ``UPDATE … SET dealt = dealt + n`` per batch, so concurrent ingests
 continue each other's turn instead of restarting it.
 
@@ -74,10 +77,25 @@ def workspace_reviewers(session: Session, workspace_id: int) -> list[tuple[int, 
 
 
 def pool(session: Session, queue: ReviewQueue) -> list[int]:
-    """Who round-robin deals go to (module docstring)."""
+    """Who may be given the queue's items, user ids in dealing order (module docstring):
+    its named reviewers, or the workspace's, who are active reviewers of the workspace
+    now."""
+    members = [i for i, _ in workspace_reviewers(session, queue.workspace_id)]
     if queue.reviewers == REVIEWERS_NAMED:
-        return named(session, queue.id)
-    return [i for i, _ in workspace_reviewers(session, queue.workspace_id)]
+        current = set(members)
+        return [i for i in named(session, queue.id) if i in current]
+    return members
+
+
+def drop_named(session: Session, user_id: int, workspace_id: int) -> int:
+    """A member leaves the workspace: they stop being a named reviewer of its queues.
+    Returns how many queues named them. For ``admin.remove_member`` (no check, no
+    commit)."""
+    return session.execute(delete(QueueReviewer).where(
+        QueueReviewer.user_id == user_id,
+        QueueReviewer.queue_id.in_(select(ReviewQueue.id).where(
+            ReviewQueue.workspace_id == workspace_id)))
+        .execution_options(synchronize_session=False)).rowcount or 0
 
 
 def deal(session: Session, queue: ReviewQueue, item_ids: Sequence[int]) -> int:

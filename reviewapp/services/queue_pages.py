@@ -171,7 +171,8 @@ def _holder_may_hold(queue: ReviewQueue, user_id: Any) -> Any:
 def reviewer_progress(session: Session, actor: Actor, queue_id: Any,
                       now: datetime | None = None) -> list[ReviewerProgress]:
     """Per-reviewer progress of a queue, for its workspace's leads (``Forbidden``
-    otherwise): everyone who may review it plus anyone who rated or holds an item (a
+    otherwise): everyone who may review it now (a named reviewer only while an active
+    reviewer of the workspace) plus anyone who rated, is assigned or holds an item (a
     holder only while an active member of the workspace)."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
     now = now or utcnow()
@@ -191,8 +192,8 @@ def reviewer_progress(session: Session, actor: Actor, queue_id: Any,
                QueueItem.reserved_until > now, _holder_may_hold(queue, QueueItem.reserved_by))
         .group_by(QueueItem.reserved_by)).all())
     people = dict(workspace_reviewers(session, queue.workspace_id))
-    ids = set(named_reviewers(session, queue.id)) if queue.reviewers == REVIEWERS_NAMED \
-        else set(people)
+    ids = set(named_reviewers(session, queue.id)) & set(people) \
+        if queue.reviewers == REVIEWERS_NAMED else set(people)
     ids |= set(rated) | set(assigned) | set(holding)
     names = dict(session.execute(select(User.id, User.username).where(User.id.in_(ids))).all())
     return sorted((ReviewerProgress(uid, names.get(uid, "?"), rated.get(uid, 0),

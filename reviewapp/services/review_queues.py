@@ -51,7 +51,6 @@ from ..domain.queues import (
     ASSIGN_ROUND_ROBIN,
     RESERVATION_DEFAULT_MINUTES,
     REVIEWERS_ALL,
-    REVIEWERS_NAMED,
 )
 from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import (
@@ -74,6 +73,9 @@ from .queue_assignment import (
 )
 from .queue_assignment import (
     named as named_reviewers,
+)
+from .queue_assignment import (
+    pool as assignable,
 )
 from .queue_completion import recount_queue
 from .queue_pages import (
@@ -253,14 +255,14 @@ def _name_taken(session: Session, ws_id: int, name: str, own_id: int | None) -> 
 def assign(session: Session, actor: Actor, item_id: Any, user_ids: Iterable[Any]) -> list[int]:
     """A lead sets who an item is assigned to (by hand; replaces the item's assignees;
     an empty list unassigns it); returns the user ids. Each must be allowed to review the
-    queue (``ValidationFailed`` ``assignees``); ``Forbidden`` unless a lead of the
+    queue now (``queue_assignment.pool``: named or all, active reviewers of the workspace;
+    ``ValidationFailed`` ``assignees``); ``Forbidden`` unless a lead of the
     queue's workspace. Commits."""
     item, queue = _item_for(session, actor, item_id, Role.LEAD)
     ids = [id_value(v, "assignees", "must be user ids") for v in user_ids]
     if None in ids:
         raise ValidationFailed("assignees", "must be user ids")
-    allowed = set(named_reviewers(session, queue.id)) if queue.reviewers == REVIEWERS_NAMED else \
-        {i for i, _ in workspace_reviewers(session, queue.workspace_id)}
+    allowed = set(assignable(session, queue))
     outside = [i for i in ids if i not in allowed]
     if outside:
         raise ValidationFailed("assignees", "must be reviewers who may review this queue "

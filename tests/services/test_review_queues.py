@@ -634,4 +634,45 @@ def test_removing_a_member_releases_their_open_assignments_and_keeps_their_finis
     assert session.scalar(select(func.count()).select_from(Feedback).where(
         Feedback.author_id == ann.id)) == 1
     event = session.scalars(select(AuditEvent).where(AuditEvent.action == "member.remove")).one()
-    assert event.before == {"role": "reviewer", "open_assignments": 2 + 1, "held_items": 0}
+    assert event.before == {"role": "reviewer", "open_assignments": 2 + 1, "held_items": 0,
+                            "named_reviewer_of": 0}
+
+
+def test_a_removed_member_is_dealt_no_new_items_nor_handed_anyone_elses(session, make, world):
+    """The new user's repro: a round-robin queue naming ann, bob, cy (2 per run). cy is
+    removed: cy is no longer a named reviewer (the removal's audit row counts the queue),
+    runs sent after go to ann and bob only, and the queue page does not list cy. bob is
+    removed next: bob's open items are topped up from ann alone, none handed to cy. A
+    named reviewer whose account is deactivated is dealt nothing either."""
+    from reviewapp.models import AuditEvent
+    from reviewapp.services import admin
+
+    lead = make.actor(world.lead)
+    boss = make.actor(make.user(world.ws, Role.ADMIN))
+    ann, bob, cy = world.reviewers
+    queue, _ = rq.create_queue(session, lead, world.ws.id, "RR", {"kind": "chat"},
+                               reviewers="named", named=[ann.id, bob.id, cy.id],
+                               assignment="round_robin", reviewers_per_run=2)
+    admin.remove_member(session, boss, world.ws.id, cy.id)
+    assert rq.named_reviewers(session, queue.id) == [ann.id, bob.id]
+    event = session.scalars(select(AuditEvent).where(AuditEvent.action == "member.remove")).one()
+    assert event.before["named_reviewer_of"] == 1
+    fresh = [make.run(world.ws).id for _ in range(4)]
+    dealt = _assignees(session, queue)
+    assert {pk: dealt[pk] for pk in fresh} == {pk: sorted([ann.id, bob.id]) for pk in fresh}
+    assert all(cy.id not in users for users in dealt.values())
+    listed = {r.username for r in rq.reviewer_progress(session, lead, queue.id)}
+    assert listed == {"ann", "bob"}
+
+    admin.remove_member(session, boss, world.ws.id, bob.id)
+    after = _assignees(session, queue)
+    assert all(users == [ann.id] for users in after.values())  # 6 + 4 items, nobody rated
+    # A deactivated named reviewer is dealt nothing; by hand neither.
+    dan = make.user(world.ws, Role.REVIEWER, username="dan")
+    rq.update_queue(session, lead, queue.id, named=[ann.id, dan.id])
+    admin.set_active(session, boss, world.ws.id, dan.id, False)
+    late = make.run(world.ws)
+    assert _assignees(session, queue)[late.id] == [ann.id]
+    item = session.scalars(select(QueueItem).where(QueueItem.run_pk == late.id)).one()
+    with pytest.raises(ValidationFailed):
+        rq.assign(session, lead, item.id, [dan.id])

@@ -32,7 +32,7 @@ from ...errors import Conflict, Forbidden, ValidationFailed
 from ...models import Membership, User, Workspace
 from ..access import require_role
 from ..audit import record_event
-from ..queue_assignment import release_assignments_of
+from ..queue_assignment import drop_named, release_assignments_of
 from ..queue_work import release_held_by
 from .accounts import check_new_password, generate_password, hash_password, workspaces_of
 
@@ -182,16 +182,20 @@ def remove_member(session: Session, actor: Actor, workspace_id: int, user_id: in
     workspace are released, and so are their open assignments (items they have not rated;
     a round-robin queue deals each again to its other reviewers,
     ``queue_assignment.release_assignments_of``); their ratings, and the assignments of
-    items they rated, stay. Audited with both counts (``open_assignments``,
-    ``held_items``). Raises ``Forbidden`` (not a member: as missing), ``Conflict``."""
+    items they rated, stay. They stop being a named reviewer of the workspace's queues
+    (``queue_assignment.drop_named``: a queue's page lists them no more; adding them back
+    does not name them again). Audited with the counts (``open_assignments``,
+    ``held_items``, ``named_reviewer_of``: queues that named them). Raises ``Forbidden``
+    (not a member: as missing), ``Conflict``."""
     membership, user = _member(session, actor, workspace_id, user_id)
     _keep_an_admin(session, actor, membership)
     held = release_held_by(session, user_id, workspace_id)
+    named_in = drop_named(session, user_id, workspace_id)
     assigned = release_assignments_of(session, user_id, workspace_id)
     record_event(session, actor, workspace_id=workspace_id, action="member.remove",
                  target_type="user", target_id=user_id, target_label=user.username,
                  before={"role": membership.role, "open_assignments": assigned,
-                         "held_items": held}, after=None)
+                         "held_items": held, "named_reviewer_of": named_in}, after=None)
     session.delete(membership)
     session.commit()
 

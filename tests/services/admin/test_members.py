@@ -92,7 +92,8 @@ def test_add_change_remove_member_with_audit(session, two, make):
     events = [(e.action, e.before, e.after) for e in _events(session, two.w1.id)]
     assert events == [("member.add", None, {"role": "reviewer"}),
                       ("member.role", {"role": "reviewer"}, {"role": "lead"}),
-                      ("member.remove", {"role": "lead", "open_assignments": 0, "held_items": 0},
+                      ("member.remove", {"role": "lead", "open_assignments": 0, "held_items": 0,
+                                         "named_reviewer_of": 0},
                        None)]
 
 
