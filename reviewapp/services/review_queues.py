@@ -255,14 +255,16 @@ def _name_taken(session: Session, ws_id: int, name: str, own_id: int | None) -> 
 def assign(session: Session, actor: Actor, item_id: Any, user_ids: Iterable[Any]) -> list[int]:
     """A lead sets who an item is assigned to (by hand; replaces the item's assignees;
     an empty list unassigns it); returns the user ids. Each must be allowed to review the
-    queue now (``queue_assignment.pool``: named or all, active reviewers of the workspace;
-    ``ValidationFailed`` ``assignees``); ``Forbidden`` unless a lead of the
-    queue's workspace. Commits."""
+    queue now (``queue_assignment.pool``: named or all, active reviewers of the workspace)
+    or be assigned to the item already (a removed member keeps an item they rated);
+    ``ValidationFailed`` ``assignees``; ``Forbidden`` unless a lead of the queue's
+    workspace. Commits."""
     item, queue = _item_for(session, actor, item_id, Role.LEAD)
     ids = [id_value(v, "assignees", "must be user ids") for v in user_ids]
     if None in ids:
         raise ValidationFailed("assignees", "must be user ids")
-    allowed = set(assignable(session, queue))
+    allowed = set(assignable(session, queue)) | set(session.scalars(
+        select(QueueAssignment.user_id).where(QueueAssignment.item_id == item.id)))
     outside = [i for i in ids if i not in allowed]
     if outside:
         raise ValidationFailed("assignees", "must be reviewers who may review this queue "

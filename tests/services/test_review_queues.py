@@ -664,9 +664,17 @@ def test_a_removed_member_is_dealt_no_new_items_nor_handed_anyone_elses(session,
     listed = {r.username for r in rq.reviewer_progress(session, lead, queue.id)}
     assert listed == {"ann", "bob"}
 
+    rated_pk = world.chat[0].id
+    make.feedback_row(session.get(type(world.chat[0]), rated_pk), bob, rating="positive")
     admin.remove_member(session, boss, world.ws.id, bob.id)
     after = _assignees(session, queue)
-    assert all(users == [ann.id] for users in after.values())  # 6 + 4 items, nobody rated
+    assert after.pop(rated_pk) == sorted([ann.id, bob.id])  # bob's finished work stays his
+    assert all(users == [ann.id] for users in after.values())  # 5 + 4 items nobody rated
+    rated = session.scalars(select(QueueItem).where(QueueItem.run_pk == rated_pk,
+                                                    QueueItem.queue_id == queue.id)).one()
+    assert rq.assign(session, lead, rated.id, [ann.id, bob.id]) == [ann.id, bob.id]
+    with pytest.raises(ValidationFailed):  # a lead keeps bob on it, but gives it no cy
+        rq.assign(session, lead, rated.id, [ann.id, bob.id, cy.id])
     # A deactivated named reviewer is dealt nothing; by hand neither.
     dan = make.user(world.ws, Role.REVIEWER, username="dan")
     rq.update_queue(session, lead, queue.id, named=[ann.id, dan.id])
