@@ -115,7 +115,10 @@ def test_the_recorded_fields_and_their_labels_on_the_log_page():
         ("username", "Username"), ("role", "Role"), ("name", "Name"), ("slug", "Short name"),
         ("active", "Active"), ("revoked", "Revoked"), ("sessions_ended", "Sessions ended"),
         ("must_change_password", "Must change password"), ("verdict", "Decision"),
-        ("own_rating", "Their own rating"))
+        ("own_rating", "Their own rating"),
+        ("open_assignments", "Assigned queue items released"),
+        ("held_items", "Held queue items released"),
+        ("named_reviewer_of", "Queues that named them as a reviewer"))
     assert [field_label("decision.own_rating", k) for k in ("verdict", "own_rating")] == [
         "Decision", "Their own rating"]
     with pytest.raises(UnknownValue) as error:
