@@ -135,11 +135,22 @@ def next_for_me(session: Session, actor: Actor, queue_id: Any = None,
                 exclude: int | None = None, now: datetime | None = None) -> QueueItem | None:
     """"My next item": the actor's next item (``next_item``, reserved) in the given queue,
     or across the queues they may review in list order; ``None`` when none has one.
-    Commits."""
+    ``exclude``: the item just skipped (or left). Across queues the walk is the queues in
+    list order, each in its item order, wrapping around: after the skipped item in its
+    queue, then the queues after that one, then from the first queue, then its own
+    queue's items before it (SPEC 8). Commits."""
     if queue_id not in (None, ""):
         return next_item(session, actor, queue_id, now, exclude)
-    for queue in reviewable_queues(session, actor):
-        found = next_item(session, actor, queue.id, now, exclude)
+    queues = [q.id for q in reviewable_queues(session, actor)]
+    skipped_in = session.scalar(select(QueueItem.queue_id).where(QueueItem.id == exclude)) \
+        if exclude else None
+    walk: list[tuple[int, bool]] = [(q, True) for q in queues]
+    if skipped_in in queues:
+        k = queues.index(skipped_in)
+        walk = ([(skipped_in, False)] + [(q, True) for q in queues[k + 1:] + queues[:k]]
+                + [(skipped_in, True)])
+    for queue, wrap in walk:
+        found = next_item(session, actor, queue, now, exclude, wrap)
         if found is not None:
             return found
     return None

@@ -98,6 +98,7 @@ def _free_for(user_id: Any, now: Any) -> Any:
 class _NextStatements:
     held: Any
     candidates: Any
+    queue_of: Any
     claim: Any
     let_go: Any
     item: Any
@@ -106,8 +107,8 @@ class _NextStatements:
 @cache
 def _next_statements(assigned: bool) -> _NextStatements:
     """The statements of ``next_item``, built once with bound parameters (``:queue_id``,
-    ``:user_id``, ``:now``, ``:until``, ``:item_id``; ``let_go``: ``:in_queue``,
-    ``:kept``): their construction and compilation cost more than running them (the issue 16 benchmark), so both are reused.
+    ``:user_id``, ``:now``, ``:until``, ``:item_id``, ``:exclude``, ``:after``; ``let_go``:
+    ``:in_queue``, ``:kept``): their construction and compilation cost more than running them (the issue 16 benchmark), so both are reused.
     ``assigned``: the queue assigns items, so only the user's own are open to them."""
     when = QueueItem.__table__.c.reserved_until.type
     user = bindparam("user_id", type_=Integer)
@@ -123,8 +124,13 @@ def _next_statements(assigned: bool) -> _NextStatements:
         held=select(QueueItem.id).where(*open_conds, QueueItem.reserved_by == user,
                                         QueueItem.reserved_until > now)
         .order_by(QueueItem.id).limit(1),
-        candidates=select(QueueItem.id).where(*open_conds, free)
+        # after the skipped item (``:after``; 0: from the start): a range of the open
+        # items' index, in the queue's order
+        candidates=select(QueueItem.id).where(
+            *open_conds, free, QueueItem.id > bindparam("after", type_=Integer))
         .order_by(QueueItem.id).limit(CANDIDATES),
+        queue_of=select(QueueItem.queue_id).where(
+            QueueItem.id == bindparam("item_id", type_=Integer)),
         claim=update(QueueItem).where(QueueItem.id == bindparam("item_id", type_=Integer), free)
         .values(reserved_by=user, reserved_until=bindparam("until", type_=when),
                 updated_at=now),
@@ -142,7 +148,8 @@ def _next_statements(assigned: bool) -> _NextStatements:
 
 
 def next_item(session: Session, actor: Actor, queue_id: Any,
-              now: datetime | None = None, exclude: int | None = None) -> QueueItem | None:
+              now: datetime | None = None, exclude: int | None = None,
+              wrap: bool = True) -> QueueItem | None:
     """Reserve and return the actor's next item: the one they already hold, else the
     oldest open item nobody else holds; ``None`` when there is none. An item is open
     while not complete (its stored ``completed_at``) and not rated by the actor, and in
@@ -150,7 +157,14 @@ def next_item(session: Session, actor: Actor, queue_id: Any,
     item is never handed to anyone else until its reservation expires (or its holder has
     rated it). The reservation lasts the queue's ``reservation_minutes``. A reviewer of
     the workspace who may review the queue (all, or named) may ask (``Forbidden``
-    otherwise). ``exclude``: an item id not to hand out (the one just skipped). Commits.
+    otherwise). Commits.
+
+    ``exclude``: the item just skipped (or left), never handed out. When it is this
+    queue's, the search starts after it in the queue's order (item id) and, with
+    ``wrap``, wraps around to the start: skipping walks through every open item
+    (SPEC 8, as the personal queue's ``after_run_pk``) rather than handing back the
+    item skipped before it. ``wrap=False``: only the items after it (``next_for_me``
+    goes on to the next queue first).
 
     One held item per reviewer per queue: claiming an item releases, in the same
     transaction, any other open item of the queue the actor holds (one they have rated
@@ -171,28 +185,54 @@ def next_item(session: Session, actor: Actor, queue_id: Any,
               "until": now + timedelta(minutes=queue.reservation_minutes)}
     session.commit()
     stmts = _next_statements(queue.assignment != ASSIGN_OPEN)
-    first = True
+    with read_intent():
+        connection = session.connection()
+        held = connection.execute(stmts.held, params).scalar()
+        skipped_in = connection.execute(stmts.queue_of, {"item_id": exclude}).scalar() \
+            if exclude else None
+        session.commit()
+    if held is not None:
+        found = _claim_first(session, stmts, params, [held])
+        if found is not None:
+            return found
+    after = exclude if skipped_in == queue.id else 0
+    for start in ([after, 0] if after and wrap else [after]):
+        found = _search_from(session, stmts, {**params, "after": start})
+        if found is not None:
+            return found
+    return None
+
+
+def _search_from(session: Session, stmts: _NextStatements, params: dict[str, Any]
+                 ) -> QueueItem | None:
+    """Claim the first free open item after ``params["after"]``; ``None`` when none."""
     while True:
         with read_intent():
-            connection = session.connection()
-            held = connection.execute(stmts.held, params).scalar() if first else None
-            candidates = [held] if held is not None else list(
-                connection.execute(stmts.candidates, params).scalars())
+            candidates = list(session.connection().execute(stmts.candidates, params).scalars())
             session.commit()
-        first = False
         if not candidates:
             return None
-        for item_id in candidates:
-            connection = session.connection()
-            claimed = connection.execute(stmts.claim, {**params, "item_id": item_id}).rowcount
-            if claimed:
-                connection.execute(stmts.let_go, {"user_id": actor.user_id,
-                                                  "in_queue": queue.id, "kept": item_id})
-            session.commit()
-            if claimed:
-                with read_intent():  # a read: on SQLite it must not take the write lock
-                    return session.scalars(stmts.item, {"item_id": item_id}).one()
+        found = _claim_first(session, stmts, params, candidates)
+        if found is not None:
+            return found
         # every candidate was taken meanwhile: look again
+
+
+def _claim_first(session: Session, stmts: _NextStatements, params: dict[str, Any],
+                 candidates: list[int]) -> QueueItem | None:
+    """Claim the first of ``candidates`` still free (letting go of the actor's other
+    held item of the queue in the same transaction); ``None`` when all were taken."""
+    for item_id in candidates:
+        connection = session.connection()
+        claimed = connection.execute(stmts.claim, {**params, "item_id": item_id}).rowcount
+        if claimed:
+            connection.execute(stmts.let_go, {"user_id": params["user_id"],
+                                              "in_queue": params["queue_id"], "kept": item_id})
+        session.commit()
+        if claimed:
+            with read_intent():  # a read: on SQLite it must not take the write lock
+                return session.scalars(stmts.item, {"item_id": item_id}).one()
+    return None
 
 
 def renew(session: Session, actor: Actor, item_id: Any, now: datetime | None = None

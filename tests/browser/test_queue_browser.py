@@ -82,3 +82,31 @@ def test_lead_creates_a_queue_and_a_reviewer_works_through_it(new_page, make, se
     lead_phone.screenshot(path=str(tmp_path / "queue-form-390.png"), full_page=True)
     widths = lead_phone.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1] + 1, widths  # no sideways scrolling on a phone
+
+
+def test_skip_and_n_walk_through_the_queue_and_wrap(new_page, make, session):
+    """"Open my next item", then Skip and n (leaving an item unrated) alternately: each
+    opens the next item in the queue's order and the last wraps to the first (the
+    session 7 new user got A, B, A, B, A, B)."""
+    from reviewapp.services import review_queues as rq
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lee")
+    make.user(ws, Role.REVIEWER, username="ravi")
+    runs = [make.run(ws, query=f"Why is disk {i} full?") for i in range(4)]
+    rq.create_queue(session, make.actor(lead), ws.id, "Disks", {"kind": "chat"})
+    page = new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    log_in(page, "ravi")
+    page.goto("/queue")
+    page.get_by_role("button", name="Open my next item").click()
+    page.wait_for_url(f"**/runs/{runs[0].id}?item=*")
+    for step, run in enumerate(runs[1:] + runs[:1]):
+        page.locator(".queue-bar").wait_for()
+        if step % 2:
+            page.locator("body").press("n")
+        else:
+            page.get_by_role("button", name="Skip").click()
+        page.wait_for_url(f"**/runs/{run.id}?item=*")
+    assert errors == []

@@ -102,6 +102,30 @@ def test_reviewer_flow_reserves_renews_and_skips(client, login, make, session):
     assert done.headers["Location"] == "/queue?mine=1"
 
 
+def test_skip_six_times_from_my_next_item_walks_on(client, login, make, session):
+    """The session 7 new user's flow: /queue › "Open my next item", then "Skip" six
+    times (the item bar posts ``queue=""`` and ``skip``): seven distinct items in the
+    queue's order, not A, B, A, B, A, B."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    reviewer = make.user(ws, Role.REVIEWER)
+    for _ in range(8):
+        make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Eight", {"kind": "chat"})
+    order = [(i.id, i.run_pk) for i in session.scalars(
+        select(QueueItem).where(QueueItem.queue_id == queue.id).order_by(QueueItem.id))]
+    login(reviewer)
+    location = client.post("/queues/next", data={}).headers["Location"]
+    seen = []
+    for _ in range(6):
+        item_id, run_pk = next(p for p in order if location == f"/runs/{p[1]}?item={p[0]}")
+        seen.append(item_id)
+        location = client.post("/queues/next", data={"queue": "", "skip": str(item_id)}
+                               ).headers["Location"]
+    assert location == f"/runs/{order[6][1]}?item={order[6][0]}"
+    assert seen == [i for i, _ in order[:6]]
+
+
 def test_a_lead_never_sees_or_changes_another_workspaces_queues(client, login, make, session):
     w1, w2 = make.workspace(), make.workspace()
     lead1 = make.user(w1, Role.LEAD)
