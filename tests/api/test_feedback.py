@@ -313,7 +313,7 @@ def test_unknown_fields_are_400_naming_them(api, make, ws, session, path, method
 
 def test_useful_verdict_on_a_running_run_without_answer_makes_no_case(api, make, ws, session):
     """SPEC 7: only a finished run with an answer is promoted; the verdict is stored."""
-    run = make.run(ws, session_id="S", status="RUNNING", answer=None)
+    run = make.run(ws, session_id="S", status="RUNNING", answer=None, messages=[])
     response = api.post("/api/feedback", json={"runId": run.run_id, "sessionId": "S", "feedback": "useful"})
     assert response.status_code == 200
     data = response.get_json()
