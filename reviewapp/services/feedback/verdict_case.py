@@ -24,7 +24,7 @@ TITLE_MAX_CHARS = 100
 
 
 def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | DiagnosisSession,
-                            author: str = AUTO_CASE_AUTHOR) -> Case:
+                            author: str = AUTO_CASE_AUTHOR, answer: str | None = None) -> Case:
     """The case of a useful run, created on first use (SPEC 7). No access check, no commit.
 
     ``diagnosis_id`` is the run's ``run_id``, or the ``session_id`` of a legacy session
@@ -34,7 +34,8 @@ def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | Diagn
     answer message; ``None`` when it has none) and ``created_by`` ``author`` ("system" unless a lead's decision made it:
     then the lead's username, at most 80 characters). An existing case for the same (workspace,
     diagnosis_id), automatic or manual, is returned unchanged: curated edits survive
-    further ``useful`` verdicts.
+    further ``useful`` verdicts. ``answer``: that text when the caller has read it already
+    (``promote_useful``), so the run's messages are read once.
 
     Idempotent under concurrent submits: the row is written with ``INSERT … ON CONFLICT
     DO NOTHING`` on the unique (workspace_id, diagnosis_id), then read back, so racing
@@ -48,7 +49,9 @@ def get_or_create_auto_case(session: Session, run_or_legacy_session: Run | Diagn
         diagnosis_id = run_or_legacy_session.session_id
     workspace_id = run_or_legacy_session.workspace_id
     query = run_or_legacy_session.query or ""
-    answer = answer_text_of(session, run_or_legacy_session) or None
+    if answer is None:
+        answer = answer_text_of(session, run_or_legacy_session)
+    answer = answer or None
 
     session.flush()
     now = utcnow()
@@ -85,8 +88,12 @@ def promotion_blocker(session: Session, target: Run | DiagnosisSession) -> str |
     "the run is still RUNNING", "the run has no answer", or both together. Reads the
     run's messages when its ``answer`` field is empty; no write.
     """
+    return _blocker(target, answer_text_of(session, target))
+
+
+def _blocker(target: Run | DiagnosisSession, answer: str) -> str | None:
     running = target.status == "RUNNING"
-    no_answer = not answer_text_of(session, target)
+    no_answer = not answer
     if running and no_answer:
         return "the run is still RUNNING and has no answer yet"
     if running:
@@ -103,8 +110,9 @@ def promote_useful(session: Session, target: Run | DiagnosisSession,
     otherwise the run's existing case if it has one (e.g. a MANUAL one), else ``None``
     (the verdict is kept; the run is promoted once it finishes with an answer). No
     access check, no commit."""
-    if promotion_blocker(session, target) is None:
-        return get_or_create_auto_case(session, target, author)
+    answer = answer_text_of(session, target)
+    if _blocker(target, answer) is None:
+        return get_or_create_auto_case(session, target, author, answer)
     diagnosis_id = target.run_id if isinstance(target, Run) else target.session_id
     return session.scalars(select(Case).where(
         Case.workspace_id == target.workspace_id, Case.diagnosis_id == diagnosis_id)).one_or_none()
