@@ -19,6 +19,7 @@ from reviewapp.domain.feedback import (
     VERDICTS,
     InvalidFeedback,
     answer_message_index,
+    answer_text,
     check_choice,
     clean_text,
     has_answer_text,
@@ -204,3 +205,13 @@ def test_answer_blanks_are_what_strip_removes():
 
     assert sorted(ANSWER_BLANKS) == [chr(c) for c in range(0x110000) if chr(c).isspace()]
     assert len(set(ANSWER_BLANKS)) == len(ANSWER_BLANKS)
+
+
+def test_answer_text_is_the_answer_field_else_the_last_assistant_message_with_text():
+    """SPEC 7: the case holds the answer the run page shows (worked by hand)."""
+    assert answer_text("The fix.", [("assistant", "Other")]) == "The fix."
+    messages = [("user", "Why?"), ("assistant", "First"), ("assistant", "Last"), ("assistant", "  ")]
+    assert answer_text(None, messages) == "Last"
+    assert answer_text(" \u3000", [("assistant", "From the message")]) == "From the message"
+    assert answer_text(None, [("user", "Only a question")]) == ""
+    assert answer_text("", []) == ""

@@ -18,6 +18,7 @@ from reviewapp.domain.queues import (
     REVIEWERS_MIN,
     in_sample,
     sample_slot,
+    top_up,
 )
 from reviewapp.errors import ValidationFailed
 from reviewapp.models import ReviewQueue
@@ -103,3 +104,15 @@ def test_who_reviews_and_how_items_reach_them_are_stored_codes_with_labels():
     assert queues.ASSIGNMENT_MODES == {"open": "Open: whoever asks for the next item",
                                        "round_robin": "Assigned round-robin as items enter",
                                        "by_hand": "Assigned by a lead, item by item"}
+
+
+def test_top_up_deals_items_that_lost_a_reviewer_the_missing_ones_in_turn():
+    """A member removed: each of their items is dealt again from the queue's pool, in the
+    round-robin's turn, to reviewers the item does not have yet (worked by hand)."""
+    # One reviewer short of 2: the next in turn (1) is taken, one turn used.
+    assert top_up([1, 2, 3], 0, [{2}], 2) == ([[1]], 1)
+    # From turn 1: item 0 passes over 2 (it has them) and takes 3; item 1 takes 1 and 2.
+    assert top_up([1, 2, 3], 1, [{2}, set()], 2) == ([[3], [1, 2]], 4)
+    assert top_up([1, 2], 0, [{1, 2}], 2) == ([[]], 0)  # already full: no turn taken
+    assert top_up([5], 0, [set()], 3) == ([[5]], 1)  # never more than the pool holds
+    assert top_up([], 4, [{1}, set()], 2) == ([[], []], 0)  # nobody left to deal to
