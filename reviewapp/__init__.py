@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections import ChainMap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from flask.templating import Environment
 
 from .config import Config
 
@@ -26,7 +28,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     -> ``test_config``. ``DATABASE_URL`` (env ``REVIEWAPP_DATABASE_URL``) selects the
     database; unset means SQLite (WAL) in the instance folder.
     """
-    app = Flask(
+    app = _App(
         __name__,
         instance_relative_config=True,
         template_folder=str(REPO_ROOT / "templates"),
@@ -55,6 +57,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     csrf.init_app(app)
     limiter.init_app(app)
     _limit_decorated_views_only(app, limiter)
+    _limiter_hooks_only_when_used(app, limiter)
     login_manager.init_app(app)
     with app.app_context():
         from .db_setup import install_engine_hooks
@@ -69,6 +72,88 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     api.init_app(app)
     cli.init_app(app)
     return app
+
+
+class _TemplateGlobals(ChainMap):
+    """A template's globals (its own over the environment's, as Jinja's ``ChainMap``)
+    whose ``keys()`` is a set of the names at the time of the call: every
+    ``{% from ... import %}`` takes ``ctx.globals_keys - globals.keys()``
+    (``Template._get_default_module``), which on a ``ChainMap``'s view asks ``in`` for each
+    of the ~30 names through ``any()`` over a generator, seven imports a run page
+    (issue 18); set minus set is one C loop. ``in`` answers with dict lookups too."""
+
+    def keys(self) -> Any:
+        return set().union(*self.maps)
+
+    def __contains__(self, key: object) -> bool:
+        for mapping in self.maps:
+            if key in mapping:
+                return True
+        return False
+
+
+class _Environment(Environment):
+    """Flask's Jinja environment, its templates' globals a ``_TemplateGlobals``."""
+
+    def make_globals(self, d: Any) -> Any:
+        return _TemplateGlobals({} if d is None else d, self.globals)
+
+
+class _App(Flask):
+    """Flask, remembering which hooks and views are plain functions, with the Jinja
+    environment ``_Environment``.
+
+    Flask passes every before / after / teardown hook and the view through
+    ``ensure_sync`` on every request, which asks ``inspect.iscoroutinefunction`` each
+    time (a dozen calls a request); the answer of a function never changes, so it is
+    kept per function. Coroutine functions are wrapped as Flask would."""
+
+    jinja_environment = _Environment
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sync_functions: dict[Any, Any] = {}
+
+    def ensure_sync(self, func: Any) -> Any:
+        try:
+            return self._sync_functions[func]
+        except KeyError:
+            synced = self._sync_functions[func] = super().ensure_sync(func)
+            return synced
+        except TypeError:  # an unhashable callable: asked every time, as Flask does
+            return super().ensure_sync(func)
+
+
+def _limiter_hooks_only_when_used(app: Flask, limiter: Any) -> None:
+    """Run Flask-Limiter's response and teardown hooks only on a request where it did
+    something: it keeps its per-request state on the request context
+    (``_limiter_request_context``), created when a limited view checks its limit (the
+    login POST); without it there is no deduction to make (``deduct_when``), no
+    ``X-RateLimit-*`` header to add and nothing to reset, and the hooks would only
+    build that state to find it empty (on every request of the app)."""
+    from flask.globals import request_ctx
+    from flask_limiter import Limiter
+
+    def used() -> bool:
+        return hasattr(request_ctx._get_current_object(), "_limiter_request_context")
+
+    def when_used(hook: Any) -> Any:
+        def guarded(value: Any) -> Any:
+            return hook(value) if used() else value
+
+        guarded.__name__ = getattr(hook, "__name__", "limiter_hook")
+        return guarded
+
+    inject = getattr(Limiter, "_Limiter__inject_headers", None)
+    release = getattr(limiter, "_Limiter__release_context", None)
+    for funcs, matches in ((app.after_request_funcs.get(None, []),
+                            lambda f: getattr(f, "func", None) is inject
+                            and getattr(f, "args", ()) == (limiter,)),
+                           (app.teardown_request_funcs.get(None, []),
+                            lambda f: f == release)):
+        for index, func in enumerate(funcs):
+            if matches(func):
+                funcs[index] = when_used(func)
 
 
 def _limit_decorated_views_only(app: Flask, limiter: Any) -> None:

@@ -20,8 +20,13 @@ reviewapp. Standard library only (``pip install reviewapp`` brings nothing else 
   dropped, counted in ``dropped`` and logged, never raised.
 * 429, 503, other 5xx and connection errors are retried with exponential backoff (``Retry-After``
   honoured, at most ``max_retries`` times); then, and for any other 4xx, the operation is
-  dropped, counted and logged. Events the server answers ``rejected`` are counted in
-  ``rejected`` and logged.
+  dropped: counted in ``dropped`` and logged (lost on the way, the server never judged it).
+* Events the server refuses for their content are counted in ``rejected`` and logged with
+  the server's field and reason; a retry would not help. That is an event answered
+  ``rejected`` in a batch's results, and a batch of one event refused with a 400
+  ``VALIDATION_INVALID_ARGUMENT`` (e.g. ``body: malformed JSON: Infinity ...`` for a
+  ``float("inf")``). A larger batch refused so is sent again event by event, so that only
+  the events at fault are rejected and the others delivered.
 * ``flush(timeout)`` waits until everything queued so far was sent; ``close()`` flushes
   and stops the thread, and runs at interpreter exit.
 * No method raises into the agent.
@@ -57,6 +62,26 @@ class _Op:
 _STOP = object()
 
 
+@dataclass
+class _Refused:
+    """A 400 ``VALIDATION_INVALID_ARGUMENT``: the body's content was refused (``message``
+    is the server's "field: reason")."""
+
+    message: str
+
+
+def _refusal(detail: str) -> _Refused | None:
+    """The refusal a 400's body states, or ``None`` when it is no validation error of the
+    API (a proxy's page, a CSRF error, ...)."""
+    try:
+        error = json.loads(detail).get("error") or {}
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(error, dict) or error.get("code") != "VALIDATION_INVALID_ARGUMENT":
+        return None
+    return _Refused(str(error.get("message") or "")[:300])
+
+
 class ReviewappClient:
     """Send runs and tool-call events in the background (module docstring)."""
 
@@ -84,12 +109,16 @@ class ReviewappClient:
 
     @property
     def dropped(self) -> int:
-        """Operations (a run document, a finish, or one event each) never delivered."""
+        """Operations (a run document, a finish, or one event each) never delivered: queue
+        full, after ``close()``, server unreachable or 429 / 5xx after the retries, a 4xx
+        other than an event's rejection (module docstring)."""
         return self._dropped
 
     @property
     def rejected(self) -> int:
-        """Events delivered but answered ``rejected`` by the server (logged with the reason)."""
+        """Events the server refused for their content (logged with the field and reason):
+        answered ``rejected`` in a batch, or refused alone with a 400
+        ``VALIDATION_INVALID_ARGUMENT``. Never counted in ``dropped`` nor ``sent``."""
         return self._rejected
 
     @property
@@ -184,18 +213,33 @@ class ReviewappClient:
                 log.exception("reviewapp client: unexpected error while sending")
 
     def _send_events(self, batch: list[dict[str, Any]]) -> None:
-        answer = self._send("POST", "/api/ingest/tool-events", batch, len(batch), "tool events")
+        answer = self._send("POST", "/api/ingest/tool-events", batch, len(batch), "tool events",
+                            refusable=True)
+        if isinstance(answer, _Refused):
+            if len(batch) > 1:  # one event's content: find it, deliver the others
+                for event in batch:
+                    self._send_events([event])
+                return
+            event = batch[0] if isinstance(batch[0], dict) else {}
+            self._reject(event.get("id"), event.get("event"), answer.message)
+            return
         if not isinstance(answer, dict):
             return
         for result in answer.get("results") or ():
             if result.get("result") == "rejected":
-                with self._lock:
-                    self._rejected += 1
-                log.warning("reviewapp client: event %s (%s) rejected: %s %s", result.get("id"),
-                            result.get("event"), result.get("field", ""), result.get("message", ""))
+                self._reject(result.get("id"), result.get("event"),
+                             f"{result.get('field', '')} {result.get('message', '')}")
 
-    def _send(self, method: str, path: str, body: Any, count: int, what: str) -> Any:
-        """Send with retries; returns the decoded answer, or ``None`` when dropped."""
+    def _reject(self, call_id: Any, event: Any, why: str) -> None:
+        with self._lock:
+            self._rejected += 1
+        log.warning("reviewapp client: event %s (%s) rejected: %s", call_id, event, why.strip())
+
+    def _send(self, method: str, path: str, body: Any, count: int, what: str, *,
+              refusable: bool = False) -> Any:
+        """Send with retries; returns the decoded answer, or ``None`` when dropped. With
+        ``refusable``, a 400 ``VALIDATION_INVALID_ARGUMENT`` returns ``_Refused`` (the
+        caller counts it), nothing dropped."""
         data = json.dumps(body, default=str).encode()
         delay = self.backoff_s
         for attempt in range(self.max_retries + 1):
@@ -212,9 +256,12 @@ class ReviewappClient:
                 return json.loads(text) if text else None
             except urllib.error.HTTPError as exc:
                 with exc:  # closes the connection
-                    detail = exc.read()[:300].decode(errors="replace")
+                    detail = exc.read(4096).decode(errors="replace")
                 if exc.code not in RETRY_STATUSES:
-                    self._drop(count, f"{what}: HTTP {exc.code} {detail}")
+                    refused = _refusal(detail) if refusable and exc.code == 400 else None
+                    if refused is not None:
+                        return refused
+                    self._drop(count, f"{what}: HTTP {exc.code} {detail[:300]}")
                     return None
                 header = exc.headers.get("Retry-After") if exc.headers else None
                 retry_after = float(header) if header and header.isdigit() else None

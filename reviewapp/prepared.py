@@ -22,8 +22,10 @@ from collections import namedtuple
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import DBAPIError
+
+from .db_setup import read_intent
 
 
 class _Plan:
@@ -122,6 +124,38 @@ class Prepared:
     def one_or_none(self, connection: Connection, params: Mapping[str, Any]) -> Any:
         """The statement's single row, or ``None``; more than one row is a bug (``AssertionError``)."""
         found = self.rows(connection, params)
+        assert len(found) <= 1, f"{len(found)} rows from a one-row statement"
+        return found[0] if found else None
+
+    def one_or_none_apart(self, engine: Engine, params: Mapping[str, Any]) -> Any:
+        """``one_or_none`` outside any session: on a connection of ``engine``'s pool, the
+        statement its own read transaction (SQLite's autocommit, ``db_setup`` sets
+        pysqlite's ``isolation_level`` to ``None``), the connection back in the pool
+        after. For a read apart from a write transaction (``db_setup.engine_apart``).
+        While statement listeners listen, it goes through an engine connection in a
+        plain ``BEGIN`` (``read_intent``), so they see it as before."""
+        plan = self._plan(engine.dialect)
+        values = plan.parameters(params)
+        dispatch = engine.dispatch
+        if dispatch.before_cursor_execute or dispatch.after_cursor_execute:
+            with read_intent(), engine.connect() as connection:
+                fetched = connection.exec_driver_sql(plan.sql, values).fetchall()
+                connection.commit()
+        else:
+            pooled = engine.raw_connection()
+            try:
+                cursor = pooled.driver_connection.cursor()
+                try:
+                    cursor.execute(plan.sql, values)
+                    fetched = cursor.fetchall()
+                except engine.dialect.loaded_dbapi.Error as exc:
+                    raise DBAPIError.instance(plan.sql, values, exc,
+                                              engine.dialect.loaded_dbapi.Error) from exc
+                finally:
+                    cursor.close()
+            finally:
+                pooled.close()
+        found = plan.rows(fetched)
         assert len(found) <= 1, f"{len(found)} rows from a one-row statement"
         return found[0] if found else None
 

@@ -10,6 +10,9 @@ seen before skips the HMAC, never the age check, and its payload is decoded afre
 time (no shared mutable value). A string that differs in any byte — a tampered cookie
 or token — is not in the memory and gets the full check, so it still fails; a new key
 set starts with an empty memory, so a rotated-out key's strings are checked again.
+
+An unchanged session is not written back (as Flask does); its ``Vary: Cookie`` is added
+without Werkzeug's parse and re-serialisation of the ``Vary`` header.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Flask, current_app, session
-from flask.sessions import SecureCookieSessionInterface
+from flask import Flask, Response, current_app, session
+from flask.sessions import SecureCookieSessionInterface, SessionMixin
 from itsdangerous import BadData, BadSignature, SignatureExpired, URLSafeTimedSerializer
 from itsdangerous.encoding import base64_decode, want_bytes
 from itsdangerous.url_safe import URLSafeSerializerMixin
@@ -135,6 +138,26 @@ class CachedSerializerSessionInterface(SecureCookieSessionInterface):
         self._cached = (key, serializer)
         return serializer
 
+    def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
+        """Flask's ``save_session`` when there is a cookie to write or delete; else (the
+        session unchanged, the usual request) only its ``Vary: Cookie`` when the session
+        was read, added without parsing and re-serialising the ``Vary`` header
+        (``response.vary``): the same headers, for a fraction of the cost."""
+        if session.modified or (session and self.should_set_cookie(app, session)):
+            super().save_session(app, session, response)
+        elif session.accessed:
+            add_vary_cookie(response)
+
+
+def add_vary_cookie(response: Response) -> None:
+    """``response.vary.add("Cookie")``: a response without a ``Vary`` header gets
+    ``Vary: Cookie`` set directly; one with a header goes through Werkzeug's set (which
+    keeps the other values and adds ``Cookie`` once)."""
+    if "Vary" in response.headers:
+        response.vary.add("Cookie")
+    else:
+        response.headers["Vary"] = "Cookie"
+
 
 _csrf_serializers: dict[Any, VerifiedTimedSerializer] = {}
 
@@ -154,7 +177,8 @@ def validate_csrf_token(data: str | None) -> None:
     time_limit = config.get("WTF_CSRF_TIME_LIMIT", 3600)
     if not data:
         raise ValidationError("The CSRF token is missing.")
-    if field_name not in session:
+    login_session = session._get_current_object()  # one context lookup for both uses
+    if field_name not in login_session:
         raise ValidationError("The CSRF session token is missing.")
     serializer = _csrf_serializers.get(secret_key)
     if serializer is None:
@@ -168,5 +192,5 @@ def validate_csrf_token(data: str | None) -> None:
         raise ValidationError("The CSRF token has expired.") from exc
     except BadData as exc:
         raise ValidationError("The CSRF token is invalid.") from exc
-    if not isinstance(token, str) or not hmac.compare_digest(session[field_name], token):
+    if not isinstance(token, str) or not hmac.compare_digest(login_session[field_name], token):
         raise ValidationError("The CSRF tokens do not match.")

@@ -155,7 +155,7 @@ def _feedback_row(self, run: Run, author: User, *, rating: str = "negative",
         row.created_at = row.updated_at = created_at
     self.session.add(row)
     self.session.flush()
-    rated_runs.rated(self.session, author.id, run.workspace_id, run.id, row.id)
+    rated_runs.rated(self.session, author.id, run.workspace_id, run.id)
     self.session.add(FeedbackEvent(
         feedback_id=row.id, actor_id=author.id, workspace_id=run.workspace_id, run_pk=run.id,
         target_type=target_type, target_id=target_id, subject_key=subject_key, action="create",

@@ -9,11 +9,13 @@ import sqlite3
 import threading
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import Column, Integer, MetaData, Table, bindparam, create_engine, select, text
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
 
 from reviewapp import db_setup
 from reviewapp.db_setup import install_engine_hooks, write_intent
+from reviewapp.prepared import Prepared
 
 
 @pytest.fixture
@@ -109,3 +111,59 @@ def test_the_apps_connections_carry_their_settings(session):
         assert connection.exec_driver_sql("SHOW jit").scalar() == "off"
     else:
         assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_a_read_transaction_reads_one_snapshot(sqlite_file):
+    """Without write intent a transaction still begins (plain ``BEGIN`` on the DBAPI
+    connection): a second read in it does not see a row another connection committed
+    meanwhile; the next transaction does."""
+    path, engine = sqlite_file
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM t")).scalar() == 0
+            other.execute("INSERT INTO t VALUES (1)")
+            assert conn.execute(text("SELECT count(*) FROM t")).scalar() == 0
+            conn.rollback()
+            assert conn.execute(text("SELECT count(*) FROM t")).scalar() == 1
+    finally:
+        other.close()
+
+
+def test_a_failed_begin_is_a_storage_error(sqlite_file):
+    """A ``BEGIN`` the database refuses is raised as SQLAlchemy's ``OperationalError``
+    (answered with 503 by the web layer), not as the driver's own exception."""
+    _, engine = sqlite_file
+    with engine.connect() as conn:
+        conn.connection.driver_connection.execute("BEGIN")  # already in a transaction
+        with pytest.raises(OperationalError, match="within a transaction"):
+            conn.execute(text("SELECT 1"))
+
+
+def test_a_read_apart_runs_outside_the_session_and_takes_no_lock(sqlite_file):
+    """``engine_apart``: under write intent with no transaction open, the session's
+    engine (SQLite); a one-statement read on it (``Prepared.one_or_none_apart``) opens no
+    session transaction and reads while another writer holds the lock; the session's
+    write takes the lock after it."""
+    path, engine = sqlite_file
+    table = Table("t", MetaData(), Column("x", Integer))
+    read = Prepared(select(table.c.x).where(table.c.x == bindparam("x")))
+    with engine.begin() as conn:
+        conn.exec_driver_sql("INSERT INTO t VALUES (7)")
+    holder = _hold_write_lock(path)
+    try:
+        with Session(engine) as session:
+            assert db_setup.engine_apart(session) is None  # no write intent: the session's
+            with write_intent():
+                assert db_setup.engine_apart(session) is engine
+                assert read.one_or_none_apart(engine, {"x": 7}).x == 7
+                assert read.one_or_none_apart(engine, {"x": 8}) is None
+                assert not session.in_transaction()
+                holder.execute("ROLLBACK")
+                session.connection()  # BEGIN IMMEDIATE: a transaction open, reads go into it
+                assert db_setup.engine_apart(session) is None
+                session.rollback()
+    finally:
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
+        holder.close()

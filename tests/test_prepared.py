@@ -108,3 +108,32 @@ def test_database_errors_are_sqlalchemy_errors(session, make, listening):
         if listening:
             event.remove(engine, "before_cursor_execute", listener)
     session.rollback()
+
+
+@pytest.mark.parametrize("listening", [False, True])
+def test_a_read_apart_gives_the_rows_and_listeners_see_it(session, make, listening):
+    """``one_or_none_apart``: the same row as in the session, read on a pooled connection
+    outside it; listeners see the statement."""
+    ws = make.workspace()
+    run = make.aiops_run(ws)
+    session.commit()
+    written = _INSERT.one_or_none(session.connection(), _event_values(run))
+    session.commit()
+    engine = session.get_bind()
+    run_pk = run.id
+    seen: list[str] = []
+
+    def listener(conn, cursor, statement, *args):
+        seen.append(statement)
+
+    if listening:
+        event.listen(engine, "before_cursor_execute", listener)
+    try:
+        row = _READ.one_or_none_apart(engine, {"run_pk": run_pk})
+        missing = _READ.one_or_none_apart(engine, {"run_pk": run_pk + 1000})
+    finally:
+        if listening:
+            event.remove(engine, "before_cursor_execute", listener)
+    assert (row.id, row.after, row.created_at) == (written.id, written.after, _WHEN)
+    assert missing is None
+    assert len(seen) == (2 if listening else 0)

@@ -100,11 +100,12 @@ def test_feedback_upsert_statements(served, login, make, session):
         expected[2:2] = [("SELECT", "diagnosis_run"), ("SELECT", "diagnosis_run"),
                          ("SELECT", "user_feedback")]
     created = put("positive")
-    # A created rating (only then) may make its run one more that the user rated: the
-    # kept count of rated runs (services/rated_runs.py, issue 18), one statement.
+    # A created rating (only then) may make its run one more that the user rated
+    # (services/rated_runs.py, issue 18): the run put on the user's list of rated runs
+    # (the runs list's "reviewed by me" in list order) and, being new there, counted.
     first = expected.index(("INSERT", "user_feedback")) + 1
-    assert created["statements"] == [*expected[:first], ("INSERT", "user_rated_runs"),
-                                     *expected[first:]]
+    assert created["statements"] == [*expected[:first], ("INSERT", "rated_run"),
+                                     ("INSERT", "user_rated_runs"), *expected[first:]]
     changed = put("negative", "incomplete")
     assert changed["statements"] == expected
     assert changed["body"]["id"] == created["body"]["id"]

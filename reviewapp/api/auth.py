@@ -42,15 +42,19 @@ def session_actor() -> Actor:
     Raises ``Unauthenticated`` (401) when not logged in, ``CsrfInvalid`` (400) without
     a valid CSRF header, ``PasswordChangeRequired`` (403) while the user must change the
     password an admin set (``admin.actor_for``)."""
-    if not current_user.is_authenticated:
+    # The proxies resolved once (each use of one is a context lookup; the user's each
+    # attribute read through ``current_user`` was one, issue 18 request stack).
+    user = current_user._get_current_object()
+    if not user.is_authenticated:
         raise Unauthenticated("log in first")
-    if request.method not in _SAFE_METHODS:
+    req = request._get_current_object()
+    if req.method not in _SAFE_METHODS:
         if current_app.config.get("WTF_CSRF_ENABLED", True):
             try:
-                validate_csrf_token(request.headers.get("X-CSRFToken", ""))
+                validate_csrf_token(req.headers.get("X-CSRFToken", ""))
             except ValidationError:
                 raise CsrfInvalid("missing or invalid X-CSRFToken header") from None
-    return admin.actor_for(current_user)
+    return admin.actor_for(user)
 
 
 def any_actor() -> Actor:

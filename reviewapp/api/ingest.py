@@ -9,8 +9,9 @@ A token writes only into its own workspace: a ``run_id`` that exists in another
 workspace is simply a new run in the token's workspace. A ``run_id`` never holds ``/``
 (``run_document.schema.json``), so ``PUT .../runs/abc/finish`` is a 400 naming
 ``run_id``, never a run called ``abc/finish``. A batch of events answers one result per
-event (shape errors included, as ``rejected`` with their ``field``); a single event with
-a shape error is a 400.
+event (shape errors included, as ``rejected`` with their ``field``: a NUL character or a
+lone surrogate in one event rejects that event, not the batch); a single event with a
+shape error is a 400.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def put_run(run_id: str) -> tuple[Response, int]:
 def post_tool_events() -> Response:
     """Apply one event (an object) or a batch (an array); per-event results."""
     actor = token_actor()
-    body = read_json()
+    body = read_json(items_checked=True)  # apply_events checks each event of a batch
     batch = isinstance(body, list)
     results = tool_calls.apply_events(
         db.session, actor, actor.token_workspace_id, body if batch else [body], batch=batch,

@@ -22,12 +22,18 @@ def _reject_constant(name: str) -> Any:
     raise ValidationFailed("body", f"malformed JSON: {name} is not a JSON number")
 
 
-def read_json() -> Any:
+def read_json(items_checked: bool = False) -> Any:
     """The request body as JSON (SPEC 9, 10). Raises ``ValidationFailed`` (400) for a wrong
     content type, bytes that are not UTF-8, malformed JSON (``NaN`` / ``Infinity`` too),
     numbers too long to read or too large to be finite (``1e400``), nesting deeper than 64 levels, or text with a lone surrogate
     or a NUL character (the message names the field path, e.g. ``messages[0].content``).
-    Bodies over ``MAX_CONTENT_LENGTH`` are refused before this with 413."""
+    Bodies over ``MAX_CONTENT_LENGTH`` are refused before this with 413.
+
+    ``items_checked``: the caller checks each item of an array body on its own (a batch
+    of events, ``documents.check``), so that one item's NUL character, lone surrogate or
+    infinite number, or nesting deeper than 64 levels (the array is none of its levels),
+    rejects that item only: an array body is then returned as parsed. The caller must check
+    every item with ``json_text.find_problem`` (iterative) before anything else reads it."""
     if not request.is_json:
         raise ValidationFailed("body", "send Content-Type: application/json")
     raw = request.get_data(cache=True)
@@ -53,6 +59,8 @@ def read_json() -> Any:
         raise ValidationFailed("body", "nested too deeply") from None
     except ValueError as exc:  # e.g. an integer with more than 4,300 digits
         raise ValidationFailed("body", f"malformed JSON: {str(exc)[:120]}") from None
+    if items_checked and isinstance(data, list):
+        return data  # each item is checked on its own, nesting first (iteratively)
     problem = find_problem(data, check_text=bool(infinite) or _SUSPECT_ESCAPE.search(text) is not None)
     if problem is not None:
         raise ValidationFailed(*problem)

@@ -1,4 +1,4 @@
-"""``flask runs``: import, set-outcome, rescore.
+"""``flask runs``: import, set-outcome, rescore, redact.
 Each command builds ``Actor.system_actor()`` and calls services only."""
 
 from __future__ import annotations
@@ -206,4 +206,47 @@ def runs_rescore(slug: str | None, since: datetime | None, batch_size: int) -> N
             fail(exc)
     click.echo(f"runs rescored: {summary.scanned} scanned, {summary.changed} changed, "
                f"{summary.failed} with a scoring error (see the log) "
+               f"in {time.perf_counter() - started:.1f} s")
+
+
+@runs_cli.command("redact")
+@click.option("--workspace", "slug", default=None, help="Only this workspace (slug).")
+@click.option("--dry-run", is_flag=True, help="Count what would change; write nothing.")
+@click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 10_000),
+              help="Rows per batch (one transaction each).")
+def runs_redact(slug: str | None, dry_run: bool, batch_size: int) -> None:
+    """Re-apply today's redaction to every stored text (runs, messages, steps, reports,
+    tool calls, traces, cases, ratings ...) and the search index (SPEC 4): after a
+    redaction fix, for what was stored before it. Idempotent: a second pass changes nothing."""
+    from ..db_setup import write_intent
+    from ..services import stored_redaction
+
+    workspace_id = workspace_id_of(slug) if slug else None
+    started = time.perf_counter()
+    try:
+        with write_intent():
+            summary = stored_redaction.redact_stored(
+                db.session, Actor.system_actor(), workspace_id=workspace_id, dry_run=dry_run,
+                batch_size=batch_size)
+    except ServiceError as exc:
+        fail(exc)
+    verb = "would change" if dry_run else "changed"
+    for column, count in sorted(summary.changed.items()):
+        click.echo(f"  {column}: {count} rows {verb}")
+    merge_verb = "would merge" if dry_run else "merged"
+    for column, count in sorted(summary.merged.items()):
+        click.echo(f"  {column}: {count} rows {merge_verb} into the row that holds their redacted value "
+                   f"({summary.runs_moved} runs moved)")
+    for column, count in sorted(summary.collisions.items()):
+        click.echo(f"  {column}: {count} rows keep their value: the redacted value is another row's "
+                   "and theirs has state of its own (not merged)")
+    for column, count in sorted(summary.identities.items()):
+        if count:
+            click.echo(f"  {column}: {count} ids hold a secret (kept: rows are named by them)")
+    merged, kept = sum(summary.merged.values()), sum(summary.collisions.values())
+    click.echo(f"stored text redacted{' (dry run)' if dry_run else ''}: {summary.rows_scanned} rows scanned, "
+               f"{sum(summary.changed.values())} column values {verb}, "
+               + (f"{merged} rows {merge_verb}, " if merged else "")
+               + (f"{kept} rows kept on a collision, " if kept else "")
+               + f"{summary.reindexed_runs} runs and {summary.reindexed_calls} tool calls re-indexed "
                f"in {time.perf_counter() - started:.1f} s")

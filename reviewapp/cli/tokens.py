@@ -25,7 +25,7 @@ def create_token(slug: str, name: str) -> None:
         new = admin.create_token(db.session, Actor.system_actor(), workspace_id_of(slug), name)
     except ServiceError as exc:
         fail(exc)
-    click.echo(f"token '{name}' for '{slug}' (id {new.token.id}); send it as "
+    click.echo(f"token '{new.token.name}' for '{slug}' (id {new.token.id}); send it as "
                "'Authorization: Bearer <secret>'. It is shown only now:")
     click.echo(new.secret)
 

@@ -39,6 +39,7 @@ AUDIT_ACTIONS: Registry[AuditAction] = Registry("action", (
     AuditAction("token.revoke", "Ingest token revoked"),
     AuditAction("settings.change", "Settings changed"),
     AuditAction("decision.own_rating", "Dispute decided by a lead who rated the run"),
+    AuditAction("runs.redact", "Stored text redacted again (flask runs redact)"),
 ))
 
 SETTINGS_CHANGE = "settings.change"  # its keys are settings: named by ``SETTINGS``
@@ -67,6 +68,13 @@ AUDIT_FIELDS: Registry[AuditField] = Registry("audit field", (
     AuditField("open_assignments", "Assigned queue items released"),
     AuditField("held_items", "Held queue items released"),
     AuditField("named_reviewer_of", "Queues that named them as a reviewer"),
+    AuditField("rows_scanned", "Rows scanned per table"),
+    AuditField("rows_changed", "Rows redacted per column"),
+    AuditField("identities_holding_a_secret_kept", "Ids holding a secret (kept: rows are named by them)"),
+    AuditField("rows_merged", "Rows merged into the row holding their redacted value, per column"),
+    AuditField("runs_moved", "Runs moved to the merged session"),
+    AuditField("collisions_kept", "Rows kept: their redacted value is another row's (not merged)"),
+    AuditField("stopped", "Stopped at (a batch failed and was rolled back)"),
 ))
 
 # Keys whose values are never recorded, at any depth (compared case-insensitively).

@@ -86,9 +86,16 @@ _INVISIBLE_RANGES = ((0xFE00, 0xFE0F), (0xE0000, 0xE0FFF))  # variation selector
 # Cherokee ...): their look-alikes are rarer, and every mapped letter is one more way for
 # prose to read as a secret. ``tests/unit/test_redaction_look_alikes.py`` derives the
 # table again from the pinned ``confusable-homoglyphs`` package's copy of the data.
+#
+# Also the letters of the IPA Extensions block (U+0250..U+02AF) that TR39 gives one ASCII
+# letter as look-alike: ``ɡ`` (script g, U+0261) in ``ɡhp_`` reads as ``ghp_``; the block
+# is phonetic notation, where no secret's shape turns up.
 _LOOK_ALIKES = dict(zip(
-    "ͺͿΑΒΕΖΗΙΚΜΝΟΡΤΥΧαγινορσυϒϜϱϲϳϹϺЅІЈАВЕКМНОРСТУХЬагеорсухѕіјѡѴѵҮүһҽӀӏԁԌԛԜԝ",
-    "iJABEZHIKMNOPTYXayivopouYFpcjCMSIJABEKMHOPCTYXbareopcyxsijwVvYyheIidGqWw", strict=True))
+    "ͺͿΑΒΕΖΗΙΚΜΝΟΡΤΥΧαγινορσυϒϜϱϲϳϹϺЅІЈАВЕКМНОРСТУХЬагеорсухѕіјѡѴѵҮүһҽӀӏԁԌԛԜԝ"
+    "ɑɡɣɩɪɯʋʏ",
+    "iJABEZHIKMNOPTYXayivopouYFpcjCMSIJABEKMHOPCTYXbareopcyxsijwVvYyheIidGqWw"
+    "agyiiwuy", strict=True))
+LOOK_ALIKE_BLOCKS = ((0x250, 0x2B0), (0x370, 0x530))  # [start, end): IPA Extensions; Greek .. Cyrillic Supplement
 # Spaces of category Zs but " ": no-break, Ogham, en / em / thin / hair ..., narrow
 # no-break, medium mathematical, ideographic (UTF-8; ``views`` looks for them).
 WIDE_SPACES = tuple(chr(c) for c in (0xA0, 0x1680, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000))
@@ -399,14 +406,15 @@ def _may_escape(data: bytes) -> bool:
     return b"%\xfe" in data.translate(_HEX_MARK)  # a "%" before a hex digit
 
 
-_CYRILLIC_GREEK = re.compile(rb"[\xcd-\xd4][\x80-\xbf]")  # UTF-8 of U+0340..U+053F
+# UTF-8 of U+0340..U+053F (Greek, Cyrillic) and U+0250..U+02AF (IPA Extensions).
+_CYRILLIC_GREEK = re.compile(rb"[\xcd-\xd4][\x80-\xbf]|\xc9[\x90-\xbf]|\xca[\x80-\xaf]")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 
 
 def look_alikes_only(span: bytes) -> bool:
     """True when whatever reads as a letter or digit in ``span`` (a part of a text that a
-    view's scan took for a secret) is a Cyrillic or Greek look-alike: the span holds a
-    Cyrillic or Greek letter and, NFKC-normalised, no ASCII letter or digit. Such a
+    view's scan took for a secret) is a Cyrillic, Greek or IPA look-alike: the span holds
+    such a letter and, NFKC-normalised, no ASCII letter or digit. Such a
     match is prose ("хохо-хохо-хохо", a Russian laugh, reads as a Slack token's
     ``xoxo-...``): a disguised secret keeps letters or digits of its own. Linear."""
     if _CYRILLIC_GREEK.search(span) is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 MAX_DEPTH = 64  # containers inside containers; deeper input is refused, not recursed into
@@ -15,6 +16,21 @@ def join_path(path: str, key: str | int) -> str:
     if isinstance(key, int):
         return f"{path}[{key}]"
     return f"{path}.{key}" if path else key
+
+
+_SEGMENT = re.compile(r"\[\d+\]|\.?[^.\[]+")
+
+
+def short_path(path: str, head: int = 6, tail: int = 2) -> str:
+    """``path`` (as ``join_path`` writes it) for a message: one of more than ``head`` +
+    ``tail`` + 2 segments keeps its first ``head`` and last ``tail``, the ones between
+    counted: ``a[0].b.c.d[0]…(56 levels)…value.x``. A problem 64 levels deep otherwise
+    names every level."""
+    starts = [match.start() for match in _SEGMENT.finditer(path)]
+    if len(starts) <= head + tail + 2:
+        return path
+    return (f"{path[:starts[head]]}…({len(starts) - head - tail} levels)…"
+            f"{path[starts[-tail]:].removeprefix('.')}")
 
 
 def _text_problem(text: str) -> str | None:

@@ -1,6 +1,6 @@
 """From OpenTelemetry spans to a run (SPEC 9, 4): the pure mapping, stdlib only.
 
-A *span* here is the plain dict ``services/otel.py`` decodes from OTLP (protobuf or JSON)::
+A *span* here is the plain dict ``services/otel_decode.py`` decodes from OTLP (protobuf or JSON)::
 
     {"trace_id": "<32 hex>", "span_id": "<16 hex>", "parent_span_id": "<16 hex>" | None,
      "name": str, "start_ns": int, "end_ns": int (0 = not ended),

@@ -30,37 +30,53 @@ ASSIGNMENT_MODES = {ASSIGN_OPEN: "Open: whoever asks for the next item",
                     ASSIGN_BY_HAND: "Assigned by a lead, item by item"}
 
 
-def round_robin(pool: list[int], start: int, items: int, per_item: int) -> list[list[int]]:
+def _rated_last(turn: list[int], rated: set[int]) -> list[int]:
+    """``turn`` (reviewers in turn order) with those in ``rated`` moved to the end, each
+    part in its turn order."""
+    return [p for p in turn if p not in rated] + [p for p in turn if p in rated]
+
+
+def round_robin(pool: list[int], start: int, items: int, per_item: int,
+                rated: list[set[int]] | None = None) -> list[list[int]]:
     """Deal ``items`` items to the ``pool`` (user ids, in order), ``per_item`` different
-    reviewers each (at most the pool's size), continuing from deal number ``start``:
-    item k gets the reviewers at positions ``(start + k * n + j) % len(pool)`` for j <
-    n, n = min(per_item, len(pool)). Empty lists for an empty pool."""
+    reviewers each (at most the pool's size), continuing from deal number ``start``.
+    Item k's turn is the pool from position ``(start + k * n) % len(pool)`` on, n =
+    min(per_item, len(pool)); it gets the first n of that turn who have not rated its run
+    (``rated[k]``: user ids; ``None``: nobody rated), then, when too few have not, the
+    first who have. Without ratings: the reviewers at positions ``(start + k * n + j) %
+    len(pool)`` for j < n. Every item takes n deals whoever it gets, so the turn (and
+    ``queue.dealt``) goes on as without ratings. Empty lists for an empty pool."""
     if not pool:
         return [[] for _ in range(items)]
-    n = min(per_item, len(pool))
-    return [[pool[(start + k * n + j) % len(pool)] for j in range(n)] for k in range(items)]
+    n, size = min(per_item, len(pool)), len(pool)
+    return [_rated_last([pool[(start + k * n + j) % size] for j in range(size)],
+                        rated[k] if rated else set())[:n] for k in range(items)]
 
 
-def top_up(pool: list[int], start: int, assigned: list[set[int]], per_item: int
-           ) -> tuple[list[list[int]], int]:
+def top_up(pool: list[int], start: int, assigned: list[set[int]], per_item: int,
+           rated: list[set[int]] | None = None) -> tuple[list[list[int]], int]:
     """Deal again to items that lost an assignee: item k (now assigned to
-    ``assigned[k]``) gets reviewers of the ``pool`` it does not have yet, taken in turn
-    from deal number ``start``, until it has ``min(per_item, len(pool))``. Returns (the new
-    assignees of each item, how many turns were taken), so the next deal continues after
-    them. Nothing for an empty pool."""
+    ``assigned[k]``) gets reviewers of the ``pool`` it does not have yet, walking the
+    pool in turn from deal number ``start``, until it has ``min(per_item, len(pool))``;
+    of them, first those who have not rated its run (``rated[k]``: user ids; ``None``:
+    nobody rated), then those who have. Returns (the new assignees of each item, how
+    many turns were taken), so the next deal continues after them: the turns walked up
+    to the last one taken (the whole pool when the item could not be filled). Without
+    ratings that is the walk that stops at the first n eligible. Nothing for an empty
+    pool."""
     if not pool:
         return [[] for _ in assigned], 0
-    n, turn, dealt = min(per_item, len(pool)), start, []
-    for current in assigned:
-        added: list[int] = []
-        for _ in range(len(pool)):
-            if len(current) + len(added) >= n:
-                break
-            who = pool[turn % len(pool)]
-            turn += 1
-            if who not in current and who not in added:
-                added.append(who)
+    n, size, turn, dealt = min(per_item, len(pool)), len(pool), start, []
+    for k, current in enumerate(assigned):
+        need = n - len(current)
+        if need <= 0:
+            dealt.append([])
+            continue
+        walk = [pool[(turn + j) % size] for j in range(size)]
+        added = _rated_last([p for p in dict.fromkeys(walk) if p not in current],
+                            rated[k] if rated else set())[:need]
         dealt.append(added)
+        turn += max(walk.index(p) for p in added) + 1 if len(added) == need else size
     return dealt, turn - start
 
 

@@ -75,7 +75,7 @@ from functools import lru_cache
 from string import hexdigits
 from typing import Any, Protocol
 
-from . import base64_text, encoded_text
+from . import base64_text, encoded_text, hex_text
 
 REDACTED = "[redacted]"
 SUMMARY_LIMIT = 2000  # characters (SPEC 4)
@@ -170,7 +170,7 @@ SPAN_PATTERNS: tuple[tuple[str, str], ...] = (
     ("openai legacy key", r"sk-[A-Za-z0-9]{32,}"),
     ("aws access key id", r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"),
     ("tencent secret id", r"AKID[A-Za-z0-9]{13,}"),
-    ("github token", r"gh[pousr]_[A-Za-z0-9]{36,}"),
+    ("github token", r"gh[pousr][_-][A-Za-z0-9]{36,}"),  # "-": a reader still sees the token
     ("github fine-grained token", r"github_pat_[A-Za-z0-9_]{22,}"),
     ("gitlab token",
      r"(?:glpat|gldt|glft|glsoat|glrt|glrtr|glcbt|glimt|glptt|glagent|gloas)-[A-Za-z0-9_-]{20,}"),
@@ -429,7 +429,7 @@ def _whole(m: Spans, text: bytes) -> bytes | None:
 # so it holds a lower-case letter (36 characters without one: about 3 in a billion); a
 # body of capitals and digits is a constant's name or an id, not a token. Group 1..5: the
 # body after each prefix. The lower-case prefixes are left to ``SPAN_PATTERNS``.
-_CASED_PREFIX_PATTERN = (r"(?i:gh[pousr])_([A-Za-z0-9]{36,})|(?i:github_pat)_([A-Za-z0-9_]{22,})"
+_CASED_PREFIX_PATTERN = (r"(?i:gh[pousr])[_-]([A-Za-z0-9]{36,})|(?i:github_pat)_([A-Za-z0-9_]{22,})"
                          r"|(?i:glpat)-([A-Za-z0-9_-]{20,})|(?i:hf)_([A-Za-z0-9]{30,})"
                          r"|(?i:npm)_([A-Za-z0-9]{36,})")
 
@@ -547,12 +547,13 @@ def cut(value: Any, limit: int = SUMMARY_LIMIT) -> Summary:
     return Summary(text[:limit], len(text))
 
 
-# Candidates one rule may examine in one text (or one document's texts, see ``many``).
-# Each costs a few microseconds in Python, so a body made of nothing but six-byte
-# secrets ("pwd=x ", 1.4 million in 8 MiB) would hold a worker for seconds; past this
-# many, the rest of the text from the next candidate on, and every later text of the
-# document, is replaced whole by ``[redacted]``: nothing leaks, the cost stays bounded
-# (benchmarks/redaction.py), and a text holding that many secrets is no text to review.
+# Candidates one rule may examine in one text (or one document's texts joined, see
+# ``many``: at most three groups of them). Each costs a few microseconds in Python, so a
+# body made of nothing but six-byte secrets ("pwd=x ", 1.4 million in 8 MiB) would hold
+# a worker for seconds; past this many, the rest of the text from the next candidate on,
+# and every later text of the document's group, is replaced whole by ``[redacted]``:
+# nothing leaks, the cost stays bounded (benchmarks/redaction.py), and a text holding
+# that many secrets is no text to review.
 DENSE_LIMIT = 20_000
 # Secrets found in the decoded view of one text (``Redactor._with_view``) where decoding
 # changed the text around them: each costs a walk of up to ``encoded_text.CHUNK`` bytes
@@ -568,6 +569,28 @@ def _dense_tail(data: bytes, start: int) -> bytes:
     return _SEP.encode().join([_R] * (data.count(_SEP.encode(), start) + 1))
 
 
+def _plain(text: str) -> bool:
+    """True when ``text`` has nothing to decode (``encoded_text.views`` gives none): ASCII
+    without "%", "&" or a backslash. Checked at C speed (no scan of the text in Python)."""
+    return text.isascii() and "%" not in text and "&" not in text and "\\" not in text
+
+
+def _groups(texts: Sequence[str]) -> list[list[int]]:
+    """The positions of ``texts`` in the groups ``Redactor.many`` joins apart (the empty
+    ones left out), in this order: texts with nothing to decode (``_plain``), texts
+    holding a "%", the others. A "+" reads as a space in a text holding a "%"
+    (``encoded_text``): those are joined apart so each reads as it would alone. The plain
+    ones, because the view of a joined text decodes all of it: one "&" or one non-ASCII
+    character in a batch of stored texts would cost every text of it the decoding
+    (``str.translate`` of each character), which a text scanned alone never pays."""
+    plain: list[int] = []
+    encoded: list[int] = []
+    other: list[int] = []
+    for i, text in enumerate(texts):
+        (plain if _plain(text) else encoded if "%" in text else other).append(i)
+    return [group for group in (plain, encoded, other) if group]
+
+
 def _digest_key(id_key: bytes) -> bytes:
     # BLAKE2b keys are at most 64 bytes: the app's secret of any length is hashed to 32.
     return hashlib.blake2b(id_key, digest_size=32).digest() if id_key else b""
@@ -581,6 +604,7 @@ class Redactor:
         self._compiled = tuple((compile(rule.pattern.encode()), rule.handle) for rule in rules)
         # Base64 of text is scanned with the same rules (none: nothing to scan it with).
         self._base64 = compile(base64_text.PATTERN.encode()) if rules else None
+        self._hex = compile(hex_text.PATTERN.encode()) if rules else None
         self._id_key = _digest_key(id_key)
 
     def with_id_key(self, id_key: bytes) -> Redactor:
@@ -649,6 +673,7 @@ class Redactor:
                 start, decoded = later, base64_text.text_of(data, later, pos, slash_before=True)
             if decoded is not None:
                 runs.append((start, pos, decoded))
+        runs, dense = self._hex_runs(data, runs, dense)
         if not runs and dense is None:
             return data
         texts = self._bytes(_SEP.encode().join(r[2] for r in runs), base64_levels=levels - 1).split(
@@ -668,6 +693,47 @@ class Redactor:
             last = end
         pieces.append(data[last:])
         return b"".join(pieces)
+
+    def _hex_runs(self, data: bytes, runs: list[tuple[int, int, bytes]], dense: int | None
+                  ) -> tuple[list[tuple[int, int, bytes]], int | None]:
+        """``runs`` (of base64, in order) with the runs of hex digits that decode to text
+        (``hex_text``) added, in order, none overlapping another (the first kept), none
+        from ``dense`` on; past ``DENSE_LIMIT`` runs in all, ``dense`` moves to the next."""
+        found: list[tuple[int, int, bytes]] = []
+        search = self._hex.search  # type: ignore[union-attr]
+        pos, limit = 0, len(data) if dense is None else dense
+        while pos < limit and (spans := search(data, pos)) is not None:
+            start, pos = spans[0]
+            if start >= limit:
+                break
+            if len(runs) + len(found) == DENSE_LIMIT:
+                dense = limit = start
+                break
+            decoded = hex_text.text_of(data, start, pos)
+            if decoded is not None:
+                found.append((start, pos, decoded))
+        if dense is not None:
+            # The bound moved to a hex match not yet decoded (any run of digits, even one
+            # inside a base64 run: "d3d3..." is base64 of "www..."). A base64 run it falls
+            # inside goes with the rest whole: dropped at the bound, its start would stay
+            # in clear, the beginning of what it encodes (a secret) with it.
+            for run in runs:
+                if run[0] < limit < run[1]:
+                    dense = limit = run[0]
+                    break
+        if not found:
+            # ``dense`` may have moved to a hex run before the base64 runs' own bound: the
+            # runs past it go with the rest of the text (kept, one of them holding a secret
+            # wrote the text before it back in clear, the hex run there included).
+            return [run for run in runs if run[1] <= limit], dense
+        merged: list[tuple[int, int, bytes]] = []
+        for run in sorted(runs + found):
+            if run[1] > limit:
+                continue
+            if merged and run[0] < merged[-1][1]:
+                continue
+            merged.append(run)
+        return merged, dense
 
     def _with_view(self, data: bytes, views: Sequence[encoded_text.View]) -> bytes:
         """``data`` redacted, with what the rules find in its decoded views (``views``:
@@ -717,22 +783,20 @@ class Redactor:
         return text if out is data else out.decode("utf-8", "surrogatepass")
 
     def many(self, texts: Sequence[str]) -> list[str]:
-        """``[self.text(t) for t in texts]`` in one pass per rule over all of them."""
+        """``[self.text(t) for t in texts]`` in one pass per rule over all of them (over
+        each of ``_groups``: texts with nothing to decode, with a "%", the others)."""
         if not texts:
             return []
         if any(_SEP in t for t in texts):  # only imports can carry NUL; one at a time
             return [self.text(t) for t in texts]
-        encoded = [i for i, t in enumerate(texts) if "%" in t]
-        if encoded and len(encoded) < len(texts):
-            # A "+" reads as a space in a text holding a "%" (encoded_text): such texts
-            # are joined apart from the others, so each reads as it would alone.
-            out = list(texts)
-            plain = [i for i, t in enumerate(texts) if "%" not in t]
-            for group in (encoded, plain):
-                for i, new in zip(group, self._joined([texts[i] for i in group]), strict=True):
-                    out[i] = new
-            return out
-        return self._joined(texts)
+        groups = _groups(texts)
+        if len(groups) == 1:
+            return self._joined(texts)
+        out = list(texts)
+        for group in groups:
+            for i, new in zip(group, self._joined([texts[i] for i in group]), strict=True):
+                out[i] = new
+        return out
 
     def _joined(self, texts: Sequence[str]) -> list[str]:
         joined = _SEP.join(texts)

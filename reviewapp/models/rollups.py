@@ -5,12 +5,13 @@ instead of every run and tool call. ``flask dashboard rebuild`` recomputes them.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 
-from sqlalchemy import Date, ForeignKey, Integer, String
+from sqlalchemy import Date, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ..extensions import db
+from .base import UTCDateTime
 
 
 class RunDayCount(db.Model):
@@ -78,3 +79,31 @@ class RatedRunCount(db.Model):
         ForeignKey("workspace.id", ondelete="CASCADE"), primary_key=True)
     runs: Mapped[int] = mapped_column(Integer, default=0)
     rateable_runs: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class RatedRun(db.Model):
+    """One run one user has rated (``rated_run``): a row while the run holds at least one
+    rating of theirs (of any part), with the run's workspace and creation time copied
+    (a run's ``created_at`` is set once, when it is stored, and never changes). Its
+    index lists a user's rated runs of a workspace in the runs list's time order, so
+    "reviewed by me" reads the page's rows from it instead of testing the workspace's
+    runs newest first for a rating (issue 18). Kept by the services
+    (``services/rated_runs.py``) with ``RatedRunCount``, recomputed by ``flask
+    dashboard rebuild``."""
+
+    __tablename__ = "rated_run"
+    __table_args__ = (
+        # A user's rated runs of one workspace in list order: "reviewed by me", newest
+        # or oldest first (``rated_runs.list_order``).
+        Index("ix_rated_run_author_workspace_created", "author_id", "workspace_id",
+              "run_created_at", "run_pk"),
+    )
+
+    # The run first: a removed run's rows go by its key (the cascade), and a rating's
+    # upkeep finds (run, author) by it.
+    run_pk: Mapped[int] = mapped_column(
+        ForeignKey("diagnosis_run.id", ondelete="CASCADE"), primary_key=True)
+    author_id: Mapped[int] = mapped_column(
+        ForeignKey("user_account.id", ondelete="CASCADE"), primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspace.id", ondelete="CASCADE"))
+    run_created_at: Mapped[datetime] = mapped_column(UTCDateTime(), nullable=False)

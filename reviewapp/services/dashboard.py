@@ -30,7 +30,7 @@ from ..errors import Forbidden
 from ..models import RunDayCount, ToolDayCount, TriageDayCount, TriageItem, Workspace
 from ..queries import scope_to_actor
 from . import rollups, rollups_rebuild
-from .access import require_role
+from .access import require_admin_scope
 from .params import date_range_params, workspace_param
 
 TOP_TOOLS = 10
@@ -278,13 +278,7 @@ def rebuild(session: Session, actor: Actor, workspace_id: int | None = None
     workspace, or of all: ``None``); commit (``rollups_rebuild.rebuild``). For repairs and after
     bulk loads that bypass the services. Access: the system actor; an admin for their own
     workspace. Raises ``Forbidden``."""
-    if workspace_id is None:
-        if not actor.system:
-            raise Forbidden()
-    else:
-        require_role(session, actor, workspace_id, Role.ADMIN)
-        if actor.is_token:
-            raise Forbidden()
+    require_admin_scope(session, actor, workspace_id)
     return rollups_rebuild.rebuild(session, workspace_id)
 
 

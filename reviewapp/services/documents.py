@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from ..domain.ids import id_problem
 from ..domain.json_text import find_problem, join_path
 from ..errors import ValidationFailed
 
@@ -149,6 +150,38 @@ def _plainly_valid_event(event: Any) -> bool:
 _FAST_PATHS = {"tool_event": _plainly_valid_event}
 
 
+# The identifier fields of each document (``domain.ids``: one rule for all), as paths;
+# ``*`` stands for every index of a list.
+_ID_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "run_document": (("session_id",), ("steps", "*", "id"), ("tool_calls", "*", "id"),
+                     ("tool_calls", "*", "tool_name"), ("tool_calls", "*", "step_id")),
+    "tool_event": (("id",), ("tool_name",), ("step_id",)),
+}
+
+
+def _id_values(node: Any, path: tuple[str, ...], at: str) -> Iterator[tuple[str, str]]:
+    if not path:
+        if isinstance(node, str):
+            yield at, node
+        return
+    head, rest = path[0], path[1:]
+    if head == "*":
+        for index, child in enumerate(node if isinstance(node, list) else ()):
+            yield from _id_values(child, rest, join_path(at, index))
+    elif isinstance(node, dict) and head in node:
+        yield from _id_values(node[head], rest, join_path(at, head))
+
+
+def check_ids(name: str, document: Any, prefix: str = "") -> None:
+    """The identifier rule (``domain.ids.id_problem``) on the document's id fields
+    (``_ID_PATHS``). Raises ``ValidationFailed`` naming the first refused one's path."""
+    for path in _ID_PATHS.get(name, ()):
+        for at, value in _id_values(document, path, prefix):
+            problem = id_problem(value)
+            if problem is not None:
+                raise ValidationFailed(at, problem)
+
+
 def check(name: str, document: Any, prefix: str = "") -> None:
     """Validate ``document`` against schema ``name`` and its text (valid Unicode, no NUL,
     nesting at most 64 deep). Raises ``ValidationFailed(path, message)`` for the first
@@ -159,9 +192,9 @@ def check(name: str, document: Any, prefix: str = "") -> None:
         path, message = problem
         raise ValidationFailed(_prefixed(prefix, path), message)
     fast = _FAST_PATHS.get(name)
-    if fast is not None and fast(document):
-        return
-    error = best_match(_validator(name).iter_errors(document))
-    if error is not None:
-        path, message = _describe(error, prefix)
-        raise ValidationFailed(path or "$", message)
+    if fast is None or not fast(document):
+        error = best_match(_validator(name).iter_errors(document))
+        if error is not None:
+            path, message = _describe(error, prefix)
+            raise ValidationFailed(path or "$", message)
+    check_ids(name, document, prefix)

@@ -81,11 +81,15 @@ class SortKey:
 
 @dataclass(frozen=True)
 class SortOrder:
-    """A named order of a list: ``label`` for people, ``keys`` the unique key last."""
+    """A named order of a list: ``label`` for people, ``keys`` the unique key last.
+    ``identity``: the listed entity's own id column when the last key is a copy of it
+    read from another table of the statement (a kept list's ``run_pk``): what ``ordered``
+    joins merged rows back on (``None``: the last key itself)."""
 
     name: str
     label: str
     keys: tuple[SortKey, ...]
+    identity: Any = None
 
     def order_by(self, *, reverse: bool = False) -> list[Any]:
         """The ORDER BY clauses (``reverse``: the opposite direction, for "previous")."""
@@ -184,7 +188,8 @@ def ordered(stmts: Select[Any] | Sequence[Select[Any]], order: SortOrder, limit:
     merged = union_all(*arms).subquery()
     merge_order = [merged.c[f"k{j}"].desc() if key.descending != reverse
                    else merged.c[f"k{j}"].asc() for j, key in enumerate(order.keys)]
-    on = order.keys[-1].expression == merged.c[f"k{len(order.keys) - 1}"]
+    identity = order.keys[-1].expression if order.identity is None else order.identity
+    on = identity == merged.c[f"k{len(order.keys) - 1}"]
     if rows is not None:
         return rows.join(merged, on).order_by(*merge_order).limit(limit)
     first = stmts[0]

@@ -1,7 +1,7 @@
 """OpenTelemetry trace ingest (SPEC 9, 4): OTLP/HTTP bodies in, runs and tool calls out.
 
 ``ingest_traces`` decodes an ``ExportTraceServiceRequest`` (protobuf or OTLP JSON, with the
-official ``opentelemetry-proto`` classes), keeps the spans (``otel_span``, once per
+official ``opentelemetry-proto`` classes; ``services/otel_decode.py``), keeps the spans (``otel_span``, once per
 (workspace, trace, span): non-tool spans redacted with ``secret_scan`` before they are
 stored, tool spans as ids only), and stores each trace through the same services as the
 JSON API, which redact again at their entry:
@@ -20,37 +20,30 @@ exporters sending parts of one trace at once end in one run that has both parts.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import json
-import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.protobuf import json_format
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from sqlalchemy import bindparam, select, text, update
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..domain import otel_mapping as mapping
-from ..domain.json_text import find_problem
-from ..errors import PayloadTooLarge, ServiceError, UnsupportedMediaType, ValidationFailed
+from ..domain.json_text import find_problem, short_path
+from ..errors import ServiceError
 from ..models import OtelSpan, Run
 from ..models.base import utcnow
 from ..queries import insert_for
 from . import runs, tool_calls
 from .access import require_role
+from .otel_decode import CONTENT_TYPES as CONTENT_TYPES
+from .otel_decode import JSON as JSON
+from .otel_decode import PROTOBUF as PROTOBUF
+from .otel_decode import decompress as decompress
+from .otel_decode import parse_request, spans_of
 from .secret_scan import redact, redact_key, redact_session_id
 
-PROTOBUF = "application/x-protobuf"
-JSON = "application/json"
-CONTENT_TYPES = (PROTOBUF, JSON)
-_STATUS = {0: "UNSET", 1: "OK", 2: "ERROR"}
-_ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 _MESSAGES_KEPT = 5
 
 
@@ -72,163 +65,6 @@ class ExportResult:
     @property
     def message(self) -> str:
         return "; ".join(self.reasons)
-
-
-# ----------------------------------------------------------------------------- decoding
-
-def decompress(body: bytes, encoding: str | None, limit: int) -> bytes:
-    """``body`` decoded per ``Content-Encoding`` (``gzip``, ``deflate`` or none), at most
-    ``limit`` bytes. Raises ``ValidationFailed`` (corrupt data), ``PayloadTooLarge`` (more
-    than ``limit`` bytes once decompressed), ``UnsupportedMediaType`` (another encoding)."""
-    encoding = (encoding or "").strip().lower()
-    if encoding in ("", "identity"):
-        return body
-    if encoding not in ("gzip", "deflate"):
-        raise UnsupportedMediaType(f"Content-Encoding {encoding[:40]!r} is not supported (gzip, deflate)")
-    inflater = zlib.decompressobj(wbits=31 if encoding == "gzip" else 15)
-    try:
-        out = inflater.decompress(body, limit + 1)
-    except zlib.error as exc:
-        raise ValidationFailed("body", f"corrupt {encoding} data: {exc}") from None
-    if len(out) > limit:
-        raise PayloadTooLarge(f"the body is larger than {limit} bytes once decompressed")
-    return out
-
-
-_STATUS_NAMES = frozenset({"UNSET", "OK", "ERROR"})
-_KIND_NAMES = frozenset({"UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER"})
-
-
-def _objects(node: Mapping[str, Any], key: str, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(path, object) of each item of the list ``node[key]`` (``null`` reads as absent).
-    Raises ``ValidationFailed`` naming the path when it is not a list of objects: the
-    protobuf JSON reader lets some wrong shapes through silently."""
-    items = node.get(key)
-    if items is None:
-        return
-    if not isinstance(items, list):
-        raise ValidationFailed(f"{path}{key}", "expected an array")
-    for index, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise ValidationFailed(f"{path}{key}[{index}]", "expected an object")
-        yield f"{path}{key}[{index}]", item
-
-
-def _hex_ids(node: dict[str, Any]) -> None:
-    """OTLP JSON ids are hex (the protobuf JSON mapping would read base64): hex ids of the
-    right length become base64 for ``json_format``; base64 ids, which some exporters send,
-    are left as they are."""
-    for key, size in _ID_FIELDS.items():
-        value = node.get(key)
-        if isinstance(value, str) and len(value) == 2 * size:
-            try:
-                node[key] = base64.b64encode(bytes.fromhex(value)).decode()
-            except ValueError:
-                pass
-
-
-def _enum_name(value: Any, prefix: str, names: frozenset[str], path: str) -> Any:
-    """An enum given by name, short (``ERROR``, any case) or long (``STATUS_CODE_ERROR``),
-    as its long name; numbers as they are. Raises ``ValidationFailed`` naming ``path`` for
-    an unknown name (``json_format`` would read it as the default, silently)."""
-    if not isinstance(value, str):
-        return value
-    short = value.upper().removeprefix(prefix)
-    if short not in names:
-        raise ValidationFailed(path, f"unknown value {value[:40]!r} ({', '.join(sorted(names))})")
-    return prefix + short
-
-
-def _normalise(data: dict[str, Any]) -> None:
-    """Check the shape of an OTLP JSON request and bring it to what ``json_format`` reads:
-    ids from hex, status codes and span kinds from their names (module docstring)."""
-    for rs_path, resource_spans in _objects(data, "resourceSpans", ""):
-        for ss_path, scope_spans in _objects(resource_spans, "scopeSpans", rs_path + "."):
-            for path, span in _objects(scope_spans, "spans", ss_path + "."):
-                _hex_ids(span)
-                for _, link in _objects(span, "links", path + "."):
-                    _hex_ids(link)
-                if "kind" in span:
-                    span["kind"] = _enum_name(span["kind"], "SPAN_KIND_", _KIND_NAMES, f"{path}.kind")
-                status = span.get("status")
-                if isinstance(status, dict) and "code" in status:
-                    status["code"] = _enum_name(status["code"], "STATUS_CODE_", _STATUS_NAMES,
-                                                f"{path}.status.code")
-
-
-def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
-    """An ``ExportTraceServiceRequest`` from an OTLP/HTTP body. JSON: ids in hex (or
-    base64), int64 values as numbers or texts, status / kind codes as numbers or names
-    (``ERROR`` or ``STATUS_CODE_ERROR``), unknown fields ignored (as OTLP asks).
-    Raises ``UnsupportedMediaType`` (another content type), ``ValidationFailed`` naming
-    ``body`` (undecodable)."""
-    request = ExportTraceServiceRequest()
-    if content_type == PROTOBUF:
-        try:
-            request.ParseFromString(body)
-        except (DecodeError, RecursionError) as exc:
-            raise ValidationFailed("body", f"not an OTLP protobuf ExportTraceServiceRequest: {exc}") from None
-        return request
-    if content_type != JSON:
-        raise UnsupportedMediaType(f"send Content-Type {PROTOBUF} or {JSON}")
-    try:
-        data = json.loads(body.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ValidationFailed("body", f"not valid UTF-8 at byte {exc.start}") from None
-    except (ValueError, RecursionError) as exc:
-        raise ValidationFailed("body", f"malformed JSON: {str(exc)[:160]}") from None
-    if not isinstance(data, dict):
-        raise ValidationFailed("body", "expected a JSON object (ExportTraceServiceRequest)")
-    problem = find_problem(data)
-    if problem is not None:
-        raise ValidationFailed(*problem)
-    _normalise(data)
-    try:
-        json_format.ParseDict(data, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:
-        raise ValidationFailed("body", f"not an OTLP JSON ExportTraceServiceRequest: {str(exc)[:200]}") from None
-    return request
-
-
-def _value(any_value: Any) -> Any:
-    kind = any_value.WhichOneof("value")
-    if kind is None:
-        return None
-    if kind == "array_value":
-        return [_value(v) for v in any_value.array_value.values]
-    if kind == "kvlist_value":
-        return {kv.key: _value(kv.value) for kv in any_value.kvlist_value.values}
-    if kind == "bytes_value":
-        return base64.b64encode(any_value.bytes_value).decode()
-    return getattr(any_value, kind)
-
-
-def _attributes(key_values: Sequence[Any]) -> dict[str, Any]:
-    return {kv.key: _value(kv.value) for kv in key_values}
-
-
-def spans_of(request: ExportTraceServiceRequest) -> list[dict[str, Any]]:
-    """The request's spans as plain dicts (the shape ``domain/otel_mapping`` documents),
-    each with its resource's attributes."""
-    out = []
-    for resource_spans in request.resource_spans:
-        resource = _attributes(resource_spans.resource.attributes)
-        for scope_spans in resource_spans.scope_spans:
-            for span in scope_spans.spans:
-                out.append({
-                    "trace_id": binascii.hexlify(span.trace_id).decode(),
-                    "span_id": binascii.hexlify(span.span_id).decode(),
-                    "parent_span_id": binascii.hexlify(span.parent_span_id).decode() or None,
-                    "name": span.name, "start_ns": span.start_time_unix_nano,
-                    "end_ns": span.end_time_unix_nano,
-                    "status": _STATUS.get(span.status.code, "UNSET"),
-                    "status_message": span.status.message,
-                    "attributes": _attributes(span.attributes),
-                    "events": [{"name": e.name, "time_ns": e.time_unix_nano,
-                                "attributes": _attributes(e.attributes)} for e in span.events],
-                    "resource": resource,
-                })
-    return out
 
 
 # ----------------------------------------------------------------------------- storing
@@ -335,7 +171,8 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
     (``content_type`` ``application/x-protobuf``) or OTLP JSON (``application/json``).
     One run per trace id (``run_id`` = the trace id in lower-case hex); the mapping is
     ``domain/otel_mapping.py``. A span that cannot be used (bad ids, a time outside the
-    years 2000-2100, an end before its start, a NUL character in a text) is *rejected*
+    years 2000-2100, an end before its start, a NUL character, a lone surrogate or an
+    infinite number in a text or value, in JSON an unknown status or kind name) is *rejected*
     and counted, the others are stored; so is every span of a trace whose run document
     the run service refuses (e.g. the run was finished through the JSON API while the
     trace's root span has not arrived, or the trace id holds a secret: ``run_id: looks
@@ -344,16 +181,18 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
     Raises ``Forbidden`` (actor may not write into the workspace), ``ValidationFailed``
     naming ``body`` (undecodable), ``UnsupportedMediaType``.
     """
-    request = parse_request(body, content_type)
+    request, taken_out = parse_request(body, content_type)
     require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
     session.commit()
     spans = spans_of(request)
-    result = ExportResult(received=len(spans))
+    result = ExportResult(received=len(spans) + sum(count for count, _ in taken_out))
+    for count, reason in taken_out:
+        result.reject(count, reason)
     by_trace: dict[str, dict[str, tuple[dict[str, Any], bool]]] = {}
     for span in spans:
-        # A JSON body had its texts checked whole (parse_request); protobuf's are here.
-        problem = mapping.span_problem(span) or (
-            _text_problem(span) if content_type == PROTOBUF else None)
+        # A JSON body's spans were checked as sent (parse_request); this check sees the
+        # decoded values of both (a JSON "Infinity" double is only infinite once decoded).
+        problem = mapping.span_problem(span) or _text_problem(span)
         if problem is not None:
             result.reject(1, problem)
             continue
@@ -393,4 +232,4 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
 
 def _text_problem(span: Mapping[str, Any]) -> str | None:
     problem = find_problem(span)
-    return None if problem is None else f"{problem[0]}: {problem[1]}"
+    return None if problem is None else f"{short_path(problem[0])}: {problem[1]}"

@@ -16,16 +16,25 @@ removed member from the queues' named reviewers, ``drop_named``). ``queue.dealt`
 advanced by one ``UPDATE … SET dealt = dealt + n`` per batch, so concurrent ingests
 continue each other's turn instead of restarting it.
 
+Who has rated a run comes first in no deal (our rule; SPEC 8 says only "N reviewers per
+run, assignment"): of the reviewers whose turn it is, those who have not rated the
+item's run's answer (``answer.answer_rating_condition``, in or outside the queue) are
+dealt it first, and a reviewer who has rated it only fills a seat no one else can
+(``domain.queues.round_robin`` / ``top_up``). A rating already made counts towards the
+item's N anyway; the deal asks for new ones. Deterministic (the same turn, ratings and
+pool give the same hands) and set-based: the ratings of a batch's runs are read in one
+statement (``queue_completion.rater_sets``, ``_rated_items``), never per run.
+
 Nothing here checks access or commits: the callers (``review_queues``, ``queue_fill``)
 did and do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, or_, select, update
+from sqlalchemy import and_, delete, exists, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from ..actors import Role
@@ -76,6 +85,21 @@ def workspace_reviewers(session: Session, workspace_id: int) -> list[tuple[int, 
         .order_by(User.username))]
 
 
+def who(session: Session, workspace_id: int, ids: Sequence[int]) -> str:
+    """``ids`` (user ids, as a refusal names them) for a person to read: the workspace's
+    members (active or not) by username in the order given, then how many others — not
+    members, or no such user — without a name, so a message tells no user id and no name
+    from outside the workspace: "cy, dan and 1 person outside the workspace"."""
+    names = dict(session.execute(
+        select(User.id, User.username).join(Membership, Membership.user_id == User.id)
+        .where(Membership.workspace_id == workspace_id, User.id.in_(set(ids)))).all())
+    shown = list(dict.fromkeys(names[i] for i in ids if i in names))
+    others = len({i for i in ids if i not in names})
+    if others:
+        shown.append(f"{others} {'person' if others == 1 else 'people'} outside the workspace")
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
 def pool(session: Session, queue: ReviewQueue) -> list[int]:
     """Who may be given the queue's items, user ids in dealing order (module docstring):
     its named reviewers, or the workspace's, who are active reviewers of the workspace
@@ -98,36 +122,35 @@ def drop_named(session: Session, user_id: int, workspace_id: int) -> int:
         .execution_options(synchronize_session=False)).rowcount or 0
 
 
-def deal(session: Session, queue: ReviewQueue, item_ids: Sequence[int]) -> int:
-    """Assign these items of a round-robin queue to reviewers of its pool in turn;
-    returns how many assignments were made (0 for another mode or an empty pool)."""
+def deal(session: Session, queue: ReviewQueue, item_ids: Sequence[int],
+         rated: Mapping[int, set[int]] | None = None) -> int:
+    """Assign these items of a round-robin queue to reviewers of its pool in turn, to
+    who has not rated an item's run first (module docstring); returns how many
+    assignments were made (0 for another mode or an empty pool). ``rated``: ``{item id:
+    user ids who rated its run}`` when the caller read it (``queue_fill.insert_items``,
+    with the items' counts; items absent: nobody); ``None`` reads it here (one
+    statement per batch)."""
     if queue.assignment != ASSIGN_ROUND_ROBIN or not item_ids:
         return 0
     people = pool(session, queue)
     if not people:
         return 0
+    if rated is None:
+        rated = _rated_items(session, item_ids)
     n = min(queue.reviewers_per_run, len(people))
     end = session.execute(
         update(ReviewQueue).where(ReviewQueue.id == queue.id)
         .values(dealt=ReviewQueue.dealt + n * len(item_ids))
         .returning(ReviewQueue.dealt)).scalar_one()
     start = end - n * len(item_ids)
-    hands = round_robin(people, start, len(item_ids), queue.reviewers_per_run)
+    hands = round_robin(people, start, len(item_ids), queue.reviewers_per_run,
+                        [rated.get(i, set()) for i in item_ids])
     rows = [{"item_id": item_id, "user_id": user_id}
             for item_id, hand in zip(item_ids, hands, strict=True) for user_id in hand]
     stmt = insert_for(session, QueueAssignment.__table__).values(rows) \
         .on_conflict_do_nothing(index_elements=["item_id", "user_id"])
     session.execute(stmt)
     return len(rows)
-
-
-def deal_unassigned(session: Session, queue: ReviewQueue) -> int:
-    """Deal every open (not complete) item of the queue that has no assignment (after
-    the queue became round-robin); returns the assignments made."""
-    ids = list(session.scalars(select(QueueItem.id).where(
-        QueueItem.queue_id == queue.id, QueueItem.completed_at.is_(None),
-        ~exists().where(QueueAssignment.item_id == QueueItem.id)).order_by(QueueItem.id)))
-    return deal(session, queue, ids)
 
 
 def drop_outsiders(session: Session, queue: ReviewQueue) -> None:
@@ -173,22 +196,82 @@ def release_assignments_of(session: Session, user_id: int, workspace_id: int) ->
         by_queue.setdefault(queue_id, []).append(item_id)
     for queue in session.scalars(select(ReviewQueue).where(ReviewQueue.id.in_(by_queue))):
         if queue.assignment == ASSIGN_ROUND_ROBIN:
-            _deal_again(session, queue, by_queue[queue.id], user_id)
+            people = [p for p in pool(session, queue) if p != user_id]
+            _deal_again(session, queue, by_queue[queue.id], people)
     return len(released)
 
 
-def _deal_again(session: Session, queue: ReviewQueue, item_ids: list[int], leaving: int) -> None:
-    people = [p for p in pool(session, queue) if p != leaving]
+def top_up_queue(session: Session, queue: ReviewQueue) -> int:
+    """Deal a round-robin queue's open items again to its pool as it stands now (SPEC 8,
+    "Review queues": assignment). The rule: an item that is not complete and has fewer
+    assignees than ``min(reviewers_per_run, len(pool))`` is given the pool's reviewers it
+    does not have yet, in turn from ``queue.dealt`` (``domain.queues.top_up``), until it
+    has that many; an item already full is left alone (nothing is taken away or moved).
+    So a queue whose whole pool was gone (its items left with nobody) is dealt again as
+    soon as someone may review it, and an item left one short when its pool shrank gets
+    its Nth reviewer back when the pool grows. The assignees counted are the item's
+    stored ones (a reviewer who left keeps an item they rated: their rating counts).
+
+    Called whenever someone may have become able to review: a lead saves the queue
+    (``review_queues.update_queue``: named reviewers, reviewers per run, becoming
+    round-robin), an account is reactivated, a member is added or given a reviewing role
+    (``top_up_workspace``). Returns the assignments made (0 for another mode or an empty
+    pool). No access check, no commit: the caller does both."""
+    if queue.assignment != ASSIGN_ROUND_ROBIN:
+        return 0
+    people = pool(session, queue)
+    if not people:
+        return 0
+    seats = min(queue.reviewers_per_run, len(people))
+    count = func.count(QueueAssignment.id)
+    short = list(session.scalars(
+        select(QueueItem.id).outerjoin(QueueAssignment, QueueAssignment.item_id == QueueItem.id)
+        .where(QueueItem.queue_id == queue.id, QueueItem.completed_at.is_(None))
+        .group_by(QueueItem.id).having(count < seats).order_by(QueueItem.id)))
+    return _deal_again(session, queue, short, people) if short else 0
+
+
+def top_up_workspace(session: Session, workspace_id: int) -> int:
+    """``top_up_queue`` for every round-robin queue of the workspace (someone may review
+    there now: reactivated, added, or given a reviewing role). Returns the assignments
+    made. No check, no commit."""
+    queues = session.scalars(select(ReviewQueue).where(
+        ReviewQueue.workspace_id == workspace_id, ReviewQueue.assignment == ASSIGN_ROUND_ROBIN)
+        .order_by(ReviewQueue.id))
+    return sum(top_up_queue(session, queue) for queue in list(queues))
+
+
+def _rated_items(session: Session, item_ids: Sequence[int]) -> dict[int, set[int]]:
+    """``{item id: user ids who rated its run's answer}`` for the items whose run has a
+    rating (who ``queue_completion.rater_sets`` reads), in one statement."""
+    found: dict[int, set[int]] = {}
+    for item_id, author_id in session.execute(
+            select(QueueItem.id, Feedback.author_id).distinct()
+            .join(Feedback, Feedback.run_pk == QueueItem.run_pk)
+            .join(Run, Run.id == Feedback.run_pk)
+            .where(QueueItem.id.in_(list(item_ids)), answer_rating_condition())):
+        found.setdefault(item_id, set()).add(author_id)
+    return found
+
+
+def _deal_again(session: Session, queue: ReviewQueue, item_ids: list[int],
+                people: list[int]) -> int:
+    """Top the items up from ``people`` (``domain.queues.top_up``, continuing the queue's
+    turn, to who has not rated an item's run first); returns the assignments made."""
     current: dict[int, set[int]] = {i: set() for i in item_ids}
     for item_id, user_id in session.execute(select(QueueAssignment.item_id, QueueAssignment.user_id)
                                             .where(QueueAssignment.item_id.in_(item_ids))):
         current[item_id].add(user_id)
-    hands, turns = top_up(people, queue.dealt, [current[i] for i in item_ids],
-                          queue.reviewers_per_run)
+    dealt = session.scalar(select(ReviewQueue.dealt).where(ReviewQueue.id == queue.id))
+    rated = _rated_items(session, item_ids)
+    hands, turns = top_up(people, dealt or 0, [current[i] for i in item_ids],
+                          queue.reviewers_per_run, [rated.get(i, set()) for i in item_ids])
     rows = [{"item_id": i, "user_id": u} for i, hand in zip(item_ids, hands, strict=True)
             for u in hand]
     if rows:
         session.execute(insert_for(session, QueueAssignment.__table__).values(rows)
                         .on_conflict_do_nothing(index_elements=["item_id", "user_id"]))
-    session.execute(update(ReviewQueue).where(ReviewQueue.id == queue.id)
-                    .values(dealt=ReviewQueue.dealt + turns))
+    if turns:
+        session.execute(update(ReviewQueue).where(ReviewQueue.id == queue.id)
+                        .values(dealt=ReviewQueue.dealt + turns))
+    return len(rows)

@@ -63,6 +63,21 @@ def raters(session: Session, run_pks: Sequence[int]) -> dict[int, int]:
     return counts
 
 
+def rater_sets(session: Session, run_pks: Sequence[int]) -> dict[int, set[int]]:
+    """``{run id: user ids of the reviewers who rated its answer-level target}`` for the
+    runs that have any (runs without are absent): who ``raters`` counts, one statement
+    per ``BATCH`` runs."""
+    found: dict[int, set[int]] = {}
+    for start in range(0, len(run_pks), BATCH):
+        chunk = list(run_pks[start:start + BATCH])
+        for run_pk, author_id in session.execute(
+                select(Feedback.run_pk, Feedback.author_id).distinct()
+                .join(Run, Run.id == Feedback.run_pk)
+                .where(Feedback.run_pk.in_(chunk), answer_rating_condition())):
+            found.setdefault(run_pk, set()).add(author_id)
+    return found
+
+
 def _needed() -> Any:
     """Correlated: the item's queue's ``reviewers_per_run``."""
     return (select(ReviewQueue.reviewers_per_run)
@@ -94,17 +109,19 @@ def refresh_run(session: Session, run_pk: int, now: datetime | None = None) -> l
 
 
 def refresh_runs(session: Session, queue_id: int, run_pks: Sequence[int],
-                 now: datetime | None = None) -> None:
-    """``refresh_run`` for these runs' items in one queue (items just added)."""
+                 now: datetime | None = None) -> dict[int, set[int]]:
+    """``refresh_run`` for these runs' items in one queue (items just added). Returns who
+    rated each run (``rater_sets``: runs without ratings are absent), for the deal."""
     now = now or utcnow()
-    counts = raters(session, run_pks)
+    who = rater_sets(session, run_pks)
     by_count: dict[int, list[int]] = {}
-    for pk, count in counts.items():
-        by_count.setdefault(count, []).append(pk)
+    for pk, people in who.items():
+        by_count.setdefault(len(people), []).append(pk)
     for count, pks in by_count.items():
         for start in range(0, len(pks), BATCH):
             _store(session, [QueueItem.queue_id == queue_id,
                              QueueItem.run_pk.in_(pks[start:start + BATCH])], count, now)
+    return who
 
 
 def recount_queue(session: Session, queue_id: int, now: datetime | None = None) -> None:

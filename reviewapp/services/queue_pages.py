@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, aliased
 
 from ..actors import Actor, Role
 from ..domain.queues import (
+    ASSIGN_OPEN,
     REVIEWERS_ALL,
     REVIEWERS_NAMED,
 )
@@ -138,7 +139,8 @@ def next_for_me(session: Session, actor: Actor, queue_id: Any = None,
     ``exclude``: the item just skipped (or left). Across queues the walk is the queues in
     list order, each in its item order, wrapping around: after the skipped item in its
     queue, then the queues after that one, then from the first queue, then its own
-    queue's items before it (SPEC 8). Commits."""
+    queue's items before it (SPEC 8). The skipped item's queue is read once for the whole
+    walk (passed on as ``next_item``'s ``exclude_queue``). Commits."""
     if queue_id not in (None, ""):
         return next_item(session, actor, queue_id, now, exclude)
     queues = [q.id for q in reviewable_queues(session, actor)]
@@ -150,11 +152,27 @@ def next_for_me(session: Session, actor: Actor, queue_id: Any = None,
         walk = ([(skipped_in, False)] + [(q, True) for q in queues[k + 1:] + queues[:k]]
                 + [(skipped_in, True)])
     for queue, wrap in walk:
-        found = next_item(session, actor, queue, now, exclude, wrap)
+        found = next_item(session, actor, queue, now, exclude, wrap,
+                          exclude_queue=skipped_in or 0)
         if found is not None:
             return found
     return None
 
+
+
+def waiting_for_assignment(session: Session, actor: Actor, queue_id: Any) -> str | None:
+    """Why a reviewer's next item in the queue may be none (SPEC 8, Review queues): the
+    queue's assignment mode (``round_robin`` | ``by_hand``) when it assigns its items and
+    none of them (open or complete) is assigned to the actor, so they have nothing yet
+    rather than nothing left; ``None`` otherwise (an open queue, or they had items: what
+    is left is done or held by others). ``Forbidden`` as ``get_queue``. Reads only."""
+    queue = get_queue(session, actor, queue_id, Role.REVIEWER)
+    if queue.assignment == ASSIGN_OPEN:
+        return None
+    mine = session.scalar(select(QueueAssignment.id).join(
+        QueueItem, QueueItem.id == QueueAssignment.item_id).where(
+        QueueItem.queue_id == queue.id, QueueAssignment.user_id == actor.user_id).limit(1))
+    return queue.assignment if mine is None else None
 
 @dataclass(frozen=True)
 class ReviewerProgress:
@@ -213,10 +231,23 @@ def reviewer_progress(session: Session, actor: Actor, queue_id: Any,
 
 
 @dataclass(frozen=True)
+class Assigned:
+    """An assignee of a queue item: ``user_id``, ``username`` and ``standing``: "" while
+    an active member of the queue's workspace, else why they may no longer review it
+    ("no longer a member", "account deactivated"). A member who leaves keeps the items
+    they rated (``queue_assignment.release_assignments_of``), so the page names them."""
+
+    user_id: int
+    username: str
+    standing: str
+
+
+@dataclass(frozen=True)
 class ItemRow:
     """An item of a queue's page: its run (pk, agent's id, question), why it is there
     (``source`` rule | manual, ``added_by`` username, ``added_at`` UTC), how many rated
-    it of ``needed``, ``completed_at``, who holds it until when, who it is assigned to."""
+    it of ``needed``, ``completed_at``, who holds it until when, who it is assigned to
+    (``assignees`` usernames; ``assigned`` the same people as ``Assigned``, by username)."""
 
     item_id: int
     run_pk: int
@@ -231,6 +262,7 @@ class ItemRow:
     reserved_by: str | None
     reserved_until: datetime | None
     assignees: tuple[str, ...]
+    assigned: tuple[Assigned, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -282,12 +314,17 @@ def list_items(session: Session, actor: Actor, queue_id: Any, cursor: str | None
         offset = session.scalar(select(func.count()).where(
             mine, ITEM_ORDER.after(rows[0][0], reverse=True))) or 0
     ids = [row[0].id for row in rows]
-    who: dict[int, list[str]] = {}
-    for item_id, username in session.execute(
-            select(QueueAssignment.item_id, User.username)
+    who: dict[int, list[Assigned]] = {}
+    member = select(Membership.user_id).where(Membership.user_id == User.id,
+                                              Membership.workspace_id == queue.workspace_id)
+    for item_id, user_id, username, active, is_member in session.execute(
+            select(QueueAssignment.item_id, User.id, User.username, User.active,
+                   member.exists())
             .join(User, User.id == QueueAssignment.user_id)
             .where(QueueAssignment.item_id.in_(ids)).order_by(User.username)):
-        who.setdefault(item_id, []).append(username)
+        standing = "" if is_member and active else \
+            "no longer a member" if not is_member else "account deactivated"
+        who.setdefault(item_id, []).append(Assigned(user_id, username, standing))
     out = []
     for item, run_id, query, added_by, held_by in rows:
         live = held_by is not None and item.reserved_until is not None \
@@ -296,6 +333,7 @@ def list_items(session: Session, actor: Actor, queue_id: Any, cursor: str | None
                            item.created_at, item.ratings_count, queue.reviewers_per_run,
                            item.completed_at, held_by if live else None,
                            item.reserved_until if live else None,
+                           tuple(a.username for a in who.get(item.id, ())),
                            tuple(who.get(item.id, ()))))
     return queue, ItemsPage(out, total, offset, next_cursor, has_previous, previous_cursor)
 

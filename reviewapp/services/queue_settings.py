@@ -32,7 +32,7 @@ from ..errors import ValidationFailed
 from ..models import ReviewQueue
 from .params import id_value
 from .queue_assignment import named as named_reviewers
-from .queue_assignment import workspace_reviewers
+from .queue_assignment import who, workspace_reviewers
 from .runs.listing import RunFilters
 
 RULE_KEYS = ("kind", "status", "verdict", "feedback", "score_min", "score_max", "outcome", "q",
@@ -103,7 +103,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def _named(value: Any, members: set[int]) -> list[int]:
+def _named(session: Session, ws_id: int, value: Any, members: set[int]) -> list[int]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise ValidationFailed("named", "must be a list of user ids")
     ids = [id_value(v, "named", "must be user ids") for v in value]
@@ -112,7 +112,7 @@ def _named(value: Any, members: set[int]) -> list[int]:
     strangers = [i for i in ids if i not in members]
     if strangers:
         raise ValidationFailed("named", "must be reviewers of the queue's workspace "
-                               f"(not: {', '.join(map(str, strangers))})")
+                               f"(not: {who(session, ws_id, strangers)})")
     return list(dict.fromkeys(i for i in ids if i is not None))
 
 
@@ -134,7 +134,7 @@ def capacity_reason(needed: int, able: int, scope: str) -> str:
     """Why ``needed`` reviewers per run cannot be met by ``able`` people."""
     who = (f"{able} named reviewer{'' if able == 1 else 's'}" if scope == REVIEWERS_NAMED
            else f"{able} member{'' if able == 1 else 's'} of the workspace")
-    return (f"asks {needed} reviewers per run, but only {who} may review it: "
+    return (f"asks {needed} reviewer{'' if needed == 1 else 's'} per run, but only {who} may review it: "
             "its items could never complete")
 
 
@@ -150,7 +150,7 @@ def validate(session: Session, ws_id: int, values: Mapping[str, Any],
     for field, value in values.items():
         try:
             if field == "named":
-                out["_named"] = _named(value, members)
+                out["_named"] = _named(session, ws_id, value, members)
             else:
                 out[field] = CHECKS[field](value)
         except ValidationFailed as invalid:

@@ -149,7 +149,7 @@ def _next_statements(assigned: bool) -> _NextStatements:
 
 def next_item(session: Session, actor: Actor, queue_id: Any,
               now: datetime | None = None, exclude: int | None = None,
-              wrap: bool = True) -> QueueItem | None:
+              wrap: bool = True, exclude_queue: int | None = None) -> QueueItem | None:
     """Reserve and return the actor's next item: the one they already hold, else the
     oldest open item nobody else holds; ``None`` when there is none. An item is open
     while not complete (its stored ``completed_at``) and not rated by the actor, and in
@@ -164,7 +164,9 @@ def next_item(session: Session, actor: Actor, queue_id: Any,
     ``wrap``, wraps around to the start: skipping walks through every open item
     (SPEC 8, as the personal queue's ``after_run_pk``) rather than handing back the
     item skipped before it. ``wrap=False``: only the items after it (``next_for_me``
-    goes on to the next queue first).
+    goes on to the next queue first). ``exclude_queue``: the queue id of ``exclude`` when
+    the caller already read it (``next_for_me``, once for its whole walk; 0: in no
+    queue); ``None`` reads it here.
 
     One held item per reviewer per queue: claiming an item releases, in the same
     transaction, any other open item of the queue the actor holds (one they have rated
@@ -188,8 +190,9 @@ def next_item(session: Session, actor: Actor, queue_id: Any,
     with read_intent():
         connection = session.connection()
         held = connection.execute(stmts.held, params).scalar()
-        skipped_in = connection.execute(stmts.queue_of, {"item_id": exclude}).scalar() \
-            if exclude else None
+        skipped_in = exclude_queue
+        if exclude and skipped_in is None:
+            skipped_in = connection.execute(stmts.queue_of, {"item_id": exclude}).scalar()
         session.commit()
     if held is not None:
         found = _claim_first(session, stmts, params, [held])

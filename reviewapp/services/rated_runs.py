@@ -1,25 +1,32 @@
-"""How many runs each user has rated, per workspace (``user_rated_runs``, issue 18): the
-review queue's progress ("reviewed" of the list, SPEC 8) and the runs list's "reviewed
-by me" count read one row per workspace instead of every rating of the user.
+"""Which runs each user has rated: per workspace, how many (``user_rated_runs``, issue 18)
+— the review queue's progress ("reviewed" of the list, SPEC 8) and the runs list's
+"reviewed by me" count read one row per workspace instead of every rating of the user
+— and which ones, in the runs list's time order (``rated_run``): the list's "reviewed
+by me" page reads its rows from there, newest (or oldest) first, instead of testing
+the workspace's runs one by one for a rating.
 
-A run counts for a user once it holds at least one of their ratings (of any part), in
-``runs``; in ``rateable_runs`` too while the run is rateable (``diagnosis_run.rateable``,
-``runs/rateable.py``). **How it is kept**, in the transaction of the write, under the
-run's lock (PostgreSQL ``queries.lock_run``; SQLite serialises writers), so concurrent
-writers of the same run take turns and the "first" / "last" tests below see each
-other's committed rows:
+A run counts for a user once it holds at least one of their ratings (of any part): it
+has a ``rated_run`` row and is in ``runs``; in ``rateable_runs`` too while the run is
+rateable (``diagnosis_run.rateable``, ``runs/rateable.py``). **How it is kept**, in the
+transaction of the write, under the run's lock (PostgreSQL ``queries.lock_run``; SQLite
+serialises writers), so concurrent writers of the same run take turns and the "first" /
+"last" tests below see each other's committed rows:
 
-- a rating created (``feedback.ratings``): ``rated`` — one ``INSERT ... SELECT ... ON
-  CONFLICT DO UPDATE`` adding the run when it holds no other rating of the author;
-- a rating deleted (``feedback.ratings.delete_feedback``): ``unrated`` — one ``UPDATE``
-  taking the run away when no rating of the author is left on it;
+- a rating created (``feedback.ratings``): ``rated`` — one ``INSERT ... ON CONFLICT DO
+  NOTHING`` of the (run, author) row, and when it was new (their first rating of the
+  run) one ``INSERT ... ON CONFLICT DO UPDATE`` adding the run to the count;
+- a rating deleted (``feedback.ratings.delete_feedback``): ``unrated`` — one ``DELETE``
+  of the (run, author) row when no rating of the author is left on it, and when it went
+  one ``UPDATE`` taking the run out of the count;
 - a run's rateability changed (``runs/rateable.refresh``): ``rateability_changed`` —
   the run's raters read, then their rows updated in author order;
-- users, workspaces (and with them runs and ratings) removed: their rows go by cascade.
+- users, workspaces, runs (and with them ratings) removed: their rows go by cascade.
 
-Nothing else writes ratings or removes runs. ``rebuild`` recomputes the rows from the
-ratings (``flask dashboard rebuild``; bulk loads that bypass the services), as the
-migration that added the table (``b3f1c7d9e254``) filled them.
+A run's workspace and ``created_at`` never change after it is stored (``runs.ingest``
+sets them once), so a ``rated_run`` row never needs updating. Nothing else writes
+ratings or removes runs. ``rebuild`` recomputes the rows from the ratings (``flask
+dashboard rebuild``; bulk loads that bypass the services), as the migrations that added
+the tables (``b3f1c7d9e254``, ``f4c2a8e1d937``) filled them.
 """
 
 from __future__ import annotations
@@ -30,24 +37,22 @@ from typing import Any
 from sqlalchemy import Integer, bindparam, case, cast, delete, distinct, exists, func, select
 from sqlalchemy.orm import Session
 
-from ..models import Feedback, RatedRunCount, Run
+from ..models import Feedback, RatedRun, RatedRunCount, Run
 from ..queries import insert_for
 
 _TABLE = RatedRunCount.__table__
+_LIST = RatedRun.__table__
 _AUTHOR = bindparam("b_author", type_=Integer)
 _WORKSPACE = bindparam("b_workspace", type_=Integer)
 _RUN = bindparam("b_run", type_=Integer)
 _RATEABLE_ONE = case((Run.rateable, 1), else_=0)
-# No rating of the author on the run (but the one just written, ``feedback_id``): the
-# (author_id, workspace_id, run_pk) index answers it.
-_NO_OTHER = ~exists().where(Feedback.author_id == _AUTHOR, Feedback.workspace_id == _WORKSPACE,
-                            Feedback.run_pk == _RUN,
-                            Feedback.id != bindparam("b_feedback", type_=Integer))
+# No rating of the author left on the run: the (author_id, workspace_id, run_pk) index.
 _NONE_LEFT = ~exists().where(Feedback.author_id == _AUTHOR, Feedback.workspace_id == _WORKSPACE,
                              Feedback.run_pk == _RUN)
+_UNLISTED = _LIST.delete().where(_LIST.c.run_pk == _RUN, _LIST.c.author_id == _AUTHOR, _NONE_LEFT)
 _UNRATED = (
     _TABLE.update()
-    .where(_TABLE.c.author_id == _AUTHOR, _TABLE.c.workspace_id == _WORKSPACE, _NONE_LEFT)
+    .where(_TABLE.c.author_id == _AUTHOR, _TABLE.c.workspace_id == _WORKSPACE)
     .values(runs=_TABLE.c.runs - 1, rateable_runs=_TABLE.c.rateable_runs - select(
         _RATEABLE_ONE).where(Run.id == _RUN).scalar_subquery()))
 _RATERS = (select(Feedback.author_id).where(Feedback.run_pk == _RUN).distinct()
@@ -56,41 +61,54 @@ _RATEABILITY = (
     _TABLE.update()
     .where(_TABLE.c.workspace_id == _WORKSPACE, _TABLE.c.author_id == _AUTHOR)
     .values(rateable_runs=_TABLE.c.rateable_runs + bindparam("b_delta", type_=Integer)))
-# Built once per dialect (the insert's ON CONFLICT clause is the dialect's).
-_RATED: dict[str, Any] = {}
+# Built once per dialect (the inserts' ON CONFLICT clauses are the dialect's).
+_RATED: dict[str, tuple[Any, Any]] = {}
 
 
-def _rated_statement(session: Session) -> Any:
+def _rated_statements(session: Session) -> tuple[Any, Any]:
+    """(the list row's insert, the count's upsert) of ``rated``."""
     dialect = session.get_bind().dialect.name
     if dialect not in _RATED:
+        listed = (insert_for(session, _LIST).from_select(
+            ["run_pk", "author_id", "workspace_id", "run_created_at"],
+            select(Run.id, cast(_AUTHOR, Integer), Run.workspace_id, Run.created_at)
+            .where(Run.id == _RUN))
+            .on_conflict_do_nothing(index_elements=["run_pk", "author_id"])
+            # ``rated`` reads its row count: without this an INSERT's is -1 (PostgreSQL).
+            .execution_options(preserve_rowcount=True))
         source = select(cast(_AUTHOR, Integer), cast(_WORKSPACE, Integer),
-                        cast(1, Integer), _RATEABLE_ONE).where(Run.id == _RUN, _NO_OTHER)
+                        cast(1, Integer), _RATEABLE_ONE).where(Run.id == _RUN)
         stmt = insert_for(session, _TABLE).from_select(
             ["author_id", "workspace_id", "runs", "rateable_runs"], source)
-        _RATED[dialect] = stmt.on_conflict_do_update(
+        _RATED[dialect] = (listed, stmt.on_conflict_do_update(
             index_elements=["author_id", "workspace_id"],
             set_={"runs": _TABLE.c.runs + stmt.excluded.runs,
-                  "rateable_runs": _TABLE.c.rateable_runs + stmt.excluded.rateable_runs})
+                  "rateable_runs": _TABLE.c.rateable_runs + stmt.excluded.rateable_runs}))
     return _RATED[dialect]
 
 
-def rated(session: Session, author_id: int, workspace_id: int, run_pk: int,
-          feedback_id: int) -> None:
-    """Rating ``feedback_id`` of ``author_id`` on run ``run_pk`` (of ``workspace_id``) was
-    just created (flushed): count the run for the author when it is their only rating of
-    it. One statement; call it under the run's lock, only when a rating row was created
-    (an update changes no count). No commit."""
-    session.connection().execute(_rated_statement(session), {
-        "b_author": author_id, "b_workspace": workspace_id, "b_run": run_pk,
-        "b_feedback": feedback_id})
+def rated(session: Session, author_id: int, workspace_id: int, run_pk: int) -> None:
+    """A rating of ``author_id`` on run ``run_pk`` (of ``workspace_id``) was just created
+    (flushed): list the run for the author, and when it was not listed yet (their first
+    rating of it) count it. One statement, two for a first rating; call it under the
+    run's lock, only when a rating row was created (an update changes nothing here). No
+    commit."""
+    listed, counted_ = _rated_statements(session)
+    params = {"b_author": author_id, "b_workspace": workspace_id, "b_run": run_pk}
+    connection = session.connection()
+    if connection.execute(listed, params).rowcount:
+        connection.execute(counted_, params)
 
 
 def unrated(session: Session, author_id: int, workspace_id: int, run_pk: int) -> None:
-    """A rating of ``author_id`` on run ``run_pk`` was just deleted (flushed): stop
-    counting the run for the author when none of their ratings is left on it. One
-    statement, under the run's lock. No commit."""
-    session.connection().execute(_UNRATED, {
-        "b_author": author_id, "b_workspace": workspace_id, "b_run": run_pk})
+    """A rating of ``author_id`` on run ``run_pk`` was just deleted (flushed): when none
+    of their ratings is left on it, take the run out of their list and their count. One
+    statement, two when it was their last rating of the run; under the run's lock. No
+    commit."""
+    params = {"b_author": author_id, "b_workspace": workspace_id, "b_run": run_pk}
+    connection = session.connection()
+    if connection.execute(_UNLISTED, params).rowcount:
+        connection.execute(_UNRATED, params)
 
 
 def rateability_changed(session: Session, run_pk: int, workspace_id: int, now: bool) -> None:
@@ -121,15 +139,25 @@ def counted(session: Session, author_id: int, workspace_ids: Iterable[int], *,
 
 
 def rebuild(session: Session, workspace_id: int | None = None) -> int:
-    """Recompute the rows (of ``workspace_id``; ``None``: all) from the ratings and the
-    runs' ``rateable``, replacing them: one DELETE and one INSERT ... SELECT. Returns the
-    rows written. No commit (``rollups_rebuild.rebuild`` commits, after its locks)."""
-    stmt = delete(_TABLE)
+    """Recompute the counts and the list rows (of ``workspace_id``; ``None``: all) from
+    the ratings and the runs, replacing them: a DELETE and an INSERT ... SELECT each.
+    Returns the count rows written. No commit (``rollups_rebuild.rebuild`` commits, after
+    its locks)."""
     scope: list[Any] = []
     if workspace_id is not None:
-        stmt = stmt.where(_TABLE.c.workspace_id == workspace_id)
         scope = [Feedback.workspace_id == workspace_id]
+    listed = delete(_LIST)
+    stmt = delete(_TABLE)
+    if workspace_id is not None:
+        listed = listed.where(_LIST.c.workspace_id == workspace_id)
+        stmt = stmt.where(_TABLE.c.workspace_id == workspace_id)
+    session.execute(listed)
     session.execute(stmt)
+    pairs = select(Feedback.author_id, Feedback.run_pk).where(*scope).distinct().subquery()
+    session.execute(_LIST.insert().from_select(
+        ["run_pk", "author_id", "workspace_id", "run_created_at"],
+        select(Run.id, pairs.c.author_id, Run.workspace_id, Run.created_at)
+        .select_from(pairs).join(Run, Run.id == pairs.c.run_pk)))
     per_run = (select(Feedback.author_id, Feedback.workspace_id, Feedback.run_pk)
                .where(*scope).distinct().subquery())
     session.execute(_TABLE.insert().from_select(

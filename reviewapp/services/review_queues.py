@@ -35,7 +35,9 @@ Every public name stays importable from here.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -48,7 +50,6 @@ from ..actors import Actor, Role
 from ..domain.consensus import DEFAULT_DISPUTE_RULE
 from ..domain.queues import (
     ASSIGN_OPEN,
-    ASSIGN_ROUND_ROBIN,
     RESERVATION_DEFAULT_MINUTES,
     REVIEWERS_ALL,
 )
@@ -67,8 +68,9 @@ from ..models.base import utcnow  # the queues' clock, also read through here by
 from ..queries import insert_for, scope_to_actor
 from .params import id_value
 from .queue_assignment import (
-    deal_unassigned,
     drop_outsiders,
+    top_up_queue,
+    who,
     workspace_reviewers,
 )
 from .queue_assignment import (
@@ -97,6 +99,7 @@ from .queue_pages import (
     queue_capacity,
     reviewable_queues,
     reviewer_progress,
+    waiting_for_assignment,
 )
 from .queue_settings import RULE_KEYS, clean_rule, validate
 from .queue_work import (
@@ -116,11 +119,12 @@ __all__ = [  # the queue services, by concern: here, queue_work, queue_pages
     "CANDIDATES", "ITEM_ORDER", "ITEMS_PER_PAGE", "QUERY_PREVIEW", "RULE_KEYS", "ItemRow",
     "ItemsPage", "OpenItem",
     "QueueCapacity", "QueueProgress", "QueueRow", "ReviewerProgress", "add_runs", "assign",
+    "Assignable", "assignable_reviewers",
     "capacity", "check_queue", "clean_rule",
     "create_queue", "exists_item", "get_queue", "lead_queues", "led_workspaces", "list_items",
     "list_queues", "named_reviewers", "next_for_me", "next_item", "open_item", "progress",
     "release", "remove_run", "renew", "reviewable_queues", "reviewer_progress", "update_queue",
-    "workspace_reviewers",
+    "waiting_for_assignment", "workspace_reviewers",
 ]
 
 def _set_named(session: Session, queue: ReviewQueue, ids: list[int]) -> None:
@@ -168,9 +172,10 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
     ``name``; the same ``ValidationFailed`` / ``Conflict``); returns (queue, runs added).
     A changed rule or a larger sample is applied to the existing runs (runs already in
     the queue stay; a run enters at most once); a changed ``reviewers_per_run``
-    re-derives every item's completion from its stored count; becoming round-robin deals
-    the open items nobody is assigned; assignments to reviewers no longer named are
-    dropped; a changed ``dispute_rule`` governs the verdicts set from then on (a verdict
+    re-derives every item's completion from its stored count; assignments to reviewers
+    no longer named are dropped; then a round-robin queue (also one that just became
+    one) tops up every open item short of its reviewers from the pool as saved
+    (``queue_assignment.top_up_queue``: items nobody has are dealt, full ones stay); a changed ``dispute_rule`` governs the verdicts set from then on (a verdict
     already set stays until the run's next answer rating). Commits."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
     unknown = set(changes) - set(_EDITABLE)
@@ -182,8 +187,6 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
                  for k in ("rule", "sample_percent"))
     recount = "reviewers_per_run" in values and values["reviewers_per_run"] != \
         queue.reviewers_per_run
-    became_rr = values.get("assignment", queue.assignment) == ASSIGN_ROUND_ROBIN != \
-        queue.assignment
     for key, value in values.items():
         setattr(queue, key, value)
     if named_ids is not None:
@@ -193,8 +196,7 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
         recount_queue(session, queue.id)
     drop_outsiders(session, queue)
     added = fill(session, queue) if refill else 0
-    if became_rr:
-        deal_unassigned(session, queue)
+    top_up_queue(session, queue)  # round-robin: whoever may review now is dealt the short items
     session.commit()
     return queue, added
 
@@ -252,24 +254,48 @@ def _name_taken(session: Session, ws_id: int, name: str, own_id: int | None) -> 
     return other is not None and other != own_id
 
 
+@dataclass(frozen=True)
+class Assignable:
+    """A person a lead may assign a queue's items to: ``user_id``, ``username``."""
+
+    user_id: int
+    username: str
+
+
+def assignable_reviewers(session: Session, actor: Actor, queue_id: Any) -> list[Assignable]:
+    """Who a lead may assign the queue's items to (the queue page's "assign" list), by
+    username: the queue's pool (``queue_assignment.pool``: its named reviewers, or all
+    reviewers of the workspace, only while active members with the reviewer role or
+    above), the rule ``assign`` checks. A removed or deactivated member is not offered,
+    even when they rated items. ``Forbidden`` unless a lead of the queue's workspace."""
+    queue = get_queue(session, actor, queue_id, Role.LEAD)
+    names = dict(workspace_reviewers(session, queue.workspace_id))
+    return sorted((Assignable(uid, names[uid]) for uid in assignable(session, queue)),
+                  key=lambda a: a.username)
+
+
 def assign(session: Session, actor: Actor, item_id: Any, user_ids: Iterable[Any]) -> list[int]:
     """A lead sets who an item is assigned to (by hand; replaces the item's assignees;
     an empty list unassigns it); returns the user ids. Each must be allowed to review the
     queue now (``queue_assignment.pool``: named or all, active reviewers of the workspace)
-    or be assigned to the item already (a removed member keeps an item they rated);
-    ``ValidationFailed`` ``assignees``; ``Forbidden`` unless a lead of the queue's
-    workspace. Commits."""
+    or be assigned to the item already (a removed member keeps an item they rated), and
+    be chosen once (the page has one select per reviewer slot); ``ValidationFailed``
+    ``assignees``; ``Forbidden`` unless a lead of the queue's workspace. Commits."""
     item, queue = _item_for(session, actor, item_id, Role.LEAD)
     ids = [id_value(v, "assignees", "must be user ids") for v in user_ids]
     if None in ids:
         raise ValidationFailed("assignees", "must be user ids")
+    twice = sorted(i for i, n in Counter(ids).items() if n > 1)
+    if twice:
+        raise ValidationFailed("assignees", "choose each reviewer once "
+                               f"(twice: {who(session, queue.workspace_id, twice)})")
     allowed = set(assignable(session, queue)) | set(session.scalars(
         select(QueueAssignment.user_id).where(QueueAssignment.item_id == item.id)))
     outside = [i for i in ids if i not in allowed]
     if outside:
         raise ValidationFailed("assignees", "must be reviewers who may review this queue "
-                               f"(not: {', '.join(map(str, outside))})")
-    chosen = list(dict.fromkeys(i for i in ids if i is not None))
+                               f"(not: {who(session, queue.workspace_id, outside)})")
+    chosen = list(ids)
     session.execute(delete(QueueAssignment).where(QueueAssignment.item_id == item.id))
     session.add_all([QueueAssignment(item_id=item.id, user_id=uid,
                                      assigned_by=actor.user_id) for uid in chosen])

@@ -55,7 +55,7 @@ def rebuild(session: Session, workspace_id: int | None = None) -> RebuildSummary
         session.execute(select(literal(1)))  # begin
         session.connection().exec_driver_sql(
             "LOCK TABLE dashboard_run_day, dashboard_tool_day, dashboard_triage_day,"
-            " user_rated_runs IN EXCLUSIVE MODE")
+            " user_rated_runs, rated_run IN EXCLUSIVE MODE")
     tables = (RunDayCount.__table__, ToolDayCount.__table__, TriageDayCount.__table__)
     scope: list[Any] = [] if workspace_id is None else [Run.workspace_id == workspace_id]
     for table in tables:

@@ -77,6 +77,12 @@ def redact_text(text: str) -> str:
     return _redactor.text(text)
 
 
+def redact_texts(texts: list[str]) -> list[str]:
+    """``[redact_text(t) for t in texts]`` in one pass per rule over all of them
+    (``Redactor.many``): a batch of stored texts re-scanned at once."""
+    return _redactor.many(texts)
+
+
 def redact_typed(text: str | None, limit: int) -> str | None:
     """Text a person typed (a rating comment or correction, a triage note, a case field),
     redacted like what an agent sends and kept within ``limit`` characters (``[redacted]``

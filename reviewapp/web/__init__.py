@@ -1,6 +1,6 @@
 """HTML side: wiring only — blueprints, the login manager, error answers
 (``web/errors.py``), request hooks (``web/hooks.py``), template filters and globals
-(``web/filters.py``), the chunked-body limit (``web/body_limit.py``)."""
+(``web/filters.py``, the timeline's rows ``web/timeline_html.py``), the chunked-body limit (``web/body_limit.py``)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from . import (
     queue,
     queues,
     runs,
+    timeline_html,
     triage,
 )
 
@@ -42,4 +43,5 @@ def init_app(app: Flask) -> None:
     errors.register(app)
     hooks.register(app)
     filters.register(app)
+    app.jinja_env.globals["timeline_rows"] = timeline_html.timeline_rows
     body_limit.init_app(app)

@@ -26,13 +26,14 @@ from flask_login import login_required
 from ..domain import export_format
 from ..domain.audit import AUDIT_ACTIONS
 from ..domain.workspace_settings import SETTINGS
-from ..errors import Conflict, ValidationFailed
+from ..errors import Conflict, Forbidden, ValidationFailed
 from ..extensions import db
 from ..services import admin, audit
 from .auth import current_actor
 from .forms import (
     ActiveForm,
     AddMemberForm,
+    ConfirmForm,
     NewAccountForm,
     RenameWorkspaceForm,
     ResetPasswordForm,
@@ -60,8 +61,17 @@ def _page(workspace_id: int, tab: str, status: int = 200, **context: Any) -> Res
     ws = admin.get_workspace(db.session, actor, workspace_id)
     if tab == "members":
         context["members"] = admin.list_members(db.session, actor, workspace_id)
+        if "remove_id" in context:  # "Remove ... from the workspace?" (a member of this one)
+            context["removing"] = _asked_about(context["members"], "user_id", context["remove_id"])
+        if "deactivate_id" in context:  # "Deactivate ...'s account?" (one the admin manages)
+            context["deactivating"] = _asked_about(context["members"], "user_id",
+                                                   context["deactivate_id"])
+            if not context["deactivating"].manageable:
+                raise Forbidden()
     elif tab == "tokens":
         context["tokens"] = admin.token_rows(db.session, actor, workspace_id)
+        if "revoke_id" in context:  # "Revoke the token ...?" (one of this workspace)
+            context["revoking"] = _asked_about(context["tokens"], "id", context["revoke_id"])
     elif tab == "audit":
         context["filters"] = audit.AuditFilters.from_params(request.args)
         cursor = request.args.get("cursor") or None
@@ -80,6 +90,15 @@ def _page(workspace_id: int, tab: str, status: int = 200, **context: Any) -> Res
         workspaces=admin.administered(db.session, actor), **context), status)
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _asked_about(rows: list[Any], key: str, wanted: int) -> Any:
+    """The row a confirmation asks about (``getattr(row, key) == wanted``); ``Forbidden``
+    when the page has none (another workspace's, or missing: one answer, SPEC 2)."""
+    row = next((r for r in rows if getattr(r, key) == wanted), None)
+    if row is None:
+        raise Forbidden()
+    return row
 
 
 def _change(workspace_id: int, tab: str, message: str, call: Callable[[], object]) -> Response:
@@ -194,19 +213,47 @@ def change_role(workspace_id: int, user_id: int) -> Response:
 @bp.post("/<int:workspace_id>/members/<int:user_id>/remove")
 @login_required
 def remove_member(workspace_id: int, user_id: int) -> Response:
-    """Remove the membership (the account stays)."""
+    """Remove the membership (the account stays) when the form says ``confirm=1`` (the
+    confirmation's own button); otherwise the members page asking first, as the GET.
+    403 for a user who is no member of the workspace, as for a foreign workspace."""
+    if ConfirmForm().confirm.data != "1":
+        return _page(workspace_id, "members", remove_id=user_id)
     return _change(workspace_id, "members", "Member removed.", lambda: admin.remove_member(
         db.session, current_actor(), workspace_id, user_id))
+
+
+@bp.get("/<int:workspace_id>/members/<int:user_id>/remove")
+@login_required
+def confirm_remove_member(workspace_id: int, user_id: int) -> Response:
+    """The members page asking "Remove <user> from <workspace>?" (new-user finding: one
+    click removed at once); its button posts the removal, "Cancel" goes back. Works
+    without JavaScript. 403 for a user who is no member of the workspace."""
+    return _page(workspace_id, "members", remove_id=user_id)
 
 
 @bp.post("/<int:workspace_id>/members/<int:user_id>/active")
 @login_required
 def set_active(workspace_id: int, user_id: int) -> Response:
-    """Deactivate (1 → 0) or reactivate an account the admin fully administers."""
+    """Deactivate (``active=0``) or reactivate (``active=1``) an account the admin fully
+    administers. Deactivating needs ``confirm=1`` (the question's own button); without it
+    the members page asks first, as the GET ``confirm_deactivate``. Reactivating takes
+    nothing away: one click."""
     form = ActiveForm()
     active = form.active.data == "1"
+    if not active and ConfirmForm().confirm.data != "1":
+        return _page(workspace_id, "members", deactivate_id=user_id)
     return _change(workspace_id, "members", "Account reactivated." if active else "Account deactivated.",
                    lambda: admin.set_active(db.session, current_actor(), workspace_id, user_id, active))
+
+
+@bp.get("/<int:workspace_id>/members/<int:user_id>/deactivate")
+@login_required
+def confirm_deactivate(workspace_id: int, user_id: int) -> Response:
+    """The members page asking "Deactivate <user>'s account?" (user-walk finding: one
+    click deactivated at once); its button posts the deactivation, "Cancel" goes back.
+    Works without JavaScript. 403 for a user who is no member of the workspace or whose
+    account the admin does not fully administer (a shared account), as the POST."""
+    return _page(workspace_id, "members", deactivate_id=user_id)
 
 
 @bp.post("/<int:workspace_id>/members/<int:user_id>/password")
@@ -251,9 +298,22 @@ def create_token(workspace_id: int) -> Response:
 @bp.post("/<int:workspace_id>/tokens/<int:token_id>/revoke")
 @login_required
 def revoke_token(workspace_id: int, token_id: int) -> Response:
-    """Revoke a token of this workspace."""
+    """Revoke a token of this workspace when the form says ``confirm=1`` (the question's
+    own button); otherwise the tokens page asking first, as the GET. 403 for a token of
+    another workspace or a missing one."""
+    if ConfirmForm().confirm.data != "1":
+        return _page(workspace_id, "tokens", revoke_id=token_id)
     return _change(workspace_id, "tokens", "Token revoked.", lambda: admin.revoke_token(
         db.session, current_actor(), token_id, workspace_id))
+
+
+@bp.get("/<int:workspace_id>/tokens/<int:token_id>/revoke")
+@login_required
+def confirm_revoke_token(workspace_id: int, token_id: int) -> Response:
+    """The tokens page asking "Revoke the token <name>?" (user-walk finding: one click
+    revoked at once); its button posts the revocation, "Cancel" goes back. Works without
+    JavaScript. 403 for a token of another workspace or a missing one."""
+    return _page(workspace_id, "tokens", revoke_id=token_id)
 
 
 @bp.get("/<int:workspace_id>/settings")

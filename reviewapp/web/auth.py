@@ -42,7 +42,8 @@ def current_actor(*, password_change: bool = False) -> Actor:
     """The ``Actor`` for the logged-in user (views call services with it). Raises
     ``PasswordChangeRequired`` while the user must change their password, unless the view
     is one of those that let them (``password_change``; ``admin.actor_for``)."""
-    return admin.actor_for(current_user, password_change=password_change)
+    # The user itself, not the proxy: each attribute read through it is a context lookup.
+    return admin.actor_for(current_user._get_current_object(), password_change=password_change)
 
 
 def safe_next(target: str | None) -> str:

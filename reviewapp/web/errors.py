@@ -50,7 +50,8 @@ def register(app: Flask) -> None:
 
 def wants_json() -> bool:
     # /v1/traces: the OTLP/HTTP path (reviewapp/api/otel.py), a machine route outside /api.
-    return request.path.startswith("/api/") or request.path in ("/api", "/v1/traces")
+    path = request.path
+    return path.startswith("/api/") or path in ("/api", "/v1/traces")
 
 
 def _error_response(status: int, code: str, message: str, details: Any = None) -> Response:

@@ -24,6 +24,7 @@ from wtforms.validators import (
     NumberRange,
     Optional,
     Regexp,
+    StopValidation,
 )
 from wtforms.widgets import HiddenInput
 
@@ -77,6 +78,30 @@ def _values(choices: tuple[tuple[str, str], ...]) -> list[str]:
     return [value for value, _ in choices]
 
 
+SCORE_RANGE = "must be between 0 and 100"
+SCORE_WHOLE = "must be a whole number between 0 and 100"
+
+
+class ScoreField(IntegerField):
+    """A 0-100 score box whose text that is no whole number gets one message
+    (``SCORE_WHOLE``), not IntegerField's "Not a valid integer value." followed by the
+    range check's message on the missing value. An empty box (the form always sends both,
+    empty when unused) is no filter: ``data`` None, no error, as ``Optional`` expects."""
+
+    def process_formdata(self, valuelist: list[Any]) -> None:
+        if valuelist and not str(valuelist[0]).strip():
+            self.data = None
+            return
+        try:
+            super().process_formdata(valuelist)
+        except ValueError:
+            raise ValueError(SCORE_WHOLE) from None
+
+    def pre_validate(self, form: Any) -> None:
+        if self.process_errors:
+            raise StopValidation()
+
+
 class RunFilterForm(FlaskForm):
     """The runs list / review queue filters: a GET form, so no CSRF (``meta={"csrf": False}``)
     and the values live in the URL (shareable, back button)."""
@@ -95,8 +120,10 @@ class RunFilterForm(FlaskForm):
     verdict = StringField("Verifier", validators=[Optional(), AnyOf(_values(VERDICT_CHOICES))])
     feedback = StringField("Verdict", validators=[Optional(), AnyOf(_values(FEEDBACK_CHOICES))])
     reviewed = StringField("Reviewed", validators=[Optional(), AnyOf(_values(REVIEWED_CHOICES))])
-    score_min = IntegerField("Score from", validators=[Optional(), NumberRange(0, 100)])
-    score_max = IntegerField("Score to", validators=[Optional(), NumberRange(0, 100)])
+    # The message follows the label in the list's summary ("Score from: must be ..."):
+    # lower case, no period of its own (the summary ends the sentence).
+    score_min = ScoreField("Score from", validators=[Optional(), NumberRange(0, 100, SCORE_RANGE)])
+    score_max = ScoreField("Score to", validators=[Optional(), NumberRange(0, 100, SCORE_RANGE)])
     outcome = StringField("External outcome", validators=[Optional(), Length(max=32)],
                           render_kw={"placeholder": "e.g. pass, fail"})
     sort = StringField("Sort", validators=[Optional()])
@@ -204,6 +231,12 @@ class RoleForm(FlaskForm):
 
 class ActiveForm(FlaskForm):
     active = StringField("Active", validators=[AnyOf(["0", "1"])])
+
+
+class ConfirmForm(FlaskForm):
+    """A destructive action's own confirmation button: ``confirm=1`` (anything else asks)."""
+
+    confirm = StringField("Confirm", validators=[Optional()])
 
 
 class ResetPasswordForm(FlaskForm):

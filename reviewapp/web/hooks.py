@@ -36,12 +36,13 @@ def _refuse_unstorable_values() -> None:
     integer, a 500 on SQLite and PostgreSQL alike) and a NUL character in a path
     segment, query argument or form field (PostgreSQL text cannot hold it). JSON bodies
     get the same checks in ``api.schemas.read_json``."""
-    for name, value in (request.view_args or {}).items():
+    req = request._get_current_object()  # one context lookup, not one per use
+    for name, value in (req.view_args or {}).items():
         if isinstance(value, int) and value > MAX_ID:
             raise ValidationFailed(name, f"out of range (at most {MAX_ID})")
         if isinstance(value, str) and "\x00" in value:
             raise ValidationFailed(name, "contains a NUL character, which cannot be stored")
-    sources = [request.args] if request.method == "GET" or request.is_json else [request.args, request.form]
+    sources = [req.args] if req.method == "GET" or req.is_json else [req.args, req.form]
     for source in sources:
         for name, value in source.items(multi=True):
             if "\x00" in name or "\x00" in value:

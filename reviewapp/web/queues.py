@@ -26,6 +26,8 @@ from flask_wtf import FlaskForm
 from ..actors import Role
 from ..domain.consensus import DEFAULT_DISPUTE_RULE, DISPUTE_RULES
 from ..domain.queues import (
+    ASSIGN_BY_HAND,
+    ASSIGN_ROUND_ROBIN,
     ASSIGNMENT_MODES,
     RESERVATION_DEFAULT_MINUTES,
     REVIEWER_SCOPES,
@@ -240,7 +242,9 @@ def detail(queue_id: int) -> str:
     people = rq.reviewer_progress(db.session, actor, queue_id)
     return render_template(
         "queues/detail.html", queue=queue, page=page, cursor=cursor, people=people,
-        progress=rq.progress(db.session, actor, queue_id), assignable=people,
+        progress=rq.progress(db.session, actor, queue_id),
+        assignable=rq.assignable_reviewers(db.session, actor, queue_id)
+        if queue.assignment == ASSIGN_BY_HAND else [],
         rule_chips=_rule_chips(queue.rule), capacity=rq.capacity(db.session, actor, queue_id),
         **_choices())
 
@@ -302,6 +306,13 @@ def add_runs() -> Response:
 # --- the reviewer's flow ------------------------------------------------------------------
 
 
+NOT_ASSIGNED_YET = {  # the queue assigns its items and none is the reviewer's (yet)
+    ASSIGN_BY_HAND: "Nothing is assigned to you in this queue yet: a lead assigns its items.",
+    ASSIGN_ROUND_ROBIN: "Nothing is assigned to you in this queue yet: its runs are dealt "
+                        "to its reviewers in turn as they enter.",
+}
+
+
 @bp.post("/next")
 @login_required
 def next_item() -> Response:
@@ -316,7 +327,9 @@ def next_item() -> Response:
         rq.release(db.session, actor, skip)
     item = rq.next_for_me(db.session, actor, queue_id, exclude=skip)
     if item is None:
-        flash("Nothing left for you to review in your queues." if not queue_id
+        waiting = rq.waiting_for_assignment(db.session, actor, queue_id) if queue_id else None
+        flash(NOT_ASSIGNED_YET[waiting] if waiting else
+              "Nothing left for you to review in your queues." if not queue_id
               else "Nothing left for you to review in this queue.", "info")
         return redirect(url_for("queue.next_run", mine="1"), 303)
     return redirect(url_for("runs.detail", run_pk=item.run_pk, item=item.id,

@@ -42,6 +42,9 @@ class AgentIdConverter(PathConverter):
 
         return path_segment(value)
 
+# What a run page's blind-review banner asks to rate (runs/detail.html, services.runs.RunDetail).
+BLIND_NOUNS = frozenset({"answer", "conclusion", "report"})
+
 # Query-string keys that describe "the current list" and travel to run pages and back:
 # the runs list's parameters (a new filter is a change to ``RunFilters`` only).
 LIST_KEYS = runs_service.RunFilters.param_names()
@@ -55,6 +58,20 @@ def filter_form() -> RunFilterForm:
 def list_args() -> dict[str, str]:
     """The current list's filters from the query string (no cursor), for links."""
     return {k: v for k in LIST_KEYS if (v := request.args.get(k, "").strip())}
+
+
+def page_args() -> dict[str, str]:
+    """What a run page's own address carries beside the run (``list_args``, and
+    ``queue=1`` in the review queue), for its fragments' addresses and the links they
+    render: a live poll or "Show the next" keeps the page's list and queue (user-walk
+    finding: the failed-calls link they refreshed dropped both)."""
+    args = list_args()
+    return {"queue": "1", **args} if request.args.get("queue") == "1" else args
+
+
+def run_page_url(run_pk: int) -> str:
+    """The run page's address with ``page_args`` (the page's ``here``)."""
+    return url_for("runs.detail", run_pk=run_pk, **page_args())
 
 
 def folded_count(args: dict[str, str]) -> int:
@@ -153,7 +170,7 @@ def timeline(run_pk: int) -> Response:
     if request.args.get("v") == timeline.version:
         return make_response("", 204)
     return page_or_fragment("runs/_timeline.html", "runs/_timeline.html", timeline=timeline,
-                            oob_counts=is_htmx())
+                            oob_counts=is_htmx(), here=run_page_url(run_pk), here_args=page_args())
 
 
 @bp.get("/runs/<int:run_pk>/timeline/calls")
@@ -161,29 +178,45 @@ def timeline(run_pk: int) -> Response:
 def timeline_calls(run_pk: int) -> Response:
     """"Show the next N of M tool calls" (issue 18): for htmx, the next chunk of timeline
     rows after the call ``after`` and the next such control; otherwise the run page
-    showing them (the control's own link). 400 naming ``after`` when it is missing or no
+    showing them (the control's own link); the htmx answer also refreshes the header's
+    count of failed calls not shown yet (out of band). 400 naming ``after`` when it is missing or no
     call of the run; the page's 403 for a missing or foreign run."""
     after = request.args.get("after") or ""
     chunk = runs_service.get_timeline_chunk(db.session, current_actor(), run_pk, after)
     if not is_htmx():
-        return redirect(url_for("runs.detail", run_pk=run_pk, calls_after=after), 303)
-    return page_or_fragment("runs/_timeline_rows.html", "runs/_timeline_rows.html",
-                            timeline=chunk)
+        return redirect(url_for("runs.detail", run_pk=run_pk, calls_after=after, **page_args()), 303)
+    return page_or_fragment("runs/_timeline_chunk.html", "runs/_timeline_chunk.html",
+                            timeline=chunk, here=run_page_url(run_pk), here_args=page_args())
 
 
 @bp.get("/runs/<int:run_pk>/tool-calls/<agent_id:call_id>", merge_slashes=False)
+@bp.get("/runs/<int:run_pk>/tool-calls")
 @login_required
-def tool_call(run_pk: int, call_id: str) -> Response:
-    """One tool call's arguments, result and error (loaded when a timeline row opens)."""
-    call = runs_service.get_tool_call(db.session, current_actor(), run_pk, call_id)
-    return page_or_fragment("runs/tool_call.html", "runs/_tool_call.html", call=call,
-                            run_pk=run_pk)
+def tool_call(run_pk: int, call_id: str | None = None) -> Response:
+    """One tool call's arguments, result and error (loaded when a timeline row opens).
+    Links name the call in the query (``?call_id=``, the timeline's rows): an
+    agent's id is free text, and a path segment ``%2E%2E`` or ``%2E`` is one the browser
+    normalises away (new-user finding). The path form stays for existing links. 400
+    naming ``call_id`` when it is missing or empty."""
+    if call_id is None:
+        call_id = request.args.get("call_id") or ""
+        if not call_id:
+            raise ValidationFailed("call_id", "is required: the id of one of the run's tool calls")
+    opened = runs_service.get_tool_call(db.session, current_actor(), run_pk, call_id)
+    return page_or_fragment("runs/tool_call.html", "runs/_tool_call.html", call=opened.call,
+                            time_zone=opened.time_zone, run_pk=run_pk)
 
 
 @bp.get("/runs/<int:run_pk>/verdict")
 @login_required
 def verdict(run_pk: int) -> Response:
-    """The run's verdict badge (refreshed after an answer-level rating)."""
+    """The run's verdict badge (refreshed after an answer-level rating); with ``note``
+    (the page's blind-review banner names what to rate: answer, conclusion or report;
+    anything else is ignored) the banner too, out of band, so it ends with the blind
+    review (or comes back when the rating is taken back) without a reload."""
     view = runs_service.get_verdict(db.session, current_actor(), run_pk)
-    return page_or_fragment("runs/_verdict.html", "runs/_verdict.html", v=view)
+    note = request.args.get("note")
+    note = note if note in BLIND_NOUNS else None
+    return page_or_fragment("runs/_verdict.html", "runs/_verdict.html", v=view, note=note,
+                            oob_note=is_htmx())
 

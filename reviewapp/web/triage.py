@@ -68,10 +68,12 @@ def _row_response(row: triage.TriageRow, next_url: str | None, message: str, sta
 
 
 def _action(item_id: int, message: str, form: TriageActionForm,
-            call) -> Response:  # noqa: ANN001 - a service call
-    """Run one item action; answer with the row (htmx), 303 (plain) or 409 (stale). A
-    refused value is shown on the item page: again (400) with what was typed, or, for an
-    accepted proposal (``proposal`` set: nothing typed), 303 to it with the error."""
+            call, yours: dict[str, str | None] | None = None) -> Response:  # noqa: ANN001
+    """Run one item action (``call``, a service call); answer with the row (htmx), 303
+    (plain) or 409 (stale: the current state, and ``yours``, what the user typed, so a
+    note is not lost). A refused value is shown on the item page: again (400) with what
+    was typed, or, for an accepted proposal (``proposal`` set: nothing typed), 303 to it
+    with the error."""
     next_url = form.next.data or url_for("triage.detail", item_id=item_id)
     try:
         row = call()
@@ -87,7 +89,7 @@ def _action(item_id: int, message: str, form: TriageActionForm,
         if is_htmx() and isinstance(stale.details, dict):
             return _row_response(triage.TriageRow.from_dict(stale.details), form.next.data,
                                  stale.message, 409, "error")
-        return conflict_page(stale, next_url, title="Triage item changed")
+        return conflict_page(stale, next_url, title="Triage item changed", yours=yours)
     if is_htmx():
         return _row_response(row, form.next.data, message)
     return see_other(message, next_url)
@@ -108,7 +110,8 @@ def category(item_id: int) -> Response:
     """Set or clear the fault category."""
     form = TriageActionForm()
     return _action(item_id, "Fault category saved.", form, lambda: triage.set_fault_category(
-        db.session, current_actor(), item_id, form.version.data, form.fault_category.data))
+        db.session, current_actor(), item_id, form.version.data, form.fault_category.data),
+        yours=None if form.proposal.data else {"fault_category": form.fault_category.data})
 
 
 @bp.post("/<int:item_id>/note")
@@ -117,7 +120,8 @@ def note(item_id: int) -> Response:
     """Replace the note."""
     form = TriageActionForm()
     return _action(item_id, "Note saved.", form, lambda: triage.set_note(
-        db.session, current_actor(), item_id, form.version.data, form.note.data))
+        db.session, current_actor(), item_id, form.version.data, form.note.data),
+        yours={"note": form.note.data})
 
 
 @bp.post("/<int:item_id>/state")

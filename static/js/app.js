@@ -12,8 +12,11 @@
       var hh = String(Math.floor(Math.abs(off) / 60)).padStart(2, "0");
       var mm = String(Math.abs(off) % 60).padStart(2, "0");
       var pad = function (n) { return String(n).padStart(2, "0"); };
+      // data-precise (a tool call's times): with the seconds and milliseconds.
+      var exact = el.hasAttribute("data-precise") ?
+        ":" + pad(d.getSeconds()) + "." + String(d.getMilliseconds()).padStart(3, "0") : "";
       el.textContent = d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) +
-        " " + pad(d.getHours()) + ":" + pad(d.getMinutes()) + " (UTC" + sign + hh + ":" + mm + ")";
+        " " + pad(d.getHours()) + ":" + pad(d.getMinutes()) + exact + " (UTC" + sign + hh + ":" + mm + ")";
       el.dataset.localised = "1";
     });
   }
@@ -261,5 +264,158 @@ document.addEventListener("click", function (e) {
     if (!elt || !elt.classList || !elt.classList.contains("timeline")) return;
     var rows = elt.querySelectorAll(".tl-row[data-call]");
     if (rows.length) e.detail.parameters.call = rows[rows.length - 1].getAttribute("data-call");
+  });
+  // The poll replaces the whole timeline (new rows appended, statuses updated): the calls
+  // the reader opened stay open, showing what they showed until their details reload
+  // (the toggle), and the focus stays on the same row's control (new-user finding).
+  var kept = null;
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var elt = e.detail.elt;
+    if (!elt || !elt.classList || !elt.classList.contains("timeline") || !e.detail.shouldSwap) return;
+    var open = {}, active = document.activeElement, focus = null;
+    elt.querySelectorAll(".tl-row > details[open]").forEach(function (d) {
+      var body = d.querySelector(".tl-body");
+      open[d.parentNode.id] = body ? body.innerHTML : null;
+    });
+    if (active && elt.contains(active)) {
+      var row = active.closest(".tl-row");
+      if (active.id) focus = { id: active.id };
+      else if (row && active.tagName === "SUMMARY") focus = { row: row.id };
+    }
+    kept = { id: elt.id, open: open, focus: focus };
+  });
+  document.addEventListener("htmx:load", function (e) {
+    var elt = e.target;
+    if (!kept || !elt || elt.id !== kept.id) return;
+    var state = kept;
+    kept = null;
+    Object.keys(state.open).forEach(function (rowId) {
+      var row = document.getElementById(rowId), d = row && row.querySelector(":scope > details");
+      if (!d) return;
+      var body = d.querySelector(".tl-body");
+      if (body && state.open[rowId] !== null) body.innerHTML = state.open[rowId];
+      d.open = true;
+    });
+    var target = null;
+    if (state.focus && state.focus.id) target = document.getElementById(state.focus.id);
+    else if (state.focus) {
+      var row = document.getElementById(state.focus.row);
+      target = row && row.querySelector(":scope > details > summary");
+    }
+    if (target) target.focus({ preventScroll: true });
+  });
+})();
+
+// The runs list's search (new-user finding): one search is one history entry. The form
+// asks as the person types (after 500 ms), then again on Enter (change and submit): an
+// answer for the address already shown replaces its entry instead of adding one, and so
+// does the next typed answer while the person goes on typing the same search (until
+// Enter, another filter, Back or Forward); any other search adds an entry as before.
+(function () {
+  "use strict";
+  var typed = null;  // the address the last search-as-you-type answer pushed
+  document.addEventListener("htmx:beforeHistoryUpdate", function (e) {
+    var h = e.detail.history, config = e.detail.requestConfig;
+    if (!h || h.type !== "push" || !config || !config.elt || !config.elt.matches("form[role=search]")) return;
+    var here = location.pathname + location.search;
+    var event = config.triggeringEvent, byTyping = !!event && event.type === "input";
+    if (h.path === here || (byTyping && typed === here)) h.type = "replace";
+    typed = byTyping ? h.path : null;  // Enter or another filter ends the typed search
+  });
+  window.addEventListener("popstate", function () { typed = null; });
+  // Enter after the typing's answer sends nothing (one search, one request): it still
+  // ends the typed search, so the next one typed adds its own entry.
+  document.addEventListener("htmx:confirm", function (e) {
+    var event = e.detail.triggeringEvent, elt = e.detail.elt;
+    if (elt && elt.matches && elt.matches("form[role=search]") && event && event.type !== "input") typed = null;
+  });
+})();
+
+// The runs list's search, counted in requests (user-walk findings): one search is one
+// request. The form is asked by the typing (after 500 ms), then by Enter's change and its
+// submit: a trigger whose filters are the ones just asked for (in flight or answered)
+// sends nothing; a newer search aborts an older one in flight (hx-sync="this:replace" on
+// the form). A request the form or another control sent (a page link) ends that memory,
+// and so does a failed answer, so asking again then works.
+(function () {
+  "use strict";
+  var last = null;  // {form, query}: the search form's last request
+  function isSearch(elt) { return !!elt && !!elt.matches && elt.matches("form[role=search]"); }
+  function queryOf(form) { return new URLSearchParams(new FormData(form)).toString(); }
+  document.addEventListener("htmx:confirm", function (e) {
+    var form = e.detail.elt;
+    if (!isSearch(form) || (e.detail.verb || "get") !== "get") return;
+    var query = queryOf(form);
+    if (last && last.form === form && last.query === query) { e.preventDefault(); return; }
+    last = { form: form, query: query };
+  });
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    if (!isSearch(e.detail.elt)) last = null;
+  });
+  document.addEventListener("htmx:afterRequest", function (e) {
+    var xhr = e.detail.xhr;  // aborted by a newer search: status 0, and last is the newer one
+    if (isSearch(e.detail.elt) && xhr && xhr.status >= 400) last = null;
+  });
+  document.addEventListener("htmx:sendError", function (e) { if (isSearch(e.detail.elt)) last = null; });
+})();
+
+// Back / Forward abort the page's GET requests still in flight (user-walk finding): the
+// page comes back from the server (historyCacheSize 0), and a search answered after Back
+// swapped its rows in and pushed its address over it. Aborted before htmx swaps the
+// restored page in (popstate; htmx's cache events, which come before its swap).
+(function () {
+  "use strict";
+  var inFlight = new Set();
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var config = e.detail.requestConfig;
+    if (config && config.verb === "get") inFlight.add(e.detail.elt);
+  });
+  document.addEventListener("htmx:afterRequest", function (e) { inFlight.delete(e.detail.elt); });
+  function abortAll() {
+    var elts = Array.from(inFlight);
+    inFlight.clear();
+    elts.forEach(function (elt) { if (document.body.contains(elt)) htmx.trigger(elt, "htmx:abort"); });
+  }
+  // Only where htmx restores a page (its own test): Back over a #fragment link keeps the page.
+  window.addEventListener("popstate", function (e) { if (e.state && e.state.htmx) abortAll(); });
+  document.addEventListener("htmx:historyCacheMiss", abortAll);
+  document.addEventListener("htmx:historyCacheHit", abortAll);
+})();
+
+// The thumbs say when they are saving (new-user finding: nothing changed until the answer,
+// so people clicked again): while a rating is sent the control is aria-busy and says
+// "Saving…"; the answer (the control, re-rendered) says "✓ Saved". A failed save leaves
+// the control as it was and says so in its status; the buttons stay usable.
+(function () {
+  "use strict";
+  function thumbsOf(elt) { return elt && elt.closest ? elt.closest(".thumbs") : null; }
+  function say(control, text) {
+    var status = control.querySelector(".fb-status");
+    if (status) status.textContent = text;
+  }
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var control = thumbsOf(e.detail.elt);
+    if (!control) return;
+    control.setAttribute("aria-busy", "true");
+    control.classList.remove("fb-failed");
+    control.classList.add("fb-saving");
+    say(control, "Saving…");
+  });
+  // An error answer that is not this control re-rendered (a 422 / 409 is) swaps nothing.
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var control = thumbsOf(e.detail.elt), xhr = e.detail.xhr;
+    if (!control || !xhr || xhr.status < 400 || xhr.getResponseHeader("HX-Retarget")) return;
+    if ((xhr.responseText || "").indexOf('id="' + control.id + '"') < 0) e.detail.shouldSwap = false;
+  });
+  document.addEventListener("htmx:afterRequest", function (e) {
+    var control = thumbsOf(e.detail.elt), xhr = e.detail.xhr;
+    if (!control || !document.body.contains(control)) return;  // swapped: the answer says
+    control.removeAttribute("aria-busy");
+    control.classList.remove("fb-saving");
+    var status = xhr ? xhr.status : 0;
+    if (status && status < 400) return;
+    control.classList.add("fb-failed");
+    say(control, status ? "Not saved (error " + status + "). Try again." :
+      "Not saved: the server could not be reached. Try again.");
   });
 })();

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+import sqlite3
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from reviewapp.extensions import db
 from reviewapp.models import Case, Feedback, FeedbackEvent, Run, TriageItem
 from reviewapp.services import admin
 
+from ..conftest import PG_URL
 from ..factories import DEFAULT_PASSWORD
 from ..services.feedback.helpers import MISSING_ID, TARGET_TYPES, answer_message, target_in
 
@@ -399,3 +402,63 @@ def test_openapi_describes_the_feedback_routes(app):
     assert routes == {("/api/feedback", "POST"), ("/api/feedback/targets", "GET"),
                       ("/api/feedback/targets", "PUT"), ("/api/feedback/{feedback_id}", "DELETE")}
     assert routes <= documented
+
+
+# --- the SQLite write lock ------------------------------------------------------------------
+
+
+@pytest.fixture
+def hold_write_lock(database_url):
+    """``hold_write_lock()``: another SQLite connection takes the write lock (``BEGIN
+    IMMEDIATE``) and keeps it until the returned function (or the test's end) releases
+    it. WAL readers still read."""
+    holders: list[sqlite3.Connection] = []
+
+    def release() -> None:
+        for holder in holders:
+            if holder.in_transaction:
+                holder.execute("ROLLBACK")
+
+    def hold():
+        holder = sqlite3.connect(database_url.removeprefix("sqlite:///"), isolation_level=None,
+                                 check_same_thread=False)
+        holders.append(holder)
+        holder.execute("BEGIN IMMEDIATE")
+        return release
+
+    yield hold
+    release()
+    for holder in holders:
+        holder.close()
+
+
+@pytest.mark.skipif(bool(PG_URL), reason="the SQLite write lock (PostgreSQL has row locks)")
+def test_a_rating_takes_the_write_lock_only_for_its_write(app_factory, login, make, ws,
+                                                          hold_write_lock):
+    """The login user's read, the CSRF check, parsing, validation and redaction run
+    before the write transaction (issue 18, request stack): while another writer holds
+    the lock, a refused rating is answered 400 at once, not after the lock wait (was 503:
+    the user's read began the request's BEGIN IMMEDIATE); a valid one still waits for the
+    lock and answers 503 when the wait runs out, nothing saved. Released, it saves."""
+    other = app_factory(SQLITE_BUSY_TIMEOUT_MS=300)
+    client = other.test_client()
+    reviewer = make.user(ws)
+    step_id = make.aiops_run(ws).steps[0].id
+    login(reviewer, c=client)
+    release = hold_write_lock()
+
+    started = time.monotonic()
+    refused = put(client, "diagnostic_step", step_id, rating="sideways")
+    assert refused.status_code == 400, refused.get_data(as_text=True)
+    assert refused.get_json()["error"]["message"].startswith("rating:")
+    assert time.monotonic() - started < 0.25  # no lock wait (the wait is 300 ms)
+
+    waited = put(client, "diagnostic_step", step_id, rating="negative", comment="c")
+    assert waited.status_code == 503
+    assert waited.get_json()["error"]["code"] == "SYSTEM_UNAVAILABLE"
+
+    release()
+    saved = put(client, "diagnostic_step", step_id, rating="negative", comment="c")
+    assert saved.status_code == 200, saved.get_data(as_text=True)
+    with other.app_context():
+        assert db.session.scalars(select(Feedback.rating)).all() == ["negative"]

@@ -325,3 +325,117 @@ def test_huge_numbers_in_ingest_bodies_are_400(client, token):
     response = put_run(client, token, started_at=int(BIG))
     assert response.status_code == 400
     assert response.get_json()["error"]["message"].startswith("started_at: timestamp out of range")
+
+
+def test_a_step_id_naming_no_step_of_the_run_is_refused_naming_the_field(client, session, token):
+    """New-user finding: a tool call whose ``step_id`` named no step of its run was stored
+    with no step, silently. The run document brings its steps with its tool calls, and
+    events come after the run's document (SPEC 4, 9): a step id that names no step of the
+    run is the sender's mistake, refused naming the field, and nothing of it is stored."""
+    steps = [{"id": "s1", "name": "Collect logs", "status": "completed"}]
+    bad = put_run(client, token, "r-steps", steps=steps, tool_calls=[
+        {"id": "c1", "tool_name": "logs", "step_id": "s1"},
+        {"id": "c2", "tool_name": "logs", "step_id": "s9"}])
+    assert bad.status_code == 400
+    error = bad.get_json()["error"]
+    assert error["code"] == "VALIDATION_INVALID_ARGUMENT"
+    assert "tool_calls[1].step_id" in error["message"]
+    assert session.scalar(select(func.count()).select_from(ToolCall)) == 0
+    good = put_run(client, token, "r-steps", steps=steps,
+                   tool_calls=[{"id": "c1", "tool_name": "logs", "step_id": "s1"}])
+    assert good.status_code == 201
+    one = post_events(client, token, {"id": "e1", "run_id": "r-steps", "event": "started",
+                                      "tool_name": "logs", "step_id": "nope"})
+    assert one.status_code == 409
+    assert one.get_json()["error"]["details"]["field"] == "step_id"
+    assert "step_id" in one.get_json()["error"]["message"]
+    batch = post_events(client, token, [
+        {"id": "e2", "run_id": "r-steps", "event": "started", "tool_name": "logs", "step_id": "s1"},
+        {"id": "e3", "run_id": "r-steps", "event": "failed", "error": "x", "step_id": "s2"}])
+    results = batch.get_json()["results"]
+    assert [(r["id"], r["result"], r.get("field")) for r in results] == [
+        ("e2", "created", None), ("e3", "rejected", "[1].step_id")]
+    session.expire_all()
+    stored = dict(session.execute(select(ToolCall.id, ToolCall.step_pk)).all())
+    assert set(stored) == {"c1", "e2"} and all(stored.values())
+
+
+@pytest.mark.parametrize("value", ["\u200b\u200b", "\u2060\ufeff", " \u200b ", "\u200e", "a\x07b",
+                                   "\u0301"])
+def test_an_invisible_or_control_id_is_refused_naming_the_field(client, session, token, value):
+    """New-user finding: a ``session_id`` of zero-width spaces was accepted. One rule
+    (``domain.ids``) for the agent's identifiers: the session id, the step, tool-call and
+    tool names of a run document and of an event hold a visible character and no control
+    character; otherwise 400 naming the field, nothing stored."""
+    call = {"id": "c1", "tool_name": "logs"}
+    cases = [({"session_id": value}, "session_id"),
+             ({"steps": [{"id": value, "name": "s"}]}, "steps[0].id"),
+             ({"tool_calls": [call, {**call, "id": value}]}, "tool_calls[1].id"),
+             ({"tool_calls": [{**call, "tool_name": value}]}, "tool_calls[0].tool_name"),
+             ({"tool_calls": [{**call, "step_id": value}]}, "tool_calls[0].step_id")]
+    for body, field in cases:
+        response = put_run(client, token, "r-ids", **body)
+        assert response.status_code == 400, field
+        assert field in response.get_json()["error"]["message"]
+    assert session.scalar(select(func.count()).select_from(Run)) == 0
+    assert put_run(client, token, "r-ids", session_id="s\u200bx").status_code == 201  # visible
+    event = {"id": "e1", "run_id": "r-ids", "event": "started", "tool_name": "logs"}
+    for key in ("id", "tool_name", "step_id"):
+        one = post_events(client, token, {**event, key: value})
+        assert one.status_code == 400 and key in one.get_json()["error"]["message"]
+        batch = post_events(client, token, [{**event, key: value}])
+        assert batch.get_json()["results"][0]["field"] == f"[0].{key}"
+    assert session.scalar(select(func.count()).select_from(ToolCall)) == 0
+
+
+def test_a_nul_or_bad_text_in_one_batch_event_rejects_that_event_only(client, session, token):
+    """README (ingest API): in a batch, an event with a shape error is rejected with its
+    field and the rest still apply. A NUL character, a lone surrogate or an infinite number
+    in one event used to refuse the whole batch with 400 at the JSON parse; now each is
+    that event's own rejection, naming ``[i].field``, and the valid events are stored. A
+    single event (an object) with one stays a 400 naming the field."""
+    assert put_run(client, token, "r-nul").status_code == 201
+    event = {"run_id": "r-nul", "event": "started", "tool_name": "logs"}
+    body = [{**event, "id": "ok-1"}, {**event, "id": "a\x00b"}, {**event, "id": "c\x1bd"},
+            {**event, "id": "lone", "tool_name": "t\ud800"},
+            {**event, "id": "big", "arguments": {"n": 1}}, {**event, "id": "ok-2"}]
+    raw = json.dumps(body).replace('{"n": 1}', '{"n": 1e400}')
+    response = client.post("/api/ingest/tool-events", data=raw, content_type="application/json",
+                           headers=headers(token))
+    assert response.status_code == 200, response.get_json()
+    results = response.get_json()["results"]
+    assert [(r["index"], r["result"], r.get("field")) for r in results] == [
+        (0, "created", None), (1, "rejected", "[1].id"), (2, "rejected", "[2].id"),
+        (3, "rejected", "[3].tool_name"), (4, "rejected", "[4].arguments.n"), (5, "created", None)]
+    assert "NUL" in results[1]["message"] and "control" in results[2]["message"]
+    assert [r["id"] for r in results] == ["ok-1", None, None, "lone", "big", "ok-2"]  # refused ids not echoed
+    assert "surrogate" in results[3]["message"] and "finite" in results[4]["message"]
+    assert response.get_json()["counts"]["rejected"] == 4
+    session.expire_all()
+    assert set(session.scalars(select(ToolCall.id))) == {"ok-1", "ok-2"}
+    one = post_events(client, token, {**event, "id": "a\x00b"})
+    assert one.status_code == 400 and "id: contains a NUL" in one.get_json()["error"]["message"]
+
+
+def test_nesting_is_counted_per_event_in_a_batch(client, session, token):
+    """The 64-level limit holds for each event as it does for a single one: an event nested
+    63 levels deep is taken alone and in a batch (the array is not one of its levels), and
+    one nested deeper is rejected alone, the rest applied. A batch was refused whole."""
+    def deep(call_id: str, levels: int) -> dict:
+        nested: object = "leaf"
+        for _ in range(levels):
+            nested = [nested]
+        return {"id": call_id, "run_id": "r-deep", "event": "started", "tool_name": "t", "arguments": nested}
+
+    assert put_run(client, token, "r-deep").status_code == 201
+    assert post_events(client, token, deep("alone", 63)).status_code == 200
+    response = post_events(client, token, [deep("in-batch", 63), deep("too-deep", 70),
+                                           {**deep("flat", 0), "arguments": {}}])
+    assert response.status_code == 200, response.get_json()
+    results = response.get_json()["results"]
+    assert [(r["id"], r["result"]) for r in results] == [
+        ("in-batch", "created"), ("too-deep", "rejected"), ("flat", "created")]
+    assert results[1]["field"].startswith("[1].arguments[0]")
+    assert "nested more than 64 levels" in results[1]["message"]
+    session.expire_all()
+    assert set(session.scalars(select(ToolCall.id))) == {"alone", "in-batch", "flat"}

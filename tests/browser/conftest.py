@@ -64,6 +64,12 @@ def new_page(browser, live_server):
         context.close()
 
 
+def focused(page) -> str:
+    """The page's focused element as "tag: text", e.g. "a: Cancel"."""
+    return page.evaluate("(() => { const e = document.activeElement;"
+                         " return e.tagName.toLowerCase() + ': ' + e.textContent.trim(); })()")
+
+
 def log_in(page, username: str) -> None:
     """Log in through the form, as a person would."""
     page.goto("/login")

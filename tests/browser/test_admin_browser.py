@@ -72,7 +72,8 @@ def test_admin_manages_the_workspace_and_the_new_user_logs_in(new_page, make, se
     page.goto(f"/admin/{ws.id}/tokens")
     token_row = page.locator("table.tokens tr", has_text="agent-prod")
     assert "ada" in token_row.inner_text() and "never" in token_row.inner_text()
-    token_row.get_by_role("button", name="Revoke").click()
+    token_row.get_by_role("button", name="Revoke").click()  # asks first
+    page.get_by_role("button", name="Revoke agent-prod").click()
     page.wait_for_selector(".flash-success")
     assert "revoked" in page.locator("table.tokens tr", has_text="agent-prod").inner_text()
 

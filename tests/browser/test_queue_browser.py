@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from reviewapp.actors import Role
-from reviewapp.models import QueueItem, ReviewQueue
+from reviewapp.models import Membership, QueueItem, ReviewQueue
 
 from .conftest import log_in
 
@@ -110,3 +110,28 @@ def test_skip_and_n_walk_through_the_queue_and_wrap(new_page, make, session):
             page.get_by_role("button", name="Skip").click()
         page.wait_for_url(f"**/runs/{run.id}?item=*")
     assert errors == []
+
+
+def test_the_named_reviewers_follow_the_workspace_chosen_on_the_new_queue_form(new_page, make):
+    """A lead of two workspaces who picks the second one on the new-queue form sees its
+    reviewers to name, not the first one's (found in a browser walk: the checkboxes kept
+    the first workspace's people, and "Create queue" then refused them by user id)."""
+    first, second = make.workspace(), make.workspace()
+    lena = make.user(first, Role.LEAD, username="lena")
+    make.session.add(Membership(user_id=lena.id, workspace_id=second.id, role=Role.LEAD.value))
+    make.session.commit()
+    make.user(first, Role.REVIEWER, username="only-in-first")
+    make.user(second, Role.REVIEWER, username="only-in-second")
+    page = new_page()
+    log_in(page, "lena")
+    page.goto(f"/queues/new?workspace={first.id}")
+    named = page.locator("#named-field")
+    assert "only-in-first" in named.inner_text() and "only-in-second" not in named.inner_text()
+    page.select_option("#workspace", str(second.id))
+    page.wait_for_function("() => document.querySelector('#named-field').innerText.includes('only-in-second')")
+    assert "only-in-first" not in page.locator("#named-field").inner_text()
+    page.fill("#name", "Second's queue")
+    page.select_option("#reviewers", "named")
+    page.get_by_label("only-in-second").check()
+    page.get_by_role("button", name="Create queue").click()
+    page.wait_for_selector(".flash-success")

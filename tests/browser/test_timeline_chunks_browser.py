@@ -120,3 +120,33 @@ def test_a_link_to_a_call_past_the_first_chunk_lands_on_its_row(new_page, world)
     assert page.locator(".tl-row").count() == 127
     top = page.locator("#call-call-54").evaluate("el => el.getBoundingClientRect().top")
     assert -1 < top < 900
+
+
+def test_the_failed_calls_not_shown_yet_follow_the_loaded_chunks(new_page, make):
+    """Finding (UI walk): after "Show the next" the header's "Show the N failed calls not
+    shown yet" kept its first count. It counts the failed calls still below the rows
+    shown; the header's "(N failed)" stays the whole run's count."""
+    ws = make.workspace()
+    make.user(ws, username="cara.chunks")
+    run = make.run(ws, tool_calls=_calls(300))
+    failed = [i for i in range(300) if i % 9 == 0]  # 34 failed calls
+    page = new_page(1280, 900)
+    log_in(page, "cara.chunks")
+    page.goto(f"/runs/{run.id}")
+    hidden = page.locator(".hidden-failed")
+    assert hidden.inner_text() == f"Show the {sum(i >= 50 for i in failed)} failed calls not shown yet"  # 28
+    page.locator("[data-more-calls] a").click()
+    page.locator("#call-call-249").wait_for()
+    assert page.locator(".tl-row").count() == 250
+    assert hidden.inner_text() == f"Show the {sum(i >= 250 for i in failed)} failed calls not shown yet"  # 6
+    assert hidden.get_attribute("href").endswith("?call=call-297#call-call-252")
+    assert page.locator(".failed-count").inner_text() == f"({len(failed)} failed)"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".run-header").screenshot(path=str(SCREENSHOTS / "timeline-chunks-failed-after-chunk-1280.png"))
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.locator(".run-header").screenshot(path=str(SCREENSHOTS / "timeline-chunks-failed-after-chunk-390.png"))
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.locator("[data-more-calls] a").click()
+    page.locator("#call-call-299").wait_for()
+    assert page.locator(".hidden-failed").count() == 0
+    assert page.locator(".failed-count").inner_text() == f"({len(failed)} failed)"

@@ -10,8 +10,8 @@ import re
 import pytest
 
 from reviewapp.actors import Actor
-from reviewapp.models import Feedback
-from reviewapp.services import importers, runs
+from reviewapp.models import Feedback, Membership
+from reviewapp.services import feedback, importers, runs
 
 from ..shared_data import tau_bench_file
 from .conftest import log_in
@@ -159,3 +159,40 @@ def test_a_long_message_expands_in_place_and_turns_are_rated_in_the_conversation
     session.rollback()
     assert [(f.target_type, f.rating) for f in session.query(Feedback)] == [
         ("conversation_turn", "negative")]
+
+
+def test_an_opened_call_keeps_the_width_of_a_phone_when_someone_rated_it(new_page, tau_world, session, make):
+    """At 390 px a tool call another reviewer rated shows "All reviewers: ..." beside its
+    thumbs; that line must not take the row's width from the opened call (found in a
+    browser walk: the arguments got ~100 px and wrapped the JSON letter by letter)."""
+    run, call_id = tau_world["run"], tau_world["call"]["id"]
+    other = make.user(make.workspace(), username="olga.other")
+    session.add(Membership(user_id=other.id, workspace_id=run.workspace_id, role="reviewer"))
+    session.commit()
+    feedback.upsert_feedback(session, make.actor(other), "tool_call", run.id, call_id, "negative")
+    session.commit()
+    page = new_page(390, 844)
+    log_in(page, tau_world["user"].username)
+    page.goto(f"/runs/{run.id}")
+    row = _failed_row(page, call_id)
+    assert "olga.other" in row.locator(".thumbs").inner_text() or "1" in row.locator(".fb-others").inner_text()
+    row.locator("summary").first.click()
+    row.locator("pre").first.wait_for()
+    widths = row.evaluate("r => [r.getBoundingClientRect().width, r.querySelector('.tl-call').getBoundingClientRect().width]")
+    assert widths[1] >= 0.85 * widths[0], widths
+
+
+def test_an_opened_call_nobody_rated_keeps_the_width_of_a_phone(new_page, tau_world):
+    """At 390 px an opened call nobody rated had its thumbs beside it, so its arguments got
+    ~238 of 340 px and the JSON wrapped between a key and its value (found in a browser
+    walk after the rated case above was fixed): opened, the thumbs go below it."""
+    run, call_id = tau_world["run"], tau_world["call"]["id"]
+    page = new_page(390, 844)
+    log_in(page, tau_world["user"].username)
+    page.goto(f"/runs/{run.id}")
+    row = _failed_row(page, call_id)
+    assert row.locator(".fb-others").count() == 0
+    row.locator("summary").first.click()
+    row.locator("pre").first.wait_for()
+    widths = row.evaluate("r => [r.getBoundingClientRect().width, r.querySelector('.tl-call').getBoundingClientRect().width]")
+    assert widths[1] >= 0.85 * widths[0], widths

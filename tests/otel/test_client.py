@@ -17,12 +17,15 @@ import pytest
 
 from reviewapp.client import ReviewappClient
 
+REFUSAL = json.dumps({"error": {"code": "VALIDATION_INVALID_ARGUMENT",
+                               "message": "body: malformed JSON: Infinity is not a JSON number"}}).encode()
+
 
 class Stub:
     """Answers each request with the next scripted status (then 200), recording bodies."""
 
     def __init__(self) -> None:
-        self.script: list[tuple[int, dict[str, str]]] = []
+        self.script: list[tuple] = []  # (status, headers[, body])
         self.requests: list[tuple[str, str, object, float]] = []
         self.lock = threading.Lock()
         self.gate = threading.Event()
@@ -39,9 +42,11 @@ def stub() -> Iterator[tuple[Stub, str]]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with state.lock:
                 state.requests.append((self.command, self.path, body, time.monotonic()))
-                status, headers = state.script.pop(0) if state.script else (200, {})
-            answer = b"{}"
-            if status == 200 and self.path.endswith("tool-events"):
+                status, headers, *scripted = state.script.pop(0) if state.script else (200, {})
+            answer = scripted[0] if scripted else b"{}"
+            if status == 200 and self.path.endswith("tool-events") and any(e.get("refuse") for e in body):
+                status, answer = 400, REFUSAL  # the server refuses the body before any event
+            elif status == 200 and self.path.endswith("tool-events"):
                 answer = json.dumps({"results": [
                     {"index": i, "id": e["id"], "event": e["event"],
                      "result": "rejected" if e.get("bad") else "created"}
@@ -149,6 +154,56 @@ def test_rejected_events_are_counted(stub):
     assert client.flush(10)
     client.close()
     assert (client.sent, client.rejected, client.dropped) == (2, 1, 0)
+
+
+def test_an_event_refused_alone_with_a_400_is_rejected_not_dropped(stub, caplog):
+    """A batch of one that the server refuses with a 400 (``VALIDATION_INVALID_ARGUMENT``
+    naming the field) was refused for that event's content: counted in ``rejected`` and
+    logged as a rejection with the server's message, not retried, not ``dropped``."""
+    state, base = stub
+    client = ReviewappClient(base, "rvw_x", backoff_s=0.01)
+    with caplog.at_level(logging.WARNING, logger="reviewapp.client"):
+        client.tool_event(event(1, refuse=True))
+        assert client.flush(10)
+    client.close()
+    assert len(state.requests) == 1
+    assert (client.sent, client.rejected, client.dropped) == (0, 1, 0)
+    assert ("event c1 (started) rejected: body: malformed JSON: Infinity is not a JSON number"
+            in caplog.text)
+    assert "dropped" not in caplog.text
+
+
+def test_a_batch_refused_with_a_400_is_sent_again_event_by_event(stub):
+    """A batch refused whole with a 400 (one event's content, the server cannot say which):
+    its events are sent again one by one, so the good ones are delivered and only the bad
+    one is rejected, as in the per-event answer of a batch."""
+    state, base = stub
+    state.gate.clear()
+    client = ReviewappClient(base, "rvw_x", batch_size=3)
+    client.put_run("r1", {"query": "q"})  # held: the events queue up behind it
+    client.tool_event(event(1))
+    client.tool_event(event(2, refuse=True))
+    client.tool_event(event(3, bad=True))
+    state.gate.set()
+    assert client.flush(10)
+    client.close()
+    assert [[e["id"] for e in b] for _, p, b, _ in state.requests if p.endswith("tool-events")] == [
+        ["c1", "c2", "c3"], ["c1"], ["c2"], ["c3"]]
+    assert (client.sent, client.rejected, client.dropped) == (3, 2, 0)  # the run, c1, c3
+
+
+@pytest.mark.parametrize("answer", [b"<html>Bad Request</html>", b'{"error": {"code": "CSRF_INVALID"}}'])
+def test_a_400_that_is_no_validation_error_still_drops_the_event(stub, answer):
+    """Only the API's own ``VALIDATION_INVALID_ARGUMENT`` says the event was refused for its
+    content; another 400 (a proxy's page, ...) drops it as any other 4xx, not retried."""
+    state, base = stub
+    state.script = [(400, {}, answer)]
+    client = ReviewappClient(base, "rvw_x", backoff_s=0.01)
+    client.tool_event(event(1))
+    assert client.flush(10)
+    client.close()
+    assert len(state.requests) == 1
+    assert (client.sent, client.rejected, client.dropped) == (0, 0, 1)
 
 
 def test_connection_errors_are_retried_then_dropped_never_raised(caplog):

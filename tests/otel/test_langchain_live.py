@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import pytest
@@ -211,3 +212,52 @@ def test_a_tool_interrupted_by_langgraph_is_not_a_failure(live_server, token, na
     assert t["run"]["status"] == "RUNNING"
     assert [(c["toolName"], c["status"], c["errorMessage"]) for c in t["toolCalls"]] == [
         ("ask_human", "started", None)]
+
+
+def test_a_bad_event_in_a_client_batch_is_rejected_alone(live_server, token):
+    """The client (and so the LangChain handler) sends tool events in batches: an event whose
+    id holds a NUL character (e.g. a tool_call_id the model made up) is rejected on its own,
+    counted in ``client.rejected``, and the events batched with it are stored. It used to
+    make the whole batch a 400, every event of it dropped."""
+    client = ReviewappClient(live_server, token)
+    client.put_run("lc-batch", {"query": "q"})  # the events queue behind it: one batch
+    for call_id in ("lc-batch/ok-1", "lc-batch/bad\x00", "lc-batch/ok-2"):
+        client.tool_event({"id": call_id, "run_id": "lc-batch", "event": "started", "tool_name": "t"})
+    assert client.flush(30)
+    client.close()
+    t = requests.get(f"{live_server}/api/runs/lc-batch/trace", timeout=30,
+                     headers={"Authorization": f"Bearer {token}"}).json()
+    assert sorted(c["id"] for c in t["toolCalls"]) == ["lc-batch/ok-1", "lc-batch/ok-2"]
+    assert (client.sent, client.rejected, client.dropped) == (4, 1, 0)  # the run and 3 events
+
+
+def test_an_event_the_server_refuses_with_a_400_is_rejected_not_dropped(live_server, token, caplog):
+    """An infinite number in an event's arguments: the client's JSON carries ``Infinity``,
+    which the server refuses with a 400 naming ``body`` before it reads any event. Alone,
+    that event was refused for its content (a retry would not help): ``rejected``, not
+    ``dropped``. In a batch, the client sends the batch's events again one by one, so the
+    others are stored and only that one is rejected, as the per-event answer of a batch
+    counts it. Both used to be counted as dropped (the whole batch)."""
+    event = {"event": "started", "tool_name": "t"}
+    alone = ReviewappClient(live_server, token)
+    alone.put_run("lc-inf-1", {"query": "q"})
+    assert alone.flush(30)
+    with caplog.at_level(logging.WARNING, logger="reviewapp.client"):
+        alone.tool_event({**event, "id": "lc-inf-1/bad", "run_id": "lc-inf-1",
+                          "arguments": {"n": float("inf")}})
+        assert alone.flush(30)
+    alone.close()
+    assert (alone.sent, alone.rejected, alone.dropped) == (1, 1, 0)
+    assert "event lc-inf-1/bad (started) rejected: body: malformed JSON: Infinity" in caplog.text
+    assert "dropped" not in caplog.text
+
+    batched = ReviewappClient(live_server, token)
+    batched.put_run("lc-inf-3", {"query": "q"})  # the events queue behind it: one batch
+    for call_id, n in (("lc-inf-3/ok-1", 1.5), ("lc-inf-3/bad", float("-inf")), ("lc-inf-3/ok-2", 2)):
+        batched.tool_event({**event, "id": call_id, "run_id": "lc-inf-3", "arguments": {"n": n}})
+    assert batched.flush(30)
+    batched.close()
+    t = requests.get(f"{live_server}/api/runs/lc-inf-3/trace", timeout=30,
+                     headers={"Authorization": f"Bearer {token}"}).json()
+    assert sorted(c["id"] for c in t["toolCalls"]) == ["lc-inf-3/ok-1", "lc-inf-3/ok-2"]
+    assert (batched.sent, batched.rejected, batched.dropped) == (3, 1, 0)

@@ -162,7 +162,7 @@ def test_unsupported_encoding_is_415(client, token):
     (b'{"resourceSpans": ["AAA"]}', "resourceSpans[0]: expected an object"),
     (b'{"resourceSpans": [{"scopeSpans": [{"spans": [1]}]}]}',
      "resourceSpans[0].scopeSpans[0].spans[0]: expected an object"),
-    (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 5, "traceId": []}]}]}]}', "body"),
+    (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 5}]}]}]}', "body"),
 ])
 def test_undecodable_json_is_400_naming_the_field(client, token, body, field):
     response = client.post("/v1/traces", data=body, headers={
@@ -236,12 +236,43 @@ def test_a_nul_character_in_protobuf_rejects_that_span_only(client, token, sessi
     assert session.scalar(select(func.count()).select_from(OtelSpan)) == 3
 
 
-def test_a_nul_character_in_json_is_400_naming_the_field(client, token):
-    nul = span("7777777777777777", "nul", attributes={"x": "a\x00b"})
-    response = post_json(client, token, export(nul))
-    assert response.status_code == 400
-    assert "NUL" in response.get_json()["error"]["message"]
-    assert response.get_json()["error"]["message"].startswith("resourceSpans[0]")
+@pytest.mark.parametrize("value,needle", [
+    ({"stringValue": "a\x00b"}, "attributes[0].value.stringValue: contains a NUL character, which cannot be stored"),
+    ({"stringValue": "t\ud800"}, "attributes[0].value.stringValue: contains a lone surrogate; text must be valid Unicode"),
+    ({"doubleValue": 1.5}, "attributes[0].value.doubleValue: number out of range (not finite)"),
+])
+def test_a_bad_text_in_one_json_span_rejects_that_span_only(client, token, session, value, needle):
+    """As in protobuf and as in a batch of tool events (README: a bad event is rejected, the
+    rest apply): a NUL character, a lone surrogate or an infinite number in one span of an
+    OTLP JSON export rejects that span, counted in partial_success with the field's path;
+    the other spans are stored. It used to refuse the whole export with 400."""
+    bad = span("7777777777777777", "bad", parent="1111111111111111")
+    bad["attributes"] = [{"key": "x", "value": value}]
+    raw = json.dumps(export(*agent_spans(), bad)).replace("1.5", "1e400")
+    response = client.post("/v1/traces", data=raw, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    partial = response.get_json()["partialSuccess"]
+    assert partial["rejectedSpans"] == "1"
+    assert partial["errorMessage"] == "resourceSpans[0].scopeSpans[0].spans[3]." + needle
+    assert session.scalar(select(func.count()).select_from(OtelSpan)) == 3
+
+
+def test_a_bad_text_in_a_json_resource_rejects_its_spans_only(client, token, session):
+    """A resource's attributes belong to each of its spans (as in protobuf, where the
+    resource's NUL rejects each span): its spans are rejected, another resource's stored."""
+    body = export(*agent_spans())
+    other = export(span("7777777777777777", "other", trace="7" * 32), span("8888888888888888", "b",
+                                                                          trace="7" * 32))
+    other["resourceSpans"][0]["resource"]["attributes"][0]["value"]["stringValue"] = "svc\x00"
+    body["resourceSpans"] += other["resourceSpans"]
+    response = post_json(client, token, body)
+    assert response.status_code == 200
+    partial = response.get_json()["partialSuccess"]
+    assert partial["rejectedSpans"] == "2"
+    assert partial["errorMessage"].startswith("resourceSpans[1].resource.attributes[0].value.stringValue: "
+                                              "contains a NUL character")
+    assert session.scalar(select(func.count()).select_from(OtelSpan)) == 3
 
 
 def test_replayed_export_changes_nothing(client, token, session):
@@ -370,19 +401,24 @@ def test_status_codes_and_span_kinds_as_names_or_numbers(client, token, session,
 
 
 @pytest.mark.parametrize("field,value", [("status", "BROKEN"), ("kind", "SPAN_KIND_NOPE")])
-def test_an_unknown_status_or_kind_name_is_400_naming_the_field(client, token, field, value):
+def test_an_unknown_status_or_kind_name_rejects_that_span_naming_the_field(client, token, session,
+                                                                         field, value):
     """The protobuf JSON reader, told to ignore unknown fields, also reads an unknown
-    enum name as the default (UNSET: a failed run would be stored as a success)."""
-    root = span("1111111111111111", "root")
+    enum name as the default (UNSET: a failed run would be stored as a success), so the
+    span is rejected naming the field; the export's other spans are stored (as a batch
+    of tool events: one bad event is rejected, the rest apply)."""
+    bad = span("7777777777777777", "bad", parent="1111111111111111")
     if field == "status":
-        root["status"] = {"code": value}
+        bad["status"] = {"code": value}
     else:
-        root["kind"] = value
-    response = post_json(client, token, export(root))
-    assert response.status_code == 400
-    path = "resourceSpans[0].scopeSpans[0].spans[0]." + ("status.code" if field == "status" else "kind")
-    assert response.get_json()["error"]["message"].startswith(path)
-    assert value in response.get_json()["error"]["message"]
+        bad["kind"] = value
+    response = post_json(client, token, export(*agent_spans(), bad))
+    assert response.status_code == 200
+    partial = response.get_json()["partialSuccess"]
+    path = "resourceSpans[0].scopeSpans[0].spans[3]." + ("status.code" if field == "status" else "kind")
+    assert partial["rejectedSpans"] == "1"
+    assert partial["errorMessage"].startswith(path) and value in partial["errorMessage"]
+    assert session.scalar(select(func.count()).select_from(OtelSpan)) == 3
 
 
 def test_a_root_marked_aiops_makes_an_aiops_run(client, token, session):
@@ -393,3 +429,70 @@ def test_a_root_marked_aiops_makes_an_aiops_run(client, token, session):
     assert (run.kind, run.status, run.tool_call_count) == ("aiops", "SUCCESS", 1)
     call = session.scalars(select(ToolCall)).one()
     assert (call.diagnostic_task_id, call.chat_session_id) == (run.diagnosis_session_id, None)
+
+
+@pytest.mark.parametrize("key,value,reason", [
+    ("traceId", 5, "must be a hex string of 32 characters"),
+    ("traceId", [], "must be a hex string of 32 characters"),
+    ("traceId", "abc", "must be a hex string of 32 characters"),
+    ("spanId", {"a": 1}, "must be a hex string of 16 characters"),
+    ("spanId", True, "must be a hex string of 16 characters"),
+    ("parentSpanId", 7, "must be a hex string of 16 characters"),
+    ("parentSpanId", "zz" * 8, "must be a hex string of 16 characters"),
+])
+def test_an_id_of_the_wrong_type_rejects_that_span_naming_its_path(client, token, session, key, value, reason):
+    """A span id that is not a hex (or base64) text of its size is that span's problem,
+    named by its path, as a bad time is; before, a number was a 400 for the whole export
+    reading "Failed to parse traceId field: object of type 'int' has no len()"."""
+    bad = span("7777777777777777", "bad", parent="1111111111111111")
+    bad[key] = value
+    response = post_json(client, token, export(*agent_spans(), bad))
+    assert response.status_code == 200, response.get_data(as_text=True)
+    partial = response.get_json()["partialSuccess"]
+    assert partial == {"rejectedSpans": "1",
+                       "errorMessage": f"resourceSpans[0].scopeSpans[0].spans[3].{key}: {reason}"}
+    assert session.scalar(select(func.count()).select_from(OtelSpan)) == 3
+
+
+def test_an_id_of_a_link_of_the_wrong_type_rejects_that_span(client, token, session):
+    linked = span("7777777777777777", "linked", parent="1111111111111111")
+    linked["links"] = [{"traceId": TRACE, "spanId": "1111111111111111"}, {"traceId": 5}]
+    base64_ids = span("8888888888888888", "base64", parent="1111111111111111")
+    base64_ids["spanId"] = "iIiIiIiIiIg="  # 0x88 * 8, as some exporters send it
+    response = post_json(client, token, export(*agent_spans(), linked, base64_ids))
+    assert response.get_json()["partialSuccess"] == {
+        "rejectedSpans": "1",
+        "errorMessage": "resourceSpans[0].scopeSpans[0].spans[3].links[1].traceId: "
+                        "must be a hex string of 32 characters"}
+    assert session.scalar(select(func.count()).select_from(OtelSpan)) == 4
+
+
+def test_a_span_nested_too_deeply_is_rejected_alone(client, token, session):
+    """The 64-level limit is per span, as it is per event of a tool-event batch: a span
+    whose attribute value nests deeper is rejected with its path, the others stored. The
+    whole export was a 400."""
+    def nested(levels: int) -> dict:  # each kvlist level is 4 JSON levels
+        value: dict = {"stringValue": "leaf"}
+        for _ in range(levels):
+            value = {"kvlistValue": {"values": [{"key": "k", "value": value}]}}
+        return value
+
+    deep = span("7777777777777777", "deep", parent="1111111111111111")
+    deep["attributes"] = [{"key": "x", "value": nested(40)}]
+    # 60 levels within the span, over 64 counted from the body's root: kept
+    kept = span("8888888888888888", "kept", parent="1111111111111111")
+    kept["attributes"] = [{"key": "x", "value": nested(14)}]
+    response = post_json(client, token, export(*agent_spans(), deep, kept))
+    assert response.status_code == 200, response.get_data(as_text=True)
+    partial = response.get_json()["partialSuccess"]
+    assert partial["rejectedSpans"] == "1"
+    # The path is cut in its middle: it named all 64 levels, ".kvlistValue.values[0].value" 16 times.
+    assert partial["errorMessage"] == ("resourceSpans[0].scopeSpans[0].spans[3].attributes[0].value"
+                                       ".kvlistValue.values[0]…(56 levels)…value.kvlistValue: "
+                                       "nested more than 64 levels deep")
+    assert session.scalar(select(func.count()).select_from(OtelSpan)) == 4
+    # 100 levels of attributes: the message stays as short.
+    deep["attributes"] = [{"key": "x", "value": nested(100)}]
+    partial = post_json(client, token, export(*agent_spans(), deep)).get_json()["partialSuccess"]
+    assert partial["errorMessage"].endswith("…(56 levels)…value.kvlistValue: nested more than 64 levels deep")
+    assert len(partial["errorMessage"]) < 200

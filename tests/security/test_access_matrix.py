@@ -262,19 +262,28 @@ BUILDERS: dict[str, Builder] = {
         Req("POST", f"/admin/{w.ws_a.id}/members/{uid}/role", {"role": "lead"}),
         Req("POST", f"/admin/{w.ws_a.id}/members/{MISSING}/role", {"role": "lead"})))(_member_a(w)),
     "admin.remove_member POST": lambda w, c: (lambda uid: (
-        Req("POST", f"/admin/{w.ws_a.id}/members/{uid}/remove"),
-        Req("POST", f"/admin/{w.ws_a.id}/members/{MISSING}/remove")))(_member_a(w)),
+        Req("POST", f"/admin/{w.ws_a.id}/members/{uid}/remove", {"confirm": "1"}),
+        Req("POST", f"/admin/{w.ws_a.id}/members/{MISSING}/remove", {"confirm": "1"})))(_member_a(w)),
+    "admin.confirm_remove_member GET": lambda w, c: (lambda uid: (
+        Req("GET", f"/admin/{w.ws_a.id}/members/{uid}/remove"),
+        Req("GET", f"/admin/{w.ws_a.id}/members/{MISSING}/remove")))(_member_a(w)),
     "admin.set_active POST": lambda w, c: (lambda uid: (
-        Req("POST", f"/admin/{w.ws_a.id}/members/{uid}/active", {"active": "0"}),
-        Req("POST", f"/admin/{w.ws_a.id}/members/{MISSING}/active", {"active": "0"})))(_member_a(w)),
+        Req("POST", f"/admin/{w.ws_a.id}/members/{uid}/active", {"active": "0", "confirm": "1"}),
+        Req("POST", f"/admin/{w.ws_a.id}/members/{MISSING}/active", {"active": "0", "confirm": "1"})))(_member_a(w)),
+    "admin.confirm_deactivate GET": lambda w, c: (lambda uid: (
+        Req("GET", f"/admin/{w.ws_a.id}/members/{uid}/deactivate"),
+        Req("GET", f"/admin/{w.ws_a.id}/members/{MISSING}/deactivate")))(_member_a(w)),
     "admin.reset_password POST": lambda w, c: (lambda uid: (
         Req("POST", f"/admin/{w.ws_a.id}/members/{uid}/password"),
         Req("POST", f"/admin/{w.ws_a.id}/members/{MISSING}/password")))(_member_a(w)),
     "admin.create_token POST": _admin_post(lambda w, ws: f"/admin/{ws}/tokens",
                                            lambda w: {"name": w.fresh("agent")}),
     "admin.revoke_token POST": lambda w, c: (lambda tid: (
-        Req("POST", f"/admin/{w.ws_a.id}/tokens/{tid}/revoke"),
-        Req("POST", f"/admin/{w.ws_a.id}/tokens/{MISSING}/revoke")))(_token_a(w)),
+        Req("POST", f"/admin/{w.ws_a.id}/tokens/{tid}/revoke", {"confirm": "1"}),
+        Req("POST", f"/admin/{w.ws_a.id}/tokens/{MISSING}/revoke", {"confirm": "1"})))(_token_a(w)),
+    "admin.confirm_revoke_token GET": lambda w, c: (lambda tid: (
+        Req("GET", f"/admin/{w.ws_a.id}/tokens/{tid}/revoke"),
+        Req("GET", f"/admin/{w.ws_a.id}/tokens/{MISSING}/revoke")))(_token_a(w)),
     "runs.index GET": _get(lambda w, m: "/", None),
     "runs.detail GET": _get(lambda w, m: f"/runs/{m or w.run.id}"),
     "runs.timeline GET": _get(lambda w, m: f"/runs/{m or w.run.id}/timeline"),
@@ -448,10 +457,13 @@ EXPECTED: dict[str, dict[str, str]] = {
     "admin.new_account POST": html(ADMIN_A, ALL_HIDDEN),  # 200: the one-time password
     "admin.change_role POST": html(ADMIN_POST_A, ALL_HIDDEN),
     "admin.remove_member POST": html(ADMIN_POST_A, ALL_HIDDEN),
+    "admin.confirm_remove_member GET": html(ADMIN_A, ALL_HIDDEN),
     "admin.set_active POST": html(ADMIN_POST_A, ALL_HIDDEN),
+    "admin.confirm_deactivate GET": html(ADMIN_A, ALL_HIDDEN),
     "admin.reset_password POST": html(ADMIN_A, ALL_HIDDEN),  # 200: the one-time password
     "admin.create_token POST": html(ADMIN_A, ALL_HIDDEN),  # 201: the secret on this answer
     "admin.revoke_token POST": html(ADMIN_POST_A, ALL_HIDDEN),
+    "admin.confirm_revoke_token GET": html(ADMIN_A, ALL_HIDDEN),
     "runs.index GET": html(READ_A, (OK, OK, OK)),
     "runs.detail GET": html(READ_A, ALL_HIDDEN),
     "runs.timeline GET": html(READ_A, ALL_HIDDEN),

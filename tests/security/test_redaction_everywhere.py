@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy import select
 
 from reviewapp.actors import Actor
+from reviewapp.domain.ids import id_problem
 from reviewapp.extensions import db
 from reviewapp.models import Message, Run, ToolCall
 from reviewapp.search_index import CALL_TABLE, SEARCH_TABLE
@@ -30,7 +31,9 @@ FRAGMENTS = sorted({f for _, _, fragments in SECRETS for f in fragments})
 
 
 def _document(index: int, text: str) -> dict:
-    short = len(text) <= 140
+    # Ids and tool names take the text only when it is an identifier at all: one holding a
+    # control character is refused at the door (domain.ids, tested in api/test_ingest).
+    short = len(text) <= 140 and id_problem(text) is None
     call_id = f"id-{index}-{text}" if short else f"call-{index}-1"
     evidence = [{"ref": text, "excerpt": text}]
     return {

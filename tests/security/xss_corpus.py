@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -112,6 +113,8 @@ FIELDS: dict[str, int | None] = {
     "user.username": 80, "workspace.name": 200, "workspace.reason_code": None,
 }
 FIELD_NAMES = tuple(FIELDS)
+# The agent's identifiers (domain.ids): a payload's control characters become spaces there.
+ID_FIELDS = frozenset({"run.session_id", "tool.name", "tool.call_id"})
 
 
 def tag(field_name: str, p: int) -> str:
@@ -123,6 +126,8 @@ def value(field_name: str, p: int) -> str:
     limit = FIELDS[field_name]
     suffix = " " + tag(field_name, p)
     payload = PAYLOADS[p]
+    if field_name in ID_FIELDS:  # control characters are refused there (domain.ids)
+        payload = "".join(" " if unicodedata.category(c) == "Cc" else c for c in payload)
     if limit is not None and len(payload) + len(suffix) > limit:
         payload = payload[: limit - len(suffix)]
     return payload + suffix

@@ -135,3 +135,12 @@ def test_the_queues_list_carries_each_queues_capacity_for_its_leads(session, tea
     assert rows["Solo"].capacity == rq.capacity(session, team.actor, solo.id)
     assert not rows["Solo"].capacity.short
     assert [row.capacity for row in rq.list_queues(session, make.actor(team.ann))] == [None, None]
+
+
+def test_the_shortage_reads_one_reviewer_in_the_singular():
+    """New-user finding: the queue page said "asks 1 reviewers per run"."""
+    from reviewapp.services.queue_settings import capacity_reason
+
+    assert capacity_reason(1, 0, "named").startswith("asks 1 reviewer per run, but ")
+    assert capacity_reason(2, 1, "all").startswith("asks 2 reviewers per run, but ")
+    assert rq.QueueCapacity(needed=1, able=0).reason.startswith("asks 1 reviewer per run")

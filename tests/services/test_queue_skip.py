@@ -8,9 +8,10 @@ wraps around to the first."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from reviewapp.actors import Role
+from reviewapp.extensions import db
 from reviewapp.models import QueueItem
 from reviewapp.models.base import utcnow
 from reviewapp.services import review_queues as rq
@@ -100,3 +101,31 @@ def test_skip_across_my_queues_goes_on_to_the_next_queue_and_wraps(session, make
         item = _skip(session, me, None, item, now)
         seen.append(item.id)
     assert seen == walk + walk[:1]
+
+
+def test_skip_across_my_queues_looks_up_the_skipped_items_queue_once(session, make):
+    """Walking on across my queues reads which queue the skipped item is in once, not
+    once more for each queue walked (review finding). One run in three queues: skipping
+    the first queue's item walks that queue, then hands out the second queue's item."""
+    ws = make.workspace()
+    lead, me = _lead_and_reviewer(make, ws)
+    make.run(ws)
+    queues = [rq.create_queue(session, lead, ws.id, name, {"kind": "chat"})[0]
+              for name in ("A first", "B second", "C third")]
+    now = utcnow()
+    item = rq.next_for_me(session, me, now=now)
+    assert item.id == _order(session, queues[0])[0]
+    seen: list[str] = []
+
+    def listener(conn, cursor_, statement, parameters, context, executemany):  # noqa: ANN001
+        seen.append(" ".join(statement.split()))
+
+    event.listen(db.engine, "before_cursor_execute", listener)
+    try:
+        following = _skip(session, me, None, item, now)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", listener)
+    assert following.id == _order(session, queues[1])[0]
+    lookups = [s for s in seen
+               if s.startswith("SELECT review_queue_item.queue_id FROM review_queue_item WHERE")]
+    assert len(lookups) == 1, lookups

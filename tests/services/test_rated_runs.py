@@ -1,11 +1,12 @@
 """Each user's count of rated runs per workspace (``user_rated_runs``, services/rated_runs.py,
-issue 18), kept by the services: after a random sequence of writes through them — runs
+issue 18) and their list of rated runs (``rated_run``), kept by the services: after a random sequence of writes through them — runs
 ingested (some still running, some with nothing to rate but tool calls), re-ingested
 (finished, given an answer), finished; ratings of answers, reports and tool calls
 created, switched and deleted, by reviewers of one workspace and a lead of two — the
-kept rows equal the counts computed here, in Python, from the ratings' and runs' rows;
-so do the review queue's progress and the runs list's "reviewed by me" count, and
-``flask dashboard rebuild`` and the migration's backfill find the same rows."""
+kept rows equal the counts and the (run, author, workspace, run time) rows computed
+here, in Python, from the ratings' and runs' rows; so do the review queue's progress and
+the runs list's "reviewed by me" count and pages (read from the list), and ``flask
+dashboard rebuild`` and the migrations' backfills find the same rows."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from alembic.operations import Operations
 from sqlalchemy import select
 
 from reviewapp import REPO_ROOT
-from reviewapp.models import Feedback, RatedRunCount, Run
+from reviewapp.models import Feedback, RatedRun, RatedRunCount, Run
 from reviewapp.services import dashboard, runs, unrated_runs
 from reviewapp.services.runs import COUNT_CAP, FILTERED_COUNT_CAP, RunFilters
 
@@ -36,6 +37,30 @@ def expected(session):
         rated[(author, ws)].add(run_pk)
     return {key: (len(pks), sum(1 for pk in pks if rateable[pk]))
             for key, pks in rated.items()}
+
+
+def expected_list(session):
+    """(run, author) -> (workspace, run created_at) for each run holding a rating of the
+    author, from the rows."""
+    runs_ = {r.id: (r.workspace_id, r.created_at) for r in session.scalars(select(Run))}
+    return {(run_pk, author): runs_[run_pk] for author, run_pk in session.execute(
+        select(Feedback.author_id, Feedback.run_pk))}
+
+
+def stored_list(session):
+    return {(r.run_pk, r.author_id): (r.workspace_id, r.run_created_at)
+            for r in session.scalars(select(RatedRun))}
+
+
+def _pages(session, actor, filters):
+    """Every run id of the list, page after page of 3 (the keyset on the kept list)."""
+    ids, cursor = [], None
+    while True:
+        page = runs.list_runs(session, actor, limit=3, cursor=cursor, filters=filters)
+        ids += [r.id for r in page.runs]
+        if page.next_cursor is None:
+            return ids
+        cursor = page.next_cursor
 
 
 def stored(session):
@@ -79,6 +104,8 @@ class RatingWorld(World):
 def check(session, world):
     wanted = expected(session)
     assert stored(session) == wanted
+    listed = expected_list(session)
+    assert stored_list(session) == listed
     users = [world.lead] + [u for pair in world.reviewers.values() for u in pair]
     for user in users:
         actor = world.make.actor(user)
@@ -89,6 +116,15 @@ def check(session, world):
         count = sum(n for n, _ in mine.values())
         assert (page.filtered.value, page.filtered.capped) == (min(count, FILTERED_COUNT_CAP),
                                                               count > FILTERED_COUNT_CAP)
+        # The pages, newest and oldest first, are the user's rated runs of the workspaces
+        # they belong to, in (created_at, id) order (computed here from the rows).
+        member_of = {ws.id for ws in world.spaces
+                     if user.id == world.lead.id or user in world.reviewers[ws.id]}
+        by_time = sorted((at, pk) for (pk, author), (ws, at) in listed.items()
+                         if author == user.id and ws in member_of)
+        newest = [pk for _, pk in reversed(by_time)]
+        assert _pages(session, actor, RunFilters(reviewed="mine")) == newest
+        assert _pages(session, actor, RunFilters(reviewed="mine", sort="oldest")) == newest[::-1]
         for ws in world.spaces:  # one workspace, by id: the same rows, and a filtered list
             one = unrated_runs.progress(session, actor, RunFilters(workspace_id=ws.id))
             member = user.id == world.lead.id or user in world.reviewers[ws.id]
@@ -116,21 +152,26 @@ def test_the_counts_follow_every_write(session, make, seed):
     assert all(done[name] for name, _ in RatingWorld.STEPS), done
     # Not degenerate: the lead rated in both workspaces, some rated runs were not rateable.
     assert lead_rated == {ws.id for ws in world.spaces} and unrateable
-    kept = stored(session)
+    kept, kept_list = stored(session), stored_list(session)
+    assert kept_list == expected_list(session) and kept_list
+    session.execute(RatedRun.__table__.delete())  # rebuilt from nothing, not left alone
     dashboard.rebuild(session, SYSTEM)
-    assert stored(session) == kept
-    dashboard.rebuild(session, SYSTEM, world.spaces[0].id)
-    assert stored(session) == kept
-    _backfill_as_the_migration(session)
-    assert stored(session) == kept
+    assert (stored(session), stored_list(session)) == (kept, kept_list)
+    session.execute(RatedRun.__table__.delete().where(
+        RatedRun.workspace_id == world.spaces[0].id))
+    dashboard.rebuild(session, SYSTEM, world.spaces[0].id)  # that workspace's rows only
+    assert (stored(session), stored_list(session)) == (kept, kept_list)
+    _backfill_as_the_migration(session, "*_user_rated_runs.py", RatedRunCount)
+    _backfill_as_the_migration(session, "*_rated_run_list.py", RatedRun)
+    assert (stored(session), stored_list(session)) == (kept, kept_list)
 
 
-def _backfill_as_the_migration(session):
-    path = next((REPO_ROOT / "migrations" / "versions").glob("*_user_rated_runs.py"))
-    spec = importlib.util.spec_from_file_location("user_rated_runs_migration", path)
+def _backfill_as_the_migration(session, name, model):
+    path = next((REPO_ROOT / "migrations" / "versions").glob(name))
+    spec = importlib.util.spec_from_file_location(f"migration_{model.__tablename__}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    session.execute(RatedRunCount.__table__.delete())
+    session.execute(model.__table__.delete())
     with Operations.context(MigrationContext.configure(session.connection())):
         module._backfill()
     session.commit()

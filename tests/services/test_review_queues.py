@@ -391,11 +391,26 @@ def test_named_reviewers_only_they_may_review(session, make, world):
         rq.next_item(session, make.actor(cy), queue.id)
     with pytest.raises(Forbidden):  # a lead who is not named does not review it either
         rq.next_item(session, make.actor(world.lead), queue.id)
-    stranger = make.user(world.other, Role.REVIEWER)
+    stranger = make.user(world.other, Role.REVIEWER, username="stranger")
     with pytest.raises(ValidationFailed) as caught:
         rq.create_queue(session, make.actor(world.lead), world.ws.id, "X", named=[stranger.id],
                         reviewers="named")
-    assert caught.value.field == "named"
+    # No user id in the message, and no name from outside the workspace.
+    assert (caught.value.field, caught.value.reason) == (
+        "named", "must be reviewers of the queue's workspace (not: 1 person outside the workspace)")
+    # A member who was deactivated is named by username; a made-up id counts as outside.
+    gone = make.user(world.ws, Role.REVIEWER, username="gone")
+    gone.active = False
+    session.commit()
+    with pytest.raises(ValidationFailed) as caught:
+        rq.create_queue(session, make.actor(world.lead), world.ws.id, "X",
+                        named=[ann.id, gone.id, stranger.id, 10**9], reviewers="named")
+    assert (caught.value.field, caught.value.reason) == (
+        "named", "must be reviewers of the queue's workspace (not: gone and 2 people outside the workspace)")
+    with pytest.raises(ValidationFailed) as caught:
+        rq.update_queue(session, make.actor(world.lead), queue.id, named=[gone.id, ann.id])
+    assert (caught.value.field, caught.value.reason) == (
+        "named", "must be reviewers of the queue's workspace (not: gone)")
     with pytest.raises(ValidationFailed) as caught:
         rq.create_queue(session, make.actor(world.lead), world.ws.id, "Y", reviewers="named")
     assert caught.value.field == "named"
@@ -464,7 +479,14 @@ def test_assignment_by_hand(session, make, world):
     assert _assignees(session, queue) == {world.chat[3].id: [ann.id]}
     with pytest.raises(ValidationFailed) as caught:
         rq.assign(session, lead, item.id, [make.user(world.other).id])
-    assert caught.value.field == "assignees"
+    assert (caught.value.field, caught.value.reason) == (
+        "assignees", "must be reviewers who may review this queue (not: 1 person outside the workspace)")
+    # The same reviewer twice (two slots of the page's form): refused, not merged quietly,
+    # and named by username (not by user id).
+    with pytest.raises(ValidationFailed) as caught:
+        rq.assign(session, lead, item.id, [bob.id, str(bob.id)])
+    assert (caught.value.field, caught.value.reason) == ("assignees", "choose each reviewer once (twice: bob)")
+    assert _assignees(session, queue) == {world.chat[3].id: [ann.id]}
     with pytest.raises(Forbidden):
         rq.assign(session, make.actor(ann), item.id, [ann.id])
     # Becoming round-robin deals the open items nobody is assigned (5 of 6; N = 1),
@@ -684,3 +706,185 @@ def test_a_removed_member_is_dealt_no_new_items_nor_handed_anyone_elses(session,
     item = session.scalars(select(QueueItem).where(QueueItem.run_pk == late.id)).one()
     with pytest.raises(ValidationFailed):
         rq.assign(session, lead, item.id, [dan.id])
+
+
+def test_deactivating_an_account_releases_its_open_assignments_like_removal(session, make, world):
+    """New-user finding: deactivating an account freed the items it held but left its open
+    assignments, so a round-robin item waited forever for someone who cannot log in.
+    Deactivation now does what removal does (``release_assignments_of``) in every workspace
+    of the account: an item it has not rated is dealt to the pool's others (back to N), a
+    by-hand item is left for a lead, an item it rated stays assigned; the audit row counts
+    them. Reactivation gives nothing back: the items went on to others; the account is in
+    the pool again for the items dealt after it."""
+    from reviewapp.models import AuditEvent
+    from reviewapp.services import admin
+
+    lead = make.actor(world.lead)
+    ann, bob, cy = world.reviewers
+    dealt, _ = rq.create_queue(session, lead, world.ws.id, "Pairs", {"kind": "chat"},
+                               reviewers_per_run=2, assignment="round_robin")
+    by_hand, _ = rq.create_queue(session, lead, world.ws.id, "Picked", {"kind": "chat"},
+                                 assignment="by_hand")
+    before = _assignees_by_item(session, dealt)
+    anns = sorted(i for i, users in before.items() if ann.id in users)
+    assert len(anns) == 3  # 6 items x 2 seats over ann, bob, cy and the lead (usernames)
+    rated_item = session.get(QueueItem, anns[0])
+    make.feedback_row(next(r for r in world.chat if r.id == rated_item.run_pk), ann)
+    picked = session.scalars(select(QueueItem).where(
+        QueueItem.queue_id == by_hand.id, QueueItem.run_pk != rated_item.run_pk)
+        .order_by(QueueItem.id)).first()
+    rq.assign(session, lead, picked.id, [ann.id])
+
+    boss = make.actor(make.user(world.ws, Role.ADMIN))  # after the deal: in the pool now
+    admin.set_active(session, boss, world.ws.id, ann.id, False)
+
+    after = _assignees_by_item(session, dealt)
+    assert ann.id in after[rated_item.id] and len(after[rated_item.id]) == 2
+    for item_id in anns[1:]:
+        kept = set(before[item_id]) - {ann.id}
+        assert len(after[item_id]) == 2 and kept < set(after[item_id]) <= {
+            bob.id, cy.id, world.lead.id, boss.user_id}
+    for item_id in set(before) - set(anns):
+        assert after[item_id] == before[item_id]
+    assert _assignees_by_item(session, by_hand)[picked.id] == []
+    event = session.scalars(select(AuditEvent).where(AuditEvent.action == "user.deactivate")).one()
+    assert event.before == {"active": True, "open_assignments": 2 + 1, "held_items": 0}
+
+    admin.set_active(session, boss, world.ws.id, ann.id, True)
+    assert _assignees_by_item(session, dealt) == after  # nothing given back
+    fresh = [make.run(world.ws).id for _ in range(3)]  # 3 x 2 seats: the whole pool of 5
+    dealt_now = _assignees(session, dealt)
+    assert {u for pk in fresh for u in dealt_now[pk]} == {ann.id, bob.id, cy.id, world.lead.id,
+                                                          boss.user_id}
+    activated = session.scalars(select(AuditEvent).where(AuditEvent.action == "user.activate")).one()
+    assert activated.before == {"active": False}
+
+
+def _stuck_round_robin_queue(session, make, world):
+    """The new user's walk: a round-robin queue naming ann and bob, one reviewer per run;
+    bob is removed from the workspace, ann deactivated: every item is left with nobody."""
+    from reviewapp.services import admin
+
+    lead = make.actor(world.lead)
+    ann, bob, _ = world.reviewers
+    boss = make.actor(make.user(world.ws, Role.ADMIN))
+    queue, _ = rq.create_queue(session, lead, world.ws.id, "RR queue", {"kind": "chat"},
+                               reviewers="named", named=[ann.id, bob.id],
+                               assignment="round_robin")
+    admin.remove_member(session, boss, world.ws.id, bob.id)
+    admin.set_active(session, boss, world.ws.id, ann.id, False)
+    assert _assignees_by_item(session, queue) == {i: [] for i in _assignees_by_item(session, queue)}
+    return queue, lead, boss
+
+
+def test_reactivating_the_only_reviewer_deals_a_stuck_round_robin_queue_again(session, make, world):
+    """New-user finding: once a round-robin queue's whole pool was gone its items stayed
+    with nobody for good, also after the reviewer came back. Reactivation tops up every
+    open item short of its reviewers (SPEC 8, Review queues)."""
+    from reviewapp.services import admin
+
+    queue, _, boss = _stuck_round_robin_queue(session, make, world)
+    ann = world.reviewers[0]
+    admin.set_active(session, boss, world.ws.id, ann.id, True)
+    after = _assignees_by_item(session, queue)
+    assert len(after) == 6 and all(users == [ann.id] for users in after.values())
+    item = rq.next_item(session, make.actor(ann), queue.id)
+    assert item is not None and item.queue_id == queue.id
+
+
+def test_saving_a_round_robin_queue_deals_its_items_nobody_has(session, make, world):
+    """The queue's edit form naming someone who may review deals the stuck items to them."""
+    queue, lead, _ = _stuck_round_robin_queue(session, make, world)
+    cy = world.reviewers[2]
+    rq.update_queue(session, lead, queue.id, named=[cy.id])
+    after = _assignees_by_item(session, queue)
+    assert len(after) == 6 and all(users == [cy.id] for users in after.values())
+
+
+def test_saving_a_round_robin_queue_tops_up_items_short_of_its_reviewers(session, make, world):
+    """Naming again a reviewer who was dropped (N=2, one left): each item gets them back
+    as its second reviewer; a save that changes nothing deals nothing more."""
+    from reviewapp.services import admin
+
+    lead = make.actor(world.lead)
+    ann, bob, _ = world.reviewers
+    boss = make.actor(make.user(world.ws, Role.ADMIN))
+    queue, _ = rq.create_queue(session, lead, world.ws.id, "Pairs", {"kind": "chat"},
+                               reviewers_per_run=2, reviewers="named", named=[ann.id, bob.id],
+                               assignment="round_robin")
+    admin.remove_member(session, boss, world.ws.id, bob.id)
+    assert set(map(tuple, _assignees_by_item(session, queue).values())) == {(ann.id,)}
+    admin.add_member(session, boss, world.ws.id, "bob", "reviewer")  # not named again
+    assert set(map(tuple, _assignees_by_item(session, queue).values())) == {(ann.id,)}
+    rq.update_queue(session, lead, queue.id, named=[ann.id, bob.id])
+    pair = tuple(sorted((ann.id, bob.id)))
+    assert set(map(tuple, _assignees_by_item(session, queue).values())) == {pair}
+    dealt = session.get(type(queue), queue.id).dealt
+    rq.update_queue(session, lead, queue.id, name="Pairs again")
+    assert set(map(tuple, _assignees_by_item(session, queue).values())) == {pair}
+    session.expire_all()
+    assert session.get(type(queue), queue.id).dealt == dealt
+
+
+def test_adding_a_member_back_tops_up_a_round_robin_queue_of_all_reviewers(session, make, world):
+    """An all-reviewers queue with N = the whole pool: removing bob leaves each item one
+    short (the pool is smaller); adding him back gives each item to him again."""
+    from reviewapp.services import admin
+
+    lead = make.actor(world.lead)
+    ann, bob, cy = world.reviewers
+    boss = make.actor(make.user(world.ws, Role.ADMIN))
+    everyone = sorted([world.lead.id, ann.id, bob.id, cy.id, boss.user_id])
+    queue, _ = rq.create_queue(session, lead, world.ws.id, "All of us", {"kind": "chat"},
+                               reviewers_per_run=5, assignment="round_robin")
+    assert set(map(tuple, _assignees_by_item(session, queue).values())) == {tuple(everyone)}
+    admin.remove_member(session, boss, world.ws.id, bob.id)
+    without = tuple(u for u in everyone if u != bob.id)
+    assert set(map(tuple, _assignees_by_item(session, queue).values())) == {without}
+    admin.add_member(session, boss, world.ws.id, "bob", "reviewer")
+    assert set(map(tuple, _assignees_by_item(session, queue).values())) == {tuple(everyone)}
+
+
+def test_round_robin_deals_a_run_first_to_who_has_not_rated_it(session, make, world):
+    """Review finding: the deal ignored earlier ratings, so a reviewer who had already
+    rated a run outside the queue could be dealt it (their seat then adds no new
+    rating). Of the reviewers whose turn it is, those who have not rated the run come
+    first; the others only fill what is left. ann rated c0 before the queue existed."""
+    ann, bob, cy = world.reviewers
+    c = [r.id for r in world.chat]
+    make.feedback_row(world.chat[0], ann)
+    queue, _ = rq.create_queue(session, make.actor(world.lead), world.ws.id, "Dealt",
+                               {"kind": "chat"}, reviewers="named", named=[ann.id, bob.id, cy.id],
+                               assignment="round_robin", reviewers_per_run=2)
+    # In turn (ann, bob), (cy, ann), (bob, cy), ...; c0's turn is ann's and bob's, but ann
+    # rated it: bob and cy, the next who has not. The turn goes on as before.
+    assert _assignees(session, queue) == {
+        c[0]: sorted([bob.id, cy.id]), c[1]: sorted([cy.id, ann.id]),
+        c[2]: sorted([bob.id, cy.id]), c[3]: sorted([ann.id, bob.id]),
+        c[4]: sorted([cy.id, ann.id]), c[5]: sorted([bob.id, cy.id])}
+
+
+def test_dealing_again_gives_a_run_first_to_who_has_not_rated_it(session, make, world):
+    """The same rule when items are dealt again (here: ann removed, her open items go to
+    the others in turn). Pool ann, bob, cy, dan; N = 2; dealt (ann, bob), (cy, dan), ...
+    cy then rated c0. Removing ann deals c0, c2, c4 again from turn 12 over (bob, cy,
+    dan): c0 would go to cy, who rated it: dan instead (three turns taken); then c2 to
+    cy (turn 15), c4 to dan (turn 17)."""
+    from reviewapp.services import admin
+
+    ann, bob, cy = world.reviewers
+    dan = make.user(world.ws, Role.REVIEWER, username="dan")
+    c = [r.id for r in world.chat]
+    boss = make.actor(make.user(world.ws, Role.ADMIN))
+    queue, _ = rq.create_queue(session, make.actor(world.lead), world.ws.id, "Pairs",
+                               {"kind": "chat"}, reviewers="named",
+                               named=[ann.id, bob.id, cy.id, dan.id],
+                               assignment="round_robin", reviewers_per_run=2)
+    assert _assignees(session, queue)[c[0]] == sorted([ann.id, bob.id])
+    make.feedback_row(world.chat[0], cy)
+    admin.remove_member(session, boss, world.ws.id, ann.id)
+    got = _assignees(session, queue)
+    assert (got[c[0]], got[c[2]], got[c[4]]) == (
+        sorted([bob.id, dan.id]), sorted([bob.id, cy.id]), sorted([bob.id, dan.id]))
+    session.expire_all()
+    assert session.get(type(queue), queue.id).dealt == 12 + 3 + 2 + 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from sqlalchemy import select
 
 from reviewapp.actors import Role
 from reviewapp.domain.export_format import chunks
@@ -78,3 +79,37 @@ def test_exports_hold_no_pasted_secret(session, make):
     stream = exports.export_feedback(session, admin)
     rows = [json.loads(line) for line in "".join(chunks("jsonl", stream.columns, stream.rows)).splitlines()]
     assert [r["comment"] for r in rows] == [PASTED.replace(SECRET, REDACTED)]
+
+
+def test_an_ingest_token_name_is_redacted_before_storage(session, make):
+    """An admin who pastes a GitHub token as the name of an ingest token: the token list,
+    the audit log (label and recorded name) and the token actor's label never show it."""
+    from reviewapp.models import AuditEvent
+    from reviewapp.services import admin, audit
+
+    ws = make.workspace()
+    actor = make.actor(make.user(ws, Role.ADMIN))
+    gh = "ghp_" + "Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9"  # invented
+    new = admin.create_token(session, actor, ws.id, f"ci {gh}")
+    session.expire_all()
+    names = [t.name for t in admin.list_tokens(session, actor, ws.id)]
+    assert names == ["ci [redacted]"]
+    event = session.scalars(select(AuditEvent).where(AuditEvent.action == "token.create")).one()
+    assert event.target_label == "ci [redacted]" and event.after["name"] == "ci [redacted]"
+    assert gh not in repr(audit.list_events(session, actor, ws.id))
+    assert gh not in admin.authenticate_token(session, new.secret).label
+    admin.revoke_token(session, actor, new.token.id)
+    revoked = session.scalars(select(AuditEvent).where(AuditEvent.action == "token.revoke")).one()
+    assert revoked.target_label == "ci [redacted]"
+
+
+def test_a_token_name_that_redaction_lengthens_is_cut_to_its_column(session, make):
+    """``[redacted]`` is longer than the short secret it replaces; the stored name stays
+    within the column's 120 characters."""
+    from reviewapp.services import admin
+
+    ws = make.workspace()
+    token = admin.create_token(session, make.actor(make.user(ws, Role.ADMIN)), ws.id,
+                               "x" * 110 + " pwd=abc1").token
+    session.expire_all()
+    assert token.name == ("x" * 110 + " pwd=[redacted]")[:120]

@@ -23,7 +23,8 @@ def test_the_actions_and_their_labels_on_the_log_page():
         ("user.password_set", "Password set (CLI)"),
         ("token.create", "Ingest token created"), ("token.revoke", "Ingest token revoked"),
         ("settings.change", "Settings changed"),
-        ("decision.own_rating", "Dispute decided by a lead who rated the run"))
+        ("decision.own_rating", "Dispute decided by a lead who rated the run"),
+        ("runs.redact", "Stored text redacted again (flask runs redact)"))
     with pytest.raises(UnknownValue) as error:
         AUDIT_ACTIONS.get("user.delete")
     assert error.value.name == "action"
@@ -118,7 +119,13 @@ def test_the_recorded_fields_and_their_labels_on_the_log_page():
         ("own_rating", "Their own rating"),
         ("open_assignments", "Assigned queue items released"),
         ("held_items", "Held queue items released"),
-        ("named_reviewer_of", "Queues that named them as a reviewer"))
+        ("named_reviewer_of", "Queues that named them as a reviewer"),
+        ("rows_scanned", "Rows scanned per table"), ("rows_changed", "Rows redacted per column"),
+        ("identities_holding_a_secret_kept", "Ids holding a secret (kept: rows are named by them)"),
+        ("rows_merged", "Rows merged into the row holding their redacted value, per column"),
+        ("runs_moved", "Runs moved to the merged session"),
+        ("collisions_kept", "Rows kept: their redacted value is another row's (not merged)"),
+        ("stopped", "Stopped at (a batch failed and was rolled back)"))
     assert [field_label("decision.own_rating", k) for k in ("verdict", "own_rating")] == [
         "Decision", "Their own rating"]
     with pytest.raises(UnknownValue) as error:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reviewapp.domain.json_text import find_problem, join_path
+from reviewapp.domain.json_text import find_problem, join_path, short_path
 
 NUL = "contains a NUL character, which cannot be stored"
 SURROGATE = "contains a lone surrogate; text must be valid Unicode"
@@ -86,3 +86,12 @@ def test_text_that_only_looks_like_a_nul_escape_is_fine():
 def test_a_root_container_beyond_the_depth_is_named_dollar():
     assert find_problem([1], max_depth=0) == ("$", "nested more than 0 levels deep")
     assert find_problem({"a": 1}, max_depth=0) == ("$", "nested more than 0 levels deep")
+
+
+def test_short_path_keeps_the_ends_and_counts_the_middle():
+    assert short_path("a.b[0].c") == "a.b[0].c"
+    ten = "a.b.c.d.e.f.g.h.i.j"  # 10 segments: kept whole (6 + 2 + 2)
+    assert short_path(ten) == ten
+    assert short_path(ten + ".k") == "a.b.c.d.e.f…(3 levels)…j.k"
+    assert short_path("[0]" * 64) == "[0]" * 6 + "…(56 levels)…" + "[0]" * 2
+    assert short_path("x.y" + "[1].z" * 8, head=2, tail=1) == "x.y…(15 levels)…z"

@@ -17,6 +17,7 @@ from reviewapp.domain.queues import (
     REVIEWERS_MAX,
     REVIEWERS_MIN,
     in_sample,
+    round_robin,
     sample_slot,
     top_up,
 )
@@ -116,3 +117,24 @@ def test_top_up_deals_items_that_lost_a_reviewer_the_missing_ones_in_turn():
     assert top_up([1, 2], 0, [{1, 2}], 2) == ([[]], 0)  # already full: no turn taken
     assert top_up([5], 0, [set()], 3) == ([[5]], 1)  # never more than the pool holds
     assert top_up([], 4, [{1}, set()], 2) == ([[], []], 0)  # nobody left to deal to
+
+
+def test_round_robin_puts_who_has_not_rated_first_and_keeps_the_turn():
+    pool = [1, 2, 3, 4]
+    # Without ratings: as before, two a deal, from 0: (1, 2), (3, 4), (1, 2).
+    assert round_robin(pool, 0, 3, 2, [set(), set(), set()]) == [[1, 2], [3, 4], [1, 2]]
+    # 1 rated item 0, 3 and 4 rated item 1, everyone rated item 2: the next in turn who
+    # has not, then (when too few have not) those who have, in turn.
+    assert round_robin(pool, 0, 3, 2, [{1}, {3, 4}, {1, 2, 3, 4}]) == [[2, 3], [1, 2], [1, 2]]
+    assert round_robin(pool, 1, 1, 3, [{3}]) == [[2, 4, 1]]
+
+
+def test_top_up_puts_who_has_not_rated_first_and_counts_the_turns_walked():
+    pool = [1, 2, 3]
+    # Item 0 has 1 and needs one more: 1 is passed, 2 rated it, so 3 (three turns walked).
+    # Item 1 (nobody yet, from turn 3) needs two: 1, 2.
+    assert top_up(pool, 0, [{1}, set()], 2, [{2}, set()]) == ([[3], [1, 2]], 3 + 2)
+    # Without ratings the same as before.
+    assert top_up(pool, 0, [{1}, set()], 2, [set(), set()]) == top_up(pool, 0, [{1}, set()], 2)
+    # Only raters left: they still fill the item, and every turn of the pool is walked.
+    assert top_up(pool, 0, [{1}], 3, [{2, 3}]) == ([[2, 3]], 3)

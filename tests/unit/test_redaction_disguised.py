@@ -282,3 +282,56 @@ def test_lower_case_aws_key_ids_are_no_key_ids():
     assignment would redact it)."""
     assert redact_text("akiaiosfodnn7example") == "akiaiosfodnn7example"
     assert redact_text("AKIAIOSFODNN7EXAMPL3") == R
+
+
+# --------------------------------------------------------------------------- session 8
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # A dash where GitHub writes "_": a reader still sees the token.
+    (f"see ghp-{GH_BODY} now", f"see {R} now"),
+    (f"gho-{GH_BODY}, ghs-{GH_BODY}", f"{R}, {R}"),
+    # Latin small letter script g (U+0261), which Unicode's confusables give as "g".
+    (f"see \u0261hp_{GH_BODY} now", f"see {R} now"),
+    (f"\u0261hp-{GH_BODY}", R),
+])
+def test_a_dash_for_the_underscore_and_a_script_g_hide_nothing(text, expected):
+    assert redact_text(text) == expected
+
+
+def _hex(text: str) -> str:
+    return text.encode().hex()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (f"x {_hex(GH)} y", f"x {R} y"),
+    (f"x {_hex(GH).upper()} y", f"x {R} y"),
+    (f"x 0x{_hex(GH)} y", f"x {R} y"),
+    (f"blob={_hex('export DB_PASSWORD=hunter2hunter2')}", f"blob={R}"),
+    (f"x {_hex('token: ' + GH)}.", f"x {R}."),
+    (f'{{"data": "{_hex("Authorization: Bearer " + GH_BODY)}"}}', f'{{"data": "{R}"}}'),
+    # Hex of base64 of the token.
+    (f"x {_hex(base64.b64encode(GH.encode()).decode())} y", f"x {R} y"),
+])
+def test_hex_of_a_secret_is_redacted(text, expected):
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    # Digests, ids and hex of ordinary text stay: a digest decodes to binary, not to text.
+    "sha256 " + "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "md5 5d41402abc4b2a76b9719d911017c592 and git 3f786850e387550fdab836ed7e6dc881de23001b",
+    "commit b97ea6c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7 uuid 123e4567-e89b-12d3-a456-426614174000",
+    f"hex of a note: {_hex('just a note about the weather today, nothing else')}",
+    "a long number 2026120217000012345678901234567890123456789 and 0x" + "ff" * 40,
+    "mac 00:1b:44:11:3a:b7 and ipv6 2001:0db8:85a3:0000:0000:8a2e:0370:7334",
+    "sha512 " + "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce"
+                "47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e",
+])
+def test_hashes_uuids_and_hex_of_ordinary_text_stay(text):
+    assert redact_text(text) == text
+
+
+def test_the_script_g_is_read_as_g_and_prose_with_it_stays():
+    assert encoded_text.character_table()[0x0261] == "g"
+    phonetic = "IPA: /\u0261\u028ad/ good, /\u0261\u025b\u0251/ and \u0261ood \u0261rief"
+    assert redact_text(phonetic) == phonetic

@@ -129,6 +129,17 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "snake and kebab identifiers": _repeat("Some_Long_Identifier-name-Here_x "),
     "encoded tokens in runs of percent signs": _repeat("ghp%5F" + "a1" * 18 + "%" * 900 + " "),
     "data uri without end": lambda n: "data:image/png;base64," + "A/" * (n // 2),
+    # Session 8: hex of text (domain.hex_text): one long run, dense runs of text (pairs
+    # that are redacted, a note that is not), runs of binary (digests), a run of digits,
+    # dashed tokens, script g look-alikes.
+    "hex of text, one run": lambda n: _repeat("user:hunter2 ")(n // 2).encode().hex(),
+    "dense hex pairs": _repeat(b"user:hunter2abcd".hex() + " "),
+    "dense hex text": _repeat(b"hello world, hi!".hex() + " "),
+    "dense hex digests": _repeat("9f86d081884c7d659a2feaa0c55ad015 "),
+    "hex runs running on": _repeat(b"hello world, hi!".hex() + "g"),
+    "one long hex digit run": lambda n: "f" * n,
+    "dashed github tokens": _repeat("ghp-" + "a1" * 18 + " "),
+    "script g tokens": _repeat("\u0261hp_" + "a1" * 18 + " "),
     "dense assignments": _repeat("pwd=x "),
     "dense aws keys": _repeat("AKIAQ7F2LM9XZR4TY8WP "),
     "dense urls": _repeat("a://b:c@d "),

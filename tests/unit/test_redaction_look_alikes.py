@@ -74,12 +74,12 @@ def test_look_alike_letters_in_a_prefix(text, expected):
 
 
 def test_the_look_alike_table_is_unicodes_confusables():
-    """Every Cyrillic / Greek letter whose TR39 prototype (the pinned copy of Unicode's
+    """Every Cyrillic / Greek / IPA Extensions letter whose TR39 prototype (the pinned copy of Unicode's
     confusables.txt in ``confusable-homoglyphs``) is one ASCII letter, and nothing else;
     a capital whose prototype is "l" is read as "I"."""
     confusables = pytest.importorskip("confusable_homoglyphs.confusables").confusables_data
     expected = {}
-    for code in range(0x370, 0x530):
+    for code in (c for low, high in encoded_text.LOOK_ALIKE_BLOCKS for c in range(low, high)):
         char = chr(code)
         latin = [h["c"] for h in confusables.get(char, []) if len(h["c"]) == 1 and h["c"].isascii()
                  and h["c"].isalpha()]

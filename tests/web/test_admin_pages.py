@@ -50,10 +50,14 @@ def _w2_state(session, site) -> tuple:
     ("members/{member2}/role", {"role": "admin"}),
     ("members/{member2}/remove", {}),
     ("members/{member2}/active", {"active": "0"}),
+    ("members/{member2}/active", {"active": "0", "confirm": "1"}),
     ("members/{member2}/password", {"password": "taken-over-1"}),
     ("members/{shared}/active", {"active": "0"}),  # a member of W1, but also of W2
+    ("members/{shared}/active", {"active": "0", "confirm": "1"}),
     ("members/{shared}/password", {"password": "taken-over-1"}),
     ("tokens/{token2}/revoke", {}),
+    ("tokens/{token2}/revoke", {"confirm": "1"}),
+    ("members/{member2}/remove", {"confirm": "1"}),
 ])
 def test_an_admin_of_w1_cannot_reach_w2_through_w1_urls(client, login, session, site, path, data):
     login(site.a1)

@@ -72,3 +72,45 @@ def test_a_garbage_page_link_is_shown_on_the_list_page(client, lead):
     assert response.status_code == 400 and response_has_form(html)
     assert '<p class="error list-error" role="alert">Page link: it is not a link to a page' in html
     assert '<a href="/?kind=chat">First page</a>' in html
+
+
+@pytest.mark.parametrize(("query", "label"), [("score_min=150", "Score from"),
+                                              ("score_max=-1", "Score to")])
+def test_an_out_of_range_score_reads_as_one_sentence_naming_the_field(client, lead, query, label):
+    """New-user finding: the list's summary read "Score from: Number must be between 0 and
+    100.." (the validator's period, then the sentence's own)."""
+    response = client.get(f"/?{query}")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400 and response_has_form(html)
+    summary = html.split('<p class="error" role="alert">', 1)[1].split("</p>", 1)[0]
+    assert " ".join(summary.split()) == ("Some filters are not valid; fix the fields marked above: "
+                                         f"{label}: must be between 0 and 100.")
+    assert '<small class="error">must be between 0 and 100</small>' in html
+    assert ".." not in summary
+
+
+@pytest.mark.parametrize(("query", "label"), [("score_min=abc", "Score from"), ("score_max=1.5", "Score to")])
+def test_a_score_that_is_no_number_reads_as_one_message_naming_the_field(client, lead, query, label):
+    """Browser-walk finding: ``?score_min=abc`` showed two messages, "Not a valid integer
+    value." and "must be between 0 and 100"; now one, which the summary names."""
+    response = client.get(f"/?{query}")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400 and response_has_form(html)
+    summary = html.split('<p class="error" role="alert">', 1)[1].split("</p>", 1)[0]
+    assert " ".join(summary.split()) == ("Some filters are not valid; fix the fields marked above: "
+                                         f"{label}: must be a whole number between 0 and 100.")
+    assert html.count('<small class="error">') == 1
+    assert '<small class="error">must be a whole number between 0 and 100</small>' in html
+    assert "Not a valid integer" not in html
+
+
+@pytest.mark.parametrize("query", ["score_min=&score_max=", "q=checkout&score_min=&score_max=&sort=newest",
+                                   "score_min=%20&score_max="])
+def test_empty_score_boxes_are_no_filter(client, lead, query):
+    """Regression of 8b56c2d found in a browser walk: the filter form always sends both
+    score boxes, empty when unused, and an empty box was refused ("must be a whole
+    number"), so every search, Apply and sort answered 400 with no runs."""
+    response = client.get(f"/?{query}")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200, html[:2000]
+    assert '<small class="error">' not in html and 'role="alert"' not in html.split("<main", 1)[-1]

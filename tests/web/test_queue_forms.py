@@ -26,12 +26,13 @@ def _form(ws_id, **extra):
 def test_no_view_reads_request_form_for_a_change():
     """Only two places read raw form values, on purpose: the NUL check of every request
     (``web/hooks.py``) and the login rate-limit key, read before the view runs
-    (``web/auth.py``). Every other POST field goes through a FlaskForm."""
+    (``web/auth.py``). Every other POST field goes through a FlaskForm. ``req`` is the
+    name the hooks give ``request`` once resolved, so it is looked for too."""
     readers = sorted(
         f"{path.relative_to(WEB)}:{number}"
         for folder in ("web", "api") for path in (WEB / folder).rglob("*.py")
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if re.search(r"request\.(form|values)\b", line))
+        if re.search(r"\b(?:request|req)\.(?:form|values)\b", line))
     assert [reader.split(":")[0] for reader in readers] == ["web/auth.py", "web/hooks.py"], readers
 
 
@@ -52,6 +53,17 @@ def test_named_reviewers_come_through_the_form(client, login, make, session):
     assert odd.status_code == 422 and '<div class="field has-error" id="named-field">' in odd_html
     assert f'value="{second.id}" checked' in odd_html
     assert f'value="{first.id}" checked' not in odd_html
+    # Someone who is no reviewer of the workspace is named by username, never by user id;
+    # someone from another workspace is counted, not named.
+    gone, outsider = make.user(ws, Role.REVIEWER, username="gone.rev"), make.user(make.workspace())
+    gone.active = False
+    session.commit()
+    strangers = client.post("/queues/new", data=_form(ws.id, named=[str(gone.id), str(outsider.id)]))
+    strangers_html = strangers.get_data(as_text=True)
+    assert strangers.status_code == 422 and '<div class="field has-error" id="named-field">' in strangers_html
+    assert ("must be reviewers of the queue&#39;s workspace (not: gone.rev and 1 person outside the workspace)"
+            in strangers_html)
+    assert f"not: {gone.id}" not in strangers_html
     created = client.post("/queues/new", data=_form(ws.id, named=[str(second.id), str(first.id)]))
     assert created.status_code == 303
     queue_id = int(created.headers["Location"].rstrip("/").split("/")[-1])
@@ -126,6 +138,75 @@ def test_assign_and_remove_read_their_buttons_through_the_form(client, login, ma
     removed = client.post(f"/queues/{queue.id}/items/{run.id}/remove")
     assert removed.status_code == 303 and removed.headers["Location"] == f"/queues/{queue.id}"
     assert not rq.exists_item(session, queue.id, run.id)
+
+
+def _slots(html: str, item_id: int) -> list[list[tuple[str, str, bool]]]:
+    """The assign form's selects of one item, in slot order: (value, label, selected) of
+    each option; each select must have its own label."""
+    found = re.findall(rf'<select id="assign-{item_id}-(\d+)" name="assignees">(.*?)</select>', html, re.S)
+    assert [int(n) for n, _ in found] == list(range(1, len(found) + 1))
+    for n, _ in found:
+        assert f'for="assign-{item_id}-{n}"' in html
+    return [[(value, " ".join(label.split()), bool(chosen)) for value, chosen, label in re.findall(
+        r'<option value="([^"]*)"( selected)?>([^<]*)</option>', options)] for _, options in found]
+
+
+def test_assign_shows_every_current_assignee_one_select_per_slot(client, login, make, session):
+    """Leftover of session 9: the by-hand assign control was one select, so an item with
+    two assignees (reviewers per run 2) showed one of them selected, and Assign as the page
+    stood unassigned the other. Now one select per reviewer slot (reviewers per run; more
+    when the item has more assignees), each showing its assignee, a former member marked;
+    Assign as the page stands changes nothing; the same reviewer twice is refused naming
+    ``assignees``."""
+    from reviewapp.actors import Actor
+    from reviewapp.services import admin
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lee")
+    ann, bob, cy, dan = (make.user(ws, Role.REVIEWER, username=n) for n in ("ann", "bob", "cy", "dan"))
+    runs_ = [make.run(ws) for _ in range(5)]
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {"kind": "chat"},
+                               reviewers_per_run=2, assignment="by_hand")
+    items = sorted(session.scalars(select(QueueItem.id).where(QueueItem.queue_id == queue.id)))
+    chosen = {items[0]: [ann.id, bob.id], items[1]: [cy.id], items[2]: [bob.id, dan.id],
+              items[3]: [ann.id, bob.id, cy.id], items[4]: []}
+    for item_id, users in chosen.items():
+        rq.assign(session, make.actor(lead), item_id, users)
+    make.feedback_row(runs_[2], dan)  # rated: dan stays assigned after he leaves
+    admin.remove_member(session, Actor.system_actor(), ws.id, dan.id)
+    login(lead)
+    html = client.get(f"/queues/{queue.id}").get_data(as_text=True)
+
+    def selected(item_id):
+        return [[label for _, label, on in slot if on] for slot in _slots(html, item_id)]
+
+    assert selected(items[0]) == [["ann"], ["bob"]]
+    assert selected(items[1]) == [["cy"], []]  # the second slot: "Nobody", the first option
+    assert selected(items[2]) == [["bob"], ["dan (no longer a member)"]]
+    assert selected(items[3]) == [["ann"], ["bob"], ["cy"]]  # more than 2: all shown
+    assert selected(items[4]) == [[], []]
+    # Every slot offers Nobody and who may review now; a former member only in his own slot.
+    assert [[label for _, label, _ in slot] for slot in _slots(html, items[2])] == [
+        ["Nobody", "ann", "bob", "cy", "lee"], ["Nobody", "dan (no longer a member)", "ann", "bob", "cy", "lee"]]
+    # Assign as the page stands changes nothing.
+    for item_id in items:
+        values = [next((v for v, _, on in slot if on), "") for slot in _slots(html, item_id)]
+        answer = client.post(f"/queues/{queue.id}/items/{item_id}/assign", data={"assignees": values})
+        assert answer.status_code == 303
+    rows = {r.item_id: r for r in rq.list_items(session, make.actor(lead), queue.id)[1].rows}
+    assert {i: rows[i].assignees for i in items} == {
+        items[0]: ("ann", "bob"), items[1]: ("cy",), items[2]: ("bob", "dan"),
+        items[3]: ("ann", "bob", "cy"), items[4]: ()}
+    # A second slot changed: both slots count.
+    answer = client.post(f"/queues/{queue.id}/items/{items[1]}/assign",
+                         data={"assignees": [str(cy.id), str(ann.id)]})
+    assert answer.status_code == 303
+    # The same reviewer in two slots is a bad choice: refused naming the field, unchanged.
+    twice = client.post(f"/queues/{queue.id}/items/{items[0]}/assign",
+                        data={"assignees": [str(ann.id), str(ann.id)]})
+    assert twice.status_code == 400 and "assignees: " in twice.get_data(as_text=True)
+    rows = {r.item_id: r for r in rq.list_items(session, make.actor(lead), queue.id)[1].rows}
+    assert (rows[items[0]].assignees, rows[items[1]].assignees) == (("ann", "bob"), ("ann", "cy"))
 
 
 def test_next_item_ignores_a_skip_that_is_not_an_id(client, login, make, session):

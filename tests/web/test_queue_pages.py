@@ -276,6 +276,26 @@ def test_the_queues_list_warns_a_lead_of_a_queue_short_of_reviewers(client, logi
     assert [k for k, row in rows.items() if "cannot be completed" in row] == [str(short.id)]
 
 
+
+def test_the_queues_list_says_one_reviewer_in_the_singular(client, login, make, session):
+    """New-user finding: a one-reviewer queue whose named reviewer left read "1 reviewers"."""
+    from reviewapp.actors import Actor
+    from reviewapp.services import admin
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann = make.user(ws, Role.REVIEWER)
+    make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Ann's", reviewers="named",
+                               named=[ann.id])
+    admin.remove_member(session, Actor.system_actor(), ws.id, ann.id)
+    login(lead)
+    html = re.sub(r"\s+", " ", client.get("/queues/").get_data(as_text=True))
+    assert "now: 1 reviewer per run, 0 may review." in html
+    assert "asks 1 reviewer per run, but only 0 named reviewers" in html
+    page = re.sub(r"\s+", " ", client.get(f"/queues/{queue.id}").get_data(as_text=True))
+    assert "it asks 1 reviewer per run, but only 0 named reviewers may review it" in page
+
 def _items_of(session, queue_id):
     return list(session.scalars(select(QueueItem.id).where(QueueItem.queue_id == queue_id)))
 
@@ -309,3 +329,108 @@ def test_a_removed_members_open_items_are_dealt_to_the_others_on_the_queue_page(
     assert "ann" not in assigned_to() and len(assigned_to()) == 4
     log = client.get(f"/admin/{ws.id}/audit").get_data(as_text=True)
     assert "Assigned queue items released" in log
+
+
+def test_the_assign_list_offers_only_who_may_review_and_a_forged_assign_is_refused(
+        client, login, make, session):
+    """New-user finding: a by-hand queue's "assign" list offered a removed member (who had
+    rated an item, so the per-reviewer table lists them) and a deactivated one. The list
+    is the service's eligibility rule (``rq.assignable_reviewers``: the queue's pool,
+    active reviewers who may review it), the one ``rq.assign`` checks; a POST naming
+    anyone else is refused with a 4xx naming ``assignees``."""
+    from reviewapp.actors import Actor
+    from reviewapp.services import admin
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lee")
+    ann = make.user(ws, Role.REVIEWER, username="ann")
+    bob = make.user(ws, Role.REVIEWER, username="bob")
+    make.user(ws, Role.REVIEWER, username="cy")
+    runs_ = [make.run(ws) for _ in range(2)]
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Picked", assignment="by_hand")
+    make.feedback_row(runs_[0], ann)  # ann rated: she stays in the progress table
+    admin.remove_member(session, Actor.system_actor(), ws.id, ann.id)
+    admin.set_active(session, Actor.system_actor(), ws.id, bob.id, False)
+    login(lead)
+    html = client.get(f"/queues/{queue.id}").get_data(as_text=True)
+    selects = re.findall(r'<select id="assign-\d+-\d+" name="assignees">(.*?)</select>', html, re.S)
+    assert len(selects) == 2  # two items, one reviewer slot each (reviewers per run 1)
+    for options in selects:
+        assert re.findall(r">\s*([^<>]*?)\s*</option>", options) == ["Nobody", "cy", "lee"]
+    assert [(u.username) for u in rq.assignable_reviewers(session, make.actor(lead), queue.id)] \
+        == ["cy", "lee"]
+    item_id = _items_of(session, queue.id)[1]
+    for outsider in (ann, bob):
+        response = client.post(f"/queues/{queue.id}/items/{item_id}/assign",
+                               data={"assignees": str(outsider.id)})
+        assert 400 <= response.status_code < 500
+        assert "assignees" in response.get_data(as_text=True)
+    assert rq.list_items(session, make.actor(lead), queue.id)[1].rows[1].assignees == ()
+
+
+def test_next_item_in_an_assigned_queue_says_when_nothing_is_assigned_yet(client, login, make,
+                                                                           session):
+    """New-user finding: in a by-hand queue a reviewer given nothing yet was told "Nothing
+    left for you to review", as if done. Nothing assigned yet and all done now read apart."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann = make.user(ws, Role.REVIEWER)
+    run = make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Picked", assignment="by_hand")
+    login(ann)
+
+    def told() -> str:
+        answer = client.post("/queues/next", data={"queue": queue.id})
+        assert answer.status_code == 303
+        return re.sub(r"\s+", " ", client.get(answer.headers["Location"]).get_data(as_text=True))
+
+    page = told()
+    assert "Nothing is assigned to you in this queue yet" in page and "Nothing left" not in page
+    item = session.scalar(select(QueueItem).where(QueueItem.queue_id == queue.id))
+    rq.assign(session, make.actor(lead), item.id, [ann.id])
+    make.feedback_row(run, ann, rating="positive")
+    page = told()
+    assert "Nothing left for you to review in this queue." in page
+    assert "Nothing is assigned to you" not in page
+
+
+def test_the_assign_list_keeps_a_former_reviewers_item_selected_as_theirs(
+        client, login, make, session):
+    """User-walk finding: a by-hand item still assigned to a removed member who rated it
+    showed "Nobody" selected (the list offers only who may review now), so pressing
+    Assign on that row unassigned them without a word. The current assignee is the
+    selected option, marked as no longer a member (or deactivated), and Assign keeps them."""
+    from reviewapp.actors import Actor
+    from reviewapp.services import admin
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lee")
+    ann = make.user(ws, Role.REVIEWER, username="ann")
+    bob = make.user(ws, Role.REVIEWER, username="bob")
+    make.user(ws, Role.REVIEWER, username="cy")
+    runs_ = [make.run(ws) for _ in range(3)]
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Picked", assignment="by_hand")
+    items = sorted(_items_of(session, queue.id))
+    rq.assign(session, make.actor(lead), items[0], [ann.id])
+    rq.assign(session, make.actor(lead), items[1], [bob.id])
+    make.feedback_row(runs_[0], ann)  # rated: the assignment stays after she leaves
+    make.feedback_row(runs_[1], bob)
+    admin.remove_member(session, Actor.system_actor(), ws.id, ann.id)
+    admin.set_active(session, Actor.system_actor(), ws.id, bob.id, False)
+    login(lead)
+    html = client.get(f"/queues/{queue.id}").get_data(as_text=True)
+
+    def options(item_id):
+        select_ = re.search(rf'<select id="assign-{item_id}-1" name="assignees">(.*?)</select>', html, re.S)
+        return [(value, " ".join(label.split()), bool(chosen)) for value, chosen, label in re.findall(
+            r'<option value="([^"]*)"( selected)?>([^<]*)</option>', select_.group(1))]
+
+    assert [o for o in options(items[0]) if o[2]] == [(str(ann.id), "ann (no longer a member)", True)]
+    assert [o for o in options(items[1]) if o[2]] == [(str(bob.id), "bob (account deactivated)", True)]
+    assert [label for _, label, _ in options(items[0])] == ["Nobody", "ann (no longer a member)", "cy", "lee"]
+    assert [o for o in options(items[2]) if o[2]] == []  # nobody: "Nobody", the first, shows
+    # Assign as the page stands keeps her.
+    response = client.post(f"/queues/{queue.id}/items/{items[0]}/assign", data={"assignees": str(ann.id)})
+    assert response.status_code == 303
+    rows = {r.item_id: r for r in rq.list_items(session, make.actor(lead), queue.id)[1].rows}
+    assert rows[items[0]].assignees == ("ann",) and rows[items[1]].assignees == ("bob",)

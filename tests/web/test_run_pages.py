@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from sqlalchemy import event
@@ -235,8 +236,8 @@ def test_a_filter_rule_of_the_service_shows_on_the_list_form(client, make, login
     assert "must not be below the minimum score" in html
 
 
-@pytest.mark.parametrize("call_id", ["multi\nline id", "kb://doc-1", "/leading-slash", "a//b/", "q?x#y",
-                                     "../../admin", "./x/.", "%2E%2E"])
+@pytest.mark.parametrize("call_id", ["multi line id", "kb://doc-1", "/leading-slash", "a//b/", "q?x#y",
+                                     "../../admin", "./x/.", "%2E%2E", "..", ".", "a&call_id=b+c"])
 def test_timeline_link_opens_calls_whose_id_has_line_breaks_or_slashes(client, make, reviewer, call_id):
     """The ingest schema accepts any non-blank id; the timeline's link must open it
     (werkzeug's ``path`` converter stopped at a line break and merged ``//``)."""
@@ -244,9 +245,10 @@ def test_timeline_link_opens_calls_whose_id_has_line_breaks_or_slashes(client, m
                                             "output": "found it"}])
     timeline = client.get(f"/runs/{run.id}/timeline").get_data(as_text=True)
     link = re.search(r'<details class="tl-call" hx-get="([^"]+)"', timeline).group(1)
-    # One segment with no "/" or ".": nothing a browser could normalise (../../admin).
-    encoded = link.split("/tool-calls/", 1)[1].split("?", 1)[0]
-    assert "/" not in encoded and "." not in encoded
+    # The id in the query, the path fixed: nothing a browser could normalise ("..", "../../admin").
+    parts = urlsplit(link.replace("&amp;", "&"))
+    assert parts.path == f"/runs/{run.id}/tool-calls"
+    assert parse_qs(parts.query) == {"call_id": [call_id]}
     fragment = client.get(link.replace("&amp;", "&"), headers={"HX-Request": "true"})
     assert fragment.status_code == 200
     assert "found it" in fragment.get_data(as_text=True)
@@ -432,3 +434,28 @@ def test_a_run_answered_only_in_its_messages_shows_that_answer_and_becomes_its_c
     case = session.scalars(db.select(Case)).one()
     assert (case.root_cause, case.solution) == (answer, answer)
     assert shown in client.get(f"/cases/{case.case_id}").get_data(as_text=True)
+
+
+@pytest.mark.parametrize(("zone", "started", "ended"), [
+    ("America/New_York", "2026-01-01 05:15:05.250 EST", "2026-01-01 05:15:05.700 EST"),
+    ("Asia/Kolkata", "2026-01-01 15:45:05.250 IST", "2026-01-01 15:45:05.700 IST"),
+    (None, "2026-01-01 10:15:05.250 UTC", "2026-01-01 10:15:05.700 UTC")])
+def test_a_tool_calls_times_without_js_read_in_the_workspaces_time_zone(
+        client, make, reviewer, session, zone, started, ended):
+    """User-walk finding: without JavaScript a tool call's times read UTC while the run
+    header above them read the workspace's zone. Both the opened row's fragment and the
+    call's own page use the header's formatter and zone; the attribute stays UTC."""
+    ws = reviewer[0]
+    if zone:
+        ws.settings = {**(ws.settings or {}), "time_zone": zone}
+        session.commit()
+    run = make.run(ws, tool_calls=[
+        {"id": "c1", "tool_name": "lookup", "status": "completed", "arguments": {}, "output": "ok",
+         "started_at": "2026-01-01T10:15:05.250Z", "completed_at": "2026-01-01T10:15:05.700Z"}])
+    for url, headers in ((f"/runs/{run.id}/tool-calls?call_id=c1", {"HX-Request": "true"}),
+                         (f"/runs/{run.id}/tool-calls?call_id=c1", {}),
+                         (f"/runs/{run.id}/tool-calls/c1", {})):
+        html = client.get(url, headers=headers).get_data(as_text=True)
+        times = re.findall(r'<time datetime="([^"]+)" title="[^"]+" data-precise>([^<]*)</time>', html)
+        assert times == [("2026-01-01T10:15:05.250+00:00", started),
+                         ("2026-01-01T10:15:05.700+00:00", ended)], (url, headers)

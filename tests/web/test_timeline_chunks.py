@@ -6,7 +6,8 @@ fragment's access checks."""
 from __future__ import annotations
 
 import re
-from urllib.parse import quote
+from html import unescape as html_unescape
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
@@ -185,3 +186,42 @@ def test_the_live_poll_keeps_the_rows_shown(client, make, reviewer):
     poll = client.get(f"/runs/{run.id}/timeline?live=1&call=call-60", headers=HX).get_data(as_text=True)
     assert len(_row_ids(poll)) == 61
     assert f'id="run-{run.id}-call-count" hx-swap-oob="true">70 <span class="failed-count">(8 failed)</span>' in poll
+
+
+def _query_of(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(html_unescape(url)).query)
+
+
+def test_fragments_keep_the_list_filters_and_queue_mode_of_the_page(client, make, reviewer):
+    """User-walk finding: the "failed calls not shown yet" link (and the rows' plain
+    rating forms) that a live poll or "Show the next" brought dropped the list filters
+    and ``queue=1`` the page was opened with. The fragments' addresses carry them, so
+    their links go back to the same page. Calls 54 and 63 fail, past the first 50."""
+    run = make.run(reviewer[0], status="RUNNING", tool_calls=_calls(70) + _calls(260, "more"))
+    kept = {"queue": ["1"], "kind": ["chat"], "q": ["Question"]}
+    page = client.get(f"/runs/{run.id}?queue=1&kind=chat&q=Question").get_data(as_text=True)
+    poll = re.search(r'class="card timeline"[^>]*hx-get="([^"]+)"', page).group(1)
+    more = re.search(r'hx-get="([^"]*/timeline/calls[^"]*)"', page).group(1)
+    for url in (poll, more):
+        query = _query_of(url)
+        assert {k: query.get(k) for k in kept} == kept, url
+    answers = {
+        "poll": client.get(html_unescape(poll).replace("v=", "was=") + "&call=call-49", headers=HX),
+        "chunk": client.get(html_unescape(more), headers=HX),
+    }
+    for name, answer in answers.items():
+        assert answer.status_code == 200, name
+        html = answer.get_data(as_text=True)
+        link = re.search(r'<a class="hidden-failed small"\s+href="([^"]+)"', html)
+        assert link, name
+        nexts = re.findall(r'name="next" value="([^"]+)"', html)
+        assert nexts, name
+        for url in [link.group(1), *nexts]:
+            assert urlsplit(html_unescape(url)).path == f"/runs/{run.id}", (name, url)
+            query = _query_of(url)
+            assert {k: query.get(k) for k in kept} == kept, (name, url)
+    # Without JavaScript "Show the next" redirects to the page showing them, filters kept.
+    plain = client.get(html_unescape(more))
+    assert plain.status_code == 303
+    query = _query_of(plain.headers["Location"])
+    assert {k: query.get(k) for k in kept} == kept and query["calls_after"] == _query_of(more)["after"]

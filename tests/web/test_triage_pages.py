@@ -171,6 +171,22 @@ def test_stale_plain_action_gets_a_409_page_with_the_current_state(client, login
     assert "first note" in html and "changed by someone else" in html
 
 
+def test_a_stale_triage_note_or_category_shows_the_users_own_version(client, login, site):
+    """A note typed on a page that went stale is not lost: the 409 page shows it (as the
+    case editor's does), and the category typed too."""
+    login(site.users[Role.LEAD])
+    client.post(f"/triage/{site.item.id}/state", data={"version": "1", "state": "triaged"})
+    stale = client.post(f"/triage/{site.item.id}/note",
+                        data={"version": "1", "note": "my long careful note <b>x</b>"})
+    assert stale.status_code == 409
+    html = stale.get_data(as_text=True)
+    assert "Your version (not saved)" in html and "my long careful note &lt;b&gt;x&lt;/b&gt;" in html
+    stale = client.post(f"/triage/{site.item.id}/category",
+                        data={"version": "1", "fault_category": "DISK_FULL_TYPED"})
+    assert stale.status_code == 409
+    assert "DISK_FULL_TYPED" in stale.get_data(as_text=True)
+
+
 def test_bulk_htmx_reports_the_stale_item_and_swaps_every_row(client, login, site, make):
     more = [make.triage_item(make.run(site.ws)) for _ in range(2)]
     login(site.users[Role.LEAD])
@@ -587,3 +603,18 @@ def test_a_refused_accept_goes_back_to_the_item_page_with_the_error(client, logi
     # A typed value still comes back with the page (400) and the text as typed.
     typed = client.post(f"/triage/{item.id}/category", data={**form, "proposal": ""})
     assert typed.status_code == 400 and 'value="NO_EVIDENCE"' in typed.get_data(as_text=True)
+
+
+def test_a_refused_export_filter_shows_the_export_page_with_the_field_and_what_was_chosen(
+        client, login, site):
+    """A filter the export refuses (dates the wrong way round) answers 400 with the export
+    page itself: the field named, the chosen values still in the form, nothing downloaded
+    (found in a browser walk: a bare error page whose only way on was "Back to the runs")."""
+    login(site.users[Role.ADMIN])
+    response = client.get(f"/exports/feedback.csv?workspace={site.ws.id}&date_from=2026-12-31"
+                          "&date_to=2026-01-01&reason=incorrect")
+    assert response.status_code == 400 and "Content-Disposition" not in response.headers
+    html = response.get_data(as_text=True)
+    assert "date_from: must not be after date_to" in html
+    assert 'value="2026-12-31"' in html and 'value="incorrect"' in html
+    assert "Download CSV" in html

@@ -12,7 +12,7 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
-from ...db_setup import write_intent
+from ...db_setup import engine_apart, write_intent
 from ...errors import Forbidden, PasswordChangeRequired, ValidationFailed
 from ...models import Membership, User
 from ...models.base import utcnow
@@ -166,7 +166,14 @@ def load_user(session: Session, cookie_id: str) -> SessionUser | None:
     user_id, _, token = (cookie_id or "").partition(":")
     if not user_id.isdigit() or not token:
         return None
-    row = _USER_BY_ID.one_or_none(session.connection(), {"user_id": int(user_id)})
+    # In a state-changing request on SQLite, a read apart from the session: the request's
+    # write lock is taken by its write, after parsing and validation (db_setup.engine_apart).
+    params = {"user_id": int(user_id)}
+    engine = engine_apart(session)
+    if engine is not None:
+        row = _USER_BY_ID.one_or_none_apart(engine, params)
+    else:
+        row = _USER_BY_ID.one_or_none(session.connection(), params)
     if row is None or not row.active or not secrets.compare_digest(row.session_token, token):
         return None
     return SessionUser(row.id, row.username, row.active, row.session_token,

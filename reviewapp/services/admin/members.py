@@ -30,9 +30,9 @@ from sqlalchemy.orm import Session
 from ...actors import Actor, Role
 from ...errors import Conflict, Forbidden, ValidationFailed
 from ...models import Membership, User, Workspace
-from ..access import require_role
+from ..access import require_admin_scope, require_role
 from ..audit import record_event
-from ..queue_assignment import drop_named, release_assignments_of
+from ..queue_assignment import drop_named, release_assignments_of, top_up_workspace
 from ..queue_work import release_held_by
 from .accounts import check_new_password, generate_password, hash_password, workspaces_of
 
@@ -141,6 +141,9 @@ def _keep_an_admin(session: Session, actor: Actor, membership: Membership) -> No
 def add_member(session: Session, actor: Actor, workspace_id: int, username: str,
                role: Role | str) -> Membership:
     """Give an existing account ``role`` in the workspace. Admins of it only. Audited.
+    A reviewer (or above) is in the pool of the workspace's round-robin queues at once:
+    their items short of reviewers are topped up (``queue_assignment.top_up_workspace``;
+    a removed member is not named again, so a named queue deals them nothing).
     Raises ``ValidationFailed`` (no such username, bad role), ``Conflict`` (already a
     member: change the role instead), ``Forbidden``."""
     require_role(session, actor, workspace_id, Role.ADMIN)
@@ -152,6 +155,8 @@ def add_member(session: Session, actor: Actor, workspace_id: int, username: str,
         raise Conflict(f"'{user.username}' is already a member; change the role instead")
     membership = Membership(user_id=user.id, workspace_id=workspace_id, role=role_value.value)
     session.add(membership)
+    session.flush()  # the queues' pool reads the membership
+    top_up_workspace(session, workspace_id)  # every role reviews
     record_event(session, actor, workspace_id=workspace_id, action="member.add",
                  target_type="user", target_id=user.id, target_label=user.username,
                  after={"role": role_value.value})
@@ -245,23 +250,40 @@ def set_active(session: Session, actor: Actor, workspace_id: int, user_id: int,
                active: bool) -> User:
     """Deactivate (logs the user out everywhere; they cannot log in) or reactivate an
     account. Only an admin of every workspace of the account, never on their own
-    account. Deactivating releases the review-queue items the user holds, in the same
-    transaction. Audited in each of the account's workspaces. Raises ``Forbidden`` (not a
+    account. Deactivating does to the review queues what ``remove_member`` does, in each
+    of the account's workspaces and in the same transaction: the items the user holds are
+    released, and so are their open assignments (items they have not rated: a round-robin
+    queue deals each again to its other reviewers, ``queue_assignment.release_assignments_of``;
+    a by-hand item waits for a lead); their ratings and the assignments of items they
+    rated stay. Reactivating gives nothing back that went on to others: the user is in
+    the queues' pool again, and each round-robin queue of their workspaces tops up its
+    open items short of reviewers (``queue_assignment.top_up_workspace``: a queue whose
+    whole pool was gone is dealt again). Audited in each of the
+    account's workspaces (a deactivation with the counts ``open_assignments`` and
+    ``held_items`` of that workspace). Raises ``Forbidden`` (not a
     member, or the account is also in a workspace the actor does not administer),
     ``ValidationFailed`` (own account)."""
     user = _account(session, actor, workspace_id, user_id)
     if actor.user_id == user_id:
         raise ValidationFailed("active", "you cannot deactivate your own account")
     if bool(user.active) != bool(active):
+        was = bool(user.active)
+        user.active = bool(active)
+        user.session_token = secrets.token_hex(16)
+        session.flush()  # the queues' pool reads the flag: the deactivated are dealt nothing
         for ws_id in workspaces_of(session, user_id):
+            before: dict[str, object] = {"active": was}
+            if not active:
+                before["open_assignments"] = release_assignments_of(session, user_id, ws_id)
+                before["held_items"] = release_held_by(session, user_id, ws_id)
+            else:
+                top_up_workspace(session, ws_id)
             record_event(session, actor, workspace_id=ws_id,
                          action="user.activate" if active else "user.deactivate",
                          target_type="user", target_id=user_id, target_label=user.username,
-                         before={"active": bool(user.active)}, after={"active": bool(active)})
-        user.active = bool(active)
-        user.session_token = secrets.token_hex(16)
+                         before=before, after={"active": bool(active)})
         if not active:
-            release_held_by(session, user_id)
+            release_held_by(session, user_id)  # and any left in a workspace they have left
     session.commit()
     return user
 
@@ -305,11 +327,7 @@ def list_members(session: Session, actor: Actor, workspace_id: int | None = None
     """Memberships ordered by workspace slug then username. With ``workspace_id``: that
     workspace's (admins of it and the system); without: every workspace (system only).
     Raises ``Forbidden``."""
-    if workspace_id is None:
-        if not actor.system:
-            raise Forbidden()
-    else:
-        require_role(session, actor, workspace_id, Role.ADMIN)
+    require_admin_scope(session, actor, workspace_id)
     stmt = (
         select(Workspace.slug, User.username, Membership.role, User.active, User.id,
                User.last_login_at, User.must_change_password)

@@ -19,8 +19,10 @@ from ...models import IngestToken, User
 from ...models.base import utcnow
 from ..access import require_role
 from ..audit import record_event
+from ..secret_scan import redact_typed
 
 TOKEN_PREFIX = "rvw_"
+NAME_LIMIT = 120  # characters of a token's name (ingest_token.name)
 
 
 @dataclass(frozen=True)
@@ -38,12 +40,16 @@ def _hash_secret(secret: str) -> str:
 def create_token(session: Session, actor: Actor, workspace_id: int, name: str) -> NewToken:
     """Create an ingest token for ``workspace_id``; only its SHA-256 is stored.
 
-    Admins of the workspace and the system only. Raises ``Forbidden``, ``ValidationFailed``.
+    ``name`` (1-120 characters as typed) is redacted like any text a person types
+    (``secret_scan.redact_typed``, SPEC 4): a secret pasted as a name is shown neither
+    in the token list nor in the audit log. Admins of the workspace and the system only.
+    Raises ``Forbidden``, ``ValidationFailed``.
     """
     require_role(session, actor, workspace_id, Role.ADMIN)
     name = (name or "").strip()
-    if not name or len(name) > 120:
-        raise ValidationFailed("name", "must be 1-120 characters")
+    if not name or len(name) > NAME_LIMIT:
+        raise ValidationFailed("name", f"must be 1-{NAME_LIMIT} characters")
+    name = redact_typed(name, NAME_LIMIT)
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = IngestToken(
         workspace_id=workspace_id,

@@ -253,7 +253,7 @@ def upsert_feedback(
     after = rating_state({name: getattr(row, name) for name in ("rating", "reason", "comment",
                                                                 "correction")})
     if before is None:  # created: the run may be a newly rated one (progress, issue 18)
-        rated_runs.rated(session, author_id, target.workspace_id, target.run_pk, row.id)
+        rated_runs.rated(session, author_id, target.workspace_id, target.run_pk)
     if before != after:
         _append_event(session, row, author_id, target, target_type, target_id, before, after)
     follow_rating(session, target.run_pk, values["rating"], is_answer=target.is_answer,

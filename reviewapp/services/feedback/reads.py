@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, selectinload
 from ...actors import Actor
 from ...domain.feedback import initials, reasons_from_settings
 from ...models import Feedback, FeedbackEvent, TargetType, User, Workspace
+from ...prepared import Prepared
 from ...queries import on_earlier_version
 from ._targets import author_of, resolve_target, validated, visible_run
 
@@ -57,16 +58,21 @@ def my_feedback_of_visible_run(session: Session, author_id: int, run_pk: int) ->
 
 
 def my_ratings_of_visible_run(session: Session, author_id: int, run_pk: int
-                              ) -> list[tuple[Feedback, bool]]:
-    """``my_feedback_of_visible_run``, each rating with whether it was given on an
-    earlier version of its target's text (as ``earlier_version_ids``), in one statement
-    (the run page, issue 18). Never call it with an unchecked ``run_pk``."""
-    rows = session.execute(_mine_versions_statement(), {"run_pk": run_pk, "author_id": author_id})
-    return [(feedback, bool(earlier)) for feedback, earlier in rows]
+                              ) -> list[tuple[Any, bool]]:
+    """User ``author_id``'s ratings of run ``run_pk`` as plain read-only rows (``Feedback``'s
+    columns by name: ``id``, ``rating``, ``reason``, ``comment``, ``correction``,
+    ``updated_at`` UTC ...; no ORM object), each with whether it was given on an earlier
+    version of its target's text (as ``earlier_version_ids``), in one statement run on the
+    DBAPI cursor (``prepared.Prepared``; the run page and its timeline only read them,
+    issue 18). Never call it with an unchecked ``run_pk``."""
+    session.flush()  # as the ORM's autoflush would before a read
+    rows = _run_page_reads()["mine"].rows(session.connection(),
+                                          {"run_pk": run_pk, "author_id": author_id})
+    return [(row, bool(row.earlier)) for row in rows]
 
 
-# The run page's three reads of its ratings, built once with bound parameters (building
-# one costs about 0.1 ms of CPU, more than running it; issue 18).
+# Reads of a run's ratings built once with bound parameters (building one costs about
+# 0.1 ms of CPU, more than running it; issue 18).
 @cache
 def _mine_statement() -> Any:
     return (select(Feedback)
@@ -76,18 +82,21 @@ def _mine_statement() -> Any:
 
 
 @cache
-def _mine_versions_statement() -> Any:
-    mine = _mine_statement()
-    return mine.add_columns(on_earlier_version(Feedback).label("earlier"))
-
-
-@cache
-def _everyones_statement() -> Any:
-    return (select(Feedback.target_type, Feedback.target_id, Feedback.subject_key,
-                   Feedback.rating, User.username)
-            .join(User, User.id == Feedback.author_id)
-            .where(Feedback.run_pk == bindparam("run_pk"))
-            .order_by(User.username))
+def _run_page_reads() -> dict[str, Prepared]:
+    """The run page's reads of its ratings on the DBAPI cursor (``prepared.Prepared``):
+    ``mine`` (``:run_pk``, ``:author_id``; ``Feedback``'s columns and ``earlier``) and
+    ``everyone`` (``:run_pk``; target, rating, username). The ORM's per-statement work and
+    entity loading cost more than the reads themselves (issue 18)."""
+    users = User.__table__
+    f, u = Feedback.__table__.c, users.c
+    mine = (select(*f, on_earlier_version(f).label("earlier"))
+            .where(f.run_pk == bindparam("run_pk"), f.author_id == bindparam("author_id"))
+            .order_by(f.target_type, f.target_id, f.subject_key))
+    everyone = (select(f.target_type, f.target_id, f.subject_key, f.rating, u.username)
+                .join(users, u.id == f.author_id)
+                .where(f.run_pk == bindparam("run_pk"))
+                .order_by(u.username))
+    return {"mine": Prepared(mine), "everyone": Prepared(everyone)}
 
 
 @cache
@@ -145,7 +154,8 @@ def summary_of_visible_run(
     """``feedback_summary`` without its access check (one grouped read), for a read model
     that has just checked run ``run_pk`` itself in the same transaction (the run page).
     Never call it with an unchecked ``run_pk``."""
-    rows = session.execute(_everyones_statement(), {"run_pk": run_pk}).all()
+    session.flush()  # as the ORM's autoflush would before a read
+    rows = _run_page_reads()["everyone"].rows(session.connection(), {"run_pk": run_pk})
     grouped: dict[tuple[str, int, str], dict[str, list[str]]] = {}
     for target_type, target_id, subject_key, rating, username in rows:
         by_rating = grouped.setdefault((target_type, target_id, subject_key),

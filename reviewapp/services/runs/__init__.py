@@ -58,6 +58,7 @@ from .targets import TargetState, reason_choices, tool_call_name, workspace_reas
 from .timeline import (
     FIRST_CALLS,
     MORE_CALLS,
+    OpenedCall,
     Shown,
     Timeline,
     TimelineCall,
@@ -68,7 +69,7 @@ from .timeline import (
 )
 
 __all__ = [
-    "FAILED_CALLS_STATES", "FIRST_CALLS", "MORE_CALLS", "Shown", "get_timeline_chunk", "RunById", "find_run_by_id", "match_places",
+    "FAILED_CALLS_STATES", "FIRST_CALLS", "MORE_CALLS", "OpenedCall", "Shown", "get_timeline_chunk", "RunById", "find_run_by_id", "match_places",
     "ANSWER_MESSAGE_ID", "COUNT_CAP", "FEEDBACK_STATES", "FILTERED_COUNT_CAP", "MAX_QUERY_TEXT",
     "REVIEWED_STATES", "SORTS", "VERIFIER_VERDICTS", "CitationView", "Count", "RunDetail",
     "RunFilters", "RunPage", "TargetState", "Timeline", "TimelineCall", "TimelineRow",

@@ -4,17 +4,19 @@ of its parts."""
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from sqlalchemy import Select, bindparam, select
-from sqlalchemy.orm import Session, aliased, defer
+from sqlalchemy.orm import Session, aliased
 
 from ...actors import Actor, Role
 from ...domain.verdicts import VERDICTS
 from ...errors import Forbidden
 from ...models import DiagnosisSession, Run, User, VerdictDecision, Workspace
+from ...prepared import Prepared
 from ...queries import scope_to_actor, scope_to_member
 from .. import feedback as feedback_service
 from ..blind import blind_condition, blind_condition_of
@@ -34,55 +36,81 @@ class Decided:
     lead: str
 
 
+# The columns a run page reads, as plain rows (no ORM objects: the ORM's loading of three
+# entities cost several times the read itself, issue 18). Large JSON no run page shows
+# (the trace API does) is not read nor parsed: the run's orchestration trace, the session's
+# query, answer and self-evaluation.
+_RUN_COLUMNS = tuple(c for c in Run.__table__.c if c.key != "orchestration_trace")
+_SESSION_COLUMNS = tuple(c for c in DiagnosisSession.__table__.c
+                         if c.key not in ("query", "answer", "self_evaluation"))
+_WORKSPACE_COLUMNS = tuple(Workspace.__table__.c)
+RunRow = namedtuple("RunRow", [c.key for c in _RUN_COLUMNS])
+RunRow.__doc__ = "A run as the run page reads it: ``Run``'s columns but its orchestration trace."
+SessionRow = namedtuple("SessionRow", [c.key for c in _SESSION_COLUMNS])
+SessionRow.__doc__ = "A run's session: ``DiagnosisSession``'s columns but query, answer, evaluation."
+WorkspaceRow = namedtuple("WorkspaceRow", [c.key for c in _WORKSPACE_COLUMNS])
+WorkspaceRow.__doc__ = "A workspace: ``Workspace``'s columns."
+
+
 def _run_statement(blind: Any) -> Select[Any]:
-    """The run with its session and workspace, ``blind`` (a condition on ``Run``), the
-    N of its governing queue and its latest lead decision (verdict, lead's username;
-    NULLs when none), for ``:run_pk``; the caller adds the access check."""
+    """The run's, its session's and workspace's columns (``_RUN_COLUMNS`` ...),
+    ``blind`` (a condition on ``Run``), the N of its governing queue and its latest lead
+    decision (verdict, lead's username; NULLs when none), for ``:run_pk``; the caller
+    adds the access check."""
     reviewers = governing_queue_id(Run.id, Run.workspace_id, "reviewers_per_run")
     latest = (select(VerdictDecision.id).where(VerdictDecision.run_pk == Run.id)
               .order_by(VerdictDecision.id.desc()).limit(1).scalar_subquery())
     decision, decider = aliased(VerdictDecision), aliased(User)
-    return (select(Run, DiagnosisSession, Workspace, blind, reviewers, decision.verdict,
-                   decider.username)
+    ds, ws = DiagnosisSession.__table__.c, Workspace.__table__.c
+    return (select(*_RUN_COLUMNS,
+                   *(ds[c.key].label(f"session_{c.key}") for c in _SESSION_COLUMNS),
+                   *(ws[c.key].label(f"workspace_{c.key}") for c in _WORKSPACE_COLUMNS),
+                   blind.label("blind"), reviewers.label("reviewers"),
+                   decision.verdict.label("decision"), decider.username.label("decider"))
+            .select_from(Run)
             .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
             .join(Workspace, Workspace.id == Run.workspace_id)
             .outerjoin(decision, decision.id == latest)
             .outerjoin(decider, decider.id == decision.decided_by)
-            .where(Run.id == bindparam("run_pk"))
-            # Large JSON no run page shows (the trace API does): not read nor parsed here.
-            .options(defer(Run.orchestration_trace), defer(DiagnosisSession.query),
-                     defer(DiagnosisSession.answer), defer(DiagnosisSession.self_evaluation)))
+            .where(Run.id == bindparam("run_pk")))
 
 
 @cache
-def _user_run_statement() -> Select[Any]:
+def _user_run_statement() -> Prepared:
     """``_run_statement`` for the user ``:actor_user_id`` (membership in the same query),
-    built once: a page view then costs no statement construction (issue 18)."""
+    built once and run on the DBAPI cursor (``prepared.Prepared``): a page view then
+    costs no statement construction nor ORM loading (issue 18)."""
     user_id = bindparam("actor_user_id")
-    return scope_to_member(_run_statement(blind_condition_of(user_id)), Run.workspace_id,
-                           Role.REVIEWER)
+    return Prepared(scope_to_member(_run_statement(blind_condition_of(user_id)),
+                                    Run.workspace_id, Role.REVIEWER))
 
 
 def load_run(session: Session, actor: Actor, run_pk: int
-              ) -> tuple[Run, DiagnosisSession, Workspace, bool, int, Decided | None]:
-    """The run, its session and workspace, whether the run is blind for the actor
+              ) -> tuple[RunRow, SessionRow, WorkspaceRow, bool, int, Decided | None]:
+    """The run, its session and workspace (plain rows: ``RunRow``, ``SessionRow``,
+    ``WorkspaceRow``, read-only), whether the run is blind for the actor
     (``blind.blind_condition``), how many reviewers' answer ratings make its verdict
     (N of its governing queue, ``queue_governing``, 1 when none; issue 16) and the
     lead's decision that set it (``Decided``, the latest; ``None`` when no lead decided,
     and while the run is blind for the actor), in one query. Raises ``Forbidden``."""
     if actor.is_user:
-        row = session.execute(_user_run_statement(),
-                              {"run_pk": run_pk, "actor_user_id": actor.user_id}).one_or_none()
+        session.flush()  # as the ORM's autoflush would before a read
+        row = _user_run_statement().one_or_none(
+            session.connection(), {"run_pk": run_pk, "actor_user_id": actor.user_id})
     else:
         stmt = scope_to_actor(_run_statement(blind_condition(actor)), actor, Run.workspace_id,
                               Role.REVIEWER)
         row = session.execute(stmt, {"run_pk": run_pk}).one_or_none()
     if row is None:
         raise Forbidden()
-    blind = bool(row[3])
-    decided = None if blind or row[5] is None else Decided(
-        row[5], VERDICTS.label(row[5]), row[6] or "(deleted user)")
-    return row[0], row[1], row[2], blind, max(1, row[4] or 1), decided
+    runs, sessions = len(_RUN_COLUMNS), len(_RUN_COLUMNS) + len(_SESSION_COLUMNS)
+    workspaces = sessions + len(_WORKSPACE_COLUMNS)
+    blind = bool(row.blind)
+    decided = None if blind or row.decision is None else Decided(
+        row.decision, VERDICTS.label(row.decision), row.decider or "(deleted user)")
+    return (RunRow._make(row[:runs]), SessionRow._make(row[runs:sessions]),
+            WorkspaceRow._make(row[sessions:workspaces]), blind, max(1, row.reviewers or 1),
+            decided)
 
 
 def ratings_of(session: Session, actor: Actor, run: Run, blind: bool

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any
 
-from sqlalchemy import Select, bindparam, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
@@ -27,6 +27,7 @@ from ...models import (
     RunKind,
     Workspace,
 )
+from ...prepared import Prepared
 from ...queries import get_run_for
 from ..answer import answer_target
 from ..blind import is_blind
@@ -58,6 +59,8 @@ class CitationView:
 class RunDetail:
     """Everything the run page shows, loaded up front: templates trigger no lazy load.
 
+    ``messages`` are ``MessageView``s, ``steps`` and ``report`` rows of
+    ``DiagnosticStep`` / ``DiagnosticReport``'s columns (read-only, no ORM objects);
     ``answer_message`` is the final assistant message (the chat answer's thumbs target);
     ``my_feedback`` maps (target_type, target_id, subject_key) to the actor's own rating;
     ``summary`` maps the same keys to every reviewer's counts (feedback_summary);
@@ -70,11 +73,11 @@ class RunDetail:
     run: Run
     workspace: Workspace
     diagnosis_session: DiagnosisSession
-    messages: list[Message]
+    messages: list[MessageView]
     answer_message: Message | None
     citations: list[CitationView]
-    steps: list[DiagnosticStep]
-    report: DiagnosticReport | None
+    steps: list[Any]
+    report: Any
     timeline: Timeline
     evaluation: dict[str, Any] | None
     my_feedback: dict[tuple[str, int, str], Any]
@@ -193,7 +196,7 @@ def _gate_findings(evaluation: dict[str, Any] | None) -> dict[tuple[str, str], d
     return found
 
 
-def _citations(messages: Sequence[Message], evaluation: dict[str, Any] | None) -> list[CitationView]:
+def _citations(messages: Sequence[MessageView], evaluation: dict[str, Any] | None) -> list[CitationView]:
     findings = _gate_findings(evaluation)
     views = []
     for message in messages:
@@ -214,24 +217,49 @@ def _citations(messages: Sequence[Message], evaluation: dict[str, Any] | None) -
     return views
 
 
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """A run's message as the run page reads it (``Message``'s columns, no ORM object):
+    ``meta`` is the message's ``metadata`` ({} when none); ``citations`` as
+    ``Message.citations``."""
+
+    id: int
+    message_id: str | None
+    ordinal: int
+    role: str
+    content: str | None
+    meta: dict[str, Any]
+
+    @property
+    def citations(self) -> list[dict[str, Any]]:
+        """The ``citations`` list of ``meta`` (a copy; [] when none)."""
+        return list((self.meta or {}).get("citations") or [])
+
+
 @cache
-def _parts_statements() -> dict[str, Select[Any]]:
+def _parts_statements() -> dict[str, Prepared]:
     """The run page's reads of a run's (``:run_pk``) messages, steps and report and of its
-    case (``:workspace_id``, ``:run_id``), built once with bound parameters: building a
-    statement (and its cache key) costs more CPU than running these (issue 18)."""
+    case (``:workspace_id``, ``:run_id``), built once with bound parameters and run on the
+    DBAPI cursor (``prepared.Prepared``): the ORM's per-statement work (identity map,
+    entity loading) cost more than these reads themselves (issue 18). Plain rows: the page
+    only reads them."""
     run_pk = bindparam("run_pk")
+    m, s, r, case = (t.__table__.c for t in (Message, DiagnosticStep, DiagnosticReport, Case))
     return {
-        "messages": select(Message).where(Message.run_pk == run_pk).order_by(Message.ordinal),
-        "steps": select(DiagnosticStep).where(DiagnosticStep.run_pk == run_pk)
-        .order_by(DiagnosticStep.ordinal),
-        "report": select(DiagnosticReport).where(DiagnosticReport.run_pk == run_pk),
-        "case": select(Case.case_id).where(
-            Case.workspace_id == bindparam("workspace_id"),
-            Case.diagnosis_id == bindparam("run_id"), Case.withdrawn_at.is_(None)),
+        "messages": Prepared(select(m.id, m.message_id, m.ordinal, m.role, m.content,
+                                    m.metadata.label("meta"))
+                             .where(m.run_pk == run_pk).order_by(m.ordinal)),
+        "steps": Prepared(select(s.id, s.step_id, s.ordinal, s.name, s.status, s.summary,
+                                 s.started_at, s.finished_at)
+                          .where(s.run_pk == run_pk).order_by(s.ordinal)),
+        "report": Prepared(select(r.id, r.content).where(r.run_pk == run_pk)),
+        "case": Prepared(select(case.case_id).where(
+            case.workspace_id == bindparam("workspace_id"),
+            case.diagnosis_id == bindparam("run_id"), case.withdrawn_at.is_(None))),
     }
 
 
-def _named_calls(messages: Sequence[Message]) -> set[str]:
+def _named_calls(messages: Sequence[MessageView]) -> set[str]:
     """The call ids the messages name (``meta.tool_call_ids``), for their links."""
     named = (m.meta.get("tool_call_ids") for m in messages if isinstance(m.meta, Mapping))
     return {cid for ids in named if isinstance(ids, list) for cid in ids if isinstance(cid, str)}
@@ -253,11 +281,13 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
         session, actor, run_pk)
     parts = _parts_statements()
     by_run = {"run_pk": run.id}
-    messages = list(session.scalars(parts["messages"], by_run))
-    steps = list(session.scalars(parts["steps"], by_run))
-    report = session.scalars(parts["report"], by_run).one_or_none()
-    case_id = session.connection().scalar(parts["case"], {"workspace_id": run.workspace_id,
-                                                          "run_id": run.run_id})
+    connection = session.connection()
+    messages = [MessageView(*row) for row in parts["messages"].rows(connection, by_run)]
+    steps = parts["steps"].rows(connection, by_run)
+    report = parts["report"].one_or_none(connection, by_run)
+    case_row = parts["case"].rows(connection, {"workspace_id": run.workspace_id,
+                                               "run_id": run.run_id})
+    case_id = case_row[0].case_id if case_row else None
     evaluation = evaluation_view(run.self_evaluation)
     answer_index = answer_message_index([(m.role, m.content) for m in messages])
     answer_message = messages[answer_index] if answer_index is not None else None

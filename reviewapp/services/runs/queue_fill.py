@@ -56,10 +56,12 @@ def insert_items(session: Session, queue: ReviewQueue, run_pks: Sequence[int], s
     records are lifted (the lead wants them back; the rule's runs come through
     ``_matching``, which leaves removed runs out). An added run that already carries
     answer ratings gets its count and completion (``queue_completion``); in a
-    round-robin queue the new items are dealt (``queue_assignment.deal``)."""
+    round-robin queue the new items are dealt (``queue_assignment.deal``), first to
+    who has not rated their runs (read with the counts: no statement more)."""
     queue_id = queue.id
     added: list[int] = []
     item_ids: list[int] = []
+    run_of: dict[int, int] = {}
     now = utcnow()
     for start in range(0, len(run_pks), BATCH):
         chunk = run_pks[start:start + BATCH]
@@ -75,8 +77,10 @@ def insert_items(session: Session, queue: ReviewQueue, run_pks: Sequence[int], s
         for item_id, run_pk in session.execute(stmt):
             item_ids.append(item_id)
             added.append(run_pk)
-    refresh_runs(session, queue_id, added, now)
-    deal(session, queue, sorted(item_ids))
+            run_of[item_id] = run_pk
+    who = refresh_runs(session, queue_id, added, now)
+    deal(session, queue, sorted(item_ids),
+         {i: who[run_of[i]] for i in item_ids if run_of[i] in who})
     return len(added)
 
 

@@ -8,16 +8,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Select, exists, func, select
+from sqlalchemy import Select, and_, exists, func, select
 from sqlalchemy import false as sa_false
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
 from ...domain.search_text import search_term
-from ...models import Feedback, Run, Workspace
+from ...models import Feedback, RatedRun, Run, Workspace
 from ...queries import runs_of_workspace_visible_to, runs_visible_to
 from ..access import WorkspaceRole, roles_of
 from ..blind import blind_condition
+from ..keyset import SortOrder
 from ..run_text import text_condition
 from .filters import RunFilters
 
@@ -42,6 +43,39 @@ def reviewed_in(actor: Actor, workspace_id: int) -> Any:
         Feedback.author_id == actor.user_id, Feedback.workspace_id == workspace_id))
 
 
+def rated_by(actor: Actor, stmt: Select[Any], workspace_id: int | None = None) -> Select[Any]:
+    """``stmt`` (a select over ``Run``) narrowed to the runs the actor (a user) rated, as a
+    join with their list of rated runs (``rated_run``, kept by ``services.rated_runs``):
+    at most one row per run, so the database can either start from the user's rated
+    runs of the workspace in list order (the index ``(author_id, workspace_id,
+    run_created_at, run_pk)``; ``list_order`` orders by its columns) or test a run it
+    walks by one key lookup (issue 18). ``workspace_id``: the workspace the statement
+    covers, said to the list too. (The row's copies of the run's workspace and time
+    are equal to the run's, but not said in the join: a planner would take the three
+    equalities for independent and expect one row.)"""
+    on = [RatedRun.run_pk == Run.id, RatedRun.author_id == actor.user_id]
+    if workspace_id is not None:
+        on.append(RatedRun.workspace_id == workspace_id)
+    return stmt.join(RatedRun, and_(*on))
+
+
+def list_order(order: SortOrder, actor: Actor, filters: RunFilters) -> SortOrder:
+    """The order a runs-list page of ``filters`` is read in: ``order`` itself, except for
+    "reviewed by me" newest or oldest first (a user's), where its time key is the kept
+    list's copy of the run's ``created_at`` and its id the list's ``run_pk`` (equal to
+    the run's: ``rated_by`` joins on it), so the page is a range of the user's list
+    index — read from the cursor on, 50 rows for 50 runs however many runs the
+    workspace holds — instead of the workspace's runs tested one by one (issue 18). Same
+    name and key values: the cursors are the same."""
+    if not (actor.is_user and filters.reviewed == "mine") or len(order.keys) != 2:
+        return order
+    time, last = order.keys
+    if time.expression is not Run.created_at or last.expression is not Run.id:
+        return order
+    return replace(order, keys=(replace(time, expression=RatedRun.run_created_at),
+                                replace(last, expression=RatedRun.run_pk)), identity=Run.id)
+
+
 def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None, *,
                   counting: bool = False) -> Select[Any]:
     """The visible runs narrowed by ``filters``, unordered. ``only_workspace`` adds an
@@ -55,7 +89,7 @@ def filtered_runs(actor: Actor, filters: RunFilters, only_workspace: int | None,
     if counting and workspace_id is not None and filters.reviewed == "mine":
         return narrowed(stmt.where(reviewed_in(actor, workspace_id)), actor,
                         replace(filters, reviewed=None))
-    return narrowed(stmt, actor, filters)
+    return narrowed(stmt, actor, filters, workspace_id)
 
 
 def scoped_runs(actor: Actor, filters: RunFilters, workspaces: Sequence[WorkspaceRole], *,
@@ -98,8 +132,10 @@ def rated_count_workspaces(actor: Actor, filters: RunFilters,
     return [w.workspace_id for w in workspaces]
 
 
-def narrowed(stmt: Select[Any], actor: Actor, filters: RunFilters) -> Select[Any]:
-    """``stmt`` (a select over ``Run``) narrowed by every filter but the workspace id."""
+def narrowed(stmt: Select[Any], actor: Actor, filters: RunFilters,
+             workspace_id: int | None = None) -> Select[Any]:
+    """``stmt`` (a select over ``Run``) narrowed by every filter but the workspace id
+    (``workspace_id``: the one workspace ``stmt`` covers, when it is one)."""
     if filters.workspace_slug:
         stmt = stmt.where(Run.workspace_id == select(Workspace.id).where(
             Workspace.slug == filters.workspace_slug).scalar_subquery())
@@ -124,7 +160,7 @@ def narrowed(stmt: Select[Any], actor: Actor, filters: RunFilters) -> Select[Any
     if filters.reviewed == "not_mine":
         stmt = stmt.where(~reviewed_by(actor))
     elif filters.reviewed == "mine":
-        stmt = stmt.where(reviewed_by(actor))
+        stmt = rated_by(actor, stmt, workspace_id) if actor.is_user else stmt.where(sa_false())
     if filters.failed_calls == "yes":
         stmt = stmt.where(Run.failed_tool_call_count > 0)
     term = search_term(filters.q)

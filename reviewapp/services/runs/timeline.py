@@ -24,6 +24,7 @@ from sqlalchemy.types import NullType
 from ...actors import Actor, Role
 from ...domain.timeline import Bar, CallTiming, Layout
 from ...domain.timeline import layout as timeline_layout
+from ...domain.workspace_settings import time_zone_of
 from ...errors import Forbidden, ValidationFailed
 from ...models import (
     DiagnosticStep,
@@ -34,6 +35,7 @@ from ...models import (
     ToolCallStatus,
     Workspace,
 )
+from ...prepared import Prepared
 from ...queries import scope_to_actor
 from ._loading import load_run, ratings_of
 from .targets import TargetState, reason_choices, tool_call_name, workspace_reasons
@@ -215,7 +217,7 @@ def _statement(kind: str) -> Select[Any]:
     ``:first`` calls, down to ``:through``, the ``:more`` after ``:after`` — each one
     call further, to know the next — and every failed call (the summary's "not shown
     yet"); ``page_refs``: those and the calls ``:refs`` names; ``every``: all calls; ``chunk``: the call ``:after``
-    and the ``:more`` + 1 after it."""
+    and the ``:more`` + 1 after it, and the failed calls after those (still "not shown yet")."""
     keys, totals = _calls_cte()
     c = ToolCall
     stmt = (select(*(getattr(c, name) for name in _TIMELINE_COLUMNS),
@@ -236,19 +238,29 @@ def _statement(kind: str) -> Select[Any]:
         return stmt.where(or_(*picked))
     if kind == "chunk":
         after = _place_of(keys, "after")
-        return stmt.where(keys.c.rn >= after, keys.c.rn <= after + bindparam("more") + 1)
+        return stmt.where(keys.c.rn >= after, or_(keys.c.rn <= after + bindparam("more") + 1,
+                                                  keys.c.status == FAILED))
     return stmt
+
+
+@cache
+def _prepared(kind: str) -> Prepared:
+    """``_statement(kind)`` run on the DBAPI cursor (``prepared.Prepared``): SQLAlchemy's
+    execution cost about as much as the read itself (issue 18)."""
+    return Prepared(_statement(kind))
 
 
 def _read(session: Session, run: Run, kind: str, shown: Shown, refs: Collection[str] = ()
           ) -> list[Any]:
     params = {"run_pk": run.id, "workspace_id": run.workspace_id, "first": FIRST_CALLS,
               "more": MORE_CALLS, "through": shown.through, "after": shown.after}
+    # Plain columns, nothing of a GET awaits a flush: read through the session's
+    # connection without the ORM's result machinery; the ids the messages name are an
+    # expanding IN, rendered anew for each execution (Prepared takes none).
     if kind == "page" and refs:
-        kind, params["refs"] = "page_refs", list(refs)
-    # Plain columns: read through the session's connection, without the ORM's result
-    # machinery (a tenth of the page's reads; nothing of a GET awaits a flush).
-    return list(session.connection().execute(_statement(kind), params))
+        params["refs"] = list(refs)
+        return list(session.connection().execute(_statement("page_refs"), params))
+    return _prepared(kind).rows(session.connection(), params)
 
 
 def _bound(rows: Sequence[Any], shown: Shown) -> int:
@@ -344,7 +356,8 @@ def get_timeline(session: Session, actor: Actor, run_pk: int,
 def get_timeline_chunk(session: Session, actor: Actor, run_pk: int, after: str) -> Timeline:
     """The next ``MORE_CALLS`` calls of run ``run_pk``'s timeline after the call
     ``after`` (keyset: "Show the next" loads them below the last call shown), with
-    the same access checks as the page; ``next_call`` says whether more follow.
+    the same access checks as the page; ``next_call`` says whether more follow,
+    ``hidden_failed`` the failed calls still below them (the page's "not shown yet").
 
     Raises ``Forbidden`` for a missing or foreign run, or an actor that is not a user;
     ``ValidationFailed`` (field ``after``) when ``after`` is empty or no call of the run.
@@ -357,20 +370,32 @@ def get_timeline_chunk(session: Session, actor: Actor, run_pk: int, after: str) 
         raise ValidationFailed("after", "not a tool call of this run")
     last = rows[0].rn + MORE_CALLS
     return _timeline(run, steps, workspace, session.get_bind().dialect, mine, summary, rows,
-                     _calls(rows, rows[0].rn + 1, last), last)
+                     _calls(rows, rows[0].rn + 1, last), last, hidden_failed=tuple(
+        row.id for row in rows if row.rn > last and row.status == FAILED))
 
 
-def get_tool_call(session: Session, actor: Actor, run_pk: int, call_id: str) -> ToolCall:
+@dataclass(frozen=True)
+class OpenedCall:
+    """One tool call opened from the timeline: ``call`` (with its arguments, result and
+    error) and ``time_zone``, the IANA zone its times read in on pages: the workspace's,
+    as the run header's (``workspace_settings.time_zone_of``)."""
+
+    call: ToolCall
+    time_zone: str
+
+
+def get_tool_call(session: Session, actor: Actor, run_pk: int, call_id: str) -> OpenedCall:
     """One tool call of run ``run_pk`` with its arguments, result and error (the
-    timeline loads these only when a call is opened). Raises ``Forbidden`` for a missing
-    or foreign run or call."""
+    timeline loads these only when a call is opened) and its workspace's time zone, in
+    one statement. Raises ``Forbidden`` for a missing or foreign run or call (SPEC 2, 8)."""
     stmt = scope_to_actor(
-        select(ToolCall).join(Run, Run.id == ToolCall.run_pk)
+        select(ToolCall, Workspace.settings).join(Run, Run.id == ToolCall.run_pk)
+        .join(Workspace, Workspace.id == Run.workspace_id)
         .where(ToolCall.run_pk == run_pk, ToolCall.id == call_id,
                ToolCall.workspace_id == Run.workspace_id),
         actor, Run.workspace_id, Role.REVIEWER,
     )
-    call = session.scalars(stmt).one_or_none()
-    if call is None:
+    found = session.execute(stmt).one_or_none()
+    if found is None:
         raise Forbidden()
-    return call
+    return OpenedCall(found[0], time_zone_of(found[1]))

@@ -10,6 +10,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
+from ...domain.ids import id_problem
+from ...domain.json_text import find_problem
 from ...errors import PayloadTooLarge, ValidationFailed
 from ...models import Run, RunStatus
 from ...models.base import utcnow
@@ -20,6 +22,7 @@ from ..run_text import store_call_text
 from ._columns import STORED_EVENTS
 from ._event import Event, parse_event
 from ._lifecycle import BUMP_COUNTERS, Batch, apply_event
+from .records import NO_SUCH_STEP
 
 DEFAULT_MAX_EVENTS = 1000
 
@@ -68,7 +71,9 @@ def apply_events(
     applied; a single event (``batch=False``) with a shape error raises
     ``ValidationFailed`` naming the field. Then each event is applied in order on its
     own: a rejected event (unknown run_id, terminal after another terminal, an id that
-    belongs to another run) is reported in its result and the rest still apply. Results
+    belongs to another run, a ``step_id`` that names no step of the run: its result
+    carries the ``field``, ``[i].step_id`` or ``step_id``) is reported in its result and
+    the rest still apply. Results
     come back in request order, one per event.
     Events without timestamp take the time the server received them.
     The runs' call counters follow; a finished run whose calls changed is re-scored
@@ -84,7 +89,8 @@ def apply_events(
     now, clean_run_ids = utcnow(), set()
     if not batch:
         events = [parse_event(raw, i, "", now, clean_run_ids) for i, raw in enumerate(raw_events)]
-        return retry_on_conflict(session, lambda: _apply_all(session, workspace_id, events))
+        return retry_on_conflict(session, lambda: _apply_all(session, workspace_id, events,
+                                                             batched=False))
     events, invalid = [], []
     for index, raw in enumerate(raw_events):
         try:
@@ -103,12 +109,21 @@ def _invalid_result(index: int, raw: Any, error: ValidationFailed) -> EventResul
     call_id = fields.get("id")
     event = fields.get("event")
     message = error.reason
-    return EventResult(index, call_id if isinstance(call_id, str) and len(call_id) <= 160 else None,
+    return EventResult(index, call_id if _valid_id(call_id) else None,
                        event if event in ("started", "completed", "failed", "delta") else None,
                        "rejected", message, field=error.field)
 
 
-def _apply_all(session: Session, workspace_id: int, events: list[Event]) -> list[EventResult]:
+def _valid_id(value: Any) -> bool:
+    """Whether a rejected event's ``id`` can be echoed as its id: a text of at most 160
+    characters that the identifier rule keeps and that can be stored (no NUL, no lone
+    surrogate)."""
+    return (isinstance(value, str) and len(value) <= 160 and id_problem(value) is None
+            and find_problem(value) is None)
+
+
+def _apply_all(session: Session, workspace_id: int, events: list[Event], *,
+               batched: bool = True) -> list[EventResult]:
     stored = [ev for ev in events if ev.event in STORED_EVENTS]
     batch = Batch(session, workspace_id, stored) if stored else None
     results: list[EventResult] = []
@@ -121,6 +136,11 @@ def _apply_all(session: Session, workspace_id: int, events: list[Event]) -> list
         run = batch.runs.get(ev.run_id)
         if run is None:
             results.append(EventResult(ev.index, ev.id, ev.event, "rejected", "unknown run_id"))
+            continue
+        if ev.step_id and batch.step_pk(run, ev.step_id) is None:
+            results.append(EventResult(ev.index, ev.id, ev.event, "rejected",
+                                       f"step_id {NO_SUCH_STEP}",
+                                       field=f"[{ev.index}].step_id" if batched else "step_id"))
             continue
         result, message, warning = apply_event(batch, run, ev)
         if result in ("created", "updated"):

@@ -19,6 +19,11 @@ from ..secret_scan import summary
 from ._columns import column_lengths, parent_columns, retrieval_values
 from .runtime_log import log_row
 
+# A tool call's ``step_id`` names a step of its own run (the run document's ``steps``,
+# stored before its tool calls; events come after the run's document): one that names
+# none is refused rather than stored without its step (new-user finding: silent loss).
+NO_SUCH_STEP = "names no step of this run (send the step in the run document's steps first)"
+
 
 def check_records(records: Sequence[Mapping[str, Any]]) -> None:
     """Checks of schema-valid tool-call records that need no database: unique ids within
@@ -54,7 +59,7 @@ def upsert_records(session: Session, run: Run, records: Sequence[Mapping[str, An
     the agent's final word on its call, so it overwrites what events stored. Returns
     ``created`` | ``updated`` | ``unchanged`` per record.
     Raises ``ValidationFailed`` naming ``tool_calls[i].field`` (bad time, duplicate id,
-    id of another run).
+    id of another run, a ``step_id`` that names no step of the run: ``NO_SUCH_STEP``).
     """
     check_records(records)
     seen = {record["id"] for record in records}
@@ -69,6 +74,9 @@ def upsert_records(session: Session, run: Run, records: Sequence[Mapping[str, An
             select(DiagnosticStep.step_id, DiagnosticStep.id).where(
                 DiagnosticStep.run_pk == run.id, DiagnosticStep.step_id.is_not(None))
         ).all())
+    for index, record in enumerate(records):
+        if record.get("step_id") and record["step_id"] not in steps:
+            raise ValidationFailed(f"tool_calls[{index}].step_id", NO_SUCH_STEP)
     before = {call_id: call_text_of(row) for call_id, row in existing.items()}
     results = [_upsert_record(session, run, record, index, existing, steps)
                for index, record in enumerate(records)]

@@ -40,8 +40,11 @@ def test_get_tool_call_is_scoped_to_the_run_and_the_workspace(session, make):
                                     "arguments": {"q": "x"}, "output": {"ok": True}}])
     sibling = make.run(ws)
     actor = make.actor(make.user(ws))
-    call = runs.get_tool_call(session, actor, run.id, "c-1")
-    assert call.arguments == {"q": "x"}
+    opened = runs.get_tool_call(session, actor, run.id, "c-1")
+    assert opened.call.arguments == {"q": "x"} and opened.time_zone == "UTC"
+    ws.settings = {"time_zone": "Asia/Tokyo"}
+    session.commit()
+    assert runs.get_tool_call(session, actor, run.id, "c-1").time_zone == "Asia/Tokyo"
     with pytest.raises(Forbidden):
         runs.get_tool_call(session, actor, sibling.id, "c-1")
     with pytest.raises(Forbidden):

@@ -308,14 +308,17 @@ def test_error_class_is_a_class_name_or_a_fixed_word(error, expected):
 
 
 def test_log_values_cannot_forge_a_log_line(session, ws, run, caplog):
-    """SPEC 4: the tool name is redacted and its control characters escaped."""
+    """SPEC 4: the tool name is redacted and the logged values' control characters
+    escaped. A tool name holding a control character is refused outright since a5be07e
+    (``domain.ids``), so the forging line rides on an argument key."""
     caplog.set_level(logging.INFO, logger="reviewapp.tool_calls")
-    apply(session, ws, ev("c1", "started", tool_name="ls\nINFO forged tool_call token=Tk9Wx7Ec6Rv5",
-                          arguments={"a\rb": 1}))
+    assert apply(session, ws, ev("c0", "started", tool_name="ls\nINFO forged")) == ["rejected"]
+    apply(session, ws, ev("c1", "started", tool_name="ls tool_call token=Tk9Wx7Ec6Rv5",
+                          arguments={"a\rb\nINFO forged tool_call": 1}))
     [record] = [r for r in caplog.records if r.name == "reviewapp.tool_calls"]
     message = record.getMessage()
     assert "\n" not in message and "\r" not in message and "Tk9Wx7Ec6Rv5" not in message
-    assert "ls\\x0aINFO forged" in message and "a\\x0db" in message
+    assert "ls tool_call token=" in message and "a\\x0db\\x0aINFO forged" in message
     assert log_safe("plain") == "plain"
 
 
