@@ -4,7 +4,8 @@ Every family of adversarial input (long whitespace after a header name, repeated
 prefixes, almost-keys, unterminated quotes and key blocks, long names, dense secrets)
 goes through the redaction the services use at 100 KB and at 1 MB: the 1 MB input may
 cost at most ~15x the 100 KB one (a quadratic rule costs ~100x). Then each family at the
-configured maximum body size (``MAX_CONTENT_LENGTH``) must take under ~2 s.
+configured maximum body size (``MAX_CONTENT_LENGTH``) must take under ~2 s (scaled by
+the measured speed of ordinary text on a slower machine).
 
 Times are CPU times of this process (``time.process_time``), the best of a few runs, so
 other processes on a loaded machine change them little; the 2 s check also compares
@@ -148,6 +149,10 @@ FAMILIES: dict[str, Callable[[int], str]] = {
 }
 
 
+# CPU seconds ordinary text of the maximum body size costs on the development machine.
+REFERENCE_CPU = 0.2
+
+
 def _cpu(func: Callable[[], object], runs: int) -> float:
     best = float("inf")
     for _ in range(runs):
@@ -176,10 +181,14 @@ def test_no_input_of_the_maximum_body_size_holds_a_worker_two_seconds(family):
     size = Config.MAX_CONTENT_LENGTH
     text = FAMILIES[family](size)
     reference = _cpu(lambda: redact_text(ORDINARY(size)), 1)
+    # 2 s on the development machine, where ordinary text of this size costs ~0.16 s;
+    # on a machine measured slower in this same test (a loaded CI runner sharing its
+    # cores: CPU time there ran 1.7x longer), the budget grows by the same factor.
+    budget = 2.0 * max(1.0, reference / REFERENCE_CPU)
     spent = _cpu(lambda: redact_text(text), 1)
-    if spent > 2.0:  # one retry: a burst of load can slow even CPU time
-        spent = _cpu(lambda: redact_text(text), 1)
-    assert spent <= 2.0, (family, spent)
+    if spent > budget:  # retries: a burst of load can slow even CPU time
+        spent = min(spent, _cpu(lambda: redact_text(text), 2))
+    assert spent <= budget, (family, spent, budget)
     # Against ordinary text of the same size in this same run (machine-independent): no
     # family may cost more than 40x it (the slowest measured about 10x).
     assert spent <= 40 * reference + 0.1, (family, spent, reference)
