@@ -172,7 +172,8 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
     One run per trace id (``run_id`` = the trace id in lower-case hex); the mapping is
     ``domain/otel_mapping.py``. A span that cannot be used (bad ids, a time outside the
     years 2000-2100, an end before its start, a NUL character, a lone surrogate or an
-    infinite number in a text or value, in JSON an unknown status or kind name) is *rejected*
+    infinite number in a text or value, in JSON an unknown status or kind name or a field
+    of the wrong type, named by its path without its value) is *rejected*
     and counted, the others are stored; so is every span of a trace whose run document
     the run service refuses (e.g. the run was finished through the JSON API while the
     trace's root span has not arrived, or the trace id holds a secret: ``run_id: looks

@@ -14,6 +14,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 
 from ..domain.json_text import find_problem, join_path, short_path
 from ..errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
@@ -139,7 +140,10 @@ def _normalise_span(span: dict[str, Any], path: str) -> None:
                                     f"{path}.status.code")
 
 
-def _normalise(data: dict[str, Any]) -> list[tuple[int, str]]:
+Places = list[tuple[str, list[tuple[str, list[str]]]]]
+
+
+def _normalise(data: dict[str, Any]) -> tuple[list[tuple[int, str]], Places]:
     """Check the shape of an OTLP JSON request and bring it to what ``json_format`` reads
     (``_normalise_span``). A span that fails its check is taken out of ``data`` and
     rejected on its own, as an event of a tool-event batch is (SPEC 9: one bad item does
@@ -147,21 +151,23 @@ def _normalise(data: dict[str, Any]) -> list[tuple[int, str]]:
     column can store (a NUL character, a lone surrogate, ``1e400``) takes its spans with
     it (they carry its attributes, as in protobuf). Returns ``[(spans rejected, "path:
     reason")]``; the 64-level nesting limit counts within each span. Raises
-    ``ValidationFailed`` naming the path for an envelope that is not arrays of objects."""
+    ``ValidationFailed`` naming the path for an envelope that is not arrays of objects.
+    Also returns the paths, as sent, of the resources, scopes and spans kept (``Places``:
+    ``[(resource path, [(scope path, [span path])])]``)."""
     rejected: list[tuple[int, str]] = []
-    resources = []
+    resources, places = [], []
     for rs_path, resource_spans in _objects(data, "resourceSpans", ""):
         problem = _own_problem(resource_spans, "scopeSpans", rs_path)
         if problem is not None:
             rejected.append((_spans_in(resource_spans, "scopeSpans"), problem))
             continue
-        scopes = []
+        scopes, scope_places = [], []
         for ss_path, scope_spans in _objects(resource_spans, "scopeSpans", rs_path + "."):
             problem = _own_problem(scope_spans, "spans", ss_path)
             if problem is not None:
                 rejected.append((_spans_in(scope_spans, "spans"), problem))
                 continue
-            spans = []
+            spans, span_places = [], []
             for path, span in _objects(scope_spans, "spans", ss_path + "."):
                 try:
                     _normalise_span(span, path)
@@ -169,13 +175,16 @@ def _normalise(data: dict[str, Any]) -> list[tuple[int, str]]:
                     rejected.append((1, exc.message))
                     continue
                 spans.append(span)
+                span_places.append(path)
             scope_spans["spans"] = spans
             scopes.append(scope_spans)
+            scope_places.append((ss_path, span_places))
         resource_spans["scopeSpans"] = scopes
         resources.append(resource_spans)
+        places.append((rs_path, scope_places))
     if data.get("resourceSpans") is not None:
         data["resourceSpans"] = resources
-    return rejected
+    return rejected, places
 
 
 def parse_request(body: bytes, content_type: str) -> tuple[ExportTraceServiceRequest, list[tuple[int, str]]]:
@@ -205,16 +214,89 @@ def parse_request(body: bytes, content_type: str) -> tuple[ExportTraceServiceReq
         raise ValidationFailed("body", "expected a JSON object (ExportTraceServiceRequest)")
     # No nesting check of the whole body: _normalise walks only the envelope, and each
     # resource, scope and span is checked on its own (iteratively) before it is read.
-    rejected = _normalise(data)
+    rejected, places = _normalise(data)
     # What lies outside the resources (e.g. an unknown field); they were checked above.
     problem = find_problem({key: value for key, value in data.items() if key != "resourceSpans"})
     if problem is not None:
         raise ValidationFailed(*problem)
     try:
         json_format.ParseDict(data, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:
-        raise ValidationFailed("body", f"not an OTLP JSON ExportTraceServiceRequest: {str(exc)[:200]}") from None
+    except _PARSE_ERRORS:
+        # Only on this error path: find the resources, scopes and spans that do not decode
+        # (a field of the wrong type), take them out, and decode the rest.
+        rejected.extend(_take_out_undecodable(data, places))
+        request = ExportTraceServiceRequest()
+        try:
+            json_format.ParseDict(data, request, ignore_unknown_fields=True)
+        except _PARSE_ERRORS as exc:
+            raise ValidationFailed("body", f"not an OTLP JSON ExportTraceServiceRequest: "
+                                           f"{_parse_problem(exc)}") from None
     return request, rejected
+
+
+_PARSE_ERRORS = (json_format.ParseError, RecursionError, ValueError, TypeError)
+_WRONG_VALUE = "not a valid value for this OTLP field"
+_FAILED, _FIELD = "Failed to parse ", " field"
+
+
+def _parse_problem(exc: Exception, path: str = "") -> str:
+    """``"path.field.subfield: not a valid value ..."`` from a ``json_format`` error: the
+    fields its message names (``Failed to parse X field: Failed to parse Y field: ...``),
+    never the value it may quote (the value was sent by the agent and may hold a secret).
+    Linear in the message's length (``str.find``, no regex)."""
+    message, fields, at = str(exc), [], 0
+    while (start := message.find(_FAILED, at)) != -1:
+        end = message.find(_FIELD, start + len(_FAILED))
+        if end == -1:
+            break
+        fields.append(message[start + len(_FAILED):end][:80])
+        at = end + len(_FIELD)
+    return f"{join_path(path, short_path('.'.join(fields)))}: {_WRONG_VALUE}" if fields else \
+        f"{path or 'body'}: {_WRONG_VALUE}"
+
+
+def _decode_problem(node: dict[str, Any], message: Any, leave_out: str, path: str) -> str | None:
+    """Why ``node`` (its ``leave_out`` children left out) does not decode as ``message``
+    (``_parse_problem``), or ``None`` when it does."""
+    try:
+        json_format.ParseDict({key: value for key, value in node.items() if key != leave_out},
+                              message, ignore_unknown_fields=True)
+    except _PARSE_ERRORS as exc:
+        return _parse_problem(exc, path)
+    return None
+
+
+def _take_out_undecodable(data: dict[str, Any], places: Places) -> list[tuple[int, str]]:
+    """Take out of ``data`` (already ``_normalise``d, which kept the nodes at ``places``)
+    each resource or scope whose own fields do not decode, with its spans, and each span
+    that does not decode; returns ``[(spans rejected, "path: reason")]`` with the paths
+    as sent (SPEC 9: one bad span does not refuse the others)."""
+    rejected: list[tuple[int, str]] = []
+    resources = []
+    for resource_spans, (rs_path, scope_places) in zip(data.get("resourceSpans") or [], places):
+        problem = _decode_problem(resource_spans, ResourceSpans(), "scopeSpans", rs_path)
+        if problem is not None:
+            rejected.append((_spans_in(resource_spans, "scopeSpans"), problem))
+            continue
+        scopes = []
+        for scope_spans, (ss_path, span_places) in zip(resource_spans["scopeSpans"], scope_places):
+            problem = _decode_problem(scope_spans, ScopeSpans(), "spans", ss_path)
+            if problem is not None:
+                rejected.append((_spans_in(scope_spans, "spans"), problem))
+                continue
+            spans = []
+            for span, path in zip(scope_spans["spans"], span_places):
+                problem = _decode_problem(span, Span(), "", path)
+                if problem is not None:
+                    rejected.append((1, problem))
+                    continue
+                spans.append(span)
+            scope_spans["spans"] = spans
+            scopes.append(scope_spans)
+        resource_spans["scopeSpans"] = scopes
+        resources.append(resource_spans)
+    data["resourceSpans"] = resources
+    return rejected
 
 
 def _value(any_value: Any) -> Any:
