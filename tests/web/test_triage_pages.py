@@ -618,3 +618,16 @@ def test_a_refused_export_filter_shows_the_export_page_with_the_field_and_what_w
     assert "date_from: must not be after date_to" in html
     assert 'value="2026-12-31"' in html and 'value="incorrect"' in html
     assert "Download CSV" in html
+
+
+def test_the_conflict_page_names_states_and_verdicts_as_the_pages_do(client, login, site):
+    """The 409 page's current values read as the triage pages word them ("Won't fix",
+    "Not useful"), not as stored codes ("wont_fix", "not_useful")."""
+    login(site.users[Role.LEAD])
+    client.post(f"/triage/{site.item.id}/state", data={"version": "1", "state": "wont_fix"})
+    stale = client.post(f"/triage/{site.item.id}/note", data={"version": "1", "note": "mine"})
+    assert stale.status_code == 409
+    facts = re.findall(r"<dt>([^<]+)</dt><dd[^>]*>([^<]*)</dd>", stale.get_data(as_text=True))
+    current = {key: value.strip() for key, value in facts}
+    assert current["State"] == "Won&#39;t fix", current
+    assert current["Verdict"] == "Not useful", current
