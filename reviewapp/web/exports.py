@@ -23,11 +23,13 @@ def index() -> str:
     return _page()
 
 
-def _page(error: str | None = None) -> str:
-    """The export forms filled from the query string; ``error`` ("field: reason") above."""
+def _page(error: str | None = None, kind: str | None = None) -> str:
+    """The export forms filled from the query string; after a refused export of ``kind``,
+    only that kind's form, with ``error`` ("field: reason") in its card."""
     return render_template("exports/index.html",
                            options=exports.export_options(db.session, current_actor()),
-                           params=request.args, source_types=CASE_SOURCES.choices(), error=error)
+                           params=request.args, source_types=CASE_SOURCES.choices(), error=error,
+                           failed=kind)
 
 
 @bp.get("/<kind>.<fmt>")
@@ -39,7 +41,7 @@ def download(kind: str, fmt: str) -> Response:
         stream = exports.open_export(db.session, current_actor(), kind, request.args, fmt)
     except ValidationFailed as refused:
         db.session.rollback()
-        return make_response(_page(refused.message), 400)
+        return make_response(_page(refused.message, kind if kind in exports.KINDS else None), 400)
     chunks = export_format.chunks(fmt, stream.columns, stream.rows,
                                   bom=request.args.get("bom") in ("1", "true", "on"))
     return attachment(chunks, kind, fmt, {"X-Export-Rows": str(stream.total)})

@@ -631,3 +631,32 @@ def test_the_conflict_page_names_states_and_verdicts_as_the_pages_do(client, log
     current = {key: value.strip() for key, value in facts}
     assert current["State"] == "Won&#39;t fix", current
     assert current["Verdict"] == "Not useful", current
+
+
+def test_a_refused_export_fills_only_its_own_form_and_keeps_the_bom_tick(client, login, site):
+    """After a refused feedback export, the feedback form alone holds what was chosen
+    (the decisions form, which has the same date fields, stays empty), its BOM box stays
+    ticked, and the error sits in that form's card."""
+    login(site.users[Role.ADMIN])
+    response = client.get(f"/exports/feedback.csv?workspace={site.ws.id}&date_from=2026-12-31"
+                          "&date_to=2026-01-01&bom=1")
+    assert response.status_code == 400
+    html = response.get_data(as_text=True)
+    feedback = html[html.index('id="x-feedback"'):html.index('id="x-decisions"')]
+    decisions = html[html.index('id="x-decisions"'):html.index('id="x-eval"')]
+    cases = html[:html.index('id="x-feedback"')]
+    assert 'id="xf-from" type="date" name="date_from"\n        value="2026-12-31"' in feedback
+    assert re.search(r'<input type="checkbox" name="bom" value="1" checked>', feedback)
+    assert "must not be after date_to" in feedback
+    assert 'value="2026-12-31"' not in decisions and "must not be after" not in decisions
+    assert 'name="bom" value="1" checked' not in cases
+    assert f'<option value="{site.ws.id}" selected' not in cases + decisions
+
+
+def test_an_unknown_export_kind_shows_its_error_above_the_forms(client, login, site):
+    login(site.users[Role.ADMIN])
+    response = client.get("/exports/nothing.csv?bom=1")
+    assert response.status_code == 400
+    html = response.get_data(as_text=True)
+    assert html.count("Nothing was downloaded: kind: must be one of") == 1
+    assert html.index("Nothing was downloaded") < html.index('id="x-cases"')
