@@ -1,0 +1,38 @@
+"""A refused export shows its error in its own form's card, with that form's choices and
+BOM tick kept and the other forms left empty, readable at 1280 and 390 px (screenshots)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from reviewapp.actors import Role
+
+from .conftest import SCREENSHOTS, log_in
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])
+def test_a_refused_feedback_export_keeps_its_form(new_page, make, width, height):
+    ws = make.workspace()
+    admin = make.user(ws, Role.ADMIN)
+    page = new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    log_in(page, admin.username)
+    page.goto("/exports/")
+    feedback = page.locator("section", has=page.locator("#x-feedback"))
+    feedback.locator("#xf-from").fill("2026-12-31")
+    feedback.locator("#xf-to").fill("2026-01-01")
+    feedback.get_by_label("Add a BOM for Excel (CSV)").check()
+    feedback.get_by_role("button", name="Download CSV").click()
+    alert = feedback.get_by_role("alert")
+    expect(alert).to_contain_text("date_from: must not be after date_to")
+    expect(alert).to_be_focused()  # scrolled to: on a phone the card is below the fold
+    expect(alert).to_be_in_viewport()
+    expect(feedback.locator("#xf-from")).to_have_value("2026-12-31")
+    expect(feedback.get_by_label("Add a BOM for Excel (CSV)")).to_be_checked()
+    expect(page.locator("#xd-from")).to_have_value("")
+    expect(page.get_by_role("alert")).to_have_count(1)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    page.screenshot(path=str(SCREENSHOTS / f"export-error-{width}.png"), full_page=True)
