@@ -21,10 +21,10 @@ reviewapp. Standard library only (``pip install reviewapp`` brings nothing else 
 * 429, 503, other 5xx and connection errors are retried with exponential backoff (``Retry-After``
   honoured, at most ``max_retries`` times); then, and for any other 4xx, the operation is
   dropped: counted in ``dropped`` and logged (lost on the way, the server never judged it).
-* Events the server refuses for their content are counted in ``rejected`` and logged with
-  the server's field and reason; a retry would not help. That is an event answered
-  ``rejected`` in a batch's results, and a batch of one event refused with a 400
-  ``VALIDATION_INVALID_ARGUMENT`` (e.g. ``body: malformed JSON: Infinity ...`` for a
+* Operations the server refuses for their content are counted in ``rejected`` and logged
+  with the server's field and reason; a retry would not help. That is an event answered
+  ``rejected`` in a batch's results, and a run document, a finish or a batch of one event
+  refused with a 400 ``VALIDATION_INVALID_ARGUMENT`` (e.g. ``body: malformed JSON: Infinity ...`` for a
   ``float("inf")``). A larger batch refused so is sent again event by event, so that only
   the events at fault are rejected and the others delivered.
 * ``flush(timeout)`` waits until everything queued so far was sent; ``close()`` flushes
@@ -57,6 +57,7 @@ class _Op:
     path: str
     body: Any
     kind: str  # "run" | "event" | "finish"
+    run_id: str = ""  # a run document's or a finish's run (named in the log)
 
 
 _STOP = object()
@@ -111,14 +112,15 @@ class ReviewappClient:
     def dropped(self) -> int:
         """Operations (a run document, a finish, or one event each) never delivered: queue
         full, after ``close()``, server unreachable or 429 / 5xx after the retries, a 4xx
-        other than an event's rejection (module docstring)."""
+        other than a refusal of the content (module docstring)."""
         return self._dropped
 
     @property
     def rejected(self) -> int:
-        """Events the server refused for their content (logged with the field and reason):
-        answered ``rejected`` in a batch, or refused alone with a 400
-        ``VALIDATION_INVALID_ARGUMENT``. Never counted in ``dropped`` nor ``sent``."""
+        """Operations the server refused for their content (logged with the field and
+        reason): an event answered ``rejected`` in a batch, or an event alone, a run
+        document or a finish refused with a 400 ``VALIDATION_INVALID_ARGUMENT``. Never
+        counted in ``dropped`` nor ``sent``."""
         return self._rejected
 
     @property
@@ -129,7 +131,7 @@ class ReviewappClient:
     def put_run(self, run_id: str, document: dict[str, Any]) -> None:
         """Queue ``PUT /api/ingest/runs/<run_id>`` (a whole run document)."""
         self._enqueue(_Op("PUT", f"/api/ingest/runs/{urllib.parse.quote(run_id, safe='')}",
-                          document, "run"))
+                          document, "run", run_id))
 
     def tool_event(self, event: dict[str, Any]) -> None:
         """Queue one tool-call event (``started`` / ``completed`` / ``failed``); sent in a batch."""
@@ -138,7 +140,7 @@ class ReviewappClient:
     def finish_run(self, run_id: str, body: dict[str, Any]) -> None:
         """Queue ``POST /api/ingest/runs/<run_id>/finish`` ({status, answer?, finished_at?})."""
         self._enqueue(_Op("POST", f"/api/ingest/runs/{urllib.parse.quote(run_id, safe='')}/finish",
-                          body, "finish"))
+                          body, "finish", run_id))
 
     def flush(self, timeout: float | None = 30.0) -> bool:
         """Wait until every operation queued so far was sent (or dropped); ``False`` when
@@ -208,7 +210,10 @@ class ReviewappClient:
                             break
                     self._send_events(batch)
                 else:
-                    self._send(item.method, item.path, item.body, 1, item.kind)
+                    answer = self._send(item.method, item.path, item.body, 1, item.kind,
+                                        refusable=True)
+                    if isinstance(answer, _Refused):
+                        self._reject(item.kind, item.run_id, answer.message)
             except Exception:  # noqa: BLE001 - the thread must survive anything
                 log.exception("reviewapp client: unexpected error while sending")
 
@@ -221,19 +226,20 @@ class ReviewappClient:
                     self._send_events([event])
                 return
             event = batch[0] if isinstance(batch[0], dict) else {}
-            self._reject(event.get("id"), event.get("event"), answer.message)
+            self._reject("event", f"{event.get('id')} ({event.get('event')})", answer.message)
             return
         if not isinstance(answer, dict):
             return
         for result in answer.get("results") or ():
             if result.get("result") == "rejected":
-                self._reject(result.get("id"), result.get("event"),
+                self._reject("event", f"{result.get('id')} ({result.get('event')})",
                              f"{result.get('field', '')} {result.get('message', '')}")
 
-    def _reject(self, call_id: Any, event: Any, why: str) -> None:
+    def _reject(self, kind: str, which: str, why: str) -> None:
+        """Count one operation refused for its content and log ``kind which rejected: why``."""
         with self._lock:
             self._rejected += 1
-        log.warning("reviewapp client: event %s (%s) rejected: %s", call_id, event, why.strip())
+        log.warning("reviewapp client: %s %s rejected: %s", kind, which, why.strip())
 
     def _send(self, method: str, path: str, body: Any, count: int, what: str, *,
               refusable: bool = False) -> Any:

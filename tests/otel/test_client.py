@@ -192,6 +192,31 @@ def test_a_batch_refused_with_a_400_is_sent_again_event_by_event(stub):
     assert (client.sent, client.rejected, client.dropped) == (3, 2, 0)  # the run, c1, c3
 
 
+@pytest.mark.parametrize("kind", ["run", "finish"])
+def test_a_run_document_or_finish_refused_for_its_content_is_rejected_not_dropped(stub, caplog, kind):
+    """A run document or a finish the server refuses with a 400 ``VALIDATION_INVALID_ARGUMENT``
+    was judged, as a refused event is: counted in ``rejected``, logged with the server's
+    "field: reason", not retried; before, it was counted in ``dropped`` ("lost on the
+    way") with the raw answer."""
+    state, base = stub
+    refusal = json.dumps({"error": {"code": "VALIDATION_INVALID_ARGUMENT",
+                                    "message": "status: must be one of SUCCESS, FAILED"}}).encode()
+    state.script = [(400, {}, refusal)]
+    client = ReviewappClient(base, "rvw_x", backoff_s=0.01)
+    with caplog.at_level(logging.WARNING, logger="reviewapp.client"):
+        if kind == "run":
+            client.put_run("r1", {"query": "q", "status": "BOGUS"})
+        else:
+            client.finish_run("r1", {"status": "BOGUS"})
+        client.tool_event(event(1))
+        assert client.flush(10)
+    client.close()
+    assert len(state.requests) == 2
+    assert (client.sent, client.rejected, client.dropped) == (1, 1, 0)
+    assert f"{kind} r1 rejected: status: must be one of SUCCESS, FAILED" in caplog.text
+    assert "dropped" not in caplog.text
+
+
 @pytest.mark.parametrize("answer", [b"<html>Bad Request</html>", b'{"error": {"code": "CSRF_INVALID"}}'])
 def test_a_400_that_is_no_validation_error_still_drops_the_event(stub, answer):
     """Only the API's own ``VALIDATION_INVALID_ARGUMENT`` says the event was refused for its
