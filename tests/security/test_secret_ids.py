@@ -255,6 +255,7 @@ def test_langchain_session_id_is_redacted_and_a_secret_run_id_refused(app, live_
     RunnableLambda(_answer).invoke({"input": "q"}, config={
         "callbacks": [handler], "metadata": {"reviewapp_run_id": GH, "session_id": "s2"}})
     client.close()
-    assert client.dropped == 2  # the run document and its finish, each a 400 naming run_id
+    # The run document and its finish, each a 400 naming run_id: refused for their content.
+    assert (client.rejected, client.dropped) == (2, 0)
     session.expire_all()
     assert session.scalars(select(Run.run_id)).all() == [run_id]
