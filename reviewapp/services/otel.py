@@ -182,7 +182,7 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
     Raises ``Forbidden`` (actor may not write into the workspace), ``ValidationFailed``
     naming ``body`` (undecodable), ``UnsupportedMediaType``.
     """
-    request, taken_out = parse_request(body, content_type)
+    request, taken_out, paths = parse_request(body, content_type)
     require_role(session, actor, workspace_id, Role.REVIEWER if actor.is_token else Role.ADMIN)
     session.commit()
     spans = spans_of(request)
@@ -190,12 +190,12 @@ def ingest_traces(session: Session, actor: Actor, workspace_id: int, body: bytes
     for count, reason in taken_out:
         result.reject(count, reason)
     by_trace: dict[str, dict[str, tuple[dict[str, Any], bool]]] = {}
-    for span in spans:
+    for span, path in zip(spans, paths, strict=True):
         # A JSON body's spans were checked as sent (parse_request); this check sees the
         # decoded values of both (a JSON "Infinity" double is only infinite once decoded).
         problem = mapping.span_problem(span) or _text_problem(span)
         if problem is not None:
-            result.reject(1, problem)
+            result.reject(1, f"{path}.{problem}")
             continue
         # Tool spans are stored as ids only: their texts reach storage only through the
         # lifecycle events, which redact them (tool_calls.apply_events).

@@ -187,10 +187,12 @@ def _normalise(data: dict[str, Any]) -> tuple[list[tuple[int, str]], Places]:
     return rejected, places
 
 
-def parse_request(body: bytes, content_type: str) -> tuple[ExportTraceServiceRequest, list[tuple[int, str]]]:
-    """An ``ExportTraceServiceRequest`` from an OTLP/HTTP body, and the spans of a JSON
-    body taken out before decoding (``_normalise``: ``[(count, "path: reason")]``; none
-    for protobuf, whose spans are checked once decoded). JSON: ids in hex (or base64),
+def parse_request(body: bytes, content_type: str
+                  ) -> tuple[ExportTraceServiceRequest, list[tuple[int, str]], list[str]]:
+    """An ``ExportTraceServiceRequest`` from an OTLP/HTTP body, the spans of a JSON body
+    taken out before decoding (``_normalise``: ``[(count, "path: reason")]``; none for
+    protobuf, whose spans are checked once decoded), and the path as sent of each span
+    left, in ``spans_of`` order (``resourceSpans[0].scopeSpans[1].spans[2]``). JSON: ids in hex (or base64),
     int64 values as numbers or texts, status / kind codes as numbers or names (``ERROR``
     or ``STATUS_CODE_ERROR``), unknown fields ignored (as OTLP asks).
     Raises ``UnsupportedMediaType`` (another content type), ``ValidationFailed`` naming
@@ -201,7 +203,11 @@ def parse_request(body: bytes, content_type: str) -> tuple[ExportTraceServiceReq
             request.ParseFromString(body)
         except (DecodeError, RecursionError) as exc:
             raise ValidationFailed("body", f"not an OTLP protobuf ExportTraceServiceRequest: {exc}") from None
-        return request, []
+        return request, [], [
+            f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}]"
+            for i, resource_spans in enumerate(request.resource_spans)
+            for j, scope_spans in enumerate(resource_spans.scope_spans)
+            for k in range(len(scope_spans.spans))]
     if content_type != JSON:
         raise UnsupportedMediaType(f"send Content-Type {PROTOBUF} or {JSON}")
     try:
@@ -224,14 +230,15 @@ def parse_request(body: bytes, content_type: str) -> tuple[ExportTraceServiceReq
     except _PARSE_ERRORS:
         # Only on this error path: find the resources, scopes and spans that do not decode
         # (a field of the wrong type), take them out, and decode the rest.
-        rejected.extend(_take_out_undecodable(data, places))
+        taken, places = _take_out_undecodable(data, places)
+        rejected.extend(taken)
         request = ExportTraceServiceRequest()
         try:
             json_format.ParseDict(data, request, ignore_unknown_fields=True)
         except _PARSE_ERRORS as exc:
             raise ValidationFailed("body", f"not an OTLP JSON ExportTraceServiceRequest: "
                                            f"{_parse_problem(exc)}") from None
-    return request, rejected
+    return request, rejected, [path for _, scopes in places for _, paths in scopes for path in paths]
 
 
 _PARSE_ERRORS = (json_format.ParseError, RecursionError, ValueError, TypeError)
@@ -266,37 +273,41 @@ def _decode_problem(node: dict[str, Any], message: Any, leave_out: str, path: st
     return None
 
 
-def _take_out_undecodable(data: dict[str, Any], places: Places) -> list[tuple[int, str]]:
+def _take_out_undecodable(data: dict[str, Any], places: Places
+                          ) -> tuple[list[tuple[int, str]], Places]:
     """Take out of ``data`` (already ``_normalise``d, which kept the nodes at ``places``)
     each resource or scope whose own fields do not decode, with its spans, and each span
     that does not decode; returns ``[(spans rejected, "path: reason")]`` with the paths
-    as sent (SPEC 9: one bad span does not refuse the others)."""
+    as sent (SPEC 9: one bad span does not refuse the others), and the places kept."""
     rejected: list[tuple[int, str]] = []
-    resources = []
+    resources, kept = [], []
     for resource_spans, (rs_path, scope_places) in zip(data.get("resourceSpans") or [], places):
         problem = _decode_problem(resource_spans, ResourceSpans(), "scopeSpans", rs_path)
         if problem is not None:
             rejected.append((_spans_in(resource_spans, "scopeSpans"), problem))
             continue
-        scopes = []
+        scopes, scopes_kept = [], []
         for scope_spans, (ss_path, span_places) in zip(resource_spans["scopeSpans"], scope_places):
             problem = _decode_problem(scope_spans, ScopeSpans(), "spans", ss_path)
             if problem is not None:
                 rejected.append((_spans_in(scope_spans, "spans"), problem))
                 continue
-            spans = []
+            spans, paths = [], []
             for span, path in zip(scope_spans["spans"], span_places):
                 problem = _decode_problem(span, Span(), "", path)
                 if problem is not None:
                     rejected.append((1, problem))
                     continue
                 spans.append(span)
+                paths.append(path)
             scope_spans["spans"] = spans
             scopes.append(scope_spans)
+            scopes_kept.append((ss_path, paths))
         resource_spans["scopeSpans"] = scopes
         resources.append(resource_spans)
+        kept.append((rs_path, scopes_kept))
     data["resourceSpans"] = resources
-    return rejected
+    return rejected, kept
 
 
 def _value(any_value: Any) -> Any:

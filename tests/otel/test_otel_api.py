@@ -544,3 +544,37 @@ def test_a_span_nested_too_deeply_is_rejected_alone(client, token, session):
     partial = post_json(client, token, export(*agent_spans(), deep)).get_json()["partialSuccess"]
     assert partial["errorMessage"].endswith("…(56 levels)…value.kvlistValue: nested more than 64 levels deep")
     assert len(partial["errorMessage"]) < 200
+
+
+@pytest.mark.parametrize("fmt", ["json", "protobuf"])
+def test_a_span_refused_once_decoded_is_named_by_its_path_as_sent(client, token, session, fmt):
+    """A span refused once decoded (no trace id, a time before 2000) is named by its path
+    in the export as sent, as a span refused while reading is; before, the message said
+    only "traceId: must be 16 bytes, not all zero", whichever of the spans it was. In
+    JSON the first bad span (name: 5) is taken out while reading: the later ones keep
+    their indexes as sent."""
+    no_trace = span("7777777777777777", "no trace", parent="1111111111111111")
+    no_trace["traceId"] = None if fmt == "json" else ""
+    old = span("8888888888888888", "old", parent="1111111111111111")
+    old["startTimeUnixNano"] = "5"
+    spans = [*agent_spans(), no_trace, old]
+    if fmt == "json":
+        wrong = span("9999999999999999", "wrong", parent="1111111111111111")
+        wrong["name"] = 5
+        spans.insert(3, wrong)
+        response = post_json(client, token, export(*spans))
+        partial = response.get_json()["partialSuccess"]
+        rejected, message = partial["rejectedSpans"], partial["errorMessage"]
+    else:
+        response = client.post("/v1/traces", data=to_protobuf(export(*spans)), headers={
+            "Authorization": f"Bearer {token}", "Content-Type": "application/x-protobuf"})
+        answer = ExportTraceServiceResponse.FromString(response.data).partial_success
+        rejected, message = str(answer.rejected_spans), answer.error_message
+    first = 4 if fmt == "json" else 3
+    expected = [f"resourceSpans[0].scopeSpans[0].spans[{first}].traceId: must be 16 bytes, not all zero",
+                f"resourceSpans[0].scopeSpans[0].spans[{first + 1}].startTimeUnixNano: 5 is outside "
+                "the years 2000-2100"]
+    if fmt == "json":
+        expected.insert(0, "resourceSpans[0].scopeSpans[0].spans[3].name: not a valid value for this OTLP field")
+    assert (rejected, message) == (str(len(expected)), "; ".join(expected))
+    assert session.scalar(select(func.count()).select_from(OtelSpan)) == 3
