@@ -6,8 +6,9 @@ its signer) twice per request, to read the cookie and to write it, and Flask-WTF
 ``validate_csrf`` builds one per call; each then checks the HMAC of a string the browser
 sends unchanged on every request. Here the serializers are built once per key set and
 remember the signed strings they have verified (``VerifiedTimedSerializer``): a string
-seen before skips the HMAC, never the age check, and its payload is decoded afresh each
-time (no shared mutable value). A string that differs in any byte — a tampered cookie
+seen before skips the HMAC, never the age check, and each load hands out a payload of
+its own (no shared mutable value: a plain one, such as a login session's flat dict, is
+kept parsed and copied; any other is parsed again). A string that differs in any byte — a tampered cookie
 or token — is not in the memory and gets the full check, so it still fails; a new key
 set starts with an empty memory, so a rotated-out key's strings are checked again.
 
@@ -39,14 +40,19 @@ class VerifiedTimedSerializer(URLSafeTimedSerializer):
     """``URLSafeTimedSerializer`` whose ``loads`` remembers the signed strings whose
     signature it has checked (at most ``VERIFIED_STRINGS_MAX``, least recently used
     dropped). A remembered string skips the HMAC; its age is checked against ``max_age``
-    every time (``SignatureExpired`` as itsdangerous raises it) and its JSON parsed every
-    time (the base64 / zlib layers are remembered decoded). Any other string (another byte, another key) is checked in full and
-    raises ``BadSignature`` / ``SignatureExpired`` / ``BadPayload`` like the parent.
-    Calls with an explicit ``salt`` are not remembered."""
+    every time (``SignatureExpired`` as itsdangerous raises it). Each load hands out a
+    payload nobody else holds: a plain one (``_plain``: a string, number, boolean or
+    ``None``, or a flat dict of them — a login session, a CSRF token) is remembered
+    parsed and given as itself (immutable) or as a new dict; any other is parsed from
+    its JSON every time (the base64 / zlib layers remembered decoded). Any other string
+    (another byte, another key) is checked in full and raises ``BadSignature`` /
+    ``SignatureExpired`` / ``BadPayload`` like the parent. Calls with an explicit
+    ``salt`` are not remembered."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._verified: OrderedDict[bytes, tuple[bytes, int]] = OrderedDict()
+        # signed string -> (its JSON bytes, its timestamp, its payload if plain else _NOT_PLAIN)
+        self._verified: OrderedDict[bytes, tuple[bytes, int, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
     def loads(self, s: str | bytes, max_age: int | None = None,  # type: ignore[override]
@@ -61,15 +67,19 @@ class VerifiedTimedSerializer(URLSafeTimedSerializer):
         if hit is None:
             base64d, stamp = self._unsign(signed, max_age)
             payload = self.load_payload(base64d)  # a bad payload is not remembered
+            plain = _plain(payload)
             with self._lock:
-                self._verified[signed] = (_undo_transport(base64d), stamp)
+                self._verified[signed] = (_undo_transport(base64d), stamp, plain)
                 if len(self._verified) > VERIFIED_STRINGS_MAX:
                     self._verified.popitem(last=False)
         else:
-            decoded, stamp = hit
+            decoded, stamp, plain = hit
             _check_age(signed, stamp, max_age)
-            # The JSON layer only: ``URLSafeSerializerMixin.load_payload`` undid the rest.
-            payload = super(URLSafeSerializerMixin, self).load_payload(decoded)
+            if plain is _NOT_PLAIN:
+                # The JSON layer only: ``URLSafeSerializerMixin.load_payload`` undid the rest.
+                payload = super(URLSafeSerializerMixin, self).load_payload(decoded)
+            else:
+                payload = dict(plain) if type(plain) is dict else plain
         if return_timestamp:
             return payload, self.make_signer().timestamp_to_datetime(stamp)
         return payload
@@ -89,6 +99,26 @@ class VerifiedTimedSerializer(URLSafeTimedSerializer):
             return base64d, int(when.timestamp())
         assert last is not None  # there is always at least one key
         raise last
+
+
+_NOT_PLAIN = object()
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain(payload: Any) -> Any:
+    """What ``VerifiedTimedSerializer`` keeps of a parsed payload: a string, number,
+    boolean or ``None`` as it is (immutable); a dict of string keys to such values as a
+    copy of its own (each load hands out a new dict: a request may change its session);
+    anything else (a list, a nested dict, a tagged value such as bytes or a datetime)
+    ``_NOT_PLAIN``, parsed from its JSON on every load. Exact types only: a ``Markup``
+    (a ``str`` subclass Flask's tags restore) is not plain."""
+    kind = type(payload)
+    if kind in _SCALARS:
+        return payload
+    if kind is dict and all(type(key) is str and type(value) in _SCALARS
+                            for key, value in payload.items()):
+        return dict(payload)
+    return _NOT_PLAIN
 
 
 def _undo_transport(base64d: bytes) -> bytes:

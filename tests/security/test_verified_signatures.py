@@ -58,6 +58,60 @@ def test_a_verified_string_skips_the_hmac_and_decodes_afresh(unsigns):
     assert len(unsigns) == 2
 
 
+def test_a_plain_payload_is_kept_parsed_and_handed_out_as_a_new_dict(monkeypatch, unsigns):
+    """A login session (a flat dict of strings and booleans) and a CSRF token (a string)
+    are parsed once (issue 18, request stack); each load still gets a dict of its own,
+    so a request changing its session changes nothing another request reads."""
+    serializer = VerifiedTimedSerializer("key-one", salt="s")
+    session = {"_user_id": "1:abc", "_fresh": True, "csrf_token": "f" * 40, "n": 3, "x": None}
+    signed = serializer.dumps(session)
+    first = serializer.loads(signed)
+    token = serializer.dumps("raw-token")
+    assert serializer.loads(token) == "raw-token"
+    parses = []
+    original = serializer.serializer.loads
+    monkeypatch.setattr(serializer.serializer, "loads",
+                        lambda *a, **k: parses.append(1) or original(*a, **k), raising=False)
+    second = serializer.loads(signed)
+    assert first == second == session and first is not second
+    first["_user_id"] = "2:changed"
+    first["flashes"] = [["info", "x"]]
+    third = serializer.loads(signed)
+    assert third == session and third is not second
+    assert serializer.loads(token) == serializer.loads(token) == "raw-token"
+    assert parses == [] and len(unsigns) == 2  # no JSON parse, no HMAC after the first
+
+
+@pytest.mark.parametrize("payload", [
+    {"_user_id": "1:abc", "_flashes": [["info", "hello"]]},  # a list inside
+    {"nested": {"a": "b"}},
+    ["a", "b"],
+])
+def test_a_payload_that_is_not_plain_is_parsed_on_every_load(monkeypatch, payload):
+    serializer = VerifiedTimedSerializer("key-one", salt="s")
+    signed = serializer.dumps(payload)
+    assert serializer.loads(signed) == payload
+    parses = []
+    original = serializer.serializer.loads
+    monkeypatch.setattr(serializer.serializer, "loads",
+                        lambda *a, **k: parses.append(1) or original(*a, **k), raising=False)
+    first, second = serializer.loads(signed), serializer.loads(signed)
+    assert first == second == payload and first is not second
+    assert len(parses) == 2
+
+
+def test_flask_session_tags_are_not_kept_parsed(app):
+    """Flask's tagged values (bytes, a tuple, Markup) come back as Flask gives them."""
+    from markupsafe import Markup
+
+    serializer = app.session_interface.get_signing_serializer(app)
+    value = {"b": b"\x00bytes", "t": (1, 2), "m": Markup("<b>x</b>")}
+    signed = serializer.dumps(value)
+    for _ in range(3):
+        loaded = serializer.loads(signed)
+        assert loaded == value and type(loaded["m"]) is Markup and type(loaded["t"]) is tuple
+
+
 @pytest.mark.parametrize("where", ["payload", "timestamp", "signature", "truncated"])
 def test_a_tampered_string_fails_after_the_genuine_one_was_remembered(unsigns, where):
     serializer = VerifiedTimedSerializer("key-one", salt="s")
