@@ -241,6 +241,10 @@ SECRETS: list[tuple[str, str, list[str]]] = [
      ["YamlEnv9Wx7"]),
     ("postman header entry", '{"header": [{"key": "X-Api-Key", "value": "PmHdr9Wx7Ec6"}]}', ["PmHdr9Wx7Ec6"]),
     ("cloudformation parameter", '{"ParameterKey": "DbPassword", "ParameterValue": "CfnPw9Wx7"}', ["CfnPw9Wx7"]),
+    # Session 11 (a new user's report): a bare Bearer credential, "pwd: value"
+    ("bare bearer, dotted", "it sent Bearer bRr.tK9.qZx to the api", ["bRr.tK9.qZx"]),
+    ("bare bearer, 12 letters", "retry with Bearer qwZmRtKpLxVb now", ["qwZmRtKpLxVb"]),
+    ("pwd colon value", "host: db1, user: admin, pwd: Hu9ter2", ["Hu9ter2"]),
 ]
 
 # Ordinary text that must come out unchanged.
@@ -268,6 +272,7 @@ ORDINARY: list[str] = [
     "Key: 2024 budget; api key rotation; pass 12 tests",
     '{"env": [{"name": "LOG_LEVEL", "value": "debug"}, {"name": "max_tokens", "value": "512"}]}',
     "env:\n- name: PUBLIC_KEY_PATH\n  value: /etc/keys/pub.pem",
+    "the bearer of this letter; uses Bearer authentication. pwd: /home/user; bash: pwd: command not found",
 ]
 
 # Base64 image data under a non-secret key: unchanged, byte for byte.

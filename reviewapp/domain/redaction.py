@@ -1,7 +1,8 @@
 """Secret redaction of every text a run carries, in linear time (SPEC 4).
 
 What: provider API keys, cloud access keys and secret keys and session tokens, bearer /
-basic / digest ``Authorization`` headers, cookies and session ids in header text, JWTs,
+basic / digest ``Authorization`` headers (``Bearer TOKEN`` also without the header name:
+``_bearer``), cookies and session ids in header text, JWTs,
 PEM and PuTTY private keys (also base64-encoded, as in a Kubernetes secret), passwords
 in URLs (also with ``@ / #`` inside), ``NAME=value`` / ``name: value`` / ``"name":
 "value"`` / ``<Name>value</Name>`` assignments whose name ends in PASSWORD, SECRET,
@@ -21,7 +22,8 @@ standard library. Each rule is one pass over the text; a match is handled by a s
 function that looks only at the match (a name's last word, a base64 header), so the
 whole costs O(rules x length). Decisions a regular expression cannot take without
 look-around (``monkey=`` is not a key, ``public_key`` is not a secret, ``PWD=/home``
-is a directory) are taken there instead.
+is a directory, ``pwd: hunter2`` a password but ``pwd: command not found`` a message) are
+taken there instead.
 
 Encoded and disguised secrets: a text holding a percent escape (``ghp%5F...``,
 ``Authorization%3A%20Bearer%20...``, also encoded twice: ``%253D``), an HTML character
@@ -309,15 +311,30 @@ def _assignment(m: Spans, text: bytes) -> bytes | None:
             # A bare short word before a colon is prose or a table more often than a
             # secret ("PASS: 12", "Key: Value"); with "=" or as a quoted key it is one.
             ss, se = m[2]
+            value = text[vs:ve]
             if b"=" not in text[ss:se] and b"%3" not in text[ss:se] and before not in (b'"', b"'") \
-                    and not _looks_like_password(text[vs:ve]):
+                    and not _looks_like_password(value) and (kind != _WORKDIR or _pwd_word(value)):
                 return None
-            if kind == _WORKDIR and (text[vs:vs + 1] in (b"/", b"~") or text[vs:vs + 3] in _ENCODED_PATH):
+            if kind == _WORKDIR and _workdir(value):
                 return None  # the shell's working directory, not a password
     return _replace_group(m, text, g)
 
 
 _ENCODED_PATH = (b"%2F", b"%2f", b"%7E", b"%7e")  # a percent-encoded "/" or "~"
+
+
+def _workdir(value: bytes) -> bool:
+    """A directory, as ``pwd`` prints one: ``/home``, ``~/src``, ``./build``, ``%2Fhome``,
+    ``C:/Users`` (``C:\\Users`` reads as ``C:``: a backslash ends a value)."""
+    return (value[:1] in (b"/", b"~") or value[:2] == b"./" or value[:3] in (b"../", *_ENCODED_PATH)
+            or (value[:1].isalpha() and value[1:2] == b":" and value[2:3] in (b"", b"/")))
+
+
+def _pwd_word(value: bytes) -> bool:
+    """After ``pwd:``, a word of the command's own messages ("pwd: command not found",
+    "pwd: usage: ...", "pwd: -x: invalid option"), not a value: letters only (and a colon
+    after them), or an option. A value with a digit or a symbol (``hunter2``) is one."""
+    return value.rstrip(b":").isalpha() or value[:1] == b"-"
 
 
 def _looks_like_password(value: bytes) -> bool:
@@ -378,12 +395,30 @@ def _user_password(m: Spans, text: bytes) -> bytes | None:
     return _replace_group(m, text, 2)
 
 
+# Words of 12+ letters that follow the scheme's name in prose ("Bearer authentication").
+_BEARER_PROSE = (b"authentication", b"authorization", b"authorisation", b"certificates")
+
+
 def _bearer(m: Spans, text: bytes) -> bytes | None:
-    token = _group(m, text, 1)
-    # "bearer authentication" is prose; a token has a digit or a symbol, or is long.
-    if token.isalpha() and len(token) < 24:
+    # ``Bearer TOKEN`` without a header name: a token has a digit or a symbol (8+
+    # characters: ``abc.def.ghi``), or is long (24+ letters). After the scheme spelt as
+    # HTTP spells it (``Bearer`` / ``BEARER``), 12 letters are a token too, unless they
+    # are a word of prose (``_BEARER_PROSE``) or a capitalised one (a title). "the bearer
+    # of this letter": "of" is too short. A full stop after the token ends the sentence.
+    whole = _group(m, text, 1)
+    token = whole.rstrip(b".")
+    if len(token) < 8:
         return None
-    return _replace_group(m, text, 1)
+    if token.isalpha() and len(token) < 24:
+        scheme = text[m[0][0]:m[0][0] + 6]
+        if (len(token) < 12 or scheme not in (b"Bearer", b"BEARER") or token.lower() in _BEARER_PROSE
+                or (token[:1].isupper() and token[1:].islower())):
+            return None
+    start, end = m[0]
+    s, e = m[1]
+    if text.startswith(_R, s):
+        return None
+    return text[start:s] + _R + text[s + len(token):end]
 
 
 def _basic(m: Spans, text: bytes) -> bytes | None:
@@ -481,7 +516,7 @@ RULES: tuple[Rule, ...] = (
     Rule("cookie header",
          r"(?i:set-cookie|cookie)\\?[\"']?[ \t]*:[ \t]*\\?[\"']?([^\s\"'\\\x00][^\r\n\"'\\\x00]*)",
          lambda m, t: _replace_group(m, t, 1)),
-    Rule("bearer token", r"(?i:bearer)[ \t]+([A-Za-z0-9._~+/=-]{12,})", _bearer),
+    Rule("bearer token", r"(?i:bearer)[ \t]+([A-Za-z0-9._~+/=-]{8,})", _bearer),
     Rule("basic credentials", r"(?i:basic)[ \t]+([A-Za-z0-9+/]{8,}={0,2})", _basic),
     Rule("curl -u user:password",
          r"(?:--user|--proxy-user|-u)[ \t=]*[\"']?([^\s:\"'\\\x00]*):([^\s\"'\\\x00]+)",
