@@ -45,6 +45,13 @@ Rules, each named (the name is shown next to the proposal):
   ``GENERAL`` (rule ``default``). A keyword matches at the start of a word (``deploy`` in
   "deployed", not ``acl`` in "oracle"); a number keyword (``502``) only as a whole number
   (not in "5020 ms").
+
+Redacted secrets are no evidence: before any text rule reads a source, each redaction
+marker (``[redacted]``, with the ``~digest`` a redacted key carries) is taken out
+together with the label the redactor left in front of it (``password=``,
+``"DB_PASSWORD": "``, ``<Password>`` ... ``</Password>``, ``--password``), so
+``password=[redacted]`` proposes no AUTH: it says a secret was there, not that
+authentication failed (``REDACTED_MARKER_RE``).
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .fault_categories import AGENT, CODE_RE, DEFAULT_CATEGORY, FAULT_CATEGORIES, INCIDENT
+from .redaction import REDACTED
 
 SOURCES: tuple[str, ...] = ("alert", "tool_arguments", "tool_errors", "query", "answer")
 
@@ -84,6 +92,14 @@ OTHER_ALERT_KEYS: frozenset[str] = frozenset({
     "otherActiveAlerts", "relatedAlerts",
 })
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,119}$")
+
+# What the redactor leaves where a secret was: the marker (with the digest of a redacted
+# key) and an XML closing tag after it; in front of it, a label of ``LABEL_CHARS`` (at
+# most 80) and ``LABEL_SEPARATORS`` (at most 8). Walked by hand from each marker, so the
+# cost stays linear in the text (a regular expression would retry every word start).
+REDACTED_MARKER_RE = re.compile(re.escape(REDACTED) + r"(?:~[0-9a-f]{16})?(?:</[\w.:\-]{1,80}>)?")
+LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+LABEL_SEPARATORS = frozenset(" \t\r\n\"':=<>")
 
 SOURCE_WEIGHTS: dict[str, int] = {
     "alert": 3, "tool_arguments": 1, "tool_errors": 3, "query": 2, "answer": 1,
@@ -253,7 +269,29 @@ def _text_of(value: Any) -> str:
     return str(value)
 
 
+def _without_redactions(text: str) -> str:
+    """``text`` with each redacted secret and its label replaced by a space (module doc)."""
+    if REDACTED not in text:
+        return text
+    parts: list[str] = []
+    done = 0
+    for marker in REDACTED_MARKER_RE.finditer(text):
+        start = marker.start()
+        gap = start
+        while gap > done and start - gap < 8 and text[gap - 1] in LABEL_SEPARATORS:
+            gap -= 1
+        label = gap
+        while label > done and gap - label < 80 and text[label - 1] in LABEL_CHARS:
+            label -= 1
+        parts.append(text[done:label if label < gap else start])
+        parts.append(" ")
+        done = marker.end()
+    parts.append(text[done:])
+    return "".join(parts)
+
+
 def _text_sources(run: RunText, include_structured: bool = True) -> list[tuple[str, str]]:
+    """(source, text) in source priority, redacted secrets taken out (module doc)."""
     sources: list[tuple[str, str]] = []
     if include_structured:
         alert = _alert_subject(run.alert)
@@ -262,7 +300,7 @@ def _text_sources(run: RunText, include_structured: bool = True) -> list[tuple[s
     sources.append(("tool_errors", "\n".join(e for e in run.tool_errors if e)))
     sources.append(("query", run.query or ""))
     sources.append(("answer", run.answer or ""))
-    return sources
+    return [(source, _without_redactions(text)) for source, text in sources]
 
 
 def _most_frequent(found: list[str]) -> str:

@@ -1,5 +1,5 @@
-"""The case library: list and search, case page, edit with a version check, proposals of
-fault category / error code / service, manual cases from a run (SPEC 3, 7, 8, 10).
+"""The case library: list and search, case page, edit with a version check, manual cases
+from a run (SPEC 3, 7, 8, 10); the edit page and the proposals are ``case_proposals``.
 
 Reading cases is open to every member of the case's workspace; editing and creating
 cases needs ``Role.LEAD`` (leads and admins). Missing and foreign cases raise the same
@@ -33,7 +33,7 @@ from ..actors import Actor, Role
 from ..domain import suggest as suggest_rules
 from ..domain.fault_categories import DEFAULT_CATEGORY
 from ..errors import Conflict, Forbidden, ValidationFailed
-from ..models import Case, DiagnosticReport, Run, SourceType, ToolCall, Workspace
+from ..models import Case, Run, SourceType, Workspace
 from ..models.base import utcnow
 from ..models.cases import new_case_id
 from ..queries import HoldsText, capped_count, get_case_for, get_run_for, insert_for, scope_to_actor
@@ -41,6 +41,7 @@ from . import keyset
 from .admin.settings import categories_of, time_zone_in
 from .answer import answer_text_of
 from .blind import blind_workspaces, is_blind, not_blind_case
+from .case_proposals import run_text
 from .keyset import SortKey, SortOrder
 from .params import id_value, text_param, workspace_param
 from .runs.listing import COUNT_CAP, FILTERED_COUNT_CAP
@@ -201,26 +202,6 @@ def list_cases(
                     total, workspaces, filters, can_edit, total_capped)
 
 
-# --------------------------------------------------------------------------- proposals
-
-
-def run_text(session: Session, run: Run) -> suggest_rules.RunText:
-    """What the proposal rules read from ``run``: query, answer (plus the report),
-    alert payload, every tool call's arguments and every error text (SPEC 7)."""
-    report = session.scalar(select(DiagnosticReport.content).where(DiagnosticReport.run_pk == run.id))
-    calls = session.execute(
-        select(ToolCall.arguments, ToolCall.error_message)
-        .where(ToolCall.run_pk == run.id).order_by(ToolCall.ordinal, ToolCall.started_at)
-    ).all()
-    return suggest_rules.RunText(
-        query=run.query or "",
-        answer="\n\n".join(part for part in (answer_text_of(session, run), report) if part),
-        alert=run.alert if isinstance(run.alert, Mapping) else None,
-        tool_arguments=[args for args, _ in calls if args is not None],
-        tool_errors=[error for _, error in calls if error],
-    )
-
-
 @dataclass(frozen=True)
 class CaseDetail:
     """A case page: the case, its run (``None`` for a legacy session or a deleted run), the
@@ -244,28 +225,6 @@ def get_case(session: Session, actor: Actor, case_id: str) -> CaseDetail:
     return CaseDetail(case, case.run, ws_name or "", can_edit,
                       categories_of(session, case.workspace_id).label_or_code(case.fault_category),
                       time_zone_in(session, case.workspace_id))
-
-
-@dataclass(frozen=True)
-class CaseEditView:
-    """The edit form's data: the case, its run and the proposals from the run (``None``
-    when the case has no run any more)."""
-
-    case: Case
-    run: Run | None
-    suggestions: suggest_rules.Suggestions | None
-    categories: tuple[str, ...]
-
-
-def edit_view(session: Session, actor: Actor, case_id: str) -> CaseEditView:
-    """The edit page of a case, for leads and admins of its workspace. Raises ``Forbidden``
-    (reviewers included)."""
-    case = get_case_for(session, actor, str(case_id), Role.LEAD)
-    if case is None:
-        raise Forbidden()
-    run = case.run
-    suggestions = suggest_rules.suggest(run_text(session, run)) if run is not None else None
-    return CaseEditView(case, run, suggestions, categories_of(session, case.workspace_id).codes())
 
 
 def _clean_fields(values: Mapping[str, Any], categories: Sequence[str],

@@ -11,7 +11,7 @@ from ..domain.case_sources import CASE_SOURCES
 from ..domain.fault_categories import FAULT_CATEGORIES
 from ..errors import Conflict, ValidationFailed
 from ..extensions import db
-from ..services import cases
+from ..services import case_proposals, cases
 from .auth import current_actor
 from .forms import CaseForm, show_service_error
 from .htmx import page_or_fragment
@@ -56,10 +56,13 @@ def _fields(form: CaseForm) -> dict[str, Any]:
 @bp.route("/<case_id>/edit", methods=["GET", "POST"])
 @login_required
 def edit(case_id: str) -> Response | tuple[str, int] | str:
-    """Edit a case (leads and admins) with the proposals from its run."""
+    """Edit a case (leads and admins): the stored values, the run's proposals beside them.
+    A "Use" button (``accept`` = a proposed field) puts that proposal into its field and
+    shows the form again, saving nothing; only "Save" writes (SPEC 7)."""
     form = CaseForm()
     back = url_for("cases.edit", case_id=case_id)
-    if form.validate_on_submit():
+    accept = request.form.get("accept") if form.is_submitted() else None
+    if accept is None and form.validate_on_submit():
         try:
             case = cases.edit_case(db.session, current_actor(), case_id, form.version.data,
                                    _fields(form))
@@ -71,22 +74,13 @@ def edit(case_id: str) -> Response | tuple[str, int] | str:
             db.session.rollback()
         else:
             return see_other("Case saved.", url_for("cases.detail", case_id=case.case_id))
-    view = cases.edit_view(db.session, current_actor(), case_id)
+    view = case_proposals.edit_view(db.session, current_actor(), case_id)
     if not form.is_submitted():
-        form.process(data=_prefill(view.case, view.suggestions))
-    status = 422 if form.is_submitted() else 200
+        form.process(data=view.values)
+    elif accept is not None and (proposed := view.proposal(accept)) is not None:
+        getattr(form, accept).data = proposed
+    status = 422 if form.is_submitted() and accept is None else 200
     return render_template("cases/edit.html", form=form, view=view), status
-
-
-def _prefill(case: Any, suggestions: Any) -> dict[str, Any]:
-    """The case's values; empty proposal fields (and the default GENERAL) take the proposal."""
-    data = {name: getattr(case, name) for name in _FIELDS}
-    data["version"] = case.version
-    if suggestions is not None:
-        for name, value in suggestions.as_dict().items():
-            if value and (not data.get(name) or (name == "fault_category" and data[name] == "GENERAL")):
-                data[name] = value
-    return data
 
 
 @bp.route("/new", methods=["GET", "POST"])

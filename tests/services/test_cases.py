@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from reviewapp.actors import Role
 from reviewapp.errors import Conflict, Forbidden, ValidationFailed
 from reviewapp.models import Case, Membership
-from reviewapp.services import cases
+from reviewapp.services import case_proposals, cases
 from reviewapp.services.cases import CaseFilters
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -138,7 +138,7 @@ def test_reviewer_reads_but_cannot_edit_or_create(session, make):
     actor = make.actor(reviewer)
     assert cases.get_case(session, actor, case.case_id).can_edit is False
     with pytest.raises(Forbidden):
-        cases.edit_view(session, actor, case.case_id)
+        case_proposals.edit_view(session, actor, case.case_id)
     with pytest.raises(Forbidden):
         cases.edit_case(session, actor, case.case_id, 1, {"title": "x"})
     with pytest.raises(Forbidden):
@@ -226,7 +226,7 @@ def test_edit_view_proposes_from_the_run(session, make):
     lead = make.user(ws, Role.LEAD)
     run = _aiops_run(make, ws)
     case = make.case(ws, run=run)
-    view = cases.edit_view(session, make.actor(lead), case.case_id)
+    view = case_proposals.edit_view(session, make.actor(lead), case.case_id)
     # DATABASE: "postgres", "postgresql", "failover" in the answer (1 + 1 + 1) = 3 ties with
     # NETWORK: "timed out" in a tool error (3); DATABASE is listed first.
     assert view.suggestions.as_dict() == {
@@ -322,3 +322,33 @@ def test_the_case_filters_parameter_names_are_those_it_reads_and_writes():
     filters = CaseFilters.from_params(params)
     assert filters.as_params() == params
     assert sorted(CaseFilters.PARAM_NAMES) == sorted(params)
+
+
+def test_edit_view_values_are_the_stored_ones_never_the_proposals(session, make):
+    """A new user's case (GENERAL, no error code, no service) opened for edit showed the
+    proposals in the fields, so saving a change of the error code alone stored the
+    proposed category. The edit form's values are the stored ones; the proposals stay
+    proposals (``suggestions``) for the user to accept."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    run = make.run(ws, query="Login to checkout-service fails with 401 Unauthorized")
+    case = make.case(ws, run=run, fault_category="GENERAL", root_cause="r")
+    view = case_proposals.edit_view(session, make.actor(lead), case.case_id)
+    # AUTH: "unauthorized" and "401" in the query (2 + 2); HTTP_401 from "401 Unauthorized".
+    assert view.suggestions.as_dict() == {
+        "fault_category": "AUTH", "error_code": "HTTP_401", "service": "checkout-service"}
+    assert view.values == {"title": case.title, "fault_category": "GENERAL", "error_code": None,
+                           "service": None, "root_cause": "r", "solution": None, "version": 1}
+
+
+def test_a_redacted_password_in_the_run_proposes_no_auth_category(session, make):
+    """The proposal read ``password=[redacted]`` (a redaction marker and its label) as an
+    auth fault and proposed AUTH; a redacted secret is no evidence of anything."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    run = make.run(ws, query="Nightly job stopped; its env has DB_PASSWORD=hunter2hunter2x9")
+    case = make.case(ws, run=run)
+    assert "[redacted]" in run.query and "hunter2" not in run.query  # stored redacted
+    view = case_proposals.edit_view(session, make.actor(lead), case.case_id)
+    assert (view.suggestions.fault_category.value, view.suggestions.fault_category.rule) == (
+        "GENERAL", "default")

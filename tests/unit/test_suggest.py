@@ -211,3 +211,32 @@ def test_source_labels_as_the_page_words_them():
 
     words = [Suggestion("f", "v", "r", source, "m").source_label for source in SOURCES + ("",)]
     assert words == ["alert payload", "tool-call arguments", "tool-call errors", "query", "answer", "default"]
+
+
+@pytest.mark.parametrize("text", [
+    "Ran psql with password=[redacted] against the replica",  # a label, then the marker
+    "env: DB_PASSWORD: [redacted]",
+    'args {"password": "[redacted]", "credentials": "[redacted]"}',
+    "<Password>[redacted]</Password>",
+    "ran the client with --password [redacted] -h host",
+    "aws configure set aws_secret_access_key [redacted]",
+])
+def test_a_redaction_marker_and_its_label_propose_no_category(text):
+    # "password" / "credential" are AUTH keywords, but here they only name a secret the
+    # redactor replaced: evidence that a secret was in the text, not of an auth fault.
+    s = suggest_fault_category(RunText(query=text))
+    assert (s.value, s.rule) == ("GENERAL", "default")
+
+
+def test_a_redacted_secret_in_tool_arguments_proposes_no_category():
+    # _text_of joins a key and its value with a newline: "password\n[redacted]".
+    s = suggest_fault_category(RunText(tool_arguments=[{"password": "[redacted]", "host": "db1"}]))
+    assert (s.value, s.rule) == ("GENERAL", "default")
+
+
+def test_auth_words_outside_a_redaction_still_count():
+    # "password authentication failed" (query: 2) is an auth fault; the redacted
+    # "password=[redacted]" next to it adds nothing, so AUTH scores 2, found in the query.
+    s = suggest_fault_category(RunText(
+        query="password authentication failed for user app (password=[redacted])"))
+    assert (s.value, s.source, s.matched) == ("AUTH", "query", "password")
