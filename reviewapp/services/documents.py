@@ -88,8 +88,11 @@ def _describe(error: ValidationError, prefix: str) -> tuple[str, str]:
         return path, f"must be one of: {options}"
     if kind == "maxLength":
         return path, f"must be at most {error.validator_value} characters"
-    if kind in ("minLength", "pattern"):
+    if kind == "minLength" or (kind == "pattern" and error.validator_value == r"\S"):
         return path, "must not be empty"
+    if kind == "pattern":
+        return path, run_id_rule() if error.validator_value == run_id_pattern().pattern \
+            else f"must match {error.validator_value}"
     if kind == "maxItems":
         return path, f"must hold at most {error.validator_value} items"
     if kind in ("minimum", "maximum"):
@@ -120,6 +123,13 @@ def _id(value: Any, limit: int = 160) -> bool:
 def run_id_pattern() -> re.Pattern[str]:
     """The published run id pattern (``run_document.schema.json`` ``$defs.run_id``)."""
     return re.compile(schema("run_document")["$defs"]["run_id"]["pattern"])
+
+
+def run_id_rule() -> str:
+    """The one wording of the run id rule, for every refusal of a run id (the run API,
+    tool events, the schemas' pattern)."""
+    return ("must match " + run_id_pattern().pattern
+            + " (letters, digits and . _ : @ -, at most 160 characters, no /)")
 
 
 def valid_run_id(value: Any) -> bool:

@@ -164,6 +164,34 @@ def test_single_rejected_event_is_409_with_its_result(client, token):
                                                        "result": "rejected", "message": "unknown run_id"}
 
 
+RUN_ID_RULE = ("must match ^[A-Za-z0-9][A-Za-z0-9._:@-]*$ "
+               "(letters, digits and . _ : @ -, at most 160 characters, no /)")
+
+
+@pytest.mark.parametrize("run_id", ["bad id", "a/b", "-x"])
+def test_an_event_with_a_run_id_off_the_pattern_says_so_as_the_run_api_does(client, token, run_id):
+    """New-user finding: a tool event's run id outside the pattern read "run_id: must not
+    be empty" (the schema's pattern reported as if it were the emptiness check); the run
+    API's PUT said what the pattern is. Both now give the one rule's wording."""
+    single = post_events(client, token, {"id": "c1", "run_id": run_id, "event": "started"})
+    assert single.status_code == 400
+    assert single.get_json()["error"]["message"] == f"run_id: {RUN_ID_RULE}"
+    batch = post_events(client, token, [{"id": "c1", "run_id": run_id, "event": "started"},
+                                        {"id": "c2", "run_id": "r1", "event": "started"}])
+    rejected = batch.get_json()["results"][0]
+    assert (rejected["field"], rejected["message"]) == ("[0].run_id", RUN_ID_RULE)
+    put = client.put("/api/ingest/runs/" + run_id.replace("/", "%2F"), json={"query": "q"},
+                     headers=headers(token))
+    if put.status_code == 400:
+        assert put.get_json()["error"]["message"] == f"run_id: {RUN_ID_RULE}"
+
+
+def test_an_empty_or_blank_call_id_still_reads_must_not_be_empty(client, token):
+    for call_id in ("", "   "):
+        response = post_events(client, token, {"id": call_id, "run_id": "r1", "event": "started"})
+        assert response.get_json()["error"]["message"] == "id: must not be empty"
+
+
 def test_event_shape_errors_are_400_with_path(client, token):
     put_run(client, token)
     single = post_events(client, token, {"id": "c1", "run_id": "r1", "event": "started", "tool": "x"})

@@ -122,8 +122,7 @@ def check_run_id(run_id: Any) -> str:
     ``/api/ingest/runs/<id>/finish`` can never be read as a run named ``<id>/finish``);
     else ``ValidationFailed("run_id", ...)``."""
     if not documents.valid_run_id(run_id):
-        raise ValidationFailed("run_id", "must match " + documents.run_id_pattern().pattern
-                               + " (letters, digits and . _ : @ -, at most 160 characters, no /)")
+        raise ValidationFailed("run_id", documents.run_id_rule())
     return run_id
 
 
