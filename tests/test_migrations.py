@@ -426,3 +426,75 @@ def test_the_rateable_backfill(empty_database_url):
             text("SELECT id, rateable FROM diagnosis_run"))}
     engine.dispose()
     assert stored == {pk: row[-1] for pk, row in runs.items()}
+
+
+def test_queue_items_with_nothing_to_rate_leave(empty_database_url):
+    """6a7ddba9d1a7 takes out the open queue items of finished runs with no answer-level
+    target (an AIOps run's report, else an assistant message with text), which could
+    never complete, with their assignments (on the database under test). By hand, run by
+    run; a complete item and a RUNNING run's item stay."""
+    from sqlalchemy import text
+
+    app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": empty_database_url})
+    directory = str(REPO_ROOT / "migrations")
+    with app.app_context():
+        upgrade(directory=directory, revision="f4c2a8e1d937")
+        db.engine.dispose()
+    runs = {  # pk: (kind, status, assistant text or None, step, report, has a target)
+        1: ("chat", "SUCCESS", "The answer.", False, False, True),
+        2: ("aiops", "FAILED", None, True, False, False),  # demo-aiops-disk-pressure
+        3: ("aiops", "SUCCESS", None, True, True, True),
+        4: ("chat", "SUCCESS", None, False, True, False),  # a chat run's report is no answer
+        5: ("chat", "RUNNING", None, False, False, False),  # may still answer: stays
+        6: ("aiops", "FAILED", " \u3000\n", True, False, False),
+        7: ("aiops", "SUCCESS", "Conclusion.", True, False, True),
+    }
+    now = "2026-12-01 00:00:00+00:00"
+    engine = create_engine(empty_database_url)
+    with engine.begin() as conn:
+        sql = lambda stmt, **values: conn.execute(text(stmt), values)  # noqa: E731
+        sql("INSERT INTO workspace (id, slug, name, settings) VALUES (1, 'w1', 'W', '{}')")
+        sql("INSERT INTO user_account (id, username, password_hash, active, session_token, "
+            "created_at, updated_at) VALUES (1, 'ann', 'x', :t, 't1', :now, :now)", t=True, now=now)
+        sql("INSERT INTO diagnosis_session (id, session_id, workspace_id, kind) "
+            "VALUES (1, 's1', 1, 'chat')")
+        for pk, (kind, status, answer, step, report, _) in runs.items():
+            sql("INSERT INTO diagnosis_run (id, run_id, workspace_id, diagnosis_session_id, kind, "
+                "query, status, tool_call_count, failed_tool_call_count) "
+                "VALUES (:pk, :rid, 1, 1, :kind, 'q', :status, 0, 0)",
+                pk=pk, rid=f"r{pk}", kind=kind, status=status)
+            if answer is not None:
+                sql("INSERT INTO message (run_pk, ordinal, role, content, metadata) "
+                    "VALUES (:pk, 1, 'assistant', :content, '{}')", pk=pk, content=answer)
+            if step:
+                sql("INSERT INTO diagnostic_step (run_pk, ordinal, name) VALUES (:pk, 0, 'Look')",
+                    pk=pk)
+            if report:
+                sql("INSERT INTO diagnostic_report (run_pk, content) VALUES (:pk, '# Disk')", pk=pk)
+        for qid in (1, 2):
+            sql("INSERT INTO review_queue (id, workspace_id, name, rule, sample_percent, "
+                "reviewers_per_run, blind, reservation_minutes, created_at, updated_at) "
+                "VALUES (:q, 1, :name, '{}', 100, 1, :f, 10, :now, :now)",
+                q=qid, name=f"q{qid}", f=False, now=now)
+        items = {(1, pk): (10 + pk, None) for pk in runs}  # (queue, run): (item id, completed)
+        items |= {(2, 2): (22, now), (2, 4): (24, None)}
+        for (qid, pk), (item_id, done) in items.items():
+            sql("INSERT INTO review_queue_item (id, queue_id, run_pk, source, ratings_count, "
+                "completed_at, created_at, updated_at) "
+                "VALUES (:i, :q, :pk, 'rule', :n, :done, :now, :now)",
+                i=item_id, q=qid, pk=pk, n=1 if done else 0, done=done, now=now)
+        for item_id in (11, 12, 24):
+            sql("INSERT INTO review_queue_assignment (item_id, user_id, created_at, updated_at) "
+                "VALUES (:i, 1, :now, :now)", i=item_id, now=now)
+    engine.dispose()
+    with app.app_context():
+        upgrade(directory=directory)
+        db.engine.dispose()
+    engine = create_engine(empty_database_url)
+    with engine.connect() as conn:
+        left = sorted(conn.execute(text("SELECT queue_id, run_pk FROM review_queue_item")).all())
+        assigned = sorted(i for (i,) in conn.execute(
+            text("SELECT item_id FROM review_queue_assignment")))
+    engine.dispose()
+    assert [tuple(row) for row in left] == [(1, 1), (1, 3), (1, 5), (1, 7), (2, 2)]
+    assert assigned == [11]

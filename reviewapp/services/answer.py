@@ -70,6 +70,18 @@ def answer_rating_condition() -> Any:
     ))
 
 
+def has_answer_target() -> Any:
+    """SQL condition on ``Run`` (in the statement, or the outer run of a correlated
+    subquery): the run has an answer-level target (module docstring; ``answer_target``'s
+    rule): an AIOps run with a report, or any run with an assistant message with text.
+    What a review queue asks of a run (``runs.queue_fill``)."""
+    return or_(
+        and_(Run.kind == RunKind.AIOPS.value, exists().where(DiagnosticReport.run_pk == Run.id)),
+        exists().where(Message.run_pk == Run.id, Message.role == MessageRole.ASSISTANT.value,
+                       has_text(Message.content)),
+    )
+
+
 def answer_target(kind: str, answer_message_id: int | None, report_id: int | None
                   ) -> tuple[str, int] | None:
     """The run's answer-level target as ``(target_type, target_id)`` (module docstring),

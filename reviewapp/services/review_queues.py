@@ -4,8 +4,10 @@ A lead (or admin) of a workspace creates a queue: a name, a rule (runs-list filt
 ``RunFilters`` query-string form), a deterministic sample rate, the number of reviewers
 per run (1-5), blind on / off, and the reservation time. Creating it applies the rule to
 the existing runs once; every new or newly finished run is offered to the workspace's
-queues by the ingest paths (``runs/queue_fill.offer_run``). Leads add runs by hand (bulk)
-and remove them. A run is in a queue at most once; a run a lead removed does not
+queues by the ingest paths (``runs/queue_fill.offer_run``). A queue takes in only
+finished runs with an answer-level target, what its items complete on
+(``queue_fill.takes_in``); a finished run that loses it leaves the open items. Leads add
+runs by hand (bulk) and remove them. A run is in a queue at most once; a run a lead removed does not
 re-enter through the rule (``review_queue_removal``) until a lead adds it by hand.
 
 Reviewers of the workspace ask for their **next item**: the oldest item of the queue
@@ -113,7 +115,7 @@ from .queue_work import (
     release,
     renew,
 )
-from .runs.queue_fill import fill, insert_items
+from .runs.queue_fill import fill, insert_items, refused_by_hand
 
 __all__ = [  # the queue services, by concern: here, queue_work, queue_pages
     "CANDIDATES", "ITEM_ORDER", "ITEMS_PER_PAGE", "QUERY_PREVIEW", "RULE_KEYS", "ItemRow",
@@ -307,7 +309,9 @@ def add_runs(session: Session, actor: Actor, queue_id: Any, run_pks: Iterable[An
     """A lead adds runs by hand (bulk); returns how many were new to the queue, their
     stored rating counts taken under the runs' row locks. Every run
     must be in the queue's workspace (else ``Forbidden``, nothing added);
-    ``ValidationFailed`` (``runs``) for a value that is not a run id. Commits."""
+    ``ValidationFailed`` (``runs``) for a value that is not a run id, or naming the
+    finished runs with nothing to rate at answer level (``queue_fill.nothing_to_rate``:
+    their item could never complete; nothing added). Commits."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
     pks = sorted({id_value(pk, "runs", "must be run ids") or 0 for pk in run_pks})
     if not pks or 0 in pks:
@@ -320,6 +324,11 @@ def add_runs(session: Session, actor: Actor, queue_id: Any, run_pks: Iterable[An
         .order_by(Run.id).with_for_update(key_share=True)))
     if found != set(pks):
         raise Forbidden()
+    refused = refused_by_hand(session, pks)
+    if refused:
+        more = f" and {len(refused) - 5} more" if len(refused) > 5 else ""
+        raise ValidationFailed("runs", "nothing to rate at answer level (no answer, no "
+                               f"report): {', '.join(refused[:5])}{more}")
     added = insert_items(session, queue, pks, ItemSource.MANUAL.value,
                          actor.user_id if actor.is_user else None)
     session.commit()

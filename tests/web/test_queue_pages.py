@@ -434,3 +434,30 @@ def test_the_assign_list_keeps_a_former_reviewers_item_selected_as_theirs(
     assert response.status_code == 303
     rows = {r.item_id: r for r in rq.list_items(session, make.actor(lead), queue.id)[1].rows}
     assert rows[items[0]].assignees == ("ann",) and rows[items[1]].assignees == ("bob",)
+
+
+def test_an_aiops_queue_reaches_100_percent_without_the_run_with_nothing_to_rate(
+        client, login, make, session):
+    """Session 11 finding: a queue of kind AIOps took in the demo's FAILED run with no
+    answer and no report (a step only); nobody could rate its answer level, so the page
+    stuck at "1 of 2 complete". Now the run stays out: rating the one report is 1 of 1."""
+    from reviewapp.actors import Actor
+    from reviewapp.models import DiagnosticReport, Run
+    from reviewapp.services import demo, feedback
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann = make.user(ws, Role.REVIEWER)
+    demo.load(session, Actor.system_actor(), ws.id)
+    login(lead)
+    created = client.post("/queues/new", data=_form(ws.id, name="AIOps", kind="aiops",
+                                                    reviewers_per_run="1"))
+    assert created.status_code == 303
+    page = created.headers["Location"]
+    html = client.get(page).get_data(as_text=True)
+    assert "Alert DiskPressure on node-7" not in html and "0 of 1 complete" in html
+    report = session.scalar(select(DiagnosticReport.id).join(Run, Run.id == DiagnosticReport.run_pk)
+                            .where(Run.run_id == "demo-aiops-payment-errors", Run.workspace_id == ws.id))
+    feedback.upsert_feedback(session, make.actor(ann), "diagnostic_report", report, None, "positive")
+    html = client.get(page).get_data(as_text=True)
+    assert "1 of 1 complete" in html and 'value="1"' in html

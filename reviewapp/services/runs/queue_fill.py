@@ -1,7 +1,14 @@
 """Package-private: how review queues fill themselves from runs (issue 16 "Review
 queues"). A queue's rule is a runs-list filter (``RunFilters``) narrowed to the queue's
-workspace and to runs someone can rate (``rateable_run``: finished, with something to
-rate), of which a deterministic ``sample_percent`` sample enters (``domain/queues``).
+workspace and to runs whose answer-level target can be rated (``takes_in``: finished,
+``rateable_run``, and ``answer.has_answer_target``: the queue completes an item on
+answer-level ratings, ``queue_completion``), of which a deterministic ``sample_percent``
+sample enters (``domain/queues``). A run with only steps to rate (a FAILED AIOps run
+without answer or report) would stay 0/N forever, so it never enters; a finished run
+that loses its target (re-ingested without its answer) leaves the queues' open items
+(``offer_run``; complete ones stay), and comes back through the rule when an answer or
+report arrives; a lead cannot add such a run by hand (``nothing_to_rate``). A RUNNING
+run a lead added by hand stays while it runs.
 
 ``fill`` applies a rule to the existing runs once (when the queue is made);
 ``offer_run`` applies every queue of a run's workspace to one new or newly finished run
@@ -18,14 +25,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, exists, select
+from sqlalchemy import delete, exists, not_, select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor
 from ...domain.queues import in_sample
-from ...models import ItemSource, QueueItem, QueueRemoval, ReviewQueue, Run
+from ...models import ItemSource, QueueItem, QueueRemoval, ReviewQueue, Run, RunStatus
 from ...models.base import utcnow
 from ...queries import insert_for
+from ..answer import has_answer_target
 from ..queue_assignment import deal
 from ..queue_completion import refresh_run, refresh_runs
 from .filters import RunFilters
@@ -41,11 +49,34 @@ def rule_filters(queue: ReviewQueue) -> RunFilters:
     return RunFilters.from_params({**(queue.rule or {}), "workspace": str(queue.workspace_id)})
 
 
+def takes_in() -> Any:
+    """SQL condition on ``Run``: a queue's rule may take the run in (module docstring):
+    it is rateable (finished, with something to rate: ``rateable_run``, an indexed
+    column) and has an answer-level target (``answer.has_answer_target``), the one
+    thing an item's completion counts. The initial fill, ``offer_run`` and a refill
+    (``update_queue``) all read it through ``_matching``."""
+    return rateable_run() & has_answer_target()
+
+
+def nothing_to_rate() -> Any:
+    """SQL condition on ``Run``: the run is finished and has no answer-level target, so
+    an item of it could never complete: its open items leave (``offer_run``), a lead
+    may not add it (``refused_by_hand``). A RUNNING run may still answer."""
+    return (Run.status != RunStatus.RUNNING.value) & not_(has_answer_target())
+
+
+def refused_by_hand(session: Session, run_pks: Sequence[int]) -> list[str]:
+    """The ``run_id`` of each of ``run_pks`` that has nothing to rate at answer level
+    (``nothing_to_rate``), sorted; ``[]`` when a lead may add them all. One query."""
+    return list(session.scalars(select(Run.run_id).where(Run.id.in_(run_pks), nothing_to_rate())
+                                .order_by(Run.run_id)))
+
+
 def _matching(queue: ReviewQueue) -> Any:
     """The ids of the runs the queue's rule matches, less those a lead removed from it."""
     removed = exists().where(QueueRemoval.queue_id == queue.id, QueueRemoval.run_pk == Run.id)
     return (filtered_runs(_SYSTEM, rule_filters(queue), queue.workspace_id)
-            .where(rateable_run(), ~removed)
+            .where(takes_in(), ~removed)
             .with_only_columns(Run.id, maintain_column_froms=True))
 
 
@@ -95,11 +126,17 @@ def fill(session: Session, queue: ReviewQueue) -> int:
 def offer_run(session: Session, run: Run) -> int:
     """Apply every queue of the run's workspace to this one run (after it was stored or
     finished); returns how many queues took it. Its items in queues it was already in
-    get their completion re-derived (the answer may have changed). Two queries when the
-    workspace has no queue."""
+    get their completion re-derived (the answer may have changed), and its open items
+    leave when it now has nothing to rate at answer level (``nothing_to_rate``: one
+    DELETE; their reservations go with them, their assignments by the foreign key's
+    cascade). Two queries when the workspace has no queue."""
     refresh_run(session, run.id)
     queues = list(session.scalars(
         select(ReviewQueue).where(ReviewQueue.workspace_id == run.workspace_id)))
+    if queues:
+        session.execute(delete(QueueItem).where(
+            QueueItem.run_pk.in_(select(Run.id).where(Run.id == run.id, nothing_to_rate())),
+            QueueItem.completed_at.is_(None)).execution_options(synchronize_session=False))
     taken = 0
     for queue in queues:
         if not in_sample(queue.id, run.id, queue.sample_percent):

@@ -40,7 +40,8 @@ def rateable_rule() -> Any:
 def rateable_run() -> Any:
     """Condition: the run is rateable (``rateable_rule``, as the run keeps it): the
     review queue offers only such runs, so it never stops on a run nobody can rate
-    (SPEC 8). A column test, which the queue's index holds."""
+    (SPEC 8); a review queue's rule asks for an answer-level target too
+    (``queue_fill.takes_in``). A column test, which the queue's index holds."""
     return Run.rateable == true()
 
 

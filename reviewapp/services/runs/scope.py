@@ -1,6 +1,7 @@
 """Runs, which ones a list covers: the visible runs of the actor's workspaces narrowed by
-``RunFilters``, one index range per workspace (issue 18). The "rateable" condition the
-review queue adds is ``rateable.rateable_run`` (SPEC 2, 8)."""
+``RunFilters``, one index range per workspace (issue 18). The condition a review queue
+adds is ``queue_fill.takes_in`` (``rateable.rateable_run`` and an answer-level target;
+SPEC 2, 8)."""
 
 from __future__ import annotations
 
