@@ -263,6 +263,27 @@ def test_verdict_not_useful_has_no_case_and_opens_triage(api, make, ws, session)
     assert session.scalar(select(TriageItem.run_pk)) == run.id
 
 
+def test_verdict_on_a_run_a_queue_of_several_reviewers_decides_is_409(client, make, ws, session):
+    """SPEC 6.2: the N ratings (or a lead) decide such a run's verdict; the API answers
+    409 with the queue in ``details`` and writes nothing (new-user finding)."""
+    from reviewapp.actors import Role
+    from reviewapp.services import review_queues
+
+    run = make.run(ws)
+    make.user(ws)  # with the lead: two people who may review
+    review_queues.create_queue(session, make.actor(make.user(ws, Role.LEAD)), ws.id,
+                               "Pairs <b>", {}, reviewers_per_run=2)
+    secret = admin.create_token(session, Actor.system_actor(), ws.id, "agent").secret
+    response = client.post("/api/feedback", headers={"Authorization": f"Bearer {secret}"},
+                           json={"sessionId": run.session.session_id, "feedback": "useful"})
+    assert response.status_code == 409
+    error = response.get_json()["error"]
+    assert error["details"] == {"queue": "Pairs <b>", "reviewersPerRun": 2}
+    assert "decided by the review queue 'Pairs <b>'" in error["message"]
+    session.expire_all()
+    assert session.get(type(run), run.id).feedback is None and count(session, Case) == 0
+
+
 def test_verdict_with_a_token_of_the_workspace(client, make, ws, session):
     run = make.run(ws)
     secret = admin.create_token(session, Actor.system_actor(), ws.id, "agent").secret

@@ -298,7 +298,10 @@ def set_run_verdict(
     Callers: logged-in users with a reviewer role in the run's workspace, or an ingest
     token of that workspace. A session the actor cannot see: ``Forbidden``. A ``run_id``
     (with ``run_id``) or a ``session_id`` (without) that the actor sees in two workspaces:
-    ``Conflict`` (409) naming them in the message and in ``details["workspaces"]``.
+    ``Conflict`` (409) naming them in the message and in ``details["workspaces"]``. A run
+    that a review queue with N > 1 reviewers per run governs: ``Conflict`` (409) naming
+    the queue (``details`` ``{"queue", "reviewersPerRun"}``), nothing written: its
+    verdict is the N ratings' majority or a lead's decision (SPEC 6.2).
     """
     try:
         verdict = check_choice(verdict, "feedback", VERDICTS)
@@ -310,6 +313,7 @@ def set_run_verdict(
 
     if run_id is not None:
         run = _named_run(session, actor, session_id, run_id)
+        _refuse_governed(session, run)
         case_id = apply_verdict(session, run, verdict)
         session.commit()
         return VerdictResult(True, _recorded(session, "Feedback recorded", run, verdict, case_id),
@@ -317,6 +321,7 @@ def set_run_verdict(
     diagnosis_session = _only_visible_session(session, actor, session_id)
     latest = _latest_run(session, diagnosis_session)
     if latest is not None:
+        _refuse_governed(session, latest)
         case_id = apply_verdict(session, latest, verdict)
         session.commit()
         return VerdictResult(
@@ -324,6 +329,18 @@ def set_run_verdict(
             latest.run_id, True, case_id,
         )
     return _legacy_session_verdict(session, diagnosis_session, verdict)
+
+
+def _refuse_governed(session: Session, run: Run) -> None:
+    """Raise ``Conflict`` (details ``{"queue", "reviewersPerRun"}``) when a review queue
+    with N > 1 reviewers per run governs ``run``: its verdict is the N ratings' majority
+    or a lead's decision (SPEC 6.2), which the verdict API must not overrule."""
+    queue = governing_queue(session, run)
+    if queue is not None:
+        raise Conflict(
+            f"run {run.run_id}'s verdict is decided by the review queue '{queue.name}' "
+            f"({queue.reviewers_per_run} reviewers per run, or a lead's decision): rate its answer there",
+            details={"queue": queue.name, "reviewersPerRun": queue.reviewers_per_run})
 
 
 def _named_run(session: Session, actor: Actor, session_id: str, run_id: str) -> Run:

@@ -493,3 +493,35 @@ def test_a_blank_answer_field_gives_way_to_the_answer_message(session, make, ws,
     feedback.upsert_feedback(session, actor, "chat_message", answer_message_with_text(run).id, None,
                              "positive")
     assert session.scalars(select(Case.root_cause)).one() == "restart the pod"
+
+
+@pytest.mark.parametrize("run_id_sent", [True, False])
+def test_the_verdict_api_does_not_overrule_a_queue_of_several_reviewers(session, make, ws, actor,
+                                                                        run_id_sent):
+    """SPEC 6.2: in a review queue that asks for N > 1 reviewers per run, the verdict is
+    the N ratings' majority or a lead's decision. ``POST /api/feedback`` on such a run is
+    a Conflict naming the queue, nothing written (new-user finding: it set a disputed
+    run's verdict to useful and made a case while the run still waited for a lead)."""
+    from reviewapp.actors import Role
+    from reviewapp.errors import Conflict
+    from reviewapp.models import Case
+    from reviewapp.services import review_queues as rq
+
+    run = make.run(ws)
+    answer = answer_message_with_text(run)
+    rq.create_queue(session, make.actor(make.user(ws, Role.LEAD)), ws.id, "Pairs", {},
+                    reviewers_per_run=2)
+    colleague = make.actor(make.user(ws))
+    feedback.upsert_feedback(session, actor, "chat_message", answer.id, None, "positive")
+    feedback.upsert_feedback(session, colleague, "chat_message", answer.id, None, "negative")
+    assert fresh(session, run).feedback is None  # disputed: waits for a lead
+    with pytest.raises(Conflict) as refused:
+        feedback.set_run_verdict(session, actor, run.session.session_id,
+                                 run.run_id if run_id_sent else None, "useful")
+    assert refused.value.message == (
+        f"run {run.run_id}'s verdict is decided by the review queue 'Pairs' "
+        "(2 reviewers per run, or a lead's decision): rate its answer there")
+    assert refused.value.details == {"queue": "Pairs", "reviewersPerRun": 2}
+    session.rollback()
+    assert fresh(session, run).feedback is None
+    assert count(session, Case) == 0
