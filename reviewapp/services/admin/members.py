@@ -64,7 +64,7 @@ def create_user(
     given. The system may create an account without one; an admin only inside a
     workspace they administer. Audited (without the password). Raises
     ``ValidationFailed`` (username shape, password shorter than 8, unknown role),
-    ``Conflict`` (username taken), ``Forbidden``."""
+    ``Conflict`` (username taken, also by one that differs only in case), ``Forbidden``."""
     if not actor.system:
         if workspace_id is None or role is None:
             raise Forbidden()
@@ -72,6 +72,11 @@ def create_user(
     username = _username(username)
     check_new_password(password)
     role_value = parse_role(role) if role is not None else None
+    # Usernames are ASCII (USERNAME_RE): lower() folds them alike on both databases.
+    clash = session.scalar(select(User.username).where(func.lower(User.username) == username.lower()))
+    if clash is not None:
+        raise Conflict(f"user '{clash}' already exists"
+                       + ("" if clash == username else " (usernames differ by more than case)"))
     user = User(username=username, password_hash=hash_password(password), active=True,
                 session_token=secrets.token_hex(16), must_change_password=must_change_password)
     session.add(user)

@@ -70,6 +70,19 @@ def test_create_member_account_refuses_bad_input_naming_the_field(session, two, 
     assert err.value.field == field
 
 
+@pytest.mark.parametrize("first,second", [("rev2", "Rev2"), ("Ann.Lee", "ann.lee"), ("BOB", "bob")])
+def test_a_username_that_differs_only_in_case_is_taken(session, two, first, second):
+    """New-user finding: 'rev2' and 'Rev2' could both exist, two people an audit log or a
+    queue's reviewer list cannot tell apart. The second is a Conflict naming the first;
+    nothing is created."""
+    admin.create_member_account(session, two.act1, two.w1.id, first, "reviewer", DEFAULT_PASSWORD)
+    with pytest.raises(Conflict) as taken:
+        admin.create_member_account(session, two.act1, two.w1.id, second, "reviewer", DEFAULT_PASSWORD)
+    assert taken.value.message == f"user '{first}' already exists (usernames differ by more than case)"
+    session.rollback()
+    assert admin.get_user_by_username(session, second) is None
+
+
 def test_an_admin_creates_accounts_only_in_a_workspace_they_administer(session, two):
     with pytest.raises(Forbidden):
         admin.create_member_account(session, two.act1, two.w2.id, "intruder", "admin")
