@@ -245,7 +245,17 @@ SECRETS: list[tuple[str, str, list[str]]] = [
     ("bare bearer, dotted", "it sent Bearer bRr.tK9.qZx to the api", ["bRr.tK9.qZx"]),
     ("bare bearer, 12 letters", "retry with Bearer qwZmRtKpLxVb now", ["qwZmRtKpLxVb"]),
     ("pwd colon value", "host: db1, user: admin, pwd: Hu9ter2", ["Hu9ter2"]),
+    ("mysql -p, a blank, a password", "mysql -h db -u root -p Hu9ter2x shop", ["Hu9ter2x"]),
+    ("mongosh -p, a blank", "mongosh -u admin -p MgPw9xqz --authenticationDatabase admin", ["MgPw9xqz"]),
+    ("sqlcmd -P", "sqlcmd -S db -U sa -P SqPw9xqz -Q 'select 1'", ["SqPw9xqz"]),
+    # (base64 of it is no text to ``domain.base64_text``, which reads printable ASCII only:
+    # NOT_ASCII_IN_BASE64 below)
+    ("chinese password name", "数据库密码：Mm9Pw7xq，请妥善保管", ["Mm9Pw7xq"]),
 ]
+
+# Shapes whose base64 is not decoded (``domain.base64_text`` reads base64 of printable
+# ASCII only), so their base64 leaks: a known gap (session 11), pinned by the base64 tests.
+NOT_ASCII_IN_BASE64 = frozenset(name for name, text, _ in SECRETS if not text.isascii())
 
 # Ordinary text that must come out unchanged.
 ORDINARY: list[str] = [
@@ -272,6 +282,9 @@ ORDINARY: list[str] = [
     "Key: 2024 budget; api key rotation; pass 12 tests",
     '{"env": [{"name": "LOG_LEVEL", "value": "debug"}, {"name": "max_tokens", "value": "512"}]}',
     "env:\n- name: PUBLIC_KEY_PATH\n  value: /etc/keys/pub.pem",
+    "mkdir -p dir; cp -p a b; psql -h db -p 5432; ssh -p 2222 h; mysql -u root -p shop; "
+    "docker run --name mongo -p 27017:27017 mongo:6",
+    "令牌桶算法: rate=10；密钥长度: 2048；请输入密码：；密码：请联系管理员；公钥: ssh-ed25519",
     "the bearer of this letter; uses Bearer authentication. pwd: /home/user; bash: pwd: command not found",
 ]
 

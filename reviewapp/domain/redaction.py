@@ -7,8 +7,9 @@ PEM and PuTTY private keys (also base64-encoded, as in a Kubernetes secret), pas
 in URLs (also with ``@ / #`` inside), ``NAME=value`` / ``name: value`` / ``"name":
 "value"`` / ``<Name>value</Name>`` assignments whose name ends in PASSWORD, SECRET,
 TOKEN, KEY, PWD, PASS, CREDENTIALS (any casing: ``DB_PASSWORD``, ``dbPassword``,
-``sessionToken``), command-line credentials (``curl -u user:pw``, ``mysql -pPW``,
-``--password pw``), a secret name, blanks and a password-looking value (``aws configure
+``sessionToken``) or in a Chinese one (``密码=V``, ``访问令牌：V``: ``_CJK_SECRET_WORDS``),
+command-line credentials (``curl -u user:pw``, ``mysql -pPW``,
+``--password pw``, ``sqlcmd -P pw``, ``mongosh -p pw``: ``_spaced_password``), a secret name, blanks and a password-looking value (``aws configure
 set aws_secret_access_key V``, ``token V``: 8+ characters with a letter and a digit, so
 "token bucket" stays), and ``user:password@host`` without a scheme (same value rule;
 ``mailto:`` and ``image:tag@sha256`` stay) — also when glued to the text before them (after a letter, a digit,
@@ -123,6 +124,10 @@ _PUBLIC_NAMES = (
     "paginationtoken",
 )
 _WORD_BREAKS = "_-.: "
+# Chinese names of a secret (the seeds are Chinese): password (简 / 繁), secret key (and
+# its common misspelling 秘钥), private key, password (口令), token. A name ending in one
+# names a secret (数据库密码, 访问令牌); 令牌桶 (token bucket), 密码提示 (hint) do not.
+_CJK_SECRET_WORDS = ("密码", "密碼", "密钥", "密鑰", "秘钥", "秘鑰", "私钥", "私鑰", "口令", "令牌")
 
 
 def _squash(name: str) -> str:
@@ -133,14 +138,14 @@ def _squash(name: str) -> str:
 def is_secret_name(name: str) -> bool:
     """True when ``name`` (a JSON key, an env variable, a header, a CLI flag) names a
     secret (SPEC 4): it ends in one of ``_SECRET_WORDS`` (``DB_PASSWORD``, ``dbPassword``,
-    ``refresh_token``, ``X-Api-Key``) or is / ends with one of ``_SHORT_SECRET_WORDS`` as a
+    ``refresh_token``, ``X-Api-Key``) or in one of ``_CJK_SECRET_WORDS`` (``数据库密码``), or is / ends with one of ``_SHORT_SECRET_WORDS`` as a
     word of its own (``pwd``, ``db_pass``, ``apiKey``, ``sig``), and is not one of
     ``_PUBLIC_NAMES`` (``public_key``, ``next_token``)."""
     bare = name.strip().lstrip("-").strip("\"'")
     squashed = _squash(bare)
     if not squashed or squashed.endswith(_PUBLIC_NAMES):
         return False
-    if squashed.endswith(_SECRET_WORDS):
+    if squashed.endswith(_SECRET_WORDS) or squashed.endswith(_CJK_SECRET_WORDS):
         return True
     lowered = bare.lower()
     for word in _SHORT_SECRET_WORDS:
@@ -362,6 +367,13 @@ def _spaced_assignment(m: Spans, text: bytes) -> bytes | None:
     return _replace_group(m, text, 2)
 
 
+def _cjk_assignment(m: Spans, text: bytes) -> bytes | None:
+    # ``密码=V`` / ``密码：V`` / ``"密码": "V"``: the value quoted (group 1, 2) or a run of
+    # printable ASCII (group 3; Chinese prose after the colon is no value).
+    g = next(g for g in (1, 2, 3) if m[g][0] >= 0)
+    return None if _keep_value(_group(m, text, g)) else _replace_group(m, text, g)
+
+
 def _userinfo(m: Spans, text: bytes) -> bytes | None:
     # ``user:password@host`` without a scheme: the password must look like one (8+
     # characters, a letter and a digit), the host must not be a digest algorithm
@@ -397,6 +409,32 @@ def _user_password(m: Spans, text: bytes) -> bytes | None:
 
 # Words of 12+ letters that follow the scheme's name in prose ("Bearer authentication").
 _BEARER_PROSE = (b"authentication", b"authorization", b"authorisation", b"certificates")
+
+
+_PORT_CHARACTERS = b"0123456789:./"
+
+
+def _spaced_password(m: Spans, text: bytes) -> bytes | None:
+    # ``sqlcmd -P V``, ``mongosh -p V``, ``ldapsearch -w V``: the flag takes the password.
+    # Groups: 1 a mysql command (``_mysql_password``); the value single-quoted (2),
+    # double-quoted (3) or bare (4: up to a blank or a character the shell reads, ``;&|<>()``).
+    # A port mapping is another command's (``docker run --name mongo -p 27017:27017``).
+    g = next(g for g in (2, 3, 4) if m[g][0] >= 0)
+    value = _group(m, text, g)
+    if _keep_value(value) or (g == 4 and not value.translate(None, _PORT_CHARACTERS)):
+        return None
+    if m[1][0] >= 0 and g == 4 and not _mysql_password(value):
+        return None
+    return _replace_group(m, text, g)
+
+
+def _mysql_password(value: bytes) -> bool:
+    """After ``mysql -p`` and a blank, mysql prompts and reads the next word as the
+    database (the mysqladmin command): a password only when an agent meant one, which a
+    name does not look like: a letter, and a digit or a symbol other than ``_ - .``
+    (``hunter2``, not ``shop_db``, ``3306:3306``, ``<``)."""
+    return (any(c in _LETTERS for c in value)
+            and bool(value.translate(None, bytes(_LETTERS) + b"_-.")))
 
 
 def _bearer(m: Spans, text: bytes) -> bytes | None:
@@ -527,6 +565,17 @@ RULES: tuple[Rule, ...] = (
     Rule("sshpass / redis-cli / docker login password",
          r"(?:sshpass[ \t]+-p|redis-cli[^\r\n|;&\x00]*?[ \t]-a|docker[ \t]+login[^\r\n|;&\x00]*?[ \t]"
          r"(?:-p|--password))[ \t]+([^\s\"'\\\x00]+)", lambda m, t: _replace_group(m, t, 1)),
+    # A flag, a blank, the password: commands whose flag takes it (mysql's does not, but
+    # agents write it so: ``_mysql_password``). Not ``-p`` alone: a port (docker, ssh,
+    # psql), parents (mkdir), preserve (cp). Group 1 names the family for the handler.
+    Rule("password flag, blank, password",
+         r"(?:((?i:mysql|mysqldump|mysqladmin|mariadb|mysqlsh))[^\r\n|;&\x00]*?[ \t]-p"
+         r"|(?:(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|cqlsh|rabbitmqadmin)[ \t]"
+         r"|(?:az|oc|cf)[ \t]+login)[^\r\n|;&\x00]*?[ \t]-p"
+         r"|(?:sqlcmd|bcp|osql|ipmitool)[ \t][^\r\n|;&\x00]*?[ \t]-P"
+         r"|ldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn|exop|url)[ \t][^\r\n|;&\x00]*?[ \t]-w)"
+         r"[ \t]+(?:'([^'\x00\r\n]+)'|\"([^\"\x00\r\n]+)\"|([^\s\"'\\\x00;&|<>()-][^\s\"'\\\x00;&|<>()]*))",
+         _spaced_password),
     Rule("--secret-flag value",
          r"--(" + _NAME + r")[ \t]+[\"']?([^\s\"'\\\x00-][^\s\"'\\\x00]*)", _named_value),
     Rule("secret-named word, blanks, value",
@@ -540,6 +589,9 @@ RULES: tuple[Rule, ...] = (
          r"(?:,|\r?\n|\\n)[ \t]*\\?[\"']?(?i:value|parametervalue)\\?[\"']?[ \t]*[:=][ \t]*"
          r"(?:\\?\"([^\"\\\x00\r\n]+)|'([^'\x00\r\n]+)|([^\s\"'\\,}\]\x00][^\r\n\"'\\,}\]\x00]*))",
          _paired_value),
+    Rule("chinese secret name, value",
+         "(?:" + "|".join(_CJK_SECRET_WORDS) + r")\\?[\"']?[ \t]*(?:[:=]|：|＝)[ \t]*"
+         r"(?:\\?\"([^\"\\\x00\r\n]+)|'([^'\x00\r\n]+)|([!#-%(-+\--:=?-\[^-|~]+))", _cjk_assignment),
     Rule("secret-named assignment",
          r"(" + _NAME + r")(\\?[\"']?[ \t]*(?::=|=>|[:=]|%3[dD])[ \t]*)"
          r"(?:\"((?:[^\"\\\x00\r\n]|\\[^\x00\r\n])*)\"|'([^'\x00\r\n]*)'|\\\"([^\"\x00]*?)\\\""

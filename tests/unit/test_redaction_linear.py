@@ -150,6 +150,19 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "pwd: before words": _repeat("pwd: command "),
     "dense pwd: values": _repeat("pwd: x1 "),
     "pwd: before a long path": lambda n: "pwd: /" + "a" * n,
+    # Chinese secret names: before prose, dense values, a long value, an unterminated quote.
+    "chinese names before prose": lambda n: _repeat("密码：请联系管理员 ")(n // 3),
+    "dense chinese assignments": _repeat("密码=x "),
+    "chinese name before a long value": lambda n: "密码=" + "a" * n,
+    "chinese name, unterminated quote": lambda n: '"令牌": "' + "a" * n,
+    "chinese names repeated": lambda n: _repeat("令牌")(n // 3),
+    # A password flag and a blank: command names without the flag, flags before names
+    # that are kept, dense passwords, a long value, an unterminated quote.
+    "command names repeated": _repeat("mysql mongo sqlcmd ldapsearch az login "),
+    "mysql -p before database names": _repeat("mysql -p shop "),
+    "dense flag passwords": _repeat("mongosh -p x "),
+    "a password flag before a long value": lambda n: "mongo -p " + "a" * n,
+    "a password flag, unterminated quote": lambda n: "sqlcmd -P '" + "a" * n,
     "dense assignments": _repeat("pwd=x "),
     "dense aws keys": _repeat("AKIAQ7F2LM9XZR4TY8WP "),
     "dense urls": _repeat("a://b:c@d "),

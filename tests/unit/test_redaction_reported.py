@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from reviewapp.services.secret_scan import redact_run_document, redact_text
+from reviewapp.services.secret_scan import redact, redact_run_document, redact_text
 
 R = "[redacted]"  # SPEC 4: "It says [redacted] in their place"
 
@@ -72,6 +72,83 @@ def test_pwd_colon_value_is_redacted(text, expected):
     "pwd: usage: pwd [-LP]",
 ])
 def test_pwd_colon_path_or_message_stays(text):
+    assert redact_text(text) == text
+
+
+# --- 3. Chinese secret names ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("密码=hunter2", f"密码={R}"),
+    ("密码：hunter2", f"密码：{R}"),                         # full-width colon
+    ("密码: hunter2", f"密码: {R}"),
+    ("数据库密码：123456，请妥善保管", f"数据库密码：{R}，请妥善保管"),
+    ("密钥=Zq8Wx7Ec6Rv5", f"密钥={R}"),
+    ("口令：letmein", f"口令：{R}"),
+    ("访问令牌: abc.def.ghi", f"访问令牌: {R}"),
+    ("密碼＝hunter2", f"密碼＝{R}"),                         # traditional, full-width equals
+    ("私钥: Zq8Wx7Ec6Rv5", f"私钥: {R}"),
+    ("秘钥=hunter2", f"秘钥={R}"),
+    ('{"密码": "hunter2"}', f'{{"密码": "{R}"}}'),
+])
+def test_a_chinese_secret_name_before_a_value_is_redacted(text, expected):
+    assert _stored_query_and_result(text) == (expected, expected)
+
+
+def test_a_chinese_secret_named_json_key_hides_its_value():
+    assert redact({"数据库密码": "hunter2", "令牌": 12345678, "密码提示": "pet"}) == {
+        "数据库密码": R, "令牌": R, "密码提示": "pet"}
+
+
+@pytest.mark.parametrize("text", [
+    "请输入密码：",                        # "enter the password:" with nothing after it
+    "密码：请联系管理员",                  # the value is Chinese prose
+    "令牌桶算法: rate=10",                 # token bucket
+    "密钥长度: 2048",                      # key length
+    "密码错误: 3 次",                      # wrong password: 3 times
+    "密码: null; 令牌=${TOKEN}",
+    "公钥: ssh-ed25519",                   # a public key
+])
+def test_chinese_prose_about_secrets_stays(text):
+    assert redact_text(text) == text
+
+
+# --- 4. a CLI password flag followed by a blank ---------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # mysql reads "-p VALUE" as "prompt, then the database VALUE"; a value with a letter and
+    # a digit or a symbol is taken for a password anyway (an agent meant one).
+    ("mysql -u root -p hunter2", f"mysql -u root -p {R}"),
+    ("mysqladmin -u root -p hunter2 status", f"mysqladmin -u root -p {R} status"),
+    ("mysqldump -u root -p 'p@ss!' shop > shop.sql", f"mysqldump -u root -p '{R}' shop > shop.sql"),
+    ("mongosh -u admin -p hunter2 --authenticationDatabase admin",
+     f"mongosh -u admin -p {R} --authenticationDatabase admin"),
+    ("mongo -u admin -p letmein", f"mongo -u admin -p {R}"),
+    ("mongodump -u admin -p letmein --db shop", f"mongodump -u admin -p {R} --db shop"),
+    ("cqlsh -u cassandra -p cassandra db1", f"cqlsh -u cassandra -p {R} db1"),
+    ("az login -u me@example.com -p hunter2", f"az login -u me@example.com -p {R}"),
+    ("oc login -u dev -p hunter2 https://api.example.com:6443",
+     f"oc login -u dev -p {R} https://api.example.com:6443"),
+    ("sqlcmd -S db -U sa -P hunter2 -Q 'select 1'", f"sqlcmd -S db -U sa -P {R} -Q 'select 1'"),
+    ("ipmitool -H 10.0.0.5 -U admin -P hunter2 power status",
+     f"ipmitool -H 10.0.0.5 -U admin -P {R} power status"),
+    ("ldapsearch -x -D cn=admin -w hunter2 -b dc=x", f"ldapsearch -x -D cn=admin -w {R} -b dc=x"),
+])
+def test_a_password_flag_followed_by_a_blank_is_redacted(text, expected):
+    assert _stored_query_and_result(text) == (expected, expected)
+
+
+@pytest.mark.parametrize("text", [
+    "-p hunter2",                          # no command: -p is a port, parents, preserve ...
+    "docker run -p 8080:80 nginx", "ssh -p 2222 ops@host", "scp -P 2222 f host:",
+    "mkdir -p dir/sub", "cp -p a b", "grep -p x f", "psql -h db -p 5432 -U app",
+    "mysql -u root -p shop",               # the database: mysql prompts for the password
+    "mysql -u root -p", "mysql -u root -p -D shop", "mysqldump -u root -p shop_db > x.sql",
+    "docker run --name mysql -p 3306:3306 mysql:8",
+    "docker run --name mongo -p 27017:27017 mongo:6",
+    "mosquitto_pub -h broker -p 1883 -t t -m hi",
+    "ldapsearch -x -W -b dc=x",            # -W prompts
+])
+def test_a_p_flag_that_is_no_password_stays(text):
     assert redact_text(text) == text
 
 
