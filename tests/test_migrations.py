@@ -498,3 +498,69 @@ def test_queue_items_with_nothing_to_rate_leave(empty_database_url):
     engine.dispose()
     assert [tuple(row) for row in left] == [(1, 1), (1, 3), (1, 5), (1, 7), (2, 2)]
     assert assigned == [11]
+
+
+def test_named_queue_recount_backfill(tmp_path):
+    """9e4b7d2c1a58 counts a named queue's items again with its reviewers only. By hand:
+    queue 1 names user 1 (N = 2); run 1's answer is rated by users 1 and 3 (3 not named:
+    an admin from the run page) -> 1, no longer complete; run 2's by users 1 and 4, 4 not
+    named any more but still assigned the item they rated (a departed reviewer's
+    finished work) -> 2, kept as a former rater, complete. Queue 2 is open to all
+    (N = 2): run 1 stays 2, complete, its time unchanged."""
+    url = f"sqlite:///{tmp_path / 'named.sqlite'}"
+    app = create_app({"TESTING": True, "SECRET_KEY": "t", "DATABASE_URL": url})
+    directory = str(REPO_ROOT / "migrations")
+    with app.app_context():
+        upgrade(directory=directory, revision="6a7ddba9d1a7")
+        db.engine.dispose()
+    engine = create_engine(url)
+    now = "2026-12-01 00:00:00"
+    with engine.begin() as conn:
+        sql = conn.exec_driver_sql
+        sql("INSERT INTO workspace (id, slug, name, settings, created_at, updated_at) "
+            "VALUES (1, 'w1', 'W1', '{}', ?, ?)", (now, now))
+        for uid in (1, 3, 4):
+            sql("INSERT INTO user_account (id, username, password_hash, active, session_token, "
+                "created_at, updated_at) VALUES (?, ?, 'x', 1, ?, ?, ?)",
+                (uid, f"u{uid}", f"t{uid}", now, now))
+        sql("INSERT INTO diagnosis_session (id, session_id, workspace_id, kind) "
+            "VALUES (1, 's1', 1, 'chat')")
+        for pk in (1, 2):
+            sql("INSERT INTO diagnosis_run (id, run_id, workspace_id, diagnosis_session_id, kind, "
+                "query, status, tool_call_count, failed_tool_call_count) "
+                "VALUES (?, ?, 1, 1, 'chat', 'q', 'SUCCESS', 0, 0)", (pk, f"r{pk}"))
+            sql("INSERT INTO message (id, run_pk, ordinal, role, content, metadata, created_at, "
+                "updated_at) VALUES (?, ?, 1, 'assistant', 'The answer.', '{}', ?, ?)",
+                (10 * pk, pk, now, now))
+        for author, run in ((1, 1), (3, 1), (1, 2), (4, 2)):
+            sql("INSERT INTO user_feedback (author_id, workspace_id, run_pk, target_type, "
+                "target_id, subject_key, rating, created_at, updated_at) "
+                "VALUES (?, 1, ?, 'chat_message', ?, '', 'positive', ?, ?)",
+                (author, run, 10 * run, now, now))
+        for qid, scope in ((1, "named"), (2, "all")):
+            sql("INSERT INTO review_queue (id, workspace_id, name, rule, sample_percent, "
+                "reviewers_per_run, blind, reservation_minutes, reviewers, assignment, dealt, "
+                "dispute_rule, created_at, updated_at) "
+                "VALUES (?, 1, ?, '{}', 100, 2, 0, 10, ?, 'by_hand', 0, 'tie', ?, ?)",
+                (qid, f"q{qid}", scope, now, now))
+        sql("INSERT INTO review_queue_reviewer (queue_id, user_id, position, created_at, "
+            "updated_at) VALUES (1, 1, 0, ?, ?)", (now, now))
+        for iid, qid, run in ((1, 1, 1), (2, 1, 2), (3, 2, 1)):
+            sql("INSERT INTO review_queue_item (id, queue_id, run_pk, source, ratings_count, "
+                "completed_at, created_at, updated_at) VALUES (?, ?, ?, 'rule', 2, ?, ?, ?)",
+                (iid, qid, run, now, now, now))
+        sql("INSERT INTO review_queue_assignment (item_id, user_id, created_at, updated_at) "
+            "VALUES (2, 4, ?, ?)", (now, now))
+    engine.dispose()
+    with app.app_context():
+        upgrade(directory=directory)
+        db.engine.dispose()
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        rows = {i: (n, done) for i, n, done in conn.exec_driver_sql(
+            "SELECT id, ratings_count, completed_at FROM review_queue_item")}
+        former = conn.exec_driver_sql(
+            "SELECT queue_id, run_pk, user_id FROM review_queue_former_rater").all()
+    engine.dispose()
+    assert rows == {1: (1, None), 2: (2, now), 3: (2, now)}
+    assert former == [(1, 2, 4)]

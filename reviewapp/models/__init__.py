@@ -11,7 +11,15 @@ from .cases import Case, SourceType
 from .decisions import VerdictDecision
 from .feedback import Feedback, FeedbackEvent, Rating, TargetType
 from .otel import OtelSpan
-from .queues import ItemSource, QueueAssignment, QueueItem, QueueRemoval, QueueReviewer, ReviewQueue
+from .queues import (
+    ItemSource,
+    QueueAssignment,
+    QueueFormerRater,
+    QueueItem,
+    QueueRemoval,
+    QueueReviewer,
+    ReviewQueue,
+)
 from .rollups import RatedRun, RatedRunCount, RunDayCount, ToolDayCount, TriageDayCount
 from .runs import (
     DiagnosisSession,
@@ -42,7 +50,7 @@ def target_model(target_type: str) -> Any:
 __all__ = [
     "AuditEvent", "Case", "DiagnosisSession", "DiagnosticReport", "DiagnosticStep", "Feedback",
     "FeedbackEvent", "IngestToken", "ItemSource", "MatchLevel", "Membership", "Message",
-    "MessageRole", "OtelSpan", "QueueAssignment", "QueueItem", "QueueRemoval", "QueueReviewer", "RatedRun", "RatedRunCount", "Rating", "ReviewQueue", "Run", "RunKind",
+    "MessageRole", "OtelSpan", "QueueAssignment", "QueueFormerRater", "QueueItem", "QueueRemoval", "QueueReviewer", "RatedRun", "RatedRunCount", "Rating", "ReviewQueue", "Run", "RunKind",
     "RunDayCount", "RunStatus", "SourceType", "TargetRevision", "TargetType", "ToolCall",
     "ToolCallStatus", "ToolDayCount", "TriageDayCount",
     "TriageEvent", "TriageItem", "TriageState", "User", "Verdict", "VerdictDecision",

@@ -86,6 +86,24 @@ class QueueReviewer(TimestampMixin, db.Model):
     position: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class QueueFormerRater(TimestampMixin, db.Model):
+    """A rating that keeps counting for a queue after its author stopped being one of the
+    queue's reviewers (``review_queue_former_rater``): ``user_id`` rated run ``run_pk``'s
+    answer while they counted for queue ``queue_id`` (named on it, or it was open to
+    all) and then stopped (no longer named: a lead's edit, or they left the workspace;
+    or the queue came to name its reviewers). Their rating of that run keeps counting
+    towards its item (``services/queue_completion.counted_rating``); a rating they give
+    afterwards does not. ``created_at`` (UTC): when they stopped counting."""
+
+    __tablename__ = "review_queue_former_rater"
+    __table_args__ = (UniqueConstraint("queue_id", "run_pk", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    queue_id: Mapped[int] = mapped_column(ForeignKey("review_queue.id", ondelete="CASCADE"))
+    run_pk: Mapped[int] = mapped_column(ForeignKey("diagnosis_run.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("user_account.id", ondelete="CASCADE"))
+
+
 class QueueAssignment(TimestampMixin, db.Model):
     """An item assigned to a reviewer (``review_queue_assignment``): in an assigned
     queue, the reviewers whose next item it may be. ``assigned_by`` null: dealt
@@ -109,7 +127,9 @@ class QueueItem(TimestampMixin, db.Model):
     ``created_at`` say why and since when it is there; ``reserved_by`` /
     ``reserved_until`` (UTC) the one reviewer who holds it until then.
 
-    ``ratings_count``: how many different reviewers have rated the run's answer-level
+    ``ratings_count``: how many different reviewers who count for the queue (all raters,
+    or in a queue that names its reviewers only theirs,
+    ``services/queue_completion.counted_rating``) have rated the run's answer-level
     target; ``completed_at`` (UTC): since when that count reaches the queue's
     ``reviewers_per_run`` (null while it does not). Both are kept by the services
     (``services/queue_completion.py``) whenever a rating is written or deleted, so "the

@@ -2,7 +2,8 @@
 
 A run is **disputed** when the queue that governs its verdict (``queue_governing``:
 a queue with N = ``reviewers_per_run`` > 1 holding the run) has at least N answer-level
-ratings of it and ``domain.consensus`` finds no verdict in them (a tie, or any split
+ratings of it by those who count for it (``queue_completion.counted_rating``: in a
+queue that names its reviewers, theirs; the sides shown are theirs) and ``domain.consensus`` finds no verdict in them (a tie, or any split
 under the queue's ``any_split`` rule), and no lead has decided it yet.
 
 A **decision** (``verdict_decision``) is a record of its own, not a rating: who decided,
@@ -56,6 +57,7 @@ from .feedback.verdict import (
 )
 from .keyset import SortKey, SortOrder
 from .params import id_value, workspace_param
+from .queue_completion import counted_rating
 from .queue_governing import disputes
 from .secret_scan import redact_typed
 from .triage._rows import reasons_by_workspace
@@ -206,7 +208,7 @@ def disputed(session: Session, actor: Actor, filters: AdjudicationFilters | None
                             .offset(limit).limit(1)) if offset > limit else None
     queue_of = {q.id: q for q in session.scalars(
         select(ReviewQueue).where(ReviewQueue.id.in_({r.queue_id for r in rows})))}
-    answers = _answer_ratings(session, [r.run_pk for r in rows[:limit]])
+    answers = _answer_ratings(session, [r.item_id for r in rows[:limit]])
     shown = [(r.run_pk, queue_of[r.queue_id], consensus(
         [x for _, x in answers.get(r.run_pk, [])], queue_of[r.queue_id].reviewers_per_run,
         queue_of[r.queue_id].dispute_rule), r.item_id) for r in rows[:limit]]
@@ -218,15 +220,21 @@ def disputed(session: Session, actor: Actor, filters: AdjudicationFilters | None
         capped)
 
 
-def _answer_ratings(session: Session, run_pks: list[int]) -> dict[int, list[tuple[int, str]]]:
-    """(feedback id, rating) of the answer-level ratings of each run."""
+def _answer_ratings(session: Session, item_ids: list[int]) -> dict[int, list[tuple[int, str]]]:
+    """``{run pk: [(feedback id, rating)]}``: the answer-level ratings of each governing
+    item's run that count for its queue (``queue_completion.counted_rating``: a named
+    queue's own reviewers; someone else's rating is no side of the dispute)."""
     found: dict[int, list[tuple[int, str]]] = {}
-    if not run_pks:
+    if not item_ids:
         return found
     for fid, run_pk, rating in session.execute(
             select(Feedback.id, Feedback.run_pk, Feedback.rating)
             .join(Run, Run.id == Feedback.run_pk)
-            .where(Feedback.run_pk.in_(run_pks), answer_rating_condition())):
+            .join(QueueItem, QueueItem.run_pk == Feedback.run_pk)
+            .join(ReviewQueue, ReviewQueue.id == QueueItem.queue_id)
+            .where(QueueItem.id.in_(item_ids), answer_rating_condition(),
+                   counted_rating(ReviewQueue.id, ReviewQueue.reviewers, Feedback.run_pk,
+                                  Feedback.author_id))):
         found.setdefault(run_pk, []).append((fid, rating))
     return found
 
@@ -306,7 +314,8 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     made now has ``created_by`` = the lead's username) and the decision stands against
     later ratings.
 
-    A lead who rated the run's answer is one side of the dispute. SPEC 6 gives a tie to
+    A lead whose answer rating counts for the queue (``queue_completion.counted_rating``)
+    is one side of the dispute (a rating that does not count is no side). SPEC 6 gives a tie to
     "a lead's adjudication" without saying which lead, so they may decide it; the page
     warns them (``DisputedItem.my_rating``) and the decision is recorded in the
     workspace's audit log (``decision.own_rating``: verdict and their rating), in the
@@ -329,7 +338,7 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     if (latest.id if latest is not None else None) != expected:
         raise _decided_meanwhile(session, latest)
     if latest is None and consensus(
-            answer_ratings_of(session, run), queue.reviewers_per_run,
+            answer_ratings_of(session, run, queue), queue.reviewers_per_run,
             queue.dispute_rule).outcome != DISPUTED:
         raise ValidationFailed("run", f"is not disputed: the reviewers of queue “{queue.name}” "
                                       "have not disagreed on it, so their ratings set its verdict")
@@ -338,21 +347,25 @@ def decide(session: Session, actor: Actor, run_pk: Any, verdict: Any, note: Any 
     session.add(decision)
     lead = session.scalar(select(User.username).where(User.id == actor.user_id))
     case_id = apply_verdict(session, run, chosen, author=lead or actor.label)
-    own = _audit_a_side(session, actor, run, chosen)
+    own = _audit_a_side(session, actor, run, queue, chosen)
     session.flush()
     result = DecisionResult(decision.id, run.id, chosen, case_id, own)
     session.commit()
     return result
 
 
-def _audit_a_side(session: Session, actor: Actor, run: Run, verdict: str) -> str | None:
-    """The deciding lead's own answer rating of the run (positive | negative), if any;
-    when there is one, the audit event ``decision.own_rating`` is added to the caller's
-    transaction (the verdict and that rating)."""
+def _audit_a_side(session: Session, actor: Actor, run: Run, queue: ReviewQueue,
+                  verdict: str) -> str | None:
+    """The deciding lead's own answer rating of the run (positive | negative) when it
+    counts for the governing ``queue`` (one side of the dispute), if any; when there is
+    one, the audit event ``decision.own_rating`` is added to the caller's transaction
+    (the verdict and that rating)."""
     own = session.scalar(
         select(Feedback.rating).join(Run, Run.id == Feedback.run_pk)
         .where(Feedback.run_pk == run.id, Feedback.author_id == actor.user_id,
-               answer_rating_condition()).limit(1))
+               answer_rating_condition(),
+               counted_rating(queue.id, queue.reviewers, Feedback.run_pk, Feedback.author_id))
+        .limit(1))
     if own is not None:
         record_event(session, actor, workspace_id=run.workspace_id, action="decision.own_rating",
                      target_type="run", target_id=run.run_id, target_label=run.run_id,

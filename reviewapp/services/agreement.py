@@ -50,6 +50,7 @@ from ..queries import scope_to_actor
 from . import rollups
 from .answer import answer_rating_condition
 from .params import date_range_params, day_range, id_value, int_param, workspace_param
+from .queue_completion import counted_rating
 
 DEFAULT_MIN_SHARED = 5
 MAX_MIN_SHARED = 10_000
@@ -132,9 +133,15 @@ def answer_ratings(session: Session, ws_ids: list[int], date_from: date | None =
                    ) -> dict[int, dict[str, str]]:
     """``{run id: {username: "positive" | "negative"}}``: the current answer-level
     ratings of the runs of ``ws_ids`` in the date range (and in review queue
-    ``queue_id`` when given). No access check: the caller resolved ``ws_ids`` (and the
+    ``queue_id`` when given: only the ratings that count for it,
+    ``queue_completion.counted_rating`` — in a queue that names its reviewers, theirs). No access check: the caller resolved ``ws_ids`` (and the
     queue) through the actor (``lead_workspaces``)."""
-    in_queue = ([exists().where(QueueItem.queue_id == queue_id, QueueItem.run_pk == Run.id)]
+    # A queue's figures: its runs, rated by those who count for it (a named queue's own
+    # reviewers, ``queue_completion.counted_rating``).
+    in_queue = ([exists().where(QueueItem.queue_id == queue_id, QueueItem.run_pk == Run.id,
+                                ReviewQueue.id == QueueItem.queue_id,
+                                counted_rating(ReviewQueue.id, ReviewQueue.reviewers,
+                                               Feedback.run_pk, Feedback.author_id))]
                 if queue_id is not None else [])
     # On the session's connection: plain rows, no ORM result processing (100,000 ratings).
     rows = session.connection().execute(

@@ -51,6 +51,7 @@ from ..models import (
 )
 from ..queries import insert_for
 from .answer import answer_rating_condition
+from .queue_completion import keep_ratings_of, recount_items
 
 
 def may_review_condition(queue_col_id: Any, queue_col_reviewers: Any, user_id: Any) -> Any:
@@ -113,13 +114,23 @@ def pool(session: Session, queue: ReviewQueue) -> list[int]:
 
 def drop_named(session: Session, user_id: int, workspace_id: int) -> int:
     """A member leaves the workspace: they stop being a named reviewer of its queues.
-    Returns how many queues named them. For ``admin.remove_member`` (no check, no
-    commit)."""
-    return session.execute(delete(QueueReviewer).where(
+    The answer ratings they gave keep counting for the queues that name their reviewers
+    (``queue_completion.keep_ratings_of``), whose items they rated are counted again in
+    the same transaction (``recount_items``: the same counts). Returns how many queues
+    named them. For ``admin.remove_member`` (no check, no commit)."""
+    queues = list(session.scalars(
+        select(ReviewQueue.id).join(QueueReviewer, QueueReviewer.queue_id == ReviewQueue.id)
+        .where(QueueReviewer.user_id == user_id, ReviewQueue.workspace_id == workspace_id,
+               ReviewQueue.reviewers == REVIEWERS_NAMED)))
+    if queues:
+        keep_ratings_of(session, queues, Feedback.author_id == user_id)
+    dropped = session.execute(delete(QueueReviewer).where(
         QueueReviewer.user_id == user_id,
         QueueReviewer.queue_id.in_(select(ReviewQueue.id).where(
             ReviewQueue.workspace_id == workspace_id)))
         .execution_options(synchronize_session=False)).rowcount or 0
+    recount_items(session, queues, author_id=user_id)
+    return dropped
 
 
 def deal(session: Session, queue: ReviewQueue, item_ids: Sequence[int],

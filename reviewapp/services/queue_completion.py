@@ -1,10 +1,17 @@
 """When a review-queue item is complete (issue 16 "Review queues"): stored, not counted.
 
-An item is **complete** when ``reviewers_per_run`` different reviewers have rated its
-run's answer-level target (``answer.answer_rating_condition``: a chat run's answer
-message, an AIOps run's report, or its answer when it has no report). Each item keeps
-``ratings_count`` (those reviewers) and ``completed_at`` (UTC, since when the count
-reaches the queue's N; null below it). The services keep both:
+An item is **complete** when ``reviewers_per_run`` different reviewers **of the queue**
+have rated its run's answer-level target (``answer.answer_rating_condition``: a chat
+run's answer message, an AIOps run's report, or its answer when it has no report). Who
+counts for a queue (``counted_rating``, the one statement of the rule, also read by the
+verdict, the disputes, the progress figures and the agreement per queue): every rater
+when the queue is open to all reviewers of the workspace; when it names its reviewers,
+the named ones, and a rating given by someone who counted then and stopped counting
+since (no longer named, left the workspace, or the queue came to name its reviewers:
+``QueueFormerRater``, written by ``keep_ratings_of``) — a rating someone else gives (an
+admin or a lead from the run page) does not count. Each item keeps ``ratings_count``
+(those reviewers) and ``completed_at`` (UTC, since when the count reaches the queue's N;
+null below it). The services keep both:
 
 - the feedback services (``feedback.ratings.upsert_feedback`` / ``delete_feedback``)
   call ``refresh_run`` after writing an answer-level rating or deleting any rating, in
@@ -14,7 +21,10 @@ reaches the queue's N; null below it). The services keep both:
 - ``runs.queue_fill`` calls ``refresh_runs`` for items it adds (a run rated before it
   entered the queue) and ``refresh_run`` when a run is re-ingested (its answer may have
   changed);
-- ``recount_queue`` after a queue's ``reviewers_per_run`` changed.
+- ``recount_queue`` after a queue's ``reviewers_per_run`` changed;
+- ``recount_items`` after who counts changed (``review_queues.update_queue``: named
+  reviewers or the scope; ``queue_assignment.drop_named``: a member removed), after
+  ``keep_ratings_of`` kept the ratings of those who stop counting.
 
 ``completed_at`` keeps its first time while the item stays complete; a deleted rating
 that takes the count below N clears it. Nothing here checks access or commits: the
@@ -28,11 +38,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, distinct, func, select, update
+from sqlalchemy import case, distinct, exists, false, func, literal, or_, select, true, update
 from sqlalchemy.orm import Session
 
-from ..models import Feedback, QueueItem, ReviewQueue, Run
+from ..domain.queues import REVIEWERS_NAMED
+from ..models import Feedback, QueueFormerRater, QueueItem, QueueReviewer, ReviewQueue, Run
 from ..models.base import utcnow
+from ..queries import insert_for
 from .answer import answer_rating_condition
 
 BATCH = 1000
@@ -49,24 +61,10 @@ class ItemCompletion:
     completed_at: datetime | None
 
 
-def raters(session: Session, run_pks: Sequence[int]) -> dict[int, int]:
-    """``{run id: different reviewers who rated its answer-level target}`` for the runs
-    that have any (runs without are absent)."""
-    counts: dict[int, int] = {}
-    for start in range(0, len(run_pks), BATCH):
-        chunk = list(run_pks[start:start + BATCH])
-        counts.update(session.execute(
-            select(Feedback.run_pk, func.count(distinct(Feedback.author_id)))
-            .join(Run, Run.id == Feedback.run_pk)
-            .where(Feedback.run_pk.in_(chunk), answer_rating_condition())
-            .group_by(Feedback.run_pk)).all())
-    return counts
-
-
 def rater_sets(session: Session, run_pks: Sequence[int]) -> dict[int, set[int]]:
     """``{run id: user ids of the reviewers who rated its answer-level target}`` for the
-    runs that have any (runs without are absent): who ``raters`` counts, one statement
-    per ``BATCH`` runs."""
+    runs that have any (runs without are absent), whoever they are, one statement per
+    ``BATCH`` runs."""
     found: dict[int, set[int]] = {}
     for start in range(0, len(run_pks), BATCH):
         chunk = list(run_pks[start:start + BATCH])
@@ -84,7 +82,43 @@ def _needed() -> Any:
             .where(ReviewQueue.id == QueueItem.queue_id).scalar_subquery())
 
 
-def _store(session: Session, where: Iterable[Any], count: int, now: datetime) -> None:
+def counted_rating(queue_id: Any, reviewers: Any, run_pk: Any, author_id: Any) -> Any:
+    """SQL condition: the answer rating by ``author_id`` of run ``run_pk`` counts for the
+    queue ``queue_id`` whose ``reviewers`` scope is given (module docstring): the queue
+    is open to all, names the author, or kept the author's rating of that run
+    (``QueueFormerRater``). Each argument is a value or a column of the statement it is
+    placed in (correlated); ``reviewers`` as a value (a queue already read) leaves out
+    what it decides: no condition at all for a queue open to all."""
+    if isinstance(reviewers, str) and reviewers != REVIEWERS_NAMED:
+        return true()
+    scope = false() if isinstance(reviewers, str) else reviewers != REVIEWERS_NAMED
+    # Correlated with whichever enclosing statement has the other columns, however deep.
+    return or_(scope,
+               exists().where(QueueReviewer.queue_id == queue_id,
+                              QueueReviewer.user_id == author_id)
+               .correlate_except(QueueReviewer),
+               exists().where(QueueFormerRater.queue_id == queue_id,
+                              QueueFormerRater.run_pk == run_pk,
+                              QueueFormerRater.user_id == author_id)
+               .correlate_except(QueueFormerRater))
+
+
+def _counted() -> Any:
+    """Correlated: how many different reviewers who count for the item's queue rated its
+    run's answer-level target."""
+    return (select(func.count(distinct(Feedback.author_id)))
+            .select_from(Feedback).join(Run, Run.id == Feedback.run_pk)
+            .join(ReviewQueue, ReviewQueue.id == QueueItem.queue_id)
+            .where(Feedback.run_pk == QueueItem.run_pk, answer_rating_condition(),
+                   counted_rating(ReviewQueue.id, ReviewQueue.reviewers, Feedback.run_pk,
+                                  Feedback.author_id))
+            .correlate(QueueItem).scalar_subquery())
+
+
+def _store(session: Session, where: Iterable[Any], now: datetime) -> None:
+    """Store each item's count of who counts for its queue (``_counted``) and its
+    completion, for the items ``where`` selects: one UPDATE."""
+    count = _counted()
     session.execute(
         update(QueueItem).where(*where).values(
             ratings_count=count,
@@ -94,15 +128,15 @@ def _store(session: Session, where: Iterable[Any], count: int, now: datetime) ->
 
 
 def refresh_run(session: Session, run_pk: int, now: datetime | None = None) -> list[int]:
-    """Store the run's rater count on each of its queue items and their completion;
-    returns the ids of the items that became complete by it (for whatever follows a
-    completion). One indexed query when the run is in no queue."""
+    """Store on each of the run's queue items its count of raters who count for that
+    queue (``counted_rating``) and its completion; returns the ids of the items that
+    became complete by it (for whatever follows a completion). One indexed query when
+    the run is in no queue."""
     before = session.execute(
         select(QueueItem.id, QueueItem.completed_at).where(QueueItem.run_pk == run_pk)).all()
     if not before:
         return []
-    count = raters(session, [run_pk]).get(run_pk, 0)
-    _store(session, [QueueItem.run_pk == run_pk], count, now or utcnow())
+    _store(session, [QueueItem.run_pk == run_pk], now or utcnow())
     was_open = {item_id for item_id, completed in before if completed is None}
     return sorted(session.scalars(select(QueueItem.id).where(
         QueueItem.id.in_(was_open), QueueItem.completed_at.is_not(None))))
@@ -110,18 +144,53 @@ def refresh_run(session: Session, run_pk: int, now: datetime | None = None) -> l
 
 def refresh_runs(session: Session, queue_id: int, run_pks: Sequence[int],
                  now: datetime | None = None) -> dict[int, set[int]]:
-    """``refresh_run`` for these runs' items in one queue (items just added). Returns who
-    rated each run (``rater_sets``: runs without ratings are absent), for the deal."""
+    """``refresh_run`` for these runs' items in one queue (items just added): the items
+    whose run has an answer rating are counted (one UPDATE per ``BATCH``), the others
+    keep 0. Returns who rated each run (``rater_sets``, whoever they are: runs without
+    ratings are absent), for the deal."""
     now = now or utcnow()
     who = rater_sets(session, run_pks)
-    by_count: dict[int, list[int]] = {}
-    for pk, people in who.items():
-        by_count.setdefault(len(people), []).append(pk)
-    for count, pks in by_count.items():
-        for start in range(0, len(pks), BATCH):
-            _store(session, [QueueItem.queue_id == queue_id,
-                             QueueItem.run_pk.in_(pks[start:start + BATCH])], count, now)
+    rated = sorted(who)
+    for start in range(0, len(rated), BATCH):
+        _store(session, [QueueItem.queue_id == queue_id,
+                         QueueItem.run_pk.in_(rated[start:start + BATCH])], now)
     return who
+
+
+def recount_items(session: Session, queue_ids: Sequence[int], author_id: int | None = None,
+                  now: datetime | None = None) -> None:
+    """Count again the items of the queues ``queue_ids`` (after who counts for them
+    changed) and re-derive their completion (complete items keep their time; a count
+    below N clears it). ``author_id``: only the items whose run that user rated (a member
+    removed). One UPDATE."""
+    if not queue_ids:
+        return
+    where = [QueueItem.queue_id.in_(list(queue_ids))]
+    if author_id is not None:
+        where.append(exists().where(Feedback.run_pk == QueueItem.run_pk,
+                                    Feedback.author_id == author_id))
+    _store(session, where, now or utcnow())
+
+
+def keep_ratings_of(session: Session, queue_ids: Sequence[int], stopping: Any) -> None:
+    """Those who stop counting for the queue keep counting for the answer ratings they
+    gave of their runs (``QueueFormerRater``, the decision of issue 16: simplest and
+    auditable), in the queues ``queue_ids``: ``stopping`` is a SQL condition on
+    ``Feedback.author_id`` (who stop); call it before the change, while they count. One INSERT … SELECT (ON CONFLICT DO
+    NOTHING); no check, no commit."""
+    table = QueueFormerRater.__table__
+    when = literal(utcnow(), table.c.created_at.type)
+    rows = (select(QueueItem.queue_id, Feedback.run_pk, Feedback.author_id, when, when)
+            .distinct()
+            .join(Feedback, Feedback.run_pk == QueueItem.run_pk)
+            .join(Run, Run.id == Feedback.run_pk)
+            .join(ReviewQueue, ReviewQueue.id == QueueItem.queue_id)
+            .where(QueueItem.queue_id.in_(list(queue_ids)), stopping, answer_rating_condition(),
+                   counted_rating(ReviewQueue.id, ReviewQueue.reviewers, Feedback.run_pk,
+                                  Feedback.author_id)))
+    session.execute(insert_for(session, table).from_select(
+        ["queue_id", "run_pk", "user_id", "created_at", "updated_at"], rows)
+        .on_conflict_do_nothing(index_elements=["queue_id", "run_pk", "user_id"]))
 
 
 def recount_queue(session: Session, queue_id: int, now: datetime | None = None) -> None:
@@ -143,3 +212,23 @@ def item_completion(session: Session, item: QueueItem) -> ItemCompletion:
                           .where(QueueItem.id == item.id)).one()
     return ItemCompletion(count=row.ratings_count, needed=int(needed or 1),
                           complete=row.completed_at is not None, completed_at=row.completed_at)
+
+
+def before_counting_changes(session: Session, queue: ReviewQueue, scope: str,
+                            named: Sequence[int] | None) -> bool:
+    """Call before the queue's ``reviewers`` becomes ``scope`` and (``named`` not
+    ``None``) its named reviewers become ``named``: whoever stops counting keeps counting
+    for the answer ratings they gave (``keep_ratings_of``: open to all -> named, everyone
+    not named; named -> named, those no longer named; -> open to all, nobody). Returns
+    whether who counts changes, so that the caller ``recount_items`` after the change."""
+    before = set(session.scalars(select(QueueReviewer.user_id)
+                                 .where(QueueReviewer.queue_id == queue.id)))
+    after = before if named is None else set(named)
+    if scope != REVIEWERS_NAMED:
+        return queue.reviewers == REVIEWERS_NAMED
+    if queue.reviewers != REVIEWERS_NAMED:
+        keep_ratings_of(session, [queue.id], Feedback.author_id.not_in(after))
+        return True
+    if before - after:
+        keep_ratings_of(session, [queue.id], Feedback.author_id.in_(before - after))
+    return before != after

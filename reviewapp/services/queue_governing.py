@@ -16,6 +16,7 @@ from sqlalchemy.orm import aliased
 
 from ..models import Feedback, QueueItem, ReviewQueue, Run, VerdictDecision
 from .answer import answer_rating_condition
+from .queue_completion import counted_rating
 
 ANY_SPLIT = "any_split"  # the dispute rule under which any split of the ratings is disputed
 
@@ -34,30 +35,40 @@ def governing_queue_id(run_pk: Any, workspace_id: Any, column: str = "id") -> An
             .scalar_subquery())
 
 
+def _counts_for_queue() -> Any:
+    """SQL condition on ``Feedback``: the rating counts for the outer ``ReviewQueue``
+    (``queue_completion.counted_rating``: in a queue that names its reviewers, theirs)."""
+    return counted_rating(ReviewQueue.id, ReviewQueue.reviewers, Feedback.run_pk,
+                          Feedback.author_id)
+
+
 def _both_ratings_given() -> Any:
-    """SQL condition on ``Run``: its answer has a positive and a negative rating (every
-    dispute has both: N >= 2 ratings with a tie or a split)."""
+    """SQL condition on ``Run`` and its ``ReviewQueue``: its answer has a positive and a
+    negative rating that count for the queue (every dispute has both: N >= 2 ratings
+    with a tie or a split)."""
     def given(rating: str) -> Any:
         return (select(Feedback.id)
                 .where(Feedback.run_pk == Run.id, Feedback.rating == rating,
-                       answer_rating_condition())
+                       answer_rating_condition(), _counts_for_queue())
                 .exists())
     return and_(given("positive"), given("negative"))
 
 
 def _answer_count(rating: str) -> Any:
-    """SQL: how many answer-level ratings ``rating`` the outer ``Run`` has."""
+    """SQL: how many answer-level ratings ``rating`` of the outer ``Run`` count for the
+    outer ``ReviewQueue``."""
     return (select(func.count(Feedback.id))
             .where(Feedback.run_pk == Run.id, Feedback.rating == rating,
-                   answer_rating_condition())
-            .correlate(Run).scalar_subquery())
+                   answer_rating_condition(), _counts_for_queue())
+            .correlate(Run, ReviewQueue).scalar_subquery())
 
 
 def disputes(ws_ids: list[int], queue_id: int | None) -> Any:
     """SQL: (run_pk, queue_id, item_id) of each disputed run of the workspaces ``ws_ids``
     (optionally of queue ``queue_id`` only) not decided yet, by its governing queue's item
     (``adjudication``'s list): ``domain.consensus``'s rule in SQL, at least N answer
-    ratings, both kinds, and a tie or the queue's ``any_split`` rule. Counted and paged
+    ratings of those who count for the queue (``queue_completion.counted_rating``), both
+    kinds, and a tie or the queue's ``any_split`` rule. Counted and paged
     by the caller (``queries.capped_count``, keyset on ``item_id``)."""
     candidates = (
         select(QueueItem.run_pk.label("run_pk"), QueueItem.queue_id.label("queue_id"),

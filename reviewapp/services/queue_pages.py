@@ -46,6 +46,7 @@ from .queue_assignment import (
 from .queue_assignment import (
     named as named_reviewers,
 )
+from .queue_completion import counted_rating
 from .queue_settings import Pool, capacity_reason
 from .queue_work import QueueProgress, _item_for, get_queue, next_item, progress
 
@@ -201,15 +202,18 @@ def reviewer_progress(session: Session, actor: Actor, queue_id: Any,
                       now: datetime | None = None) -> list[ReviewerProgress]:
     """Per-reviewer progress of a queue, for its workspace's leads (``Forbidden``
     otherwise): everyone who may review it now (a named reviewer only while an active
-    reviewer of the workspace) plus anyone who rated, is assigned or holds an item (a
-    holder only while an active member of the workspace)."""
+    reviewer of the workspace) plus anyone whose rating of an item counts for the queue
+    (``queue_completion.counted_rating``: in a named queue, not an admin's or a lead's
+    rating from the run page), is assigned or holds an item (a holder only while an
+    active member of the workspace). ``rated``: the items their counted rating is on."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
     now = now or utcnow()
     rated = dict(session.execute(
         select(Feedback.author_id, func.count(distinct(QueueItem.id)))
         .select_from(Feedback).join(Run, Run.id == Feedback.run_pk)
         .join(QueueItem, QueueItem.run_pk == Feedback.run_pk)
-        .where(QueueItem.queue_id == queue.id, answer_rating_condition())
+        .where(QueueItem.queue_id == queue.id, answer_rating_condition(),
+               counted_rating(queue.id, queue.reviewers, Feedback.run_pk, Feedback.author_id))
         .group_by(Feedback.author_id)).all())
     assigned = dict(session.execute(
         select(QueueAssignment.user_id, func.count())

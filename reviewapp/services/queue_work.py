@@ -44,6 +44,7 @@ from .queue_assignment import (
     assigned_condition,
     may_review,
 )
+from .queue_completion import counted_rating
 
 CANDIDATES = 20
 
@@ -51,7 +52,9 @@ CANDIDATES = 20
 @dataclass(frozen=True)
 class QueueProgress:
     """``items`` in the queue, ``complete`` of them (N reviewers rated), ``mine``: items
-    the actor has rated, ``reserved``: items held by someone right now."""
+    the actor has rated where their rating counts for the queue
+    (``queue_completion.counted_rating``), ``reserved``: items held by someone right
+    now."""
 
     items: int
     complete: int
@@ -315,7 +318,9 @@ def progress(session: Session, actor: Actor, queue_id: Any, now: datetime | None
             .select_from(Feedback).join(Run, Run.id == Feedback.run_pk)
             .join(QueueItem, QueueItem.run_pk == Feedback.run_pk)
             .where(QueueItem.queue_id == queue.id, Feedback.author_id == actor.user_id,
-                   answer_rating_condition())) or 0
+                   answer_rating_condition(),
+                   counted_rating(queue.id, queue.reviewers, Feedback.run_pk,
+                                  Feedback.author_id))) or 0
     return QueueProgress(items=int(row[0]), complete=int(row[1]), mine=int(mine),
                          reserved=int(row[2]))
 

@@ -81,7 +81,7 @@ from .queue_assignment import (
 from .queue_assignment import (
     pool as assignable,
 )
-from .queue_completion import recount_queue
+from .queue_completion import before_counting_changes, recount_items, recount_queue
 from .queue_pages import (
     ITEM_ORDER,
     ITEMS_PER_PAGE,
@@ -174,8 +174,12 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
     ``name``; the same ``ValidationFailed`` / ``Conflict``); returns (queue, runs added).
     A changed rule or a larger sample is applied to the existing runs (runs already in
     the queue stay; a run enters at most once); a changed ``reviewers_per_run``
-    re-derives every item's completion from its stored count; assignments to reviewers
-    no longer named are dropped; then a round-robin queue (also one that just became
+    re-derives every item's completion from its stored count; a change of who counts
+    (``reviewers``, named reviewers) counts every item again in the same transaction
+    (``queue_completion``: only the queue's reviewers count in a named queue; who stops
+    being named keeps counting for the ratings they gave; a newly named reviewer's
+    earlier rating counts; the verdict follows at the run's next answer rating, as for a
+    changed N); assignments to reviewers no longer named are dropped; then a round-robin queue (also one that just became
     one) tops up every open item short of its reviewers from the pool as saved
     (``queue_assignment.top_up_queue``: items nobody has are dealt, full ones stay); a changed ``dispute_rule`` governs the verdicts set from then on (a verdict
     already set stays until the run's next answer rating). Commits."""
@@ -189,12 +193,17 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
                  for k in ("rule", "sample_percent"))
     recount = "reviewers_per_run" in values and values["reviewers_per_run"] != \
         queue.reviewers_per_run
+    # Who counts for the queue may change: those who stop keep their ratings counted.
+    counting = before_counting_changes(session, queue, values.get("reviewers", queue.reviewers),
+                                       named_ids)
     for key, value in values.items():
         setattr(queue, key, value)
     if named_ids is not None:
         _set_named(session, queue, named_ids)
     session.flush()
-    if recount:
+    if counting:  # every item counted again, its completion with the N as saved
+        recount_items(session, [queue.id])
+    elif recount:
         recount_queue(session, queue.id)
     drop_outsiders(session, queue)
     added = fill(session, queue) if refill else 0

@@ -10,7 +10,7 @@ import re
 from sqlalchemy import select
 
 from reviewapp.actors import Role
-from reviewapp.models import QueueItem, ReviewQueue
+from reviewapp.models import Message, QueueItem, ReviewQueue
 from reviewapp.services import review_queues as rq
 
 
@@ -461,3 +461,42 @@ def test_an_aiops_queue_reaches_100_percent_without_the_run_with_nothing_to_rate
     feedback.upsert_feedback(session, make.actor(ann), "diagnostic_report", report, None, "positive")
     html = client.get(page).get_data(as_text=True)
     assert "1 of 1 complete" in html and 'value="1"' in html
+
+
+def test_a_named_queues_page_counts_and_lists_only_its_reviewers(app_factory, login, make,
+                                                                 session):
+    """A queue naming alice and bob (2 per run): the admin rating the run's answer (the
+    run page's thumbs, the targets API) is not one of its reviewers: the item stays
+    "0 / 2" and the Reviewers table does not list the admin; alice's rating makes it
+    "1 / 2" with one item rated by her."""
+    ws = make.workspace()
+    boss = make.user(ws, Role.ADMIN, username="bossadmin")
+    lead = make.user(ws, Role.LEAD, username="leadlea")
+    alice = make.user(ws, Role.REVIEWER, username="alicerev")
+    bob = make.user(ws, Role.REVIEWER, username="bobrev")
+    run = make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Named pair", {},
+                               reviewers_per_run=2, reviewers="named", named=[alice.id, bob.id])
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id,
+                                                     Message.role == "assistant"))
+
+    def rate(user):
+        # another app: Flask-Login caches the logged-in user in g
+        response = login(user, c=app_factory().test_client()).put("/api/feedback/targets", json={
+            "targetType": "chat_message", "targetId": answer, "rating": "positive"})
+        assert response.status_code == 200, response.get_data(as_text=True)
+
+    client = login(lead, c=app_factory().test_client())
+
+    def page():
+        html = client.get(f"/queues/{queue.id}").get_data(as_text=True)
+        people = re.search(r'<table class="queue-people cards">(.*?)</table>', html, re.S).group(1)
+        rows = re.findall(r'<td data-label="Reviewer">([^<]*)</td><td data-label="Items rated">(\d+)</td>',
+                          people)
+        rated = re.search(r'<table class="queue-items cards">.*?(\d+ / \d+)', html, re.S).group(1)
+        return dict(rows), rated
+
+    rate(boss)
+    assert page() == ({"alicerev": "0", "bobrev": "0"}, "0 / 2")
+    rate(alice)
+    assert page() == ({"alicerev": "1", "bobrev": "0"}, "1 / 2")

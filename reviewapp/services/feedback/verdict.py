@@ -56,6 +56,7 @@ from ...models import (
 from ...queries import scope_to_actor
 from .. import rollups
 from ..answer import answer_rating_condition
+from ..queue_completion import counted_rating
 from ..queue_governing import governing_queue_id
 from ..secret_scan import redact_session_id
 from .verdict_case import (
@@ -155,26 +156,34 @@ def latest_decision(session: Session, run_pk: int) -> VerdictDecision | None:
                            .order_by(VerdictDecision.id.desc()).limit(1)).first()
 
 
-def answer_ratings_of(session: Session, run: Run) -> list[str]:
-    """The current answer-level ratings of the run, one per reviewer (SPEC 6.2)."""
+def answer_ratings_of(session: Session, run: Run, queue: ReviewQueue | None = None
+                      ) -> list[str]:
+    """The current answer-level ratings of the run, one per reviewer (SPEC 6.2); with
+    ``queue``, only those of the reviewers who count for it
+    (``queue_completion.counted_rating``: a named queue's own reviewers)."""
     session.flush()
+    conds = [] if queue is None else [counted_rating(queue.id, queue.reviewers, Feedback.run_pk,
+                                                     Feedback.author_id)]
     return list(session.scalars(select(Feedback.rating).join(Run, Run.id == Feedback.run_pk)
-                                .where(Feedback.run_pk == run.id, answer_rating_condition())))
+                                .where(Feedback.run_pk == run.id, answer_rating_condition(),
+                                       *conds)))
 
 
 def settle_from_ratings(session: Session, run: Run, queue: ReviewQueue) -> None:
     """The verdict of a run that ``queue`` (N = ``reviewers_per_run`` > 1) governs, after
     its answer-level ratings changed (issue 16, ``domain.consensus``); no commit.
 
-    A lead's decision, once given, stands: ratings no longer move the verdict. Otherwise,
-    with fewer than N ratings the verdict stays as it is (the item is not complete);
+    Only the ratings of those who count for the queue decide (``answer_ratings_of``: in a
+    queue that names its reviewers, theirs; an admin's or a lead's rating from the run
+    page is none of them). A lead's decision, once given, stands: ratings no longer move
+    the verdict. Otherwise, with fewer than N ratings the verdict stays as it is (the item is not complete);
     with N or more, the majority's verdict is applied (``apply_verdict``: case, triage),
     and a dispute (a tie, or any split under the queue's ``any_split`` rule) leaves the
     run without a verdict until a lead decides (a verdict it had is withdrawn as when
     the last rating is taken back)."""
     if latest_decision(session, run.id) is not None:
         return
-    result = consensus(answer_ratings_of(session, run), queue.reviewers_per_run,
+    result = consensus(answer_ratings_of(session, run, queue), queue.reviewers_per_run,
                        queue.dispute_rule)
     if result.outcome == DECIDED and result.verdict != run.feedback:
         assert result.verdict is not None
