@@ -163,6 +163,7 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "dense flag passwords": _repeat("mongosh -p x "),
     "a password flag before a long value": lambda n: "mongo -p " + "a" * n,
     "a password flag, unterminated quote": lambda n: "sqlcmd -P '" + "a" * n,
+    "mysql -p before a long run of digits": lambda n: "mysql -p " + "1" * n,
     "dense assignments": _repeat("pwd=x "),
     "dense aws keys": _repeat("AKIAQ7F2LM9XZR4TY8WP "),
     "dense urls": _repeat("a://b:c@d "),
