@@ -84,3 +84,44 @@ def test_template_globals_answer_as_jinjas_chain_of_maps(app):
     macros = env.from_string("{% macro m() %}{{ shared }}{% endmacro %}")
     assert env.from_string("{% from t import m %}{{ m() }}").render(t=macros) == "added after load"
     del env.globals["shared"]
+
+
+def test_url_for_remembers_a_url_and_answers_as_flask_would(app, monkeypatch):
+    """``url_for`` within a request gives Flask's own URL for every endpoint, values
+    (order and types), script root and host, building each only once (issue 18)."""
+    from flask import Flask
+    from werkzeug.routing import MapAdapter
+
+    builds = []
+    original = MapAdapter.build
+    monkeypatch.setattr(MapAdapter, "build",
+                        lambda self, *a, **k: builds.append(a[0]) or original(self, *a, **k))
+    calls = [
+        ("runs.index", {}), ("runs.detail", {"run_pk": 5}), ("runs.detail", {"run_pk": "5"}),
+        ("runs.index", {"kind": "chat", "q": "a b&c"}), ("runs.index", {"q": "a b&c", "kind": "chat"}),
+        ("runs.index", {"page": 1}), ("runs.index", {"page": True}), ("runs.index", {"page": 1.0}),
+        ("static", {"filename": "css/app.css"}), ("runs.index", {"kind": ["chat", "aiops"]}),
+        ("runs.index", {"kind": None}),
+    ]
+    for base, script in (("http://localhost/", ""), ("https://other.example/", "/sub")):
+        with app.test_request_context("/", base_url=base + script.lstrip("/")):
+            for endpoint, values in calls:
+                expected = Flask.url_for(app, endpoint, **values)
+                assert app.url_for(endpoint, **values) == expected, (endpoint, values)
+            builds.clear()
+            for endpoint, values in calls:  # again: only the list value is built again
+                assert app.url_for(endpoint, **values) == Flask.url_for(app, endpoint, **values)
+            assert len(builds) == len(calls) + 1
+            # Anchors, methods and external URLs go through Flask every time.
+            assert app.url_for("runs.index", _anchor="x") == Flask.url_for(app, "runs.index", _anchor="x")
+            assert app.url_for("runs.index", _external=True) == base.rstrip("/") + script + "/"
+
+
+def test_url_for_memory_is_bounded(app, monkeypatch):
+    import reviewapp
+
+    monkeypatch.setattr(reviewapp, "URL_MEMORY_MAX", 3)
+    with app.test_request_context("/"):
+        urls = [app.url_for("runs.detail", run_pk=n) for n in range(1, 8)]
+        assert urls == [f"/runs/{n}" for n in range(1, 8)]
+        assert len(app._urls) <= 3
