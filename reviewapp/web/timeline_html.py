@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from jinja2.utils import url_quote
-from markupsafe import Markup
 
 from ..domain.times import format_duration
 from ..services.runs.targets import tool_call_name
@@ -116,13 +115,33 @@ def _unrated_control(run_pk: int, unrated: Any) -> str:
         compact_class=" thumbs-compact", compact_input='<input type="hidden" name="compact" value="1">')
 
 
+class ShownRows:
+    """HTML every character of which went out through ``_shown`` / ``_markup_shown`` (bidi
+    controls made visible, values escaped) or is this module's own markup: the template's
+    ``{{ }}`` sends it as it is (``__html__``), without ``show_bidi_controls`` searching
+    the tens of KiB again for what cannot be there (3 % of a run page's CPU, issue 18).
+    Not a ``str``: nothing can be added to it, so nothing unshown can ride along."""
+
+    __slots__ = ("html",)
+
+    def __init__(self, html: str) -> None:
+        self.html = html
+
+    def __html__(self) -> str:
+        return self.html
+
+    def __str__(self) -> str:
+        return self.html
+
+
 def timeline_rows(t: Any, call_url: str, call_link: str, run_url: str, thumbs: Any,
-                  unrated: Any) -> Markup:
+                  unrated: Any) -> ShownRows:
     """The ``<li>`` rows of ``t``'s calls (a ``services.runs.Timeline``) as the timeline
     shows them: ``call_url`` + the call's id (URL-quoted) opens a call, ``call_link`` +
     the id is the page down to a call past the first chunk and ``run_url`` the page (a
     plain rating's way back); ``thumbs`` is the ``feedback/_thumbs.html`` macro, for a
-    control someone has rated, ``unrated`` its ``UNRATED`` compact buttons."""
+    control someone has rated, ``unrated`` its ``UNRATED`` compact buttons. Every value
+    goes through ``_shown`` (a control through ``_markup_shown``): ``ShownRows``."""
     live, has_axis, first_calls = t.live, t.layout.has_axis, t.first_calls
     mine, summary, page = t.my_feedback, t.summary, thumbs_page()
     control_of = _unrated_control(t.run_pk, unrated).format if t.rows else None
@@ -164,4 +183,4 @@ def timeline_rows(t: Any, call_url: str, call_link: str, run_url: str, thumbs: A
                    if error else ""),
             track=track, duration=_duration(status, bar, compensated, c.duration_ms),
             thumbs=_markup_shown(control)))
-    return Markup("".join(out))
+    return ShownRows("".join(out))

@@ -161,3 +161,26 @@ def test_bidi_check_finds_exactly_the_controls():
     long = "✓ ünï " * 10_000
     assert show_bidi_controls(long) is long
     assert show_bidi_controls(long + "\u2067x") == long + "[U+2067]x"
+
+
+def test_rows_are_sent_as_shown_without_a_second_search(app, monkeypatch):
+    """The rows come out as ``ShownRows`` (issue 18): the page's ``{{ }}`` does not search
+    them for bidi controls again, and they hold none (every value went through ``_shown``,
+    the hostile id, name and error included); nothing can be appended to them unseen."""
+    from reviewapp.web import filters
+    from reviewapp.web.timeline_html import ShownRows, timeline_rows
+
+    timeline = _timeline(False, True, first_calls=4)
+    with app.test_request_context("/runs/7"):
+        g._thumbs_page = ThumbsPage("/feedback", "tok", None, None)
+        rows = timeline_rows(timeline, "/runs/7/call?call_id=", "/runs/7?call=", "/runs/7",
+                             lambda *a, **k: Markup("<i>rated</i>"), Markup("<b>u</b>"))
+        assert isinstance(rows, ShownRows) and not isinstance(rows, str)
+        assert "[U+202E]" in rows.html and not filters._has_bidi_control(rows.html)
+        with pytest.raises(TypeError):
+            rows + "\u202e"  # not a string: no unshown text can be added
+        searched = []
+        monkeypatch.setattr(filters, "_has_bidi_control",
+                            lambda text: searched.append(len(text)) or False)
+        page = app.jinja_env.from_string("{{ rows }}").render(rows=rows)
+        assert page == rows.html and searched == []
