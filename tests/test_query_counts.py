@@ -120,12 +120,13 @@ def test_feedback_upsert_statements(served, login, make, session):
         "create", "update"]
 
 
-# Login user, the run with its session and workspace (access check in the same query), its
-# messages, steps and report, my ratings (each with whether it was given on an earlier
-# version of its target's text, issue 17 item 4), everybody's ratings (joined with their names),
-# previous / next in the list (one UNION ALL), the timeline's calls, the nav role.
+# Login user with the nav role (its highest membership, a subquery the reader meets first:
+# one statement, issue 18), the run with its session and workspace (access check in the same
+# query), its messages, steps and report, my ratings (each with whether it was given on an
+# earlier version of its target's text, issue 17 item 4), everybody's ratings (joined with
+# their names), previous / next in the list (one UNION ALL), the timeline's calls.
 _RUN_PAGE = [
-    ("SELECT", "user_account"),
+    ("SELECT", "membership"),
     # The run, its session and workspace, and whether it is blind for the viewer (issue 16):
     # the blind check's EXISTS on the queue items is the first FROM the reader meets.
     ("SELECT", "review_queue_item"),
@@ -139,7 +140,6 @@ _RUN_PAGE = [
     ("SELECT", "diagnosis_run"),
     # The timeline's shown calls with the counts and axis of all (window functions, issue 18).
     ("WITH", "tool_call_audit"),
-    ("SELECT", "workspace"),
 ]
 
 

@@ -35,7 +35,12 @@ bp = Blueprint("auth", __name__)
 
 @login_manager.user_loader
 def _load_user(cookie_id: str):  # noqa: ANN202 - Flask-Login callback
-    return admin.load_user(db.session, cookie_id)
+    # A GET may render a page with the navigation: its role read with the user (one
+    # statement); a state change reads it, if it renders a page, after its writes.
+    return admin.load_user(db.session, cookie_id, with_role=request.method in _PAGE_METHODS)
+
+
+_PAGE_METHODS = frozenset(("GET", "HEAD"))
 
 
 def current_actor(*, password_change: bool = False) -> Actor:

@@ -113,11 +113,15 @@ def _security_headers(response: Response) -> Response:
 
 
 def _nav_role() -> str | None:
-    """The logged-in user's highest role (its value), read once per request."""
+    """The logged-in user's highest role (its value), read once per request: with the
+    user on a GET (``admin.load_user(with_role=True)``), else by its own statement."""
     if "nav_role" not in g:
         role = None
-        if current_user and current_user.is_authenticated:
-            role = highest_role(db.session, current_actor(password_change=True))
+        user = current_user._get_current_object()
+        if user and user.is_authenticated:
+            actor = current_actor(password_change=True)
+            role = user.highest_role if getattr(user, "role_read", False) \
+                else highest_role(db.session, actor)
         g.nav_role = role.value if role else None
     return g.nav_role
 

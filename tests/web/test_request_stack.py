@@ -5,11 +5,35 @@ logins and add the ``X-RateLimit-*`` headers of the limited login view."""
 
 from __future__ import annotations
 
-from flask import Response
+from contextlib import contextmanager
 
+from flask import Response
+from sqlalchemy import delete, event, update
+
+from reviewapp.actors import Role
+from reviewapp.db_setup import write_intent
 from reviewapp.sessions import add_vary_cookie
 
 from ..factories import DEFAULT_PASSWORD
+
+
+@contextmanager
+def recorded_statements(app):
+    """The SQL text of each statement the app's engine runs inside the block."""
+    from reviewapp.extensions import db
+
+    seen: list[str] = []
+    with app.app_context():
+        engine = db.engine
+
+    def record(conn, cursor, statement, *args):  # noqa: ANN001, ANN202 - event signature
+        seen.append(" ".join(statement.split()))
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
 
 
 def _set_cookies(response) -> list[str]:
@@ -125,3 +149,57 @@ def test_url_for_memory_is_bounded(app, monkeypatch):
         urls = [app.url_for("runs.detail", run_pk=n) for n in range(1, 8)]
         assert urls == [f"/runs/{n}" for n in range(1, 8)]
         assert len(app._urls) <= 3
+
+
+def _nav_role_shown(html: str, username: str) -> str | None:
+    import re
+
+    found = re.search(re.escape(username) + r"(?: · (\w+))?</a>", html)
+    assert found, "no account link in the navigation"
+    return found.group(1)
+
+
+def test_nav_role_is_read_with_the_user_on_a_get(app_factory, make, login, session):
+    """A page's navigation shows the user's highest role in any workspace, read in the
+    login user's own statement on a GET (issue 18: one statement fewer), read afresh on
+    every request (a role changed meanwhile shows at once) and for no workspace none.
+    A second app: each of its requests has its own app context and ``g``, as served."""
+    from reviewapp.models import Membership
+
+    served = app_factory()
+    client = served.test_client()
+    first, second = make.workspace(), make.workspace()
+    user = make.user(first, Role.REVIEWER)
+    session.add(Membership(user_id=user.id, workspace_id=second.id, role=Role.LEAD.value))
+    session.commit()
+    run = make.run(first)
+    login(user, c=client)
+    with recorded_statements(served) as seen:
+        html = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert _nav_role_shown(html, user.username) == "lead"
+    assert [s for s in seen if "FROM user_account" in s]
+    assert not [s for s in seen if "JOIN membership" in s and "workspace.name" in s]  # no nav statement
+    session.rollback()
+    with write_intent():  # as the services write: the SQLite write lock first
+        session.execute(update(Membership).values(role=Role.ADMIN.value)
+                        .where(Membership.user_id == user.id, Membership.workspace_id == first.id))
+        session.commit()
+    assert _nav_role_shown(client.get(f"/runs/{run.id}").get_data(as_text=True), user.username) == "admin"
+    with write_intent():
+        session.execute(delete(Membership).where(Membership.user_id == user.id))
+        session.commit()
+    page = client.get("/account/")
+    assert page.status_code == 200
+    assert _nav_role_shown(page.get_data(as_text=True), user.username) is None
+
+
+def test_load_user_reads_the_role_only_when_asked(session, make):
+    from reviewapp.services import admin
+
+    user = make.user(make.workspace(), Role.LEAD)
+    cookie = f"{user.id}:{user.session_token}"
+    plain = admin.load_user(session, cookie)
+    assert plain.role_read is False and plain.highest_role is None
+    with_role = admin.load_user(session, cookie, with_role=True)
+    assert with_role.role_read is True and with_role.highest_role is Role.LEAD
+    assert admin.load_user(session, f"{user.id}:wrong", with_role=True) is None

@@ -8,10 +8,10 @@ from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, case, select, update
 from sqlalchemy.orm import Session
 
-from ...actors import Actor
+from ...actors import Actor, Role
 from ...db_setup import engine_apart, write_intent
 from ...errors import Forbidden, PasswordChangeRequired, ValidationFailed
 from ...models import Membership, User
@@ -128,7 +128,8 @@ class SessionUser:
     ``"<id>:<session_token>"``. A plain value (no ORM identity, no session), read by
     ``load_user`` with one prebuilt statement on every authenticated request."""
 
-    __slots__ = ("id", "username", "active", "session_token", "must_change_password")
+    __slots__ = ("id", "username", "active", "session_token", "must_change_password",
+                 "highest_role", "role_read")
     is_authenticated = True
     is_anonymous = False
 
@@ -139,6 +140,10 @@ class SessionUser:
         self.active = active
         self.session_token = session_token
         self.must_change_password = bool(must_change_password)
+        # The highest role over the user's workspaces (navigation), when ``load_user``
+        # read it with the user (``with_role``); else ``role_read`` is False.
+        self.highest_role: Role | None = None
+        self.role_read = False
 
     @property
     def is_active(self) -> bool:
@@ -152,32 +157,52 @@ class SessionUser:
 
 
 _USERS = User.__table__
-_USER_BY_ID = Prepared(select(
-    _USERS.c.id, _USERS.c.username, _USERS.c.active, _USERS.c.session_token,
-    _USERS.c.must_change_password,
-).where(_USERS.c.id == bindparam("user_id")))
+_USER_COLUMNS = (_USERS.c.id, _USERS.c.username, _USERS.c.active, _USERS.c.session_token,
+                 _USERS.c.must_change_password)
+_USER_BY_ID = Prepared(select(*_USER_COLUMNS).where(_USERS.c.id == bindparam("user_id")))
+_MEMBERS = Membership.__table__
+# The user's highest role in any workspace (``access.highest_role``): the membership with
+# the highest rank, on the (user_id, workspace_id) unique index.
+_HIGHEST_ROLE = (
+    select(_MEMBERS.c.role).where(_MEMBERS.c.user_id == _USERS.c.id)
+    .order_by(case(*((_MEMBERS.c.role == role.value, role.rank) for role in Role), else_=0)
+              .desc())
+    .limit(1).correlate(_USERS).scalar_subquery()
+)
+_USER_AND_ROLE_BY_ID = Prepared(select(*_USER_COLUMNS, _HIGHEST_ROLE.label("highest_role"))
+                                .where(_USERS.c.id == bindparam("user_id")))
 
 
-def load_user(session: Session, cookie_id: str) -> SessionUser | None:
+def load_user(session: Session, cookie_id: str, *, with_role: bool = False) -> SessionUser | None:
     """The user for a login cookie id ``"<id>:<session_token>"``; ``None`` when the token
     was rotated (logout elsewhere, password change) or the user is inactive. One
     primary-key query (a ``Prepared`` statement on the DBAPI cursor: no ORM identity
-    load, no per-statement SQLAlchemy work on every authenticated request)."""
+    load, no per-statement SQLAlchemy work on every authenticated request).
+
+    ``with_role``: the same query also reads the user's highest role in any workspace
+    (``access.highest_role``, for the navigation of a page: ``SessionUser.highest_role``,
+    ``role_read`` True), instead of a statement of its own when the page is rendered
+    (issue 18, request stack)."""
     user_id, _, token = (cookie_id or "").partition(":")
     if not user_id.isdigit() or not token:
         return None
     # In a state-changing request on SQLite, a read apart from the session: the request's
     # write lock is taken by its write, after parsing and validation (db_setup.engine_apart).
     params = {"user_id": int(user_id)}
+    statement = _USER_AND_ROLE_BY_ID if with_role else _USER_BY_ID
     engine = engine_apart(session)
     if engine is not None:
-        row = _USER_BY_ID.one_or_none_apart(engine, params)
+        row = statement.one_or_none_apart(engine, params)
     else:
-        row = _USER_BY_ID.one_or_none(session.connection(), params)
+        row = statement.one_or_none(session.connection(), params)
     if row is None or not row.active or not secrets.compare_digest(row.session_token, token):
         return None
-    return SessionUser(row.id, row.username, row.active, row.session_token,
+    user = SessionUser(row.id, row.username, row.active, row.session_token,
                        row.must_change_password)
+    if with_role:
+        user.highest_role = Role(row.highest_role) if row.highest_role is not None else None
+        user.role_read = True
+    return user
 
 
 def actor_for(user: SessionUser, *, password_change: bool = False) -> Actor:
