@@ -97,4 +97,5 @@ EVENT_LABELS: dict[str, str] = {
 }
 RESOLVED_USEFUL = "the run's verdict became useful"
 RESOLVED_NO_NEGATIVE = "the run's last negative rating was withdrawn, so nothing is left to triage"
+RESOLVED_DISPUTED = "the run is disputed: waiting for a lead's decision"
 REOPENED_NOT_USEFUL = "the run was judged not useful again"

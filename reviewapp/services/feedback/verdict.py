@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import not_, select
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
@@ -42,6 +42,7 @@ from ...domain.feedback import (
 )
 from ...domain.triage_flow import (
     OPENED_NEGATIVE_TARGET,
+    RESOLVED_DISPUTED,
     RESOLVED_NO_NEGATIVE,
 )
 from ...errors import Conflict, Forbidden, ValidationFailed
@@ -112,15 +113,22 @@ def store_verdict(session: Session, run: Run, verdict: str | None) -> str | None
     return previous
 
 
-def apply_verdict(session: Session, run: Run, verdict: str,
-                  author: str = AUTO_CASE_AUTHOR) -> str | None:
-    """Set ``run.feedback`` and its consequences; returns the case id of a useful run
-    (``None`` while the run cannot be promoted: RUNNING or no answer, SPEC 7).
-    The one code path of both the verdict API and answer-level ratings (SPEC 6.2).
-    ``author``: the ``created_by`` of a case made now (a lead's decision names the lead).
+def apply_verdict(session: Session, run: Run, verdict: str | None,
+                  author: str = AUTO_CASE_AUTHOR, why: str = RESOLVED_NO_NEGATIVE) -> str | None:
+    """Set ``run.feedback`` (useful | not_useful | ``None``) and its consequences; returns
+    the case id of a useful run (``None`` while the run cannot be promoted: RUNNING or no
+    answer, SPEC 7). The one code path of every verdict change: the verdict API,
+    answer-level ratings, a rating taken back, a queue's pair agreeing or disputing, a
+    lead's decision (SPEC 6.2). ``author``: the ``created_by`` of a case made now (a
+    lead's decision names the lead).
 
     Leaving ``useful`` withdraws or flags the run's case (``case_left_useful``); coming
-    back restores it (``restore_case``)."""
+    back restores it (``restore_case``). ``not_useful`` opens or reopens the run's triage
+    item; ``useful`` resolves it. ``None`` after ``not_useful`` (the last answer-level
+    rating taken back, or the queue's reviewers now disagree) resolves the item opened
+    for that verdict, noting ``why`` in its history (``RESOLVED_NO_NEGATIVE``,
+    ``RESOLVED_DISPUTED``), unless a negative rating of another part of the run is left
+    behind it; a later not_useful verdict or decision reopens it."""
     previous = store_verdict(session, run, verdict)
     if verdict == "useful":
         restore_case(session, run)
@@ -129,8 +137,19 @@ def apply_verdict(session: Session, run: Run, verdict: str,
         return case.case_id if case is not None else None
     if previous == "useful":
         case_left_useful(session, run)
-    open_item_for_run(session, run)
+    if verdict is not None:
+        open_item_for_run(session, run)
+    elif previous == "not_useful" and not _negative_part_rating_left(session, run):
+        close_item_automatically(session, run, why)
     return None
+
+
+def _negative_part_rating_left(session: Session, run: Run) -> bool:
+    """True when a negative rating of a part of the run other than its answer is left
+    (a citation, a step ...): something still to triage once the verdict is gone."""
+    return session.scalar(select(Feedback.id).join(Run, Run.id == Feedback.run_pk).where(
+        Feedback.run_pk == run.id, Feedback.rating == "negative",
+        not_(answer_rating_condition())).limit(1)) is not None
 
 
 def _recorded(session: Session, message: str, target: Run | DiagnosisSession, verdict: str,
@@ -189,19 +208,7 @@ def settle_from_ratings(session: Session, run: Run, queue: ReviewQueue) -> None:
         assert result.verdict is not None
         apply_verdict(session, run, result.verdict)
     elif result.outcome == DISPUTED and run.feedback is not None:
-        _clear_verdict(session, run)
-
-
-def _clear_verdict(session: Session, run: Run) -> None:
-    """The run has no verdict any more: a useful one withdraws or flags the case (SPEC
-    7); after not_useful, the item opened for it is resolved when no negative rating of
-    the run is left."""
-    previous = store_verdict(session, run, None)
-    if previous == "useful":
-        case_left_useful(session, run)
-    elif previous == "not_useful" and session.scalar(select(Feedback.id).where(
-            Feedback.run_pk == run.id, Feedback.rating == "negative").limit(1)) is None:
-        close_item_automatically(session, run, RESOLVED_NO_NEGATIVE)
+        apply_verdict(session, run, None, why=RESOLVED_DISPUTED)  # the item's note says so
 
 
 def rederive_verdict(session: Session, run: Run) -> None:
@@ -211,8 +218,8 @@ def rederive_verdict(session: Session, run: Run) -> None:
     deleting a duplicate rating never reopens an item a lead has resolved. A verdict that
     becomes null after ``useful`` withdraws or flags the case like any verdict leaving
     useful (SPEC 7); after ``not_useful``, an open item opened for that verdict is
-    resolved automatically when no negative rating of the run is left (nothing behind
-    it), noted in the item's history (issue 17).
+    resolved automatically when no negative rating of another part of the run is left
+    (nothing behind it), noted in the item's history (issue 17; ``apply_verdict``).
     """
     session.flush()
     queue = governing_queue(session, run)
@@ -225,11 +232,7 @@ def rederive_verdict(session: Session, run: Run) -> None:
         .where(Feedback.run_pk == run.id, answer_rating_condition())
     ).all()
     verdict = latest_verdict(rows)
-    if verdict == run.feedback:
-        return
-    if verdict is None:
-        _clear_verdict(session, run)
-    else:
+    if verdict != run.feedback:
         apply_verdict(session, run, verdict)
 
 

@@ -1,0 +1,52 @@
+"""The triage item page of a run whose pair of reviewers came to disagree: resolved
+automatically with the reason in its history, reopened by a lead's not_useful decision."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from sqlalchemy import select
+
+from reviewapp.actors import Role
+from reviewapp.models import Message, TriageItem
+from reviewapp.services import feedback
+from reviewapp.services import review_queues as rq
+
+
+def _history(page):
+    """The item's history entries as read (tags dropped, spaces collapsed)."""
+    return [" ".join(html.unescape(re.sub(r"<[^>]+>", "", li)).split()) for li in
+            page.split('<ol class="history item-history">', 1)[1].split("</ol>", 1)[0].split("<li>")[1:]]
+
+
+def test_a_disputed_run_s_item_is_resolved_then_reopened_by_the_decision(client, login, make, session):
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lea")
+    ann, bob = make.user(ws, username="ann"), make.user(ws, username="bob")
+    run = make.run(ws)
+    rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {}, reviewers_per_run=2,
+                    reviewers="named", named=[ann.id, bob.id])
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id, Message.role == "assistant"))
+    for user in (ann, bob):
+        feedback.upsert_feedback(session, make.actor(user), "chat_message", answer, None, "negative")
+    item_id = session.scalar(select(TriageItem.id).where(TriageItem.run_pk == run.id))
+
+    login(bob)  # Bob changes his mind on the run page: 1 up, 1 down
+    saved = client.post("/feedback", data={"target_type": "chat_message", "target_id": answer,
+                                           "rating": "positive", "switch": "1"})
+    assert saved.status_code == 303
+    client.post("/logout")
+    login(lead)
+    page = client.get(f"/triage/{item_id}").get_data(as_text=True)
+    assert '<span class="badge badge-triage-resolved">Resolved' in page
+    assert [e.split(" — ", 1)[1] for e in _history(page)] == [
+        "automatically: Resolved automatically: the run is disputed: waiting for a lead's decision"]
+
+    decided = client.post(f"/adjudication/runs/{run.id}/decide", data={"verdict": "not_useful", "note": ""})
+    assert decided.status_code == 303
+    page = client.get(f"/triage/{item_id}").get_data(as_text=True)
+    assert '<span class="badge badge-triage-new">New' in page
+    assert [e.split(" — ", 1)[1] for e in _history(page)] == [
+        "automatically: Resolved automatically: the run is disputed: waiting for a lead's decision",
+        "automatically: Reopened automatically: the run was judged not useful again"]
