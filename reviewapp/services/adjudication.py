@@ -415,18 +415,35 @@ def decisions(session: Session, ws_ids: list[int], limit: int | None = None,
     if limit is not None:
         stmt = stmt.limit(limit)
     rows = session.execute(stmt).all()
-    mine = _own_answer_ratings(session, viewer, {d.run_pk for d, _, _, _ in rows})
+    mine = _own_answer_ratings(session, viewer, {d.run_pk: d.queue_id for d, _, _, _ in rows})
     return [DecisionView(d.id, d.created_at, username or "(deleted user)", d.verdict, d.note,
                          d.run_pk, run_id, queue, mine.get(d.run_pk))
             for d, username, run_id, queue in rows]
 
 
-def _own_answer_ratings(session: Session, user_id: int | None, run_pks: set[int]
+def _own_answer_ratings(session: Session, user_id: int | None, queue_of: Mapping[int, int | None]
                         ) -> dict[int, str]:
-    """{run pk: the user's answer-level rating of it} for those of ``run_pks`` they rated."""
-    if user_id is None or not run_pks:
+    """{run pk: the user's answer-level rating of it} for the runs of ``queue_of`` ({run
+    pk: the queue its decision was for, or ``None``}) they rated, where that rating counts
+    for the queue (``counted_rating``: a queue with named reviewers counts theirs only)."""
+    if user_id is None or not queue_of:
         return {}
-    return dict(session.execute(
-        select(Feedback.run_pk, Feedback.rating).join(Run, Run.id == Feedback.run_pk)
-        .where(Feedback.run_pk.in_(run_pks), Feedback.author_id == user_id,
-               answer_rating_condition())).all())
+    stmt = (select(Feedback.run_pk, Feedback.rating).join(Run, Run.id == Feedback.run_pk)
+            .where(Feedback.run_pk.in_(queue_of), Feedback.author_id == user_id,
+                   answer_rating_condition()))
+    found: dict[int, str] = {}
+    queue_ids = {q for q in queue_of.values() if q is not None}
+    counted: set[tuple[int, int]] = set()
+    if queue_ids:
+        counted = set(session.execute(
+            select(Feedback.run_pk, ReviewQueue.id).select_from(Feedback)
+            .join(Run, Run.id == Feedback.run_pk).join(ReviewQueue, ReviewQueue.id.in_(queue_ids))
+            .where(Feedback.run_pk.in_(queue_of), Feedback.author_id == user_id,
+                   answer_rating_condition(),
+                   counted_rating(ReviewQueue.id, ReviewQueue.reviewers, Feedback.run_pk,
+                                  Feedback.author_id))).all())
+    for run_pk, rating in session.execute(stmt).all():
+        queue_id = queue_of[run_pk]
+        if queue_id is None or (run_pk, queue_id) in counted:
+            found[run_pk] = rating
+    return found

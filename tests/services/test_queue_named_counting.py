@@ -172,3 +172,17 @@ def test_a_run_added_after_it_was_rated_counts_the_named_only(session, make, wor
     world.rate("alice", "positive", on=later)
     assert rq.add_runs(session, make.actor(world.lead), world.queue.id, [later.id]) == 1
     assert _stored(session, world.queue, later) == (1, False)
+
+
+def test_a_lead_whose_rating_does_not_count_is_not_called_a_side_of_the_dispute(session, make, world):
+    """New-user finding: the recent decisions said "You rated this run ... You are one
+    side of this dispute" to a lead the queue does not name (their rating counted for
+    nothing). Only a rating that counts for the decision's queue is the viewer's own."""
+    world.rate("lea", "negative")  # the lead, not named
+    world.rate("alice", "positive")
+    world.rate("bob", "negative")
+    adjudication.decide(session, make.actor(world.lead), world.run.id, "useful")
+    [decision] = adjudication.decisions(session, [world.ws.id], viewer=world.lead.id)
+    assert decision.my_rating is None
+    [as_bob] = adjudication.decisions(session, [world.ws.id], viewer=world.people["bob"].id)
+    assert as_bob.my_rating == "negative"
