@@ -41,3 +41,14 @@ def test_a_disputed_run_of_long_words_does_not_widen_the_page(new_page, make, se
         e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
         .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().width))""")
     assert overflow <= 0, (overflow, wide)
+    # A decision whose note is one long word: the recent decisions' note cell wraps it
+    # (new-user finding: the table grew to 6,595 px inside its scroll box).
+    page.get_by_label("Not useful").check()
+    page.get_by_label("Note").fill("Decided " + "N" * 500 + " https://example.org/" + "p" * 300)
+    page.get_by_role("button", name="Decide").click()
+    note = page.locator("td.adj-note").first
+    note.wait_for()
+    assert note.bounding_box()["width"] <= 24 * 16 + 32
+    table = page.evaluate("() => document.querySelector('#decided-h ~ .table-wrap table').scrollWidth")
+    page.screenshot(path=str(SCREENSHOTS / f"adjudication-decided-long-note-{width}.png"), full_page=True)
+    assert table <= max(width, 1100), table
