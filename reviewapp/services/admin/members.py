@@ -76,7 +76,7 @@ def create_user(
     clash = session.scalar(select(User.username).where(func.lower(User.username) == username.lower()))
     if clash is not None:
         raise Conflict(f"user '{clash}' already exists"
-                       + ("" if clash == username else " (usernames differ by more than case)"))
+                       + ("" if clash == username else ": usernames must differ by more than case"))
     user = User(username=username, password_hash=hash_password(password), active=True,
                 session_token=secrets.token_hex(16), must_change_password=must_change_password)
     session.add(user)

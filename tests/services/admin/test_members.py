@@ -78,7 +78,7 @@ def test_a_username_that_differs_only_in_case_is_taken(session, two, first, seco
     admin.create_member_account(session, two.act1, two.w1.id, first, "reviewer", DEFAULT_PASSWORD)
     with pytest.raises(Conflict) as taken:
         admin.create_member_account(session, two.act1, two.w1.id, second, "reviewer", DEFAULT_PASSWORD)
-    assert taken.value.message == f"user '{first}' already exists (usernames differ by more than case)"
+    assert taken.value.message == f"user '{first}' already exists: usernames must differ by more than case"
     session.rollback()
     assert admin.get_user_by_username(session, second) is None
 
