@@ -61,7 +61,7 @@ def edit(case_id: str) -> Response | tuple[str, int] | str:
     shows the form again, saving nothing; only "Save" writes (SPEC 7)."""
     form = CaseForm()
     back = url_for("cases.edit", case_id=case_id)
-    accept = request.form.get("accept") if form.is_submitted() else None
+    accept = (form.accept.data or None) if form.is_submitted() else None
     if accept is None and form.validate_on_submit():
         try:
             case = cases.edit_case(db.session, current_actor(), case_id, form.version.data,

@@ -62,6 +62,9 @@ class CaseForm(FlaskForm):
     service = StringField("Service", validators=[Optional(), Length(max=120)])
     root_cause = TextAreaField("Root cause", validators=[Optional(), Length(max=20000)])
     solution = TextAreaField("Solution", validators=[Optional(), Length(max=20000)])
+    # The edit form's 'Use "X"' buttons (name "accept", value the field proposed): not
+    # rendered as an input; read here so no view reads the raw form.
+    accept = StringField()
 
 # Shape checks for humans only; the services validate everything again (STYLE 5).
 # Selects are rendered from these (value, label) lists by the templates; the fields
