@@ -8,7 +8,7 @@ import base64
 import binascii
 import json
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from google.protobuf import json_format
@@ -140,57 +140,69 @@ def _normalise_span(span: dict[str, Any], path: str) -> None:
                                     f"{path}.status.code")
 
 
-Places = list[tuple[str, list[tuple[str, list[str]]]]]
+# The envelope's three levels: (the key of a node's children, the message a node decodes as).
+_LEVELS = (("resourceSpans", ResourceSpans), ("scopeSpans", ScopeSpans), ("spans", Span))
+# A node's own problem as "path: reason" (or None): (node, its children's key, its path, depth).
+Check = Callable[[dict[str, Any], str, str, int], "str | None"]
+# Where each kept node was in the request as sent: (path, its kept children's places).
+Place = tuple[str, list[Any]]
 
 
-def _normalise(data: dict[str, Any]) -> tuple[list[tuple[int, str]], Places]:
-    """Check the shape of an OTLP JSON request and bring it to what ``json_format`` reads
-    (``_normalise_span``). A span that fails its check is taken out of ``data`` and
-    rejected on its own, as an event of a tool-event batch is (SPEC 9: one bad item does
-    not refuse the others); a resource or scope whose own fields hold a text or number no
-    column can store (a NUL character, a lone surrogate, ``1e400``) takes its spans with
-    it (they carry its attributes, as in protobuf). Returns ``[(spans rejected, "path:
-    reason")]``; the 64-level nesting limit counts within each span. Raises
-    ``ValidationFailed`` naming the path for an envelope that is not arrays of objects.
-    Also returns the paths, as sent, of the resources, scopes and spans kept (``Places``:
-    ``[(resource path, [(scope path, [span path])])]``)."""
-    rejected: list[tuple[int, str]] = []
-    resources, places = [], []
-    for rs_path, resource_spans in _objects(data, "resourceSpans", ""):
-        problem = _own_problem(resource_spans, "scopeSpans", rs_path)
+def _prune(node: dict[str, Any], check: Check, rejected: list[tuple[int, str]],
+           known: list[Place] | None = None, depth: int = 0, prefix: str = "") -> list[Place]:
+    """Take out of ``node``'s children at ``depth`` (resources, then scopes, then spans)
+    each one ``check`` finds a problem in, with the spans under it, adding ``(spans
+    taken, "path: reason")`` to ``rejected`` (SPEC 9: one bad span does not refuse the
+    others); returns the places, as sent, of the nodes kept. ``known``: the places a
+    first pass kept (their paths as sent), else the children are read with ``_objects``
+    (which raises ``ValidationFailed`` for an envelope that is not arrays of objects)."""
+    key = _LEVELS[depth][0]
+    if known is None:
+        children = [(path, child, None) for path, child in _objects(node, key, prefix)]
+    else:
+        children = [(path, child, below) for (path, below), child in zip(known, node.get(key) or [])]
+    kept, places = [], []
+    for path, child, below in children:
+        problem = check(child, _LEVELS[depth + 1][0] if depth < 2 else "", path, depth)
         if problem is not None:
-            rejected.append((_spans_in(resource_spans, "scopeSpans"), problem))
+            rejected.append((1 if depth == 2 else _spans_in(child, _LEVELS[depth + 1][0]), problem))
             continue
-        scopes, scope_places = [], []
-        for ss_path, scope_spans in _objects(resource_spans, "scopeSpans", rs_path + "."):
-            problem = _own_problem(scope_spans, "spans", ss_path)
-            if problem is not None:
-                rejected.append((_spans_in(scope_spans, "spans"), problem))
-                continue
-            spans, span_places = [], []
-            for path, span in _objects(scope_spans, "spans", ss_path + "."):
-                try:
-                    _normalise_span(span, path)
-                except ValidationFailed as exc:
-                    rejected.append((1, exc.message))
-                    continue
-                spans.append(span)
-                span_places.append(path)
-            scope_spans["spans"] = spans
-            scopes.append(scope_spans)
-            scope_places.append((ss_path, span_places))
-        resource_spans["scopeSpans"] = scopes
-        resources.append(resource_spans)
-        places.append((rs_path, scope_places))
-    if data.get("resourceSpans") is not None:
-        data["resourceSpans"] = resources
-    return rejected, places
+        places.append((path, [] if depth == 2 else
+                       _prune(child, check, rejected, below, depth + 1, path + ".")))
+        kept.append(child)
+    if depth or node.get(key) is not None:
+        node[key] = kept
+    return places
+
+
+def _shape_problem(node: dict[str, Any], children: str, path: str, depth: int) -> str | None:
+    """The first pass's check (``_prune``): a resource's or scope's own fields holding a
+    text or number no column can store (``_own_problem``: it takes its spans with it,
+    as they carry its attributes, as in protobuf); a span failing ``_normalise_span``."""
+    if depth < 2:
+        return _own_problem(node, children, path)
+    try:
+        _normalise_span(node, path)
+    except ValidationFailed as exc:
+        return exc.message
+    return None
+
+
+def _decode_check(node: dict[str, Any], children: str, path: str, depth: int) -> str | None:
+    """The second pass's check (``_prune``, only after the whole request failed to
+    decode): the node without its children does not decode as its protobuf message."""
+    return _decode_problem(node, _LEVELS[depth][1](), children, path)
+
+
+def span_paths(places: list[Place]) -> list[str]:
+    """The paths of the spans under ``places`` (resources), in ``spans_of`` order."""
+    return [path for _, scopes in places for _, spans in scopes for path, _ in spans]
 
 
 def parse_request(body: bytes, content_type: str
                   ) -> tuple[ExportTraceServiceRequest, list[tuple[int, str]], list[str]]:
     """An ``ExportTraceServiceRequest`` from an OTLP/HTTP body, the spans of a JSON body
-    taken out before decoding (``_normalise``: ``[(count, "path: reason")]``; none for
+    taken out before decoding (``_prune``: ``[(count, "path: reason")]``; none for
     protobuf, whose spans are checked once decoded), and the path as sent of each span
     left, in ``spans_of`` order (``resourceSpans[0].scopeSpans[1].spans[2]``). JSON: ids in hex (or base64),
     int64 values as numbers or texts, status / kind codes as numbers or names (``ERROR``
@@ -218,9 +230,12 @@ def parse_request(body: bytes, content_type: str
         raise ValidationFailed("body", f"malformed JSON: {str(exc)[:160]}") from None
     if not isinstance(data, dict):
         raise ValidationFailed("body", "expected a JSON object (ExportTraceServiceRequest)")
-    # No nesting check of the whole body: _normalise walks only the envelope, and each
+    # No nesting check of the whole body: _prune walks only the envelope, and each
     # resource, scope and span is checked on its own (iteratively) before it is read.
-    rejected, places = _normalise(data)
+    # First pass (``_prune`` with ``_shape_problem``): the 64-level nesting limit counts
+    # within each span; ids from hex, status codes and span kinds from their names.
+    rejected: list[tuple[int, str]] = []
+    places = _prune(data, _shape_problem, rejected)
     # What lies outside the resources (e.g. an unknown field); they were checked above.
     problem = find_problem({key: value for key, value in data.items() if key != "resourceSpans"})
     if problem is not None:
@@ -230,15 +245,14 @@ def parse_request(body: bytes, content_type: str
     except _PARSE_ERRORS:
         # Only on this error path: find the resources, scopes and spans that do not decode
         # (a field of the wrong type), take them out, and decode the rest.
-        taken, places = _take_out_undecodable(data, places)
-        rejected.extend(taken)
+        places = _prune(data, _decode_check, rejected, places)
         request = ExportTraceServiceRequest()
         try:
             json_format.ParseDict(data, request, ignore_unknown_fields=True)
         except _PARSE_ERRORS as exc:
             raise ValidationFailed("body", f"not an OTLP JSON ExportTraceServiceRequest: "
                                            f"{_parse_problem(exc)}") from None
-    return request, rejected, [path for _, scopes in places for _, paths in scopes for path in paths]
+    return request, rejected, span_paths(places)
 
 
 _PARSE_ERRORS = (json_format.ParseError, RecursionError, ValueError, TypeError)
@@ -271,43 +285,6 @@ def _decode_problem(node: dict[str, Any], message: Any, leave_out: str, path: st
     except _PARSE_ERRORS as exc:
         return _parse_problem(exc, path)
     return None
-
-
-def _take_out_undecodable(data: dict[str, Any], places: Places
-                          ) -> tuple[list[tuple[int, str]], Places]:
-    """Take out of ``data`` (already ``_normalise``d, which kept the nodes at ``places``)
-    each resource or scope whose own fields do not decode, with its spans, and each span
-    that does not decode; returns ``[(spans rejected, "path: reason")]`` with the paths
-    as sent (SPEC 9: one bad span does not refuse the others), and the places kept."""
-    rejected: list[tuple[int, str]] = []
-    resources, kept = [], []
-    for resource_spans, (rs_path, scope_places) in zip(data.get("resourceSpans") or [], places):
-        problem = _decode_problem(resource_spans, ResourceSpans(), "scopeSpans", rs_path)
-        if problem is not None:
-            rejected.append((_spans_in(resource_spans, "scopeSpans"), problem))
-            continue
-        scopes, scopes_kept = [], []
-        for scope_spans, (ss_path, span_places) in zip(resource_spans["scopeSpans"], scope_places):
-            problem = _decode_problem(scope_spans, ScopeSpans(), "spans", ss_path)
-            if problem is not None:
-                rejected.append((_spans_in(scope_spans, "spans"), problem))
-                continue
-            spans, paths = [], []
-            for span, path in zip(scope_spans["spans"], span_places):
-                problem = _decode_problem(span, Span(), "", path)
-                if problem is not None:
-                    rejected.append((1, problem))
-                    continue
-                spans.append(span)
-                paths.append(path)
-            scope_spans["spans"] = spans
-            scopes.append(scope_spans)
-            scopes_kept.append((ss_path, paths))
-        resource_spans["scopeSpans"] = scopes
-        resources.append(resource_spans)
-        kept.append((rs_path, scopes_kept))
-    data["resourceSpans"] = resources
-    return rejected, kept
 
 
 def _value(any_value: Any) -> Any:
