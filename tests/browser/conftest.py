@@ -70,6 +70,15 @@ def focused(page) -> str:
                          " return e.tagName.toLowerCase() + ': ' + e.textContent.trim(); })()")
 
 
+def wait_focused(page, expected: str, timeout_ms: int = 5000) -> None:
+    """Wait until ``focused(page)`` reads ``expected``: ``autofocus`` is applied after the
+    page is parsed, so a loaded machine may read the focus before it moved."""
+    page.wait_for_function(
+        "(want) => { const e = document.activeElement;"
+        " return e.tagName.toLowerCase() + ': ' + e.textContent.trim() === want; }",
+        arg=expected, timeout=timeout_ms)
+
+
 def log_in(page, username: str) -> None:
     """Log in through the form, as a person would."""
     page.goto("/login")

@@ -14,7 +14,7 @@ from reviewapp.actors import Actor, Role
 from reviewapp.models import IngestToken, User
 from reviewapp.services import admin
 
-from .conftest import SCREENSHOTS, focused, log_in
+from .conftest import SCREENSHOTS, focused, log_in, wait_focused
 
 pytestmark = pytest.mark.browser
 
@@ -50,6 +50,7 @@ def test_deactivate_asks_first_then_cancel_keeps_and_confirm_deactivates(new_pag
     box = question.get_by_role("button", name="Deactivate bob.reviewer").bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= width
     # The focus is on Cancel: Enter cancels.
+    wait_focused(page, "a: Cancel")
     assert focused(page) == "a: Cancel"
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/admin/{ws.id}/members")
@@ -58,6 +59,7 @@ def test_deactivate_asks_first_then_cancel_keeps_and_confirm_deactivates(new_pag
     # Again, and this time confirm with the keyboard: Shift+Tab to the red button, Enter.
     page.locator(f"#member-{bob.id}").get_by_role("button", name="Deactivate account").click()
     page.get_by_role("region", name="Deactivate bob.reviewer’s account?").wait_for()
+    wait_focused(page, "a: Cancel")
     assert focused(page) == "a: Cancel"
     page.keyboard.press("Shift+Tab")
     assert focused(page) == "button: Deactivate bob.reviewer"
@@ -85,6 +87,7 @@ def test_revoke_asks_first_then_cancel_keeps_and_confirm_revokes(new_page, make,
     _shoot(page, f"revoke-confirm-{width}{'' if js else '-nojs'}")
     box = question.get_by_role("button", name="Revoke agent-prod").bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= width
+    wait_focused(page, "a: Cancel")
     assert focused(page) == "a: Cancel"
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/admin/{ws.id}/tokens")
@@ -92,6 +95,7 @@ def test_revoke_asks_first_then_cancel_keeps_and_confirm_revokes(new_page, make,
     assert _read(session, revoked) is False
     page.locator(f"#token-{token.id}").get_by_role("button", name="Revoke").click()
     page.get_by_role("region", name="Revoke the token “agent-prod”?").wait_for()
+    wait_focused(page, "a: Cancel")
     assert focused(page) == "a: Cancel"
     page.keyboard.press("Shift+Tab")
     assert focused(page) == "button: Revoke agent-prod"

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from reviewapp.actors import Role
 from reviewapp.models import Membership
 
-from .conftest import SCREENSHOTS, focused, log_in
+from .conftest import SCREENSHOTS, focused, log_in, wait_focused
 
 pytestmark = pytest.mark.browser
 
@@ -43,6 +43,7 @@ def test_remove_member_asks_first_then_cancel_keeps_and_confirm_removes(new_page
     box = question.get_by_role("button", name="Remove bob.reviewer").bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= width
     # The focus starts on Cancel, not on the red button: Enter cancels.
+    wait_focused(page, "a: Cancel")
     assert focused(page) == "a: Cancel"
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/admin/{ws.id}/members")
