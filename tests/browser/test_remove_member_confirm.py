@@ -52,6 +52,7 @@ def test_remove_member_asks_first_then_cancel_keeps_and_confirm_removes(new_page
     # Again, and this time confirm (keyboard: Shift+Tab to the red button, Enter).
     page.locator(f"#member-{bob.id}").get_by_role("button", name="Remove from workspace").click()
     page.get_by_role("region", name="Remove bob.reviewer from ACME on-call?").wait_for()
+    wait_focused(page, "a: Cancel")  # autofocus first, then the key
     page.keyboard.press("Shift+Tab")
     assert focused(page) == "button: Remove bob.reviewer"
     page.keyboard.press("Enter")
