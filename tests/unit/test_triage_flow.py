@@ -108,3 +108,9 @@ def test_an_opened_reason_cannot_be_changed():
     with pytest.raises(dataclasses.FrozenInstanceError):
         reason.label = "x"
     assert reason.label == "not useful verdict"
+
+
+def test_the_dispute_note_says_what_the_item_waits_for():
+    """The history note of an item resolved because its run became disputed (pinned:
+    the mutation run of triage_flow found the wording unpinned by the unit tests)."""
+    assert flow.RESOLVED_DISPUTED == "the run is disputed: waiting for a lead's decision"
