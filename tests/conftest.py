@@ -175,12 +175,33 @@ def login(client):
     return _login
 
 
+def _read_through(app):
+    """The app as a WSGI callable that reads each response whole and closes it
+    before the server writes a byte.
+
+    Werkzeug's development server skips the response's ``close()`` when the
+    browser drops the connection while the server drains the request (a
+    favicon fetch cut short by a navigation): the static file was then left
+    open, and its ``ResourceWarning`` failed whichever test the collector ran
+    in (CI, stop 28). Read whole, nothing is left open whatever the socket does.
+    """
+    def served(environ, start_response):
+        body = app(environ, start_response)
+        try:
+            return [b"".join(body)]
+        finally:
+            if hasattr(body, "close"):
+                body.close()
+
+    return served
+
+
 @pytest.fixture
 def live_server(app) -> Iterator[str]:
     """The test app served on 127.0.0.1 (a free port) from a background thread."""
     from werkzeug.serving import make_server
 
-    server = make_server("127.0.0.1", 0, app, threaded=True)
+    server = make_server("127.0.0.1", 0, _read_through(app), threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="live-server", daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
