@@ -71,10 +71,14 @@ def duration_ms(started_at: datetime | None, completed_at: datetime | None) -> i
 
 
 def format_duration(ms: int | None) -> str:
-    """A duration for people: "—" when unknown, "850 ms" under a second, "12.3 s" under a
-    minute, else "4 min 5 s" (whole minutes and seconds, cut, not rounded)."""
+    """A duration for people: "—" when unknown, "<1 ms" for 0 (``duration_ms`` rounds a
+    call of under half a millisecond to 0: it took some time, not none), "850 ms" under a
+    second, "12.3 s" under a minute, else "4 min 5 s" (whole minutes and seconds, cut,
+    not rounded)."""
     if ms is None:
         return "—"
+    if ms < 1:
+        return "<1 ms"
     if ms < 1000:
         return f"{ms} ms"
     if ms < 60000:

@@ -459,3 +459,19 @@ def test_a_tool_calls_times_without_js_read_in_the_workspaces_time_zone(
         times = re.findall(r'<time datetime="([^"]+)" title="[^"]+" data-precise>([^<]*)</time>', html)
         assert times == [("2026-01-01T10:15:05.250+00:00", started),
                          ("2026-01-01T10:15:05.700+00:00", ended)], (url, headers)
+
+
+def test_a_call_under_a_millisecond_reads_under_1_ms_not_0_ms(client, make, reviewer):
+    """New-user finding: a 0.4 ms tool call read "0 ms" in the timeline and its details,
+    as if it took no time. Its stored duration rounds to 0; it reads "<1 ms", and a call
+    of 1 ms still reads "1 ms"."""
+    ws, _ = reviewer
+    run = make.run(ws, status="SUCCESS", tool_calls=[
+        {"id": "quick", "tool_name": "cache_get", "status": "completed",
+         "started_at": "2026-01-01T00:00:00.000000Z", "completed_at": "2026-01-01T00:00:00.000400Z"},
+        {"id": "one", "tool_name": "cache_put", "status": "completed",
+         "started_at": "2026-01-01T00:00:01.000000Z", "completed_at": "2026-01-01T00:00:01.001000Z"}])
+    html = client.get(f"/runs/{run.id}/timeline").get_data(as_text=True)
+    assert re.findall(r'<span class="tl-dur">([^<]*)</span>', html) == ["&lt;1 ms", "1 ms"]
+    detail = client.get(f"/runs/{run.id}/tool-calls?call_id=quick").get_data(as_text=True)
+    assert re.search(r"<dt>Duration</dt><dd>([^<]*)</dd>", detail).group(1) == "&lt;1 ms"
