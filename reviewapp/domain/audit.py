@@ -48,10 +48,13 @@ SETTINGS_CHANGE = "settings.change"  # its keys are settings: named by ``SETTING
 @dataclass(frozen=True)
 class AuditField:
     """A key an action other than a settings change records in before / after
-    (``code``), and how the log page names it (``label``)."""
+    (``code``), and how the log page names it (``label``). ``outcome``: the key records
+    what the action did (how many items it released, rows it scanned), on one side only,
+    not a value that changed: the page shows it as one value (``outcome_text``)."""
 
     code: str
     label: str
+    outcome: bool = False
 
 
 AUDIT_FIELDS: Registry[AuditField] = Registry("audit field", (
@@ -65,16 +68,16 @@ AUDIT_FIELDS: Registry[AuditField] = Registry("audit field", (
     AuditField("must_change_password", "Must change password"),
     AuditField("verdict", "Decision"),
     AuditField("own_rating", "Their own rating"),
-    AuditField("open_assignments", "Assigned queue items released"),
-    AuditField("held_items", "Held queue items released"),
-    AuditField("named_reviewer_of", "Queues that named them as a reviewer"),
-    AuditField("rows_scanned", "Rows scanned per table"),
-    AuditField("rows_changed", "Rows redacted per column"),
-    AuditField("identities_holding_a_secret_kept", "Ids holding a secret (kept: rows are named by them)"),
-    AuditField("rows_merged", "Rows merged into the row holding their redacted value, per column"),
-    AuditField("runs_moved", "Runs moved to the merged session"),
-    AuditField("collisions_kept", "Rows kept: their redacted value is another row's (not merged)"),
-    AuditField("stopped", "Stopped at (a batch failed and was rolled back)"),
+    AuditField("open_assignments", "Assigned queue items released", outcome=True),
+    AuditField("held_items", "Held queue items released", outcome=True),
+    AuditField("named_reviewer_of", "Queues that named them as a reviewer", outcome=True),
+    AuditField("rows_scanned", "Rows scanned per table", outcome=True),
+    AuditField("rows_changed", "Rows redacted per column", outcome=True),
+    AuditField("identities_holding_a_secret_kept", "Ids holding a secret (kept: rows are named by them)", outcome=True),
+    AuditField("rows_merged", "Rows merged into the row holding their redacted value, per column", outcome=True),
+    AuditField("runs_moved", "Runs moved to the merged session", outcome=True),
+    AuditField("collisions_kept", "Rows kept: their redacted value is another row's (not merged)", outcome=True),
+    AuditField("stopped", "Stopped at (a batch failed and was rolled back)", outcome=True),
 ))
 
 # Keys whose values are never recorded, at any depth (compared case-insensitively).
@@ -130,6 +133,22 @@ def readable(value: Any) -> str:
                 return value[key]
         return "; ".join(f"{k}: {readable(v)}" for k, v in value.items())
     return str(value)
+
+
+def is_outcome(action: str, key: str) -> bool:
+    """Whether ``key`` of an event of ``action`` records what the action did
+    (``AuditField.outcome``), rather than a value before / after it."""
+    return action != SETTINGS_CHANGE and key in AUDIT_FIELDS and AUDIT_FIELDS.get(key).outcome
+
+
+def outcome_text(value: Any) -> str:
+    """What an action did, as the log page reads it: "none" when it did nothing (0, an
+    empty list or mapping, ``None``), else ``readable`` ("2"; "message: 3; step: 0").
+    Raises nothing."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                         and value == 0) or (isinstance(value, (list, tuple, Mapping)) and not value):
+        return "none"
+    return readable(value)
 
 
 def change_text(action: str, key: str, value: Any) -> str:

@@ -19,7 +19,15 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
-from ..domain.audit import AUDIT_ACTIONS, change_text, changed_keys, field_label, scrub
+from ..domain.audit import (
+    AUDIT_ACTIONS,
+    change_text,
+    changed_keys,
+    field_label,
+    is_outcome,
+    outcome_text,
+    scrub,
+)
 from ..errors import ValidationFailed
 from ..models import AuditEvent
 from ..models.base import utcnow
@@ -90,12 +98,17 @@ def record_event(
 class AuditChange:
     """One changed key of an event as the log page reads it: ``label`` (the setting's or
     the field's, ``domain.audit.field_label``), ``before`` / ``after`` as plain text
-    (``domain.audit.change_text``; ``—`` for a side without the key). Jinja escapes them."""
+    (``domain.audit.change_text``; ``—`` for a side without the key). Jinja escapes them.
+    ``outcome``: for a key that records what the action did (``domain.audit.is_outcome``:
+    items released, rows scanned), that one value as plain text
+    (``domain.audit.outcome_text``: "none" for 0), shown instead of before → after;
+    ``None`` for a change."""
 
     key: str
     label: str
     before: str
     after: str
+    outcome: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,8 +132,14 @@ class AuditRow:
     def changes(self) -> list[AuditChange]:
         """The changed keys (``changed``'s order) labelled and readable, for the page."""
         return [AuditChange(key, field_label(self.action, key),
-                            self._side(self.before, key), self._side(self.after, key))
+                            self._side(self.before, key), self._side(self.after, key),
+                            self._outcome(key) if is_outcome(self.action, key) else None)
                 for key in self.changed]
+
+    def _outcome(self, key: str) -> str:
+        """The one recorded value of an outcome ``key`` (after, else before), as text."""
+        side = self.after if self.after and key in self.after else self.before or {}
+        return outcome_text(side.get(key))
 
     def _side(self, values: dict[str, Any] | None, key: str) -> str:
         return change_text(self.action, key, values[key]) if values and key in values else "—"

@@ -161,3 +161,20 @@ def test_a_row_reads_by_its_label_else_its_code_else_its_parts(value, shown):
     from reviewapp.domain.audit import readable
 
     assert readable(value) == shown
+
+
+def test_what_an_action_did_reads_as_one_value_none_for_nothing():
+    """Items released and rows scanned are what an action did, recorded on one side:
+    the log page shows the value, "none" for nothing (it read "0 → —")."""
+    from reviewapp.domain.audit import is_outcome, outcome_text
+
+    outcomes = ["open_assignments", "held_items", "named_reviewer_of", "rows_scanned",
+                "rows_changed", "identities_holding_a_secret_kept", "rows_merged", "runs_moved",
+                "collisions_kept", "stopped"]
+    assert [k for k in ("username", "role", "name", "slug", "active", "revoked", "verdict",
+                        *outcomes) if is_outcome("member.remove", k)] == outcomes
+    assert not is_outcome("settings.change", "held_items")
+    assert not is_outcome("member.remove", "not_a_field")
+    assert [outcome_text(v) for v in (0, 0.0, None, [], {}, ())] == ["none"] * 6
+    assert [outcome_text(v) for v in (1, 12, ["Pairs", "Triage"])] == ["1", "12", "Pairs, Triage"]
+    assert outcome_text({"message": 3, "step": 0}) == "message: 3; step: 0"

@@ -333,3 +333,49 @@ def test_clearing_the_fault_categories_is_refused_beside_the_field(client, login
     stored = session.get(type(site.w1), site.w1.id)
     assert "fault_categories" not in (stored.settings or {})
     assert stored.settings_version == view.version
+
+
+def _changes_of(html: str, event_id: int) -> list[tuple[str, str]]:
+    """(label, value) of each change of the event's row on the log page, tags dropped."""
+    row = re.search(rf'<tr id="audit-{event_id}">(.*?)</tr>', html, re.S).group(1)
+    cell = re.search(r'<td class="changes"[^>]*>(.*?)</td>', row, re.S).group(1)
+
+    def text(part: str) -> str:
+        return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", part)).strip()
+
+    return [(text(dt), text(dd)) for dt, dd in
+            re.findall(r"<dt[^>]*>(.*?)</dt>\s*<dd[^>]*>(.*?)</dd>", cell, re.S)]
+
+
+def test_queue_items_released_read_as_a_count_or_none_not_as_a_change(
+        client, login, session, make, site):
+    """New-user finding: the log read "Held queue items released 0 → —" for a
+    deactivation that released nothing. What a removal or deactivation released is what
+    the action did, not a value that changed: it reads as one value, "none" for 0; the
+    stored event keeps the counts (exports, and "nothing was released" is a fact)."""
+    from reviewapp.services import queue_work
+    from reviewapp.services import review_queues as rq
+
+    holder = make.user(site.w1, Role.REVIEWER, username="holder")
+    idle = make.user(site.w1, Role.REVIEWER, username="idle")
+    make.run(site.w1)
+    queue, _ = rq.create_queue(session, make.actor(site.a1), site.w1.id, "All runs", {})
+    assert queue_work.next_item(session, make.actor(holder), queue.id) is not None
+    login(site.a1)
+    assert client.post(f"/admin/{site.w1.id}/members/{idle.id}/active",
+                       data={"active": "0", "confirm": "1"}).status_code == 303
+    assert client.post(f"/admin/{site.w1.id}/members/{holder.id}/remove",
+                       data={"confirm": "1"}).status_code == 303
+    session.rollback()
+    events = {e.action: e for e in session.scalars(
+        select(AuditEvent).where(AuditEvent.workspace_id == site.w1.id))}
+    deactivated, removed = events["user.deactivate"], events["member.remove"]
+    assert (deactivated.before["held_items"], removed.before["held_items"]) == (0, 1)
+    html = client.get(f"/admin/{site.w1.id}/audit").get_data(as_text=True)
+    assert _changes_of(html, deactivated.id) == [
+        ("Active", "yes → no"), ("Held queue items released", "none"),
+        ("Assigned queue items released", "none")]
+    assert _changes_of(html, removed.id) == [
+        ("Held queue items released", "1"), ("Queues that named them as a reviewer", "none"),
+        ("Assigned queue items released", "none"), ("Role", "reviewer → —")]
+    assert "0 →" not in html and "→ 0" not in html
