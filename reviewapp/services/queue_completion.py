@@ -27,7 +27,10 @@ null below it). The services keep both:
   ``keep_ratings_of`` kept the ratings of those who stop counting.
 
 ``completed_at`` keeps its first time while the item stays complete; a deleted rating
-that takes the count below N clears it. Nothing here checks access or commits: the
+that takes the count below N clears it. The UPDATE that stores an item complete also
+releases its reservation (``reserved_by`` / ``reserved_until``, whoever held it): a
+complete item is handed to nobody, so nobody holds it; reopened by a deleted rating, it
+is free for the next reviewer who asks. Nothing here checks access or commits: the
 callers did and do.
 """
 
@@ -115,15 +118,27 @@ def _counted() -> Any:
             .correlate(QueueItem).scalar_subquery())
 
 
+def _released_when(complete: Any) -> dict[str, Any]:
+    """The reservation columns' values in an UPDATE that stores completion: a complete
+    item is held by nobody (it is never handed out again, so a hold on it would only
+    show it "reserved" and its holder "holding" it until the time ran out); an open
+    item keeps its holder."""
+    return {"reserved_by": case((complete, None), else_=QueueItem.reserved_by),
+            "reserved_until": case((complete, None), else_=QueueItem.reserved_until)}
+
+
 def _store(session: Session, where: Iterable[Any], now: datetime) -> None:
     """Store each item's count of who counts for its queue (``_counted``) and its
-    completion, for the items ``where`` selects: one UPDATE."""
+    completion, for the items ``where`` selects, releasing a complete item's
+    reservation (``_released_when``): one UPDATE."""
     count = _counted()
+    complete = _needed() <= count
     session.execute(
         update(QueueItem).where(*where).values(
             ratings_count=count,
-            completed_at=case((_needed() <= count, func.coalesce(QueueItem.completed_at, now)),
-                              else_=None))
+            completed_at=case((complete, func.coalesce(QueueItem.completed_at, now)),
+                              else_=None),
+            **_released_when(complete))
         .execution_options(synchronize_session=False))
 
 
@@ -195,12 +210,14 @@ def keep_ratings_of(session: Session, queue_ids: Sequence[int], stopping: Any) -
 
 def recount_queue(session: Session, queue_id: int, now: datetime | None = None) -> None:
     """Re-derive ``completed_at`` of every item of the queue from its stored count (after
-    the queue's ``reviewers_per_run`` changed): complete items keep their time."""
+    the queue's ``reviewers_per_run`` changed): complete items keep their time, and
+    items complete now are held by nobody (``_released_when``)."""
+    complete = _needed() <= QueueItem.ratings_count
     session.execute(
         update(QueueItem).where(QueueItem.queue_id == queue_id).values(
-            completed_at=case((_needed() <= QueueItem.ratings_count,
-                               func.coalesce(QueueItem.completed_at, now or utcnow())),
-                              else_=None))
+            completed_at=case((complete, func.coalesce(QueueItem.completed_at, now or utcnow())),
+                              else_=None),
+            **_released_when(complete))
         .execution_options(synchronize_session=False))
 
 

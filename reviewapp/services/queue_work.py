@@ -245,15 +245,22 @@ def renew(session: Session, actor: Actor, item_id: Any, now: datetime | None = N
           ) -> datetime:
     """Extend the actor's reservation of the item (the page is still open); returns the
     new end. ``Conflict`` when the actor does not hold it (expired and taken, or
-    released); ``Forbidden`` for an item they cannot see. Commits."""
+    released), with ``details`` ``{"complete": True}`` when the item is complete (its
+    completion released it: ``queue_completion``); ``Forbidden`` for an item they
+    cannot see. Commits."""
     item, queue = _item_for(session, actor, item_id)
     now = now or utcnow()
     until = now + timedelta(minutes=queue.reservation_minutes)
     done = session.execute(
-        update(QueueItem).where(QueueItem.id == item.id, QueueItem.reserved_by == actor.user_id)
+        update(QueueItem).where(QueueItem.id == item.id, QueueItem.reserved_by == actor.user_id,
+                                QueueItem.completed_at.is_(None))
         .values(reserved_until=until, updated_at=now)
         .execution_options(synchronize_session=False)).rowcount
+    complete = not done and session.scalar(
+        select(QueueItem.completed_at).where(QueueItem.id == item.id)) is not None
     session.commit()
+    if complete:
+        raise Conflict("item: this item is complete", details={"complete": True})
     if not done:
         raise Conflict("item: you no longer hold this item")
     return until

@@ -290,8 +290,16 @@ def assign(session: Session, actor: Actor, item_id: Any, user_ids: Iterable[Any]
     an empty list unassigns it); returns the user ids. Each must be allowed to review the
     queue now (``queue_assignment.pool``: named or all, active reviewers of the workspace)
     or be assigned to the item already (a removed member keeps an item they rated), and
-    be chosen once (the page has one select per reviewer slot); ``ValidationFailed``
-    ``assignees``; ``Forbidden`` unless a lead of the queue's workspace. Commits."""
+    be chosen once (the page has one select per reviewer slot).
+
+    At most the queue's ``reviewers_per_run`` (N) assignees. N lowered after the item was
+    assigned (our rule; SPEC 8 says only "N reviewers per run, assignment"): its
+    assignees stay, and saving it with them, or with fewer of them, is accepted even
+    above N; only someone new is refused while the item would have more than N.
+
+    ``ValidationFailed`` ``assignees`` (HTTP 400: not user ids, someone twice, someone
+    who may not review the queue, more than N: "this queue takes 2 reviewers per run (3
+    chosen)"); ``Forbidden`` unless a lead of the queue's workspace. Commits."""
     item, queue = _item_for(session, actor, item_id, Role.LEAD)
     ids = [id_value(v, "assignees", "must be user ids") for v in user_ids]
     if None in ids:
@@ -300,8 +308,13 @@ def assign(session: Session, actor: Actor, item_id: Any, user_ids: Iterable[Any]
     if twice:
         raise ValidationFailed("assignees", "choose each reviewer once "
                                f"(twice: {who(session, queue.workspace_id, twice)})")
-    allowed = set(assignable(session, queue)) | set(session.scalars(
+    current = set(session.scalars(
         select(QueueAssignment.user_id).where(QueueAssignment.item_id == item.id)))
+    n = queue.reviewers_per_run
+    if len(ids) > n and not set(ids) <= current:
+        raise ValidationFailed("assignees", f"this queue takes {n} reviewer{'s' if n != 1 else ''} "
+                               f"per run ({len(ids)} chosen)")
+    allowed = set(assignable(session, queue)) | current
     outside = [i for i in ids if i not in allowed]
     if outside:
         raise ValidationFailed("assignees", "must be reviewers who may review this queue "

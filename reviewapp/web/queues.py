@@ -341,11 +341,14 @@ def next_item() -> Response:
 def renew(item_id: int) -> str:
     """Renew my reservation (the run page polls this while open): the reservation
     fragment, which says so when I no longer hold the item (expired and taken, or
-    released: the poll then stops). ``Forbidden`` for an item I cannot see."""
+    released: the poll then stops), or that the item is complete (its completion released
+    it). ``Forbidden`` for an item I cannot see."""
     actor = current_actor()
+    complete = False
     try:
         until, held = rq.renew(db.session, actor, item_id), True
-    except Conflict:
+    except Conflict as lost:
         db.session.rollback()
-        until, held = None, False
-    return render_template("queues/_reservation.html", item_id=item_id, until=until, held=held)
+        until, held, complete = None, False, bool((lost.details or {}).get("complete"))
+    return render_template("queues/_reservation.html", item_id=item_id, until=until, held=held,
+                           complete=complete)

@@ -466,7 +466,7 @@ def test_assignment_by_hand(session, make, world):
     ann, bob, cy = world.reviewers
     lead = make.actor(world.lead)
     queue, _ = rq.create_queue(session, lead, world.ws.id, "Hand", {"kind": "chat"},
-                               assignment="by_hand")
+                               assignment="by_hand", reviewers_per_run=2)
     assert rq.next_item(session, make.actor(ann), queue.id) is None  # nothing assigned yet
     item = session.scalar(select(QueueItem).where(QueueItem.queue_id == queue.id,
                                                   QueueItem.run_pk == world.chat[3].id))
@@ -489,9 +489,9 @@ def test_assignment_by_hand(session, make, world):
     assert _assignees(session, queue) == {world.chat[3].id: [ann.id]}
     with pytest.raises(Forbidden):
         rq.assign(session, make.actor(ann), item.id, [ann.id])
-    # Becoming round-robin deals the open items nobody is assigned (5 of 6; N = 1),
-    # to the workspace's reviewers by username: ann, bob, cy, lead (user…), in turn.
-    rq.update_queue(session, lead, queue.id, assignment="round_robin")
+    # Becoming round-robin (N lowered to 1) deals the open items nobody is assigned (5 of
+    # 6), to the workspace's reviewers by username: ann, bob, cy, lead (user…), in turn.
+    rq.update_queue(session, lead, queue.id, assignment="round_robin", reviewers_per_run=1)
     dealt = _assignees(session, queue)
     assert len(dealt) == 6 and all(len(v) == 1 for v in dealt.values())
     assert dealt[world.chat[3].id] == [ann.id]

@@ -166,12 +166,14 @@ def test_assign_shows_every_current_assignee_one_select_per_slot(client, login, 
     ann, bob, cy, dan = (make.user(ws, Role.REVIEWER, username=n) for n in ("ann", "bob", "cy", "dan"))
     runs_ = [make.run(ws) for _ in range(5)]
     queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {"kind": "chat"},
-                               reviewers_per_run=2, assignment="by_hand")
+                               reviewers_per_run=3, assignment="by_hand")
     items = sorted(session.scalars(select(QueueItem.id).where(QueueItem.queue_id == queue.id)))
     chosen = {items[0]: [ann.id, bob.id], items[1]: [cy.id], items[2]: [bob.id, dan.id],
               items[3]: [ann.id, bob.id, cy.id], items[4]: []}
     for item_id, users in chosen.items():
         rq.assign(session, make.actor(lead), item_id, users)
+    # N lowered to 2 after items[3] got three: it keeps them (rq.assign's rule).
+    rq.update_queue(session, make.actor(lead), queue.id, reviewers_per_run=2)
     make.feedback_row(runs_[2], dan)  # rated: dan stays assigned after he leaves
     admin.remove_member(session, Actor.system_actor(), ws.id, dan.id)
     login(lead)
