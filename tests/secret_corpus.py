@@ -251,6 +251,14 @@ SECRETS: list[tuple[str, str, list[str]]] = [
     # (base64 of it is no text to ``domain.base64_text``, which reads printable ASCII only:
     # NOT_ASCII_IN_BASE64 below)
     ("chinese password name", "数据库密码：Mm9Pw7xq，请妥善保管", ["Mm9Pw7xq"]),
+    # Session 12: a secret name before a Bearer credential, "the password is", a bare AWS
+    # secret access key beside its key id, "pwd:" before a word alone, mysql -p V DB.
+    ("secret name before bearer", "api_token: Bearer qwZmRtKpLx now", ["qwZmRtKpLx"]),
+    ("chinese token is", "令牌为Mm9Pw7xq", ["Mm9Pw7xq"]),
+    ("aws secret beside its key id", "AKIAQ7F2LM9XZR4TY8WP Zq8Wx7Ec6Rv5Tb4Yn3Um2/Kp9Lm8Nb7Vc6Xz5As4",
+     ["Zq8Wx7Ec6Rv5Tb4Yn3Um2", "Kp9Lm8Nb7Vc6Xz5As4"]),
+    ("pwd colon, a word alone on its line", "user: admin\npwd: qwzmrtkp\nhost: db1", ["qwzmrtkp"]),
+    ("mysql -p, a word, a database", "mysql -u root -p qwzmrtkp shop", ["qwzmrtkp"]),
 ]
 
 # Shapes whose base64 is not decoded (``domain.base64_text`` reads base64 of printable

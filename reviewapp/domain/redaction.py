@@ -7,7 +7,10 @@ PEM and PuTTY private keys (also base64-encoded, as in a Kubernetes secret), pas
 in URLs (also with ``@ / #`` inside), ``NAME=value`` / ``name: value`` / ``"name":
 "value"`` / ``<Name>value</Name>`` assignments whose name ends in PASSWORD, SECRET,
 TOKEN, KEY, PWD, PASS, CREDENTIALS (any casing: ``DB_PASSWORD``, ``dbPassword``,
-``sessionToken``) or in a Chinese one (``密码=V``, ``访问令牌：V``: ``_CJK_SECRET_WORDS``),
+``sessionToken``; ``token: Bearer V`` hides V, the scheme stays) or in a Chinese one
+(``密码=V``, ``访问令牌：V``, "the password is V": ``密码是V`` / ``密码为V``: ``_CJK_SECRET_WORDS``),
+an AWS secret access key beside its key id (``AKIA... V``, within ``AWS_NEAR`` bytes:
+``Redactor._aws_pairs``; a bare 40-character run alone stays: a git hash is one),
 command-line credentials (``curl -u user:pw``, ``mysql -pPW``,
 ``--password pw``, ``sqlcmd -P pw``, ``mongosh -p pw``: ``_spaced_password``), a secret name, blanks and a password-looking value (``aws configure
 set aws_secret_access_key V``, ``token V``: 8+ characters with a letter and a digit, so
@@ -128,6 +131,8 @@ _WORD_BREAKS = "_-.: "
 # its common misspelling 秘钥), private key, password (口令), token. A name ending in one
 # names a secret (数据库密码, 访问令牌); 令牌桶 (token bucket), 密码提示 (hint) do not.
 _CJK_SECRET_WORDS = ("密码", "密碼", "密钥", "密鑰", "秘钥", "秘鑰", "私钥", "私鑰", "口令", "令牌")
+# "is" after one of them (简 / 繁): 密码是V, 密码为V, 密碼為V ("the password is V").
+_CJK_IS = "(?:是|为|為)"
 
 
 def _squash(name: str) -> str:
@@ -162,6 +167,12 @@ def is_secret_name(name: str) -> bool:
 
 # --------------------------------------------------------------------------- rules
 
+# An AWS access key id: its secret access key beside it is a secret too (``_aws_pairs``).
+AWS_KEY_ID = r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"
+# A run of base64 of 40 characters or more; one of exactly 40 may be the secret access key.
+AWS_SECRET_RUN = r"[A-Za-z0-9+/]{40,}"
+AWS_NEAR = 256  # bytes between a key id and its secret access key, either way (at most)
+
 # Secrets recognised by their own shape: the whole match is replaced. Each entry is one
 # provider / format; none starts with \b, so a key glued to the text before it is found.
 # No class may match NUL (the separator of ``many``).
@@ -175,7 +186,7 @@ SPAN_PATTERNS: tuple[tuple[str, str], ...] = (
     ("openai / anthropic prefixed key",
      r"sk-(?:proj|svcacct|admin|None|or-v1|ant-(?:api|admin|sid)[0-9]{2})-[A-Za-z0-9_-]{20,}"),
     ("openai legacy key", r"sk-[A-Za-z0-9]{32,}"),
-    ("aws access key id", r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"),
+    ("aws access key id", AWS_KEY_ID),
     ("tencent secret id", r"AKID[A-Za-z0-9]{13,}"),
     ("github token", r"gh[pousr][_-][A-Za-z0-9]{36,}"),  # "-": a reader still sees the token
     ("github fine-grained token", r"github_pat_[A-Za-z0-9_]{22,}"),
@@ -297,15 +308,19 @@ def _name_kind(name: str) -> int:
 
 def _assignment(m: Spans, text: bytes) -> bytes | None:
     # Groups: 1 name, 2 separator; value in one of 3 (double quotes), 4 (single quotes),
-    # 5 (escaped double quotes), 6 (unterminated double quote), 7 (unquoted).
-    kind = _name_kind(_name_of(m, text, 1))
+    # 5 (escaped double quotes), 6 (unterminated double quote), 7 (unquoted, after the
+    # scheme ``Bearer`` and blanks: ``token: Bearer V``), 8 (unquoted).
+    name = _name_of(m, text, 1)
+    kind = _name_kind(name)
     if kind == _NOT_SECRET:
         return None
-    g = 7 if m[7][0] >= 0 else next(g for g in (3, 4, 5, 6) if m[g][0] >= 0)
+    g = 8 if m[8][0] >= 0 else next(g for g in (3, 4, 5, 6, 7) if m[g][0] >= 0)
     vs, ve = m[g]
     if _keep_value(text[vs:ve]):
         return None
-    if kind != _SECRET:
+    # After a secret name, the scheme says a credential follows, whatever its shape (a
+    # short word included: ``auth: Bearer abc``); the scheme stays readable as a label.
+    if kind != _SECRET and g != 7:
         start = m[0][0]
         before = text[start - 1:start]
         if kind == _SIGNATURE:
@@ -314,11 +329,14 @@ def _assignment(m: Spans, text: bytes) -> bytes | None:
                 return None
         else:
             # A bare short word before a colon is prose or a table more often than a
-            # secret ("PASS: 12", "Key: Value"); with "=" or as a quoted key it is one.
+            # secret ("PASS: 12", "Key: Value"); with "=" or as a quoted key it is one,
+            # and so is a well-known password after ``pass:`` / ``pwd:`` ("pass: letmein").
             ss, se = m[2]
             value = text[vs:ve]
             if b"=" not in text[ss:se] and b"%3" not in text[ss:se] and before not in (b'"', b"'") \
-                    and not _looks_like_password(value) and (kind != _WORKDIR or _pwd_word(value)):
+                    and not _looks_like_password(value) \
+                    and (kind != _WORKDIR or _pwd_message(value, text[ve:ve + 64])) \
+                    and not (value.lower() in KNOWN_PASSWORDS and _squash(name) in ("pass", "pwd")):
                 return None
             if kind == _WORKDIR and _workdir(value):
                 return None  # the shell's working directory, not a password
@@ -335,11 +353,30 @@ def _workdir(value: bytes) -> bool:
             or (value[:1].isalpha() and value[1:2] == b":" and value[2:3] in (b"", b"/")))
 
 
-def _pwd_word(value: bytes) -> bool:
-    """After ``pwd:``, a word of the command's own messages ("pwd: command not found",
-    "pwd: usage: ...", "pwd: -x: invalid option"), not a value: letters only (and a colon
-    after them), or an option. A value with a digit or a symbol (``hunter2``) is one."""
-    return value.rstrip(b":").isalpha() or value[:1] == b"-"
+def _pwd_message(value: bytes, after: bytes) -> bool:
+    """After ``pwd:``, the first word of the command's own messages ("pwd: command not
+    found", "pwd: usage: ...", "pwd: write error: ...", "pwd: -x: invalid option"), not a
+    value: an option, or letters only and then a colon or, after blanks, more words on
+    the line (``after``: the bytes after the value, a bounded look). A value with a digit
+    or a symbol (``hunter2``), or a word alone on its line (``pwd: letmein``) is one."""
+    if value[:1] == b"-":
+        return True
+    if not value.rstrip(b":").isalpha():
+        return False
+    if value.endswith(b":"):
+        return True
+    rest = after.lstrip(b" \t")
+    return len(rest) < len(after) and rest[:1] not in (b"", b"\r", b"\n", b"\\", b"\x00")
+
+
+# Passwords made of letters only that lists of leaked passwords start with: taken for a
+# password where a word is otherwise read as a name or a message (after ``pass:`` /
+# ``pwd:``, after ``mysql -p`` and a blank). "admin", "root", "test" are left out: they
+# name users and databases as often.
+KNOWN_PASSWORDS = frozenset((
+    b"password", b"passwd", b"letmein", b"changeme", b"qwerty", b"iloveyou", b"welcome",
+    b"secret", b"toor", b"opensesame", b"trustno", b"sunshine", b"princess", b"dragon",
+))
 
 
 def _looks_like_password(value: bytes) -> bool:
@@ -369,10 +406,20 @@ def _spaced_assignment(m: Spans, text: bytes) -> bytes | None:
 
 
 def _cjk_assignment(m: Spans, text: bytes) -> bytes | None:
-    # ``密码=V`` / ``密码：V`` / ``"密码": "V"``: the value quoted (group 1, 2) or a run of
-    # printable ASCII (group 3; Chinese prose after the colon is no value).
-    g = next(g for g in (1, 2, 3) if m[g][0] >= 0)
-    return None if _keep_value(_group(m, text, g)) else _replace_group(m, text, g)
+    # ``密码=V`` / ``密码：V`` / ``"密码": "V"`` / ``密码是V``: the value quoted (group 2, 3)
+    # or a run of printable ASCII (group 4; Chinese prose after the colon is no value).
+    # After "is" alone (group 1), capitals and digits of up to 6 characters name an
+    # algorithm or a format (密钥是AES, 令牌是JWT, 密码是MD5存储的), not a value.
+    g = next(g for g in (2, 3, 4) if m[g][0] >= 0)
+    value = _group(m, text, g)
+    if _keep_value(value) or (m[1][0] >= 0 and g == 4 and _acronym(value)):
+        return None
+    return _replace_group(m, text, g)
+
+
+def _acronym(value: bytes) -> bool:
+    """Up to 6 characters, a capital letter and no lower-case one: ``AES``, ``SHA256``."""
+    return len(value) <= 6 and value.upper() == value and value.lower() != value
 
 
 def _userinfo(m: Spans, text: bytes) -> bytes | None:
@@ -424,9 +471,30 @@ def _spaced_password(m: Spans, text: bytes) -> bytes | None:
     value = _group(m, text, g)
     if _keep_value(value) or (g == 4 and not value.translate(None, _PORT_CHARACTERS)):
         return None
-    if m[1][0] >= 0 and g == 4 and not _mysql_password(value):
+    if m[1][0] >= 0 and g == 4 and not _mysql_password(value) and value.lower() not in KNOWN_PASSWORDS \
+            and not (_mysql_client(m, text) and _word_follows(text[m[g][1]:m[g][1] + 64])):
         return None
     return _replace_group(m, text, g)
+
+
+def _mysql_client(m: Spans, text: bytes) -> bool:
+    """Group 1 is the mysql client itself (``mysql``, ``mariadb``), not ``mysqldump``,
+    ``mysqladmin``, ``mariadb-dump`` (the pattern's group stops at ``mysql`` in those)."""
+    end = m[1][1]
+    return _group(m, text, 1).lower() in (b"mysql", b"mariadb") and text[end:end + 1] not in _NAME_GOES_ON
+
+
+_NAME_GOES_ON = frozenset(bytes([c]) for c in _LETTER_BYTES + b"-_")
+
+
+def _word_follows(after: bytes) -> bool:
+    """After ``mysql -p WORD``: blanks, then another word (a letter or ``_`` first) on the
+    line. The mysql client takes one database; a second word means the first was meant as
+    the password (``mysql -p letmein shop``). Not for mysqldump (database, then tables)
+    nor mysqladmin (commands). ``after``: the bytes after WORD, a bounded look."""
+    rest = after.lstrip(b" \t")
+    first = rest[:1]
+    return len(rest) < len(after) and (first.isalpha() or first == b"_")
 
 
 def _mysql_password(value: bytes) -> bool:
@@ -590,13 +658,15 @@ RULES: tuple[Rule, ...] = (
          r"(?:,|\r?\n|\\n)[ \t]*\\?[\"']?(?i:value|parametervalue)\\?[\"']?[ \t]*[:=][ \t]*"
          r"(?:\\?\"([^\"\\\x00\r\n]+)|'([^'\x00\r\n]+)|([^\s\"'\\,}\]\x00][^\r\n\"'\\,}\]\x00]*))",
          _paired_value),
+    # ``密码=V``, ``密码：V``, also "the password is V": ``密码是V`` / ``密码为V`` (group 1).
     Rule("chinese secret name, value",
-         "(?:" + "|".join(_CJK_SECRET_WORDS) + r")\\?[\"']?[ \t]*(?:[:=]|：|＝)[ \t]*"
-         r"(?:\\?\"([^\"\\\x00\r\n]+)|'([^'\x00\r\n]+)|([!#-%(-+\--:=?-\[^-|~]+))", _cjk_assignment),
+         "(?:" + "|".join(_CJK_SECRET_WORDS) + r")\\?[\"']?[ \t]*(?:" + _CJK_IS + r"?[ \t]*(?:[:=]|：|＝)|("
+         + _CJK_IS + r"))[ \t]*(?:\\?\"([^\"\\\x00\r\n]+)|'([^'\x00\r\n]+)|([!#-%(-+\--:=?-\[^-|~]+))",
+         _cjk_assignment),
     Rule("secret-named assignment",
          r"(" + _NAME + r")(\\?[\"']?[ \t]*(?::=|=>|[:=]|%3[dD])[ \t]*)"
          r"(?:\"((?:[^\"\\\x00\r\n]|\\[^\x00\r\n])*)\"|'([^'\x00\r\n]*)'|\\\"([^\"\x00]*?)\\\""
-         r"|\"([^\"\x00\r\n]+)|(" + _VALUE + r"+))", _assignment),
+         r"|\"([^\"\x00\r\n]+)|(?i:bearer)[ \t]+(" + _VALUE + r"+)|(" + _VALUE + r"+))", _assignment),
 )
 
 
@@ -651,6 +721,22 @@ DENSE_LIMIT = 20_000
 ENCODED_LIMIT = 1_000
 
 
+_BASE64_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+_RUN_GOES_ON = _BASE64_BYTES | {0x3D}  # "=": base64 padding
+
+
+def _aws_secret(data: bytes, start: int, end: int) -> bool:
+    """``data[start:end]`` (a run of base64) may be an AWS secret access key: the run is
+    whole (no base64 character before it, none nor ``=`` after it) and holds a capital,
+    a small letter and a digit or ``+ /`` (40 random characters lack one of these about
+    once in 4,000: a key id near it makes the pair a secret; an identifier of letters,
+    a hash of one case, does not)."""
+    if (start > 0 and data[start - 1] in _BASE64_BYTES) or (end < len(data) and data[end] in _RUN_GOES_ON):
+        return False
+    run = data[start:end]
+    return run.upper() != run and run.lower() != run and not run.isalpha()
+
+
 def _dense_tail(data: bytes, start: int) -> bytes:
     """``[redacted]`` for what is left of the text at ``start`` and for each later text
     (the NUL separators of ``many`` stay, so every text keeps its place)."""
@@ -693,6 +779,7 @@ class Redactor:
         # Base64 of text is scanned with the same rules (none: nothing to scan it with).
         self._base64 = compile(base64_text.PATTERN.encode()) if rules else None
         self._hex = compile(hex_text.PATTERN.encode()) if rules else None
+        self._aws = (compile(AWS_KEY_ID.encode()), compile(AWS_SECRET_RUN.encode())) if rules else None
         self._id_key = _digest_key(id_key)
 
     def with_id_key(self, id_key: bytes) -> Redactor:
@@ -707,6 +794,8 @@ class Redactor:
                base64_levels: int = 2) -> bytes:
         # ``passes`` (when given) gets, per rule, what it replaced: ``(start, end, length)``
         # of the text as the rule saw it (``encoded_text.replaced_spans``).
+        if self._aws is not None:
+            data = self._aws_pairs(data, passes)
         for compiled, handle in self._compiled:
             search = compiled.search
             pieces: list[bytes] = []
@@ -740,6 +829,50 @@ class Redactor:
                 pieces.append(data[last:])
                 data = b"".join(pieces)
         return data if self._base64 is None or not base64_levels else self._base64_runs(data, passes, base64_levels)
+
+    def _aws_pairs(self, data: bytes, passes: list[list[tuple[int, int, int]]] | None) -> bytes:
+        """``data`` with each AWS secret access key beside its key id replaced (the ids are
+        left to the span rule): a maximal run of exactly 40 base64 characters (no ``=``
+        after it) holding a capital, a small letter and a digit or ``+ /`` (a git hash, 40
+        hex, has no capital and small letter both), within ``AWS_NEAR`` bytes before or
+        after an id in the same text (no NUL of ``many`` between). A bare 40-character run
+        without an id near it stays (tests/unit/test_redaction_reported.py).
+
+        Linear: the windows around the ids are scanned once each, merged where they
+        overlap (each later one from where the last stopped, less 40 bytes, so a key across
+        the seam is seen whole); past ``DENSE_LIMIT`` ids the span rule redacts the rest."""
+        find_id, find_run = self._aws[0].search, self._aws[1].search  # type: ignore[index]
+        sep = _SEP.encode()
+        size = len(data)
+        keys: list[tuple[int, int]] = []
+        pos = scanned = ids = 0
+        while ids <= DENSE_LIMIT and (spans := find_id(data, pos)) is not None:
+            start, pos = spans[0]
+            ids += 1
+            lo = max(start - AWS_NEAR, 0, scanned - 40)
+            lo = max(lo, data.rfind(sep, lo, start) + 1)
+            hi = min(pos + AWS_NEAR, size)
+            nul = data.find(sep, pos, hi)
+            hi = hi if nul < 0 else nul
+            window = data[lo:hi]
+            at = 0
+            while (run := find_run(window, at)) is not None:
+                rs, at = run[0]
+                a, b = lo + rs, lo + at
+                if b - a == 40 and (not keys or keys[-1][0] < a) and _aws_secret(data, a, b):
+                    keys.append((a, b))
+            scanned = max(scanned, hi)
+        if passes is not None:
+            passes.append([(a, b, len(_R)) for a, b in keys])
+        if not keys:
+            return data
+        pieces: list[bytes] = []
+        last = 0
+        for a, b in keys:
+            pieces += [data[last:a], _R]
+            last = b
+        pieces.append(data[last:])
+        return b"".join(pieces)
 
     def _base64_runs(self, data: bytes, passes: list[list[tuple[int, int, int]]] | None, levels: int) -> bytes:
         """``data`` with each run of base64 whose text (``base64_text``) holds a secret the

@@ -164,6 +164,31 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "a password flag before a long value": lambda n: "mongo -p " + "a" * n,
     "a password flag, unterminated quote": lambda n: "sqlcmd -P '" + "a" * n,
     "mysql -p before a long run of digits": lambda n: "mysql -p " + "1" * n,
+    # Session 12: a secret name before a Bearer credential; Chinese "is" (密码是V); AWS
+    # secret access keys beside their key ids (domain.redaction._aws_pairs: ids dense, ids
+    # among 40-character runs and git hashes, a long run after one id, runs far from any
+    # id); "pwd:" / "pass:" before a word alone on its line; mysql -p and two words.
+    "secret names before bearer credentials": _repeat("token: Bearer x "),
+    "a secret name, bearer, a long value": lambda n: "token: Bearer " + "a" * n,
+    "a secret name, bearer, long blanks": lambda n: "api_key: bearer" + " " * n,
+    "secret names and bearer repeated": _repeat("token:bearer "),
+    "chinese names, is, prose": lambda n: _repeat("密码是否正确，令牌为空；")(n // 3),
+    "dense chinese is-assignments": _repeat("密码是x "),
+    "dense chinese is-acronyms": _repeat("密钥是AES "),
+    "chinese name, is, a long value": lambda n: "密码为" + "a" * n,
+    "chinese names and is repeated": lambda n: _repeat("密码是")(n // 3),
+    "dense aws ids beside keys": _repeat("AKIAQ7F2LM9XZR4TY8WP wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY "),
+    "aws ids among 40-character runs": _repeat("AKIAQ7F2LM9XZR4TY8WP " + "Ab1+" * 10 + " " + "xY9/" * 10 + " "
+                                               + "Q" * 40 + " " + "aB" * 20 + " " + "Zz0" * 13 + "z\n"),
+    "aws ids among git hashes": _repeat("AKIAQ7F2LM9XZR4TY8WP " + "9fceb02d0ae598e95dc970b74767f19372d61af8 " * 6),
+    "an aws id, a long base64 run": lambda n: "AKIAQ7F2LM9XZR4TY8WP " + "Ab1+" * (n // 4),
+    "aws ids every 500 bytes of runs": _repeat("ASIAQ7F2LM9XZR4TY8WP " + ("Ab1" * 13 + "x ") * 11),
+    "40-character runs, no id": _repeat("Ab1" * 13 + "x "),
+    "pwd: a word alone on each line": _repeat("pwd: letmein\n"),
+    "pwd: a word, long blanks": lambda n: "pwd: letmein" + " " * n,
+    "dense known passwords after pass:": _repeat("pass: letmein "),
+    "mysql -p, a word, a word": _repeat("mysql -p shop orders "),
+    "mysql -p, a word, long blanks": lambda n: "mysql -p shop" + " " * n + "x",
     "dense assignments": _repeat("pwd=x "),
     "dense aws keys": _repeat("AKIAQ7F2LM9XZR4TY8WP "),
     "dense urls": _repeat("a://b:c@d "),

@@ -1,0 +1,179 @@
+"""Shapes that still passed through in clear after session 11 (SPEC 4), each beside the
+ordinary text that must stay as it is: a secret name before a ``Bearer`` credential
+(``token: Bearer V``), Chinese "the password is V" (``密码是V`` / ``密码为V``), a bare
+AWS secret access key beside its key id (``AKIA...``), and the variants of ``pwd: V`` and
+``-p V`` that leaked. Outputs are worked out by hand; runs the pipeline the services use
+(``services.secret_scan``: the domain rules on RE2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewapp.services.secret_scan import redact_run_document, redact_text, redact_texts
+
+R = "[redacted]"  # SPEC 4: "It says [redacted] in their place"
+
+
+def _stored_query_and_result(text: str) -> tuple[str, str]:
+    """``text`` as a run's query and as a tool call's result, after redaction."""
+    doc = redact_run_document({"run_id": "r1", "query": text, "tool_calls": [
+        {"id": "c1", "tool_name": "shell", "output": text}]})
+    return doc["query"], doc["tool_calls"][0]["output"]
+
+
+# --- 1. a secret name, then a Bearer credential ------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("token: Bearer xyz123abc", f"token: Bearer {R}"),
+    ("Token: Bearer abcdefghij", f"Token: Bearer {R}"),        # 10 letters: too short bare
+    ("auth: Bearer abcdefghij", f"auth: Bearer {R}"),          # a short secret word
+    ("key: Bearer abc", f"key: Bearer {R}"),
+    ("X-Auth-Token: Bearer abc", f"X-Auth-Token: Bearer {R}"),
+    ("access_token=Bearer xyz", f"access_token=Bearer {R}"),
+    ("api_key: bearer xyz123abc; next", f"api_key: bearer {R}; next"),
+    ("secret:Bearer\tabc123 tail", f"secret:Bearer\t{R} tail"),
+    ("token = BEARER a.b.c", f"token = BEARER {R}"),
+])
+def test_a_secret_name_before_a_bearer_credential_hides_the_credential(text, expected):
+    assert _stored_query_and_result(text) == (expected, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("token: Bearer", f"token: {R}"),                          # no credential: as before
+    ("token: Bearerxyz123", f"token: {R}"),                    # one word: the value itself
+    ('"token": "Bearer xyz123abc"', f'"token": "{R}"'),        # quoted: the whole value
+    ("token_type=Bearer", "token_type=Bearer"),                # a type, not a secret name
+])
+def test_other_bearer_values_after_a_name_stay_as_decided(text, expected):
+    assert redact_text(text) == expected
+
+
+# --- 2. Chinese "the password is ..." ------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("密码是hunter2", f"密码是{R}"),
+    ("密码为hunter2", f"密码为{R}"),
+    ("密碼為hunter2", f"密碼為{R}"),                           # traditional
+    ("数据库密码是 Zq8Wx7，请妥善保管", f"数据库密码是 {R}，请妥善保管"),
+    ("密钥是abc.def.ghi", f"密钥是{R}"),
+    ("私钥为Zq8Wx7Ec6Rv5", f"私钥为{R}"),
+    ("口令是letmein", f"口令是{R}"),
+    ("令牌为 xyz123", f"令牌为 {R}"),
+    ("密码是：hunter2", f"密码是：{R}"),                        # the verb, then a colon
+    ("密码是123456", f"密码是{R}"),                             # digits only: a PIN
+    ("密码是'p@ss word'", f"密码是'{R}'"),
+])
+def test_a_chinese_secret_name_then_is_then_a_value_is_redacted(text, expected):
+    assert _stored_query_and_result(text) == (expected, expected)
+
+
+@pytest.mark.parametrize("text", [
+    "密码是否正确？",                      # "is the password correct?": prose after 是
+    "密码为空",                            # "the password is empty"
+    "密码为 null",
+    "密钥是AES加密的",                     # an algorithm's name: capitals (and digits) only
+    "私钥为RSA格式；令牌是JWT；密码是MD5存储的；密钥为SHA256",
+    "他是hunter2的作者",                   # 是 after no secret name
+    "令牌桶是一种算法",                    # token bucket
+])
+def test_chinese_prose_with_is_stays(text):
+    assert redact_text(text) == text
+
+
+# --- 3. a bare AWS secret access key beside its key id -------------------------------------
+
+AWS_ID = "AKIAIOSFODNN7EXAMPLE"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # AWS's documented example shape
+SHA = "9fceb02d0ae598e95dc970b74767f19372d61af8"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (f"{AWS_ID} {AWS_SECRET}", f"{R} {R}"),
+    (f"{AWS_ID}:{AWS_SECRET}", f"{R}:{R}"),
+    (f"Access key ID,Secret access key\n{AWS_ID},{AWS_SECRET}\n",
+     f"Access key ID,Secret access key\n{R},{R}\n"),            # credentials.csv
+    (f"ACCESSKEY\t{AWS_ID}\t2024-05-01T12:00:00+00:00\t{AWS_SECRET}\tActive\talice",
+     f"ACCESSKEY\t{R}\t2024-05-01T12:00:00+00:00\t{R}\tActive\talice"),  # --output text
+    (f"AWS Access Key ID [None]: {AWS_ID}\nAWS Secret Access Key [None]: {AWS_SECRET}\n",
+     f"AWS Access Key ID [None]: {R}\nAWS Secret Access Key [None]: {R}\n"),  # aws configure
+    (f"use {AWS_SECRET} with ASIAQ7F2LM9XZR4TY8WP", f"use {R} with {R}"),  # key before id
+    (f'boto3.client("s3", "{AWS_ID}", "{AWS_SECRET}")', f'boto3.client("s3", "{R}", "{R}")'),
+    (f"{AWS_ID} then commit {SHA}, key {AWS_SECRET}",
+     f"{R} then commit {SHA}, key {R}"),                        # the git hash beside it stays
+])
+def test_a_bare_aws_secret_beside_its_key_id_is_redacted(text, expected):
+    assert _stored_query_and_result(text) == (expected, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (AWS_SECRET, AWS_SECRET),                                   # alone: decided, not a secret
+    (f"{AWS_ID} " + "x" * 300 + f" {AWS_SECRET}",
+     f"{R} " + "x" * 300 + f" {AWS_SECRET}"),                   # 300 characters away: not near
+    (f"{AWS_ID} {SHA}", f"{R} {SHA}"),                          # a git hash: 40 hex
+    (f"{AWS_ID} {SHA.upper()}", f"{R} {SHA.upper()}"),
+    (f"{AWS_ID} {AWS_SECRET}x", f"{R} {AWS_SECRET}x"),          # 41 characters: no such key
+    (f"{AWS_ID} {AWS_SECRET[:-1]}", f"{R} {AWS_SECRET[:-1]}"),  # 39
+    (f"{AWS_ID} {AWS_SECRET}=", f"{R} {AWS_SECRET}="),          # padded: a base64 value
+    (f"{AWS_ID} ThisIsALongCamelCaseIdentifierNameHereXy",
+     f"{R} ThisIsALongCamelCaseIdentifierNameHereXy"),          # letters only: an identifier
+    (f"{AWS_ID} " + "A" * 40, f"{R} " + "A" * 40),
+])
+def test_other_40_character_runs_near_a_key_id_stay(text, expected):
+    assert redact_text(text) == expected
+
+
+def test_a_key_id_in_another_text_of_the_document_does_not_make_a_secret():
+    """"Nearby" is within one text: ``many`` joins a document's texts, and a key id in
+    one of them says nothing about a 40-character run in the next."""
+    assert redact_texts([AWS_ID, "ThisIsNoKeyButItIsFortyLong1234567890+/x", AWS_SECRET]) == [
+        R, "ThisIsNoKeyButItIsFortyLong1234567890+/x", AWS_SECRET]
+
+
+# --- 4. pwd: and -p variants ---------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("pwd: letmein", f"pwd: {R}"),                 # a word alone on its line: the value
+    ("PWD: letmein", f"PWD: {R}"),
+    ("pwd: letmein;", f"pwd: {R};"),
+    ("user: root\npwd: letmein\nhost: db", f"user: root\npwd: {R}\nhost: db"),
+    ("user=root, pwd: letmein, host=db", f"user=root, pwd: {R}, host=db"),
+    ("pass: letmein", f"pass: {R}"),               # a well-known password
+    ("PASS: changeme", f"PASS: {R}"),
+    # mysql -p and a blank read the next word as the database, so a word stays a name ...
+    # unless it is a well-known password, or a database follows it (mysql takes one).
+    ("mysql -u root -p letmein", f"mysql -u root -p {R}"),
+    ("mysql -uroot -p Password", f"mysql -uroot -p {R}"),
+    ("mysql -u root -p letmein shop", f"mysql -u root -p {R} shop"),
+    ("mariadb -u root -p opensesame -h db shop", f"mariadb -u root -p {R} -h db shop"),
+    ("mysqldump -u root -p letmein shop > x.sql", f"mysqldump -u root -p {R} shop > x.sql"),
+])
+def test_pwd_and_p_variants_that_leaked_are_redacted(text, expected):
+    assert _stored_query_and_result(text) == (expected, expected)
+
+
+@pytest.mark.parametrize("text", [
+    "pwd: command not found", "bash: pwd: command not found",  # a message: words follow
+    "pwd: too many arguments", "pwd: error retrieving current directory",
+    "pwd: write error: Broken pipe", "pwd: usage: pwd [-LP]",
+    "pwd: /home/user", "pwd:",
+    "PASS: login", "PASS: test_login\nFAIL: test_logout",     # automake's test results
+    "-p letmein",                                             # no command: port, parents ...
+    "psql -h db -p letmein",                                  # psql -p is the port
+    "mysql -u root -p shop", "mysql -u root -p shop < dump.sql",
+    "mysql -u root -p shop -e 'select 1'",
+    "mysqldump -u root -p shop orders > x.sql",               # mysqldump: database, tables
+    "mysqladmin -u root -p flush-hosts status",               # mysqladmin: commands
+])
+def test_pwd_and_p_variants_that_are_ordinary_text_stay(text):
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("PWD=letmein", f"PWD={R}"), ("pwd=letmein", f"pwd={R}"), ("export PWD=letmein", f"export PWD={R}"),
+    ("mysql -u root -pletmein", f"mysql -u root -p{R}"), ("mysql --password letmein", f"mysql --password {R}"),
+    ("mysql --password=letmein", f"mysql --password={R}"), ("sshpass -p letmein ssh h", f"sshpass -p {R} ssh h"),
+    ("redis-cli -a letmein", f"redis-cli -a {R}"), ("db_pwd: letmein", f"db_pwd: {R}"),
+    ('{"config": "pwd: letmein\\n"}', f'{{"config": "pwd: {R}\\n"}}'),  # a quoted name
+])
+def test_the_variants_already_redacted_stay_redacted(text, expected):
+    assert redact_text(text) == expected
