@@ -7,6 +7,7 @@ while open and releases it on "Skip". Thin: every rule is in
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from flask import (
@@ -233,20 +234,35 @@ def edit(queue_id: int) -> Response:
 
 @bp.get("/<int:queue_id>")
 @login_required
-def detail(queue_id: int) -> str:
+def detail(queue_id: int) -> Response:
     """A queue's settings, per-reviewer progress and items (leads)."""
+    return _detail_page(queue_id, request.args.get("cursor") or None)
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    """A refused by-hand assignment, shown at its item's form: ``picks`` the submitted
+    values slot by slot ("" for Nobody), ``reason`` the service's."""
+
+    item_id: int
+    picks: list[str]
+    reason: str
+
+
+def _detail_page(queue_id: int, cursor: str | None, refusal: _Refusal | None = None,
+                 status: int = 200) -> Response:
+    """The queue's page (its items after ``cursor``), ``refusal`` beside its item's form."""
     actor = current_actor()
-    cursor = request.args.get("cursor") or None
     queue, page = rq.list_items(db.session, actor, queue_id, cursor, limit=current_app.config.get(
         "QUEUE_ITEMS_PAGE_SIZE", rq.ITEMS_PER_PAGE))
     people = rq.reviewer_progress(db.session, actor, queue_id)
-    return render_template(
+    return make_response(render_template(
         "queues/detail.html", queue=queue, page=page, cursor=cursor, people=people,
         progress=rq.progress(db.session, actor, queue_id),
         assignable=rq.assignable_reviewers(db.session, actor, queue_id)
         if queue.assignment == ASSIGN_BY_HAND else [],
         rule_chips=_rule_chips(queue.rule), capacity=rq.capacity(db.session, actor, queue_id),
-        **_choices())
+        refusal=refusal, **_choices()), status)
 
 
 @bp.post("/<int:queue_id>/items/<int:run_pk>/remove")
@@ -264,11 +280,20 @@ def remove(queue_id: int, run_pk: int) -> Response:
 @bp.post("/<int:queue_id>/items/<int:item_id>/assign")
 @login_required
 def assign(queue_id: int, item_id: int) -> Response:
-    """A lead assigns an item by hand (replaces its assignees)."""
+    """A lead assigns an item by hand (replaces its assignees); a refused choice: the
+    queue's page again (422), the reason beside the item's form, the picks kept."""
     form = _valid(QueueItemForm())
     actor = current_actor()
     rq.get_queue(db.session, actor, queue_id, Role.LEAD)
-    chosen = rq.assign(db.session, actor, item_id, [v for v in form.assignees.data or () if v])
+    picks = [str(v) for v in form.assignees.data or ()]
+    try:
+        chosen = rq.assign(db.session, actor, item_id, [v for v in picks if v])
+    except ValidationFailed as refused:
+        if refused.field != "assignees":
+            raise
+        db.session.rollback()
+        return _detail_page(queue_id, form.cursor.data or None,
+                            _Refusal(item_id, picks, refused.reason), 422)
     flash("Item assigned." if chosen else "Item unassigned.", "success")
     return redirect(url_for("queues.detail", queue_id=queue_id,
                             cursor=form.cursor.data or None) + f"#item-{item_id}", 303)

@@ -51,6 +51,16 @@
   });
 })();
 
+// A page opened at a fragment (a refused queue assignment comes back at its item's row,
+// #item-<id>) gets no autofocus from the browser: the HTML spec skips autofocus when the URL
+// targets an element. Focus the page's autofocus field then, where the fragment scrolled
+// (on load: Chrome's scroll to the fragment, after DOMContentLoaded, takes the focus away).
+window.addEventListener("load", function () {
+  if (!location.hash) return;
+  var field = document.querySelector("[autofocus]");
+  if (field && document.activeElement === document.body) field.focus({ preventScroll: true });
+});
+
 // Keyboard shortcuts on the run page (SPEC 8): j / k next / previous rateable part,
 // + / - thumbs up / down on the focused part, n next run, ? the help dialog.
 // They never fire while the reviewer types in a field or holds Ctrl / Alt / Meta.

@@ -203,10 +203,13 @@ def test_assign_shows_every_current_assignee_one_select_per_slot(client, login, 
     answer = client.post(f"/queues/{queue.id}/items/{items[1]}/assign",
                          data={"assignees": [str(cy.id), str(ann.id)]})
     assert answer.status_code == 303
-    # The same reviewer in two slots is a bad choice: refused naming the field, unchanged.
+    # The same reviewer in two slots is a bad choice: refused beside the item's selects
+    # (tests/web/test_queue_assign.py), unchanged.
     twice = client.post(f"/queues/{queue.id}/items/{items[0]}/assign",
                         data={"assignees": [str(ann.id), str(ann.id)]})
-    assert twice.status_code == 400 and "assignees: " in twice.get_data(as_text=True)
+    assert twice.status_code == 422
+    assert f'<small id="assign-{items[0]}-error" class="error">choose each reviewer once (twice: ann)</small>' \
+        in twice.get_data(as_text=True)
     rows = {r.item_id: r for r in rq.list_items(session, make.actor(lead), queue.id)[1].rows}
     assert (rows[items[0]].assignees, rows[items[1]].assignees) == (("ann", "bob"), ("ann", "cy"))
 
