@@ -10,10 +10,12 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     ForeignKey,
+    Index,
     Integer,
     String,
     UniqueConstraint,
     false,
+    func,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -64,6 +66,12 @@ class User(UserMixin, TimestampMixin, db.Model):
 
     def get_id(self) -> str:  # Flask-Login: "<id>:<session_token>"
         return f"{self.id}:{self.session_token}"
+
+
+# Login matches the username ignoring case (services/admin/accounts.authenticate), and a
+# new account may not differ from another only in case (members.create_user): both search
+# lower(username). Not unique: accounts from before that rule may differ only in case.
+Index("ix_user_account_username_lower", func.lower(User.username))
 
 
 class Membership(TimestampMixin, db.Model):

@@ -71,11 +71,12 @@ def _login_limit_per_ip() -> str:
 
 
 def _username_and_ip() -> str:
-    """Rate-limit key of one login attempt: the submitted username (trimmed, case-folded,
-    at most 80 characters as the form allows) and the client address. Failures for one
-    username from one address lock only that pair, so nobody can lock a colleague out
-    from elsewhere, nor everyone out from one address."""
-    username = (request.form.get("username") or "").strip().casefold()[:80]
+    """Rate-limit key of one login attempt: the submitted username as login matches it
+    (``admin.fold_username``: 'Alice' and 'alice' are one account, so one limit; at most
+    80 characters as the form allows) and the client address. Failures for one username
+    from one address lock only that pair, so nobody can lock a colleague out from
+    elsewhere, nor everyone out from one address."""
+    username = admin.fold_username(request.form.get("username"))[:80]
     return f"{username}|{get_remote_address()}"
 
 

@@ -115,6 +115,31 @@ def test_login_rate_limit(app_factory, make):
     assert statuses == [401, 401, 401, 429]
 
 
+@pytest.mark.parametrize("typed", ["Alice", "ALICE", "alice"])
+def test_login_ignores_the_case_of_the_username(client, make, typed):
+    """New-user finding: usernames must differ by more than case, so 'Alice' names the
+    account 'alice'; the login cookie is that account's."""
+    alice = make.user(make.workspace(), username="alice")
+    response = client.post("/login", data={"username": typed, "password": DEFAULT_PASSWORD})
+    assert response.status_code == 303 and response.headers["Location"] == "/"
+    with client.session_transaction() as cookie:
+        assert cookie["_user_id"] == f"{alice.id}:{alice.session_token}"
+    assert client.get("/").status_code == 200
+
+
+def test_one_login_limit_for_every_case_of_a_username(app_factory, make):
+    """'Alice', 'ALICE' and 'alice' are one account, so their failures count against one
+    limit (3 here): the fourth attempt is refused whatever its case, even with the
+    right password."""
+    app = app_factory(RATELIMIT_ENABLED=True, LOGIN_RATE_LIMIT="3 per minute")
+    make.user(make.workspace(), username="alice")
+    client = app.test_client()
+    statuses = [client.post("/login", data={"username": name, "password": "wrong-password"}).status_code
+                for name in ("Alice", "ALICE", "alice")]
+    right = client.post("/login", data={"username": "aLiCe", "password": DEFAULT_PASSWORD})
+    assert statuses + [right.status_code] == [401, 401, 401, 429]
+
+
 def test_htmx_request_with_expired_login_redirects_the_whole_window(client):
     response = client.get("/", headers={"HX-Request": "true"})
     assert response.status_code == 401

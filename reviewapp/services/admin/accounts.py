@@ -4,11 +4,12 @@ a user's own password and memberships."""
 from __future__ import annotations
 
 import secrets
+import string
 from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import bindparam, case, select, update
+from sqlalchemy import bindparam, case, func, select, update
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
@@ -31,6 +32,19 @@ def _dummy_hash() -> str:
     commands, server workers) paid before."""
     return _hasher.hash("not-a-real-password")
 
+
+
+# Only ASCII letters fold: usernames are ASCII (members.USERNAME_RE), and SQLite's lower()
+# folds only those; Python's would also fold e.g. KELVIN SIGN into an ASCII "k".
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def fold_username(username: str | None) -> str:
+    """The form of a typed username that login matches on: trimmed, ASCII letters in
+    lower case, anything else as typed ("  Ann.Lee " -> "ann.lee"). Accounts differ by
+    more than case (``create_user``), so the folded name names at most one account of
+    today's; the login rate limit is keyed on it too (web/auth.py)."""
+    return (username or "").strip().translate(_ASCII_LOWER)
 
 
 MIN_PASSWORD_LENGTH = 8
@@ -91,12 +105,23 @@ def set_password(session: Session, actor: Actor, user_id: int, password: str) ->
     session.commit()
 
 
+def _user_named(session: Session, username: str | None) -> User | None:
+    """The account a typed username names, ignoring case (``fold_username``; one
+    ``lower(username)`` index search). Two accounts that differ only in case (made before
+    ``create_user`` refused that) are named only by their exact spellings."""
+    typed = (username or "").strip()
+    found = session.scalars(select(User).where(func.lower(User.username) == fold_username(typed))).all()
+    exact = [user for user in found if user.username == typed]
+    return exact[0] if exact else found[0] if len(found) == 1 else None
+
+
 def authenticate(session: Session, username: str, password: str) -> SessionUser | None:
     """The active user with these credentials (as the login cookie's ``SessionUser``), or
-    ``None``. Constant work on a miss. Records ``last_login_at`` (UTC) in a short write
+    ``None``. The username matches ignoring the case of its letters (``_user_named``;
+    SPEC 8, new-user finding: 'Alice' logs in as 'alice'). Constant work on a miss. Records ``last_login_at`` (UTC) in a short write
     transaction of its own (and rehashes an outdated hash), after ending the read."""
     dummy = _dummy_hash()  # first call of the process: same cost on a hit and on a miss
-    user = session.scalars(select(User).where(User.username == (username or "").strip())).one_or_none()
+    user = _user_named(session, username)
     if user is None or not user.active:
         try:
             _hasher.verify(dummy, password or "")
