@@ -266,13 +266,30 @@ def _clean_fields(values: Mapping[str, Any], categories: Sequence[str],
     return cleaned
 
 
+@dataclass(frozen=True)
+class CaseSave:
+    """What ``edit_case`` did: the case as stored now, and whether the save changed it
+    (``False``: the fields were its stored values; nothing was written)."""
+
+    case: Case
+    changed: bool
+
+
+def _same_text(a: str | None, b: str | None) -> bool:
+    # A browser sends a textarea's line ends as CRLF: the same text to the person.
+    return (a or "").replace("\r\n", "\n") == (b or "").replace("\r\n", "\n")
+
+
 def edit_case(session: Session, actor: Actor, case_id: str, version: int | str,
-              fields: Mapping[str, Any]) -> Case:
+              fields: Mapping[str, Any]) -> CaseSave:
     """Save a lead's edit of a case: ``fields`` = {fault_category, title, root_cause,
     solution, error_code, service} (title required; a blank category is ``GENERAL``).
     The UPDATE matches on ``version``: a stale page gets ``Conflict`` whose ``details``
-    hold the case's current values. Raises ``Forbidden`` (not lead / admin there, no such
-    case), ``ValidationFailed``, ``Conflict``."""
+    hold the case's current values. A save whose cleaned fields are the stored ones
+    (line ends aside) writes nothing: no new version, no ``updated_at``, and the case
+    stays unedited for ``verdict_case.case_edited`` (SPEC 7, 10); ``CaseSave.changed``
+    tells. Raises ``Forbidden`` (not lead / admin there, no such case),
+    ``ValidationFailed``, ``Conflict``."""
     try:
         expected = int(version)
     except (TypeError, ValueError):
@@ -284,6 +301,9 @@ def edit_case(session: Session, actor: Actor, case_id: str, version: int | str,
         raise _stale(session, case)
     cleaned = _clean_fields(fields, categories_of(session, case.workspace_id).codes(),
                             case.fault_category)
+    if all(_same_text(value, getattr(case, name)) for name, value in cleaned.items()):
+        session.commit()  # end the read
+        return CaseSave(case, changed=False)
     result = session.execute(
         update(Case)
         .where(Case.case_id == case.case_id, Case.version == expected)
@@ -294,7 +314,7 @@ def edit_case(session: Session, actor: Actor, case_id: str, version: int | str,
         raise _stale(session, case)
     session.commit()
     session.refresh(case)
-    return case
+    return CaseSave(case, changed=True)
 
 
 def case_state(case: Case) -> dict[str, Any]:

@@ -64,8 +64,8 @@ def edit(case_id: str) -> Response | tuple[str, int] | str:
     accept = (form.accept.data or None) if form.is_submitted() else None
     if accept is None and form.validate_on_submit():
         try:
-            case = cases.edit_case(db.session, current_actor(), case_id, form.version.data,
-                                   _fields(form))
+            saved = cases.edit_case(db.session, current_actor(), case_id, form.version.data,
+                                    _fields(form))
         except Conflict as stale:
             return conflict_page(stale, back, title="Case changed", yours=_fields(form))
         except ValidationFailed as invalid:
@@ -73,7 +73,9 @@ def edit(case_id: str) -> Response | tuple[str, int] | str:
                 raise
             db.session.rollback()
         else:
-            return see_other("Case saved.", url_for("cases.detail", case_id=case.case_id))
+            if not saved.changed:
+                return see_other("No changes to save.", back, "info")
+            return see_other("Case saved.", url_for("cases.detail", case_id=saved.case.case_id))
     view = case_proposals.edit_view(db.session, current_actor(), case_id)
     if not form.is_submitted():
         form.process(data=view.values)

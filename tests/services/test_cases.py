@@ -154,7 +154,7 @@ def test_edit_with_version_check(session, make):
     fields = {"title": "Pool exhaustion", "fault_category": "DATABASE", "error_code": "PoolTimeout",
               "service": "payment-api", "root_cause": "failover", "solution": "restart pods"}
     edited = cases.edit_case(session, make.actor(other), case.case_id, 1, fields)
-    assert (edited.version, edited.fault_category, edited.title) == (2, "DATABASE", "Pool exhaustion")
+    assert (edited.case.version, edited.case.fault_category, edited.case.title) == (2, "DATABASE", "Pool exhaustion")
     with pytest.raises(Conflict) as error:
         cases.edit_case(session, make.actor(lead), case.case_id, 1, {**fields, "title": "mine"})
     assert error.value.details["version"] == 2
@@ -205,7 +205,7 @@ def test_blank_category_becomes_general_and_blank_text_null(session, make):
     case = make.case(ws, fault_category="DATABASE", service="x")
     edited = cases.edit_case(session, make.actor(lead), case.case_id, 1,
                              {"title": "t", "fault_category": "", "service": "  "})
-    assert (edited.fault_category, edited.service) == ("GENERAL", None)
+    assert (edited.changed, edited.case.fault_category, edited.case.service) == (True, "GENERAL", None)
 
 
 def _aiops_run(make, ws):

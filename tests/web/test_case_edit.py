@@ -66,6 +66,25 @@ def test_saving_a_changed_error_code_keeps_the_stored_category(client, login, si
     assert _stored(session, site.case.case_id) == (2, "Login failures", "GENERAL", "E1042", None)
 
 
+def test_saving_without_a_change_says_so_and_stores_nothing(client, login, site, session):
+    """New-user finding: Save on an untouched form bumped the version (an edit by a
+    person, as far as the verdict's case rule knew). It stores nothing and says so, on
+    the edit page; a real change afterwards still saves from the same page's version."""
+    login(site.lead)
+    edit_url = f"/cases/{site.case.case_id}/edit"
+    before = _stored(session, site.case.case_id)
+    fields = _fields(client.get(edit_url).get_data(as_text=True))
+    untouched = client.post(edit_url, data=fields)
+    assert (untouched.status_code, untouched.headers["Location"]) == (303, edit_url)
+    assert _stored(session, site.case.case_id) == before == (1, "Login failures", "GENERAL", None, None)
+    page = client.get(edit_url).get_data(as_text=True)
+    assert "No changes to save." in page and "Case saved." not in page
+    saved = client.post(edit_url, data={**fields, "service": "checkout-service"})
+    assert saved.status_code == 303
+    assert _stored(session, site.case.case_id) == (2, "Login failures", "GENERAL", None, "checkout-service")
+    assert "Case saved." in client.get(saved.headers["Location"]).get_data(as_text=True)
+
+
 def test_accepting_a_proposal_fills_the_field_and_saves_nothing(client, login, site, session):
     login(site.lead)
     fields = _fields(client.get(f"/cases/{site.case.case_id}/edit").get_data(as_text=True))

@@ -133,7 +133,7 @@ def test_one_category_vocabulary_for_triage_and_cases(session, make, boss, ws):
     # Both take a code of the one list, as typed ...
     assert triage.set_fault_category(session, lead, item.id, 1, "DATABASE").fault_category == "DATABASE"
     edited = cases.edit_case(session, lead, case.case_id, 1, {"title": "t", "fault_category": "RETRIEVAL_MISS"})
-    assert edited.fault_category == "RETRIEVAL_MISS"
+    assert edited.case.fault_category == "RETRIEVAL_MISS"
     # ... and refuse anything else with the list, never upper-casing it into a new code.
     for call in (lambda: triage.set_fault_category(session, lead, item.id, 2, "database"),
                  lambda: cases.edit_case(session, lead, case.case_id, 2, {"title": "t", "fault_category": "MY_OWN"})):
@@ -161,7 +161,7 @@ def test_a_case_keeps_a_category_dropped_from_the_list_until_it_is_changed(sessi
     case = make.case(ws, fault_category="LEGACY_FREE_TEXT")
     edited = cases.edit_case(session, lead, case.case_id, 1, {"title": "renamed",
                                                               "fault_category": "LEGACY_FREE_TEXT"})
-    assert edited.fault_category == "LEGACY_FREE_TEXT"
+    assert (edited.changed, edited.case.fault_category) == (True, "LEGACY_FREE_TEXT")
 
 
 def test_every_proposed_category_is_in_the_vocabulary():
