@@ -44,12 +44,19 @@ def blind_condition(actor: Actor) -> Any:
     return blind_condition_of(actor.user_id)
 
 
+def leads_run_workspace(user_id: Any) -> Any:
+    """SQL condition on ``Run``: the user ``user_id`` (a user id, or a bound parameter)
+    leads or administers the run's workspace (sees everything of its runs; decides its
+    disputes, ``adjudication``)."""
+    return exists().where(Membership.workspace_id == Run.workspace_id,
+                          Membership.user_id == user_id,
+                          role_in(Membership.role, LEAD_ROLES))
+
+
 def blind_condition_of(user_id: Any) -> Any:
     """``blind_condition`` of the user ``user_id``: a user id, or a bound parameter (a
     statement built once and run for any user, e.g. ``runs._loading``)."""
-    leads = exists().where(Membership.workspace_id == Run.workspace_id,
-                           Membership.user_id == user_id,
-                           role_in(Membership.role, LEAD_ROLES))
+    leads = leads_run_workspace(user_id)
     in_blind_queue = exists().where(QueueItem.run_pk == Run.id,
                                     ReviewQueue.id == QueueItem.queue_id,
                                     ReviewQueue.workspace_id == Run.workspace_id,

@@ -4,14 +4,15 @@ run's verdict together — among the queues of the run's workspace that hold the
 tie. A run no such queue holds has none: its latest answer-level rating is the verdict
 (SPEC 6.2). The one statement of the rule, for the verdict (``feedback.verdict``), the
 run page's "N reviewers decide" (``runs._loading``) and the disputes (``adjudication``),
-whose statement (``disputes``) is here too.
+whose statements are here too: the list (``disputes``) and one run's (``disputed_queue_id``,
+the run page's "Disputed" badge), with the one dispute rule (``_needs_decision``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select
+from sqlalchemy import and_, case, exists, func, or_, select
 from sqlalchemy.orm import aliased
 
 from ..models import Feedback, QueueItem, ReviewQueue, Run, VerdictDecision
@@ -63,6 +64,43 @@ def _answer_count(rating: str) -> Any:
             .correlate(Run, ReviewQueue).scalar_subquery())
 
 
+def _needs_decision(needed: Any, rule: Any, positive: Any, negative: Any) -> Any:
+    """SQL: ``domain.consensus``'s ``disputed`` outcome of ``positive`` and ``negative``
+    answer ratings (SQL values) for a queue needing ``needed`` under dispute ``rule``:
+    both kinds, at least N of them, and a tie or the queue's ``any_split`` rule."""
+    return and_(positive > 0, negative > 0, positive + negative >= needed,
+                or_(positive == negative, rule == ANY_SPLIT))
+
+
+def _split_for_queue() -> Any:
+    """SQL EXISTS on the outer ``Run`` and ``ReviewQueue``: the run's answer ratings that
+    count for the queue (``_counts_for_queue``) need a decision (``_needs_decision``), in
+    one grouped read of them (a statement PostgreSQL plans in a fraction of what counting
+    each kind in its own subquery took)."""
+    positive = func.count(case((Feedback.rating == "positive", Feedback.id)))
+    negative = func.count(case((Feedback.rating == "negative", Feedback.id)))
+    return (select(Feedback.run_pk)
+            .where(Feedback.run_pk == Run.id, answer_rating_condition(), _counts_for_queue())
+            .group_by(Feedback.run_pk)
+            .having(_needs_decision(ReviewQueue.reviewers_per_run, ReviewQueue.dispute_rule,
+                                    positive, negative))
+            .correlate(Run, ReviewQueue).exists())
+
+
+def disputed_queue_id() -> Any:
+    """SQL scalar subquery on the outer ``Run`` (place it in a statement that has
+    ``Run`` in its FROM; its parts correlate with it explicitly, being one level further
+    in than auto-correlation reaches): the id of the run's governing queue when the run is
+    disputed and no lead has decided it yet (``disputes``' rule for this one run:
+    ``adjudication`` lists it), else NULL. One indexed look-up of the governing queue;
+    the ratings are read only for a run that has one."""
+    return (select(ReviewQueue.id)
+            .where(ReviewQueue.id == governing_queue_id(Run.id, Run.workspace_id).correlate(Run),
+                   ~exists().where(VerdictDecision.run_pk == Run.id).correlate(Run),
+                   _split_for_queue())
+            .correlate(Run).scalar_subquery())
+
+
 def disputes(ws_ids: list[int], queue_id: int | None) -> Any:
     """SQL: (run_pk, queue_id, item_id) of each disputed run of the workspaces ``ws_ids``
     (optionally of queue ``queue_id`` only) not decided yet, by its governing queue's item
@@ -85,5 +123,4 @@ def disputes(ws_ids: list[int], queue_id: int | None) -> Any:
         candidates = candidates.where(ReviewQueue.id == queue_id)
     c = candidates.subquery()
     return select(c.c.run_pk, c.c.queue_id, c.c.item_id).where(
-        c.c.positive + c.c.negative >= c.c.needed,
-        or_(c.c.positive == c.c.negative, c.c.rule == ANY_SPLIT))
+        _needs_decision(c.c.needed, c.c.rule, c.c.positive, c.c.negative))

@@ -226,3 +226,39 @@ def test_the_disputes_count_is_capped_like_the_other_lists(client, login, site, 
     monkeypatch.setattr(adjudication, "COUNT_CAP", 1)
     capped = client.get("/adjudication/").get_data(as_text=True)
     assert re.search(r'<span class="count-pill">1\+</span>', capped)
+
+
+def _verdict_span(page: str, run_pk: int) -> str:
+    """The run header's verdict fragment (``runs/_verdict.html``), tags and all."""
+    return re.search(rf'<span id="run-{run_pk}-verdict".*?</span>\n?(?=\s*<span class="label-value"|$)',
+                     page, re.S).group(0)
+
+
+def test_a_disputed_run_says_so_in_its_header_not_no_verdict_yet(client, login, site, make,
+                                                                  session):
+    """New-user finding: the header of a run the two reviewers split on read "No verdict
+    yet". It reads "Disputed", waiting for a lead; a lead (and an admin) gets the link to
+    the run on the disputes page, a reviewer (who may not open it) gets none. The badge's
+    own refresh (after a rating) says the same; a decision ends it."""
+    admin_user = make.user(site.ws, Role.ADMIN, username="boss")
+    disputes_link = f'href="/adjudication/?queue={site.queue.id}#adj-{site.run.id}-h"'
+    login(site.ann)
+    header = _verdict_span(client.get(f"/runs/{site.run.id}").get_data(as_text=True), site.run.id)
+    assert "Disputed" in header and "waits for a lead" in header
+    assert "No verdict yet" not in header and "/adjudication" not in header
+    fragment = client.get(f"/runs/{site.run.id}/verdict", headers={"HX-Request": "true"})
+    assert "Disputed" in fragment.get_data(as_text=True)
+    assert "/adjudication" not in fragment.get_data(as_text=True)
+    for user in (site.lead, admin_user):
+        client.post("/logout")
+        login(user)
+        page = client.get(f"/runs/{site.run.id}").get_data(as_text=True)
+        header = _verdict_span(page, site.run.id)
+        assert "Disputed" in header and disputes_link in header, user.username
+        assert disputes_link in client.get(f"/runs/{site.run.id}/verdict").get_data(as_text=True)
+    assert f'id="adj-{site.run.id}-h"' in client.get(
+        f"/adjudication/?queue={site.queue.id}").get_data(as_text=True)  # the link's target
+    adjudication_service = __import__("reviewapp.services.adjudication", fromlist=["decide"])
+    adjudication_service.decide(session, make.actor(site.lead), site.run.id, "useful")
+    header = _verdict_span(client.get(f"/runs/{site.run.id}").get_data(as_text=True), site.run.id)
+    assert "Disputed" not in header and "Useful" in header

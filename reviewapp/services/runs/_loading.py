@@ -1,15 +1,15 @@
 """Runs, what every run-page read starts with: the run with its access check, blind state,
-verdict rule and a lead's decision in one query, and the viewer's and everyone's ratings
-of its parts."""
+verdict rule, a lead's decision and an open dispute in one query, and the viewer's and
+everyone's ratings of its parts."""
 
 from __future__ import annotations
 
 from collections import namedtuple
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import Select, bindparam, select
+from sqlalchemy import Select, bindparam, false, null, select
 from sqlalchemy.orm import Session, aliased
 
 from ...actors import Actor, Role
@@ -19,8 +19,8 @@ from ...models import DiagnosisSession, Run, User, VerdictDecision, Workspace
 from ...prepared import Prepared
 from ...queries import scope_to_actor, scope_to_member
 from .. import feedback as feedback_service
-from ..blind import blind_condition, blind_condition_of
-from ..queue_governing import governing_queue_id
+from ..blind import blind_condition, blind_condition_of, leads_run_workspace
+from ..queue_governing import disputed_queue_id, governing_queue_id
 
 RatingKey = tuple[str, int, str]
 
@@ -34,6 +34,29 @@ class Decided:
     verdict: str
     label: str
     lead: str
+
+
+@dataclass(frozen=True)
+class Dispute:
+    """The run is disputed (issue 16, ``queue_governing.disputed_queue_id``): the
+    reviewers of its governing queue ``queue_id`` split and no lead has decided it yet.
+    ``may_decide``: the viewer leads or administers the run's workspace, so the
+    adjudication page is theirs to open."""
+
+    queue_id: int
+    may_decide: bool
+
+
+class LoadedRun(NamedTuple):
+    """What ``load_run`` reads of a run in one query (its docstring)."""
+
+    run: Any
+    diagnosis_session: Any
+    workspace: Any
+    blind: bool
+    verdict_reviewers: int
+    decision: Decided | None
+    dispute: Dispute | None
 
 
 # The columns a run page reads, as plain rows (no ORM objects: the ORM's loading of three
@@ -52,11 +75,14 @@ WorkspaceRow = namedtuple("WorkspaceRow", [c.key for c in _WORKSPACE_COLUMNS])
 WorkspaceRow.__doc__ = "A workspace: ``Workspace``'s columns."
 
 
-def _run_statement(blind: Any) -> Select[Any]:
+def _run_statement(blind: Any, leads: Any, dispute: bool = True) -> Select[Any]:
     """The run's, its session's and workspace's columns (``_RUN_COLUMNS`` ...),
-    ``blind`` (a condition on ``Run``), the N of its governing queue and its latest lead
-    decision (verdict, lead's username; NULLs when none), for ``:run_pk``; the caller
-    adds the access check."""
+    ``blind`` (a condition on ``Run``), the N of its governing queue, its latest lead
+    decision (verdict, lead's username; NULLs when none), its governing queue's id while
+    it is disputed (``queue_governing.disputed_queue_id``, NULL otherwise) and ``leads``
+    (a condition on ``Run``: the viewer leads its workspace), for ``:run_pk``; the caller
+    adds the access check. Without ``dispute`` those two are NULL (the timeline's poll:
+    PostgreSQL plans the dispute's subqueries on every execution, about 1-2 ms)."""
     reviewers = governing_queue_id(Run.id, Run.workspace_id, "reviewers_per_run")
     latest = (select(VerdictDecision.id).where(VerdictDecision.run_pk == Run.id)
               .order_by(VerdictDecision.id.desc()).limit(1).scalar_subquery())
@@ -66,7 +92,9 @@ def _run_statement(blind: Any) -> Select[Any]:
                    *(ds[c.key].label(f"session_{c.key}") for c in _SESSION_COLUMNS),
                    *(ws[c.key].label(f"workspace_{c.key}") for c in _WORKSPACE_COLUMNS),
                    blind.label("blind"), reviewers.label("reviewers"),
-                   decision.verdict.label("decision"), decider.username.label("decider"))
+                   decision.verdict.label("decision"), decider.username.label("decider"),
+                   (disputed_queue_id() if dispute else null()).label("disputed"),
+                   (leads if dispute else null()).label("leads"))
             .select_from(Run)
             .join(DiagnosisSession, DiagnosisSession.id == Run.diagnosis_session_id)
             .join(Workspace, Workspace.id == Run.workspace_id)
@@ -76,30 +104,33 @@ def _run_statement(blind: Any) -> Select[Any]:
 
 
 @cache
-def _user_run_statement() -> Prepared:
+def _user_run_statement(dispute: bool = True) -> Prepared:
     """``_run_statement`` for the user ``:actor_user_id`` (membership in the same query),
-    built once and run on the DBAPI cursor (``prepared.Prepared``): a page view then
-    costs no statement construction nor ORM loading (issue 18)."""
+    built once (per ``dispute``) and run on the DBAPI cursor (``prepared.Prepared``): a
+    page view then costs no statement construction nor ORM loading (issue 18)."""
     user_id = bindparam("actor_user_id")
-    return Prepared(scope_to_member(_run_statement(blind_condition_of(user_id)),
-                                    Run.workspace_id, Role.REVIEWER))
+    return Prepared(scope_to_member(
+        _run_statement(blind_condition_of(user_id), leads_run_workspace(user_id), dispute),
+        Run.workspace_id, Role.REVIEWER))
 
 
-def load_run(session: Session, actor: Actor, run_pk: int
-              ) -> tuple[RunRow, SessionRow, WorkspaceRow, bool, int, Decided | None]:
+def load_run(session: Session, actor: Actor, run_pk: int, dispute: bool = True) -> LoadedRun:
     """The run, its session and workspace (plain rows: ``RunRow``, ``SessionRow``,
     ``WorkspaceRow``, read-only), whether the run is blind for the actor
     (``blind.blind_condition``), how many reviewers' answer ratings make its verdict
-    (N of its governing queue, ``queue_governing``, 1 when none; issue 16) and the
-    lead's decision that set it (``Decided``, the latest; ``None`` when no lead decided,
-    and while the run is blind for the actor), in one query. Raises ``Forbidden``."""
+    (N of its governing queue, ``queue_governing``, 1 when none; issue 16), the
+    lead's decision that set it (``Decided``, the latest; ``None`` when no lead decided)
+    and its open dispute (``Dispute``; ``None`` when there is none), the last two
+    ``None`` while the run is blind for the actor, in one query; without ``dispute``
+    (a reader that shows no verdict) the dispute is not read and is ``None``. Raises
+    ``Forbidden``."""
     if actor.is_user:
         session.flush()  # as the ORM's autoflush would before a read
-        row = _user_run_statement().one_or_none(
+        row = _user_run_statement(dispute).one_or_none(
             session.connection(), {"run_pk": run_pk, "actor_user_id": actor.user_id})
     else:
-        stmt = scope_to_actor(_run_statement(blind_condition(actor)), actor, Run.workspace_id,
-                              Role.REVIEWER)
+        stmt = scope_to_actor(_run_statement(blind_condition(actor), false(), dispute), actor,
+                              Run.workspace_id, Role.REVIEWER)
         row = session.execute(stmt, {"run_pk": run_pk}).one_or_none()
     if row is None:
         raise Forbidden()
@@ -108,9 +139,10 @@ def load_run(session: Session, actor: Actor, run_pk: int
     blind = bool(row.blind)
     decided = None if blind or row.decision is None else Decided(
         row.decision, VERDICTS.label(row.decision), row.decider or "(deleted user)")
-    return (RunRow._make(row[:runs]), SessionRow._make(row[runs:sessions]),
-            WorkspaceRow._make(row[sessions:workspaces]), blind, max(1, row.reviewers or 1),
-            decided)
+    dispute = None if blind or row.disputed is None else Dispute(row.disputed, bool(row.leads))
+    return LoadedRun(RunRow._make(row[:runs]), SessionRow._make(row[runs:sessions]),
+                     WorkspaceRow._make(row[sessions:workspaces]), blind,
+                     max(1, row.reviewers or 1), decided, dispute)
 
 
 def ratings_of(session: Session, actor: Actor, run: Run, blind: bool

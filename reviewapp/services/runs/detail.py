@@ -30,8 +30,7 @@ from ...models import (
 from ...prepared import Prepared
 from ...queries import get_run_for
 from ..answer import answer_target
-from ..blind import is_blind
-from ._loading import Decided, load_run, ratings_of
+from ._loading import Decided, Dispute, load_run, ratings_of
 from .filters import RunFilters
 from .listing import neighbours
 from .targets import TargetState, reason_choices, workspace_reasons
@@ -103,6 +102,16 @@ class RunDetail:
     # The lead's decision that set the verdict (reviewers were split, issue 16); None
     # when no lead decided, and while blind. The page says who decided what.
     decision: Decided | None = None
+    # The run is disputed: its governing queue's reviewers split and no lead decided yet
+    # (queue_governing.disputed_queue_id, adjudication's rule); None otherwise and while
+    # blind. The header's badge says so instead of "No verdict yet".
+    dispute: Dispute | None = None
+
+    @property
+    def verdict_view(self) -> VerdictView:
+        """The header's verdict badge (``runs/_verdict.html``), as ``get_verdict`` gives
+        it when it refreshes."""
+        return VerdictView(self.run.id, self.verdict, self.blind, self.dispute)
 
     @property
     def verdict(self) -> str | None:
@@ -277,7 +286,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     bad filters.
     """
     filters = (filters or RunFilters()).validated()
-    run, diagnosis_session, workspace, blind, verdict_reviewers, decision = load_run(
+    run, diagnosis_session, workspace, blind, verdict_reviewers, decision, dispute = load_run(
         session, actor, run_pk)
     parts = _parts_statements()
     by_run = {"run_pk": run.id}
@@ -304,7 +313,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
         prev_pk=prev_pk, next_pk=next_pk, case_id=None if blind else case_id,
         earlier_ids=earlier,
         outcome=outcome_view(run.external_outcome, run.external_outcome_detail), blind=blind,
-        verdict_reviewers=verdict_reviewers, decision=decision,
+        verdict_reviewers=verdict_reviewers, decision=decision, dispute=dispute,
     )
 
 
@@ -322,16 +331,20 @@ def get_run(session: Session, actor: Actor, run_pk: int) -> Run:
 @dataclass(frozen=True)
 class VerdictView:
     """The run's verdict badge: ``verdict`` as the viewer may see it (``None`` while the
-    run is ``blind`` for them, services/blind.py)."""
+    run is ``blind`` for them, services/blind.py); ``dispute`` while its reviewers'
+    split waits for a lead (``Dispute``: the queue, whether the viewer may decide;
+    ``None`` otherwise and while blind)."""
 
     run_pk: int
     verdict: str | None
     blind: bool
+    dispute: Dispute | None = None
 
 
 def get_verdict(session: Session, actor: Actor, run_pk: int) -> VerdictView:
     """The verdict badge of run ``run_pk`` (refreshed after an answer-level rating), with
-    blind review applied. Raises ``Forbidden`` for a missing or foreign run."""
-    run = get_run(session, actor, run_pk)
-    blind = is_blind(session, actor, run.id)
-    return VerdictView(run.id, None if blind else run.feedback, blind)
+    blind review applied, in one query (``load_run``: access, blind state, dispute).
+    Raises ``Forbidden`` for a missing or foreign run."""
+    loaded = load_run(session, actor, run_pk)
+    return VerdictView(loaded.run.id, None if loaded.blind else loaded.run.feedback,
+                       loaded.blind, loaded.dispute)

@@ -330,7 +330,7 @@ def _timeline(run: Run, steps: Sequence[DiagnosticStep], workspace: Workspace, d
 
 
 def _timeline_reads(session: Session, actor: Actor, run_pk: int) -> tuple[Any, ...]:
-    run, _, workspace, blind, _, _ = load_run(session, actor, run_pk)
+    run, _, workspace, blind, *_ = load_run(session, actor, run_pk, dispute=False)
     mine, summary, _ = ratings_of(session, actor, run, blind)  # Forbidden for a token
     steps = list(session.scalars(_steps_statement(), {"run_pk": run.id}))
     return run, workspace, mine, summary, steps
