@@ -54,10 +54,13 @@ def test_two_reviewers_disagree_and_the_lead_decides(new_page, blind_pair):
     # Ann rated: she sees her own rating; the run waits for the second reviewer.
     assert "No verdict yet" in ann.locator(f"#run-{run.id}-verdict").inner_text()
     bob = _rate(new_page, run, "bob", "^Not helpful")
-    # Bob rated too: he now sees both ratings, and the tie left the run without a verdict.
+    # Bob rated too: he now sees both ratings, and the tie left the run disputed, waiting
+    # for a lead (it read "No verdict yet" until a new-user finding); no link for him.
     others = bob.locator(".answer .fb-others").inner_text()
     assert "Reviewers disagree" in others
-    assert "No verdict yet" in bob.locator(f"#run-{run.id}-verdict").inner_text()
+    header = bob.locator(f"#run-{run.id}-verdict")
+    assert header.inner_text() == "Disputed The reviewers split; it waits for a lead's decision."
+    assert header.locator("a").count() == 0
 
     lead = new_page(1280, 900)
     log_in(lead, "team.lead")
