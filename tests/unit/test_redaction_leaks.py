@@ -177,3 +177,28 @@ def test_pwd_and_p_variants_that_are_ordinary_text_stay(text):
 ])
 def test_the_variants_already_redacted_stay_redacted(text, expected):
     assert redact_text(text) == expected
+
+
+# --- a run of glued key ids --------------------------------------------------------------
+
+def test_key_ids_glued_into_one_run_are_each_redacted():
+    """Key ids glued into one run of capitals and digits (no blank between): each is
+    redacted. Before, each search inside the run read to its end to rule out image data
+    (``_KEEP_PATTERN`` could start anywhere in a run), quadratic in the run: see the family
+    "aws ids glued together" in test_redaction_linear.py."""
+    assert redact_text("AKIAQ7F2LM9XZR4TY8WP" * 3 + "AKIA") == R * 3 + "AKIA"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("img /" + "Q" * 300 + " end", "img /" + "Q" * 300 + " end"),            # a run after a blank
+    ("/" + "Q" * 255 + "AKIAQ7F2LM9XZR4TY8WP", "/" + "Q" * 255 + "AKIAQ7F2LM9XZR4TY8WP"),  # text start
+    ("AKIAQ7F2LM9XZR4TY8WPQ/" + "Q" * 300, "AKIAQ7F2LM9XZR4TY8WPQ/" + "Q" * 300),  # with its start
+    ("a=Q/" + "Q" * 254 + " AIzaSyBc1D2e3F4g5H6i7J8k9L0m1N2o3P4q5R6",
+     "a=Q/" + "Q" * 254 + f" {R}"),                                        # 254: no image
+])
+def test_image_data_is_kept_from_where_its_run_starts(text, expected):
+    """A run of base64 with a ``+`` or ``/`` and 255 more characters is image data, kept
+    whole from where the run starts (after a character that is no base64, or at the start
+    of the text), as before: a search inside a run that failed to be image data from its
+    start cannot succeed from a later start (fewer characters follow the first ``+ /``)."""
+    assert redact_text(text) == expected

@@ -184,6 +184,8 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "an aws id, a long base64 run": lambda n: "AKIAQ7F2LM9XZR4TY8WP " + "Ab1+" * (n // 4),
     "aws ids every 500 bytes of runs": _repeat("ASIAQ7F2LM9XZR4TY8WP " + ("Ab1" * 13 + "x ") * 11),
     "40-character runs, no id": _repeat("Ab1" * 13 + "x "),
+    "aws ids glued together": _repeat("AKIAQ7F2LM9XZR4TY8WPAKIA"),  # one run of capitals
+    "google keys glued together": _repeat("AIzaSyBc1D2e3F4g5H6i7J8k9L0m1N2o3P4q5R6"),
     "pwd: a word alone on each line": _repeat("pwd: letmein\n"),
     "pwd: a word, long blanks": lambda n: "pwd: letmein" + " " * n,
     "dense known passwords after pass:": _repeat("pass: letmein "),
