@@ -475,3 +475,23 @@ def test_a_call_under_a_millisecond_reads_under_1_ms_not_0_ms(client, make, revi
     assert re.findall(r'<span class="tl-dur">([^<]*)</span>', html) == ["&lt;1 ms", "1 ms"]
     detail = client.get(f"/runs/{run.id}/tool-calls?call_id=quick").get_data(as_text=True)
     assert re.search(r"<dt>Duration</dt><dd>([^<]*)</dd>", detail).group(1) == "&lt;1 ms"
+
+
+def test_create_a_case_only_where_the_viewer_leads_the_run_s_workspace(client, make, login, session):
+    """A lead of one workspace who reviews in another was offered "Create a case" on the
+    other's runs (the page read the viewer's highest role anywhere), and the link led to a
+    refusal. The offer follows the role in the run's own workspace (SPEC 7, 8)."""
+    from reviewapp.models import Membership
+
+    led, reviewed = make.workspace(), make.workspace()
+    lead = make.user(led, "lead")
+    session.add(Membership(user_id=lead.id, workspace_id=reviewed.id, role="reviewer"))
+    session.commit()
+    login(lead)
+    own, other = make.run(led), make.run(reviewed)
+    assert "Create a case from this run" in client.get(f"/runs/{own.id}").get_data(as_text=True)
+    html = client.get(f"/runs/{other.id}").get_data(as_text=True)
+    assert "Create a case from this run" not in html
+    assert client.get(f"/cases/new?run={other.id}").status_code == 403
+    assert "A case can be made once the run has ended" not in client.get(
+        f"/runs/{make.run(reviewed, status='RUNNING').id}").get_data(as_text=True)

@@ -57,6 +57,7 @@ class LoadedRun(NamedTuple):
     verdict_reviewers: int
     decision: Decided | None
     dispute: Dispute | None
+    leads: bool = False
 
 
 # The columns a run page reads, as plain rows (no ORM objects: the ORM's loading of three
@@ -121,9 +122,10 @@ def load_run(session: Session, actor: Actor, run_pk: int, dispute: bool = True) 
     (N of its governing queue, ``queue_governing``, 1 when none; issue 16), the
     lead's decision that set it (``Decided``, the latest; ``None`` when no lead decided)
     and its open dispute (``Dispute``; ``None`` when there is none), the last two
-    ``None`` while the run is blind for the actor, in one query; without ``dispute``
-    (a reader that shows no verdict) the dispute is not read and is ``None``. Raises
-    ``Forbidden``."""
+    ``None`` while the run is blind for the actor, and whether the actor leads or
+    administers the run's workspace (``leads``: the role in that workspace, not the
+    highest anywhere), in one query; without ``dispute`` (a reader that shows no verdict)
+    the dispute is not read and is ``None``, ``leads`` False. Raises ``Forbidden``."""
     if actor.is_user:
         session.flush()  # as the ORM's autoflush would before a read
         row = _user_run_statement(dispute).one_or_none(
@@ -142,7 +144,7 @@ def load_run(session: Session, actor: Actor, run_pk: int, dispute: bool = True) 
     dispute = None if blind or row.disputed is None else Dispute(row.disputed, bool(row.leads))
     return LoadedRun(RunRow._make(row[:runs]), SessionRow._make(row[runs:sessions]),
                      WorkspaceRow._make(row[sessions:workspaces]), blind,
-                     max(1, row.reviewers or 1), decided, dispute)
+                     max(1, row.reviewers or 1), decided, dispute, bool(row.leads))
 
 
 def ratings_of(session: Session, actor: Actor, run: Run, blind: bool

@@ -106,6 +106,9 @@ class RunDetail:
     # (queue_governing.disputed_queue_id, adjudication's rule); None otherwise and while
     # blind. The header's badge says so instead of "No verdict yet".
     dispute: Dispute | None = None
+    # The viewer leads or administers the run's workspace (its own role there, not the
+    # highest anywhere): the page offers what only they may do, e.g. "Create a case".
+    viewer_leads: bool = False
 
     @property
     def verdict_view(self) -> VerdictView:
@@ -286,8 +289,8 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
     bad filters.
     """
     filters = (filters or RunFilters()).validated()
-    run, diagnosis_session, workspace, blind, verdict_reviewers, decision, dispute = load_run(
-        session, actor, run_pk)
+    run, diagnosis_session, workspace, blind, verdict_reviewers, decision, dispute, leads = \
+        load_run(session, actor, run_pk)
     parts = _parts_statements()
     by_run = {"run_pk": run.id}
     connection = session.connection()
@@ -314,6 +317,7 @@ def get_run_detail(session: Session, actor: Actor, run_pk: int,
         earlier_ids=earlier,
         outcome=outcome_view(run.external_outcome, run.external_outcome_detail), blind=blind,
         verdict_reviewers=verdict_reviewers, decision=decision, dispute=dispute,
+        viewer_leads=leads,
     )
 
 
