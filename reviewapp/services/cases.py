@@ -229,20 +229,20 @@ def get_case(session: Session, actor: Actor, case_id: str) -> CaseDetail:
 
 def _clean_fields(values: Mapping[str, Any], categories: Sequence[str],
                   current_category: str | None = None) -> dict[str, Any]:
-    """Validate the editable fields; blank optional text becomes ``None``. The category
+    """Validate the editable fields; blank optional text becomes ``None``, blanks after
+    free text are dropped, codes are trimmed. The category
     must be one of ``categories`` (the workspace's vocabulary, SPEC 7) or the case's
     ``current_category`` unchanged (a code since dropped from the list stays until edited)."""
     def text(name: str, limit: int, required: bool = False, verbatim: bool = False) -> str | None:
         # Free text is stored as typed (leading spaces too: only the CSV export
-        # neutralises a formula, issue 11); codes are trimmed.
+        # neutralises a formula, issue 11) but for the blanks after it, which nobody
+        # sees (a save that only added some changes nothing); codes are trimmed.
         raw = values.get(name)
         if raw is not None and not isinstance(raw, str):
             raise ValidationFailed(name, "must be text")
-        value = raw or ""
-        if not value.strip():
-            value = ""
-        elif not verbatim:
-            value = value.strip()
+        value = (raw or "").rstrip()
+        if not verbatim:
+            value = value.lstrip()
         if required and not value:
             raise ValidationFailed(name, "required")
         if len(value) > limit:

@@ -93,3 +93,19 @@ def test_an_untouched_save_leaves_an_auto_case_unedited(session, make, ws):
     case = session.get(Case, case.case_id)
     assert (case.version, case.run_not_useful_at) == (1, None)
     assert case.withdrawn_at is not None
+
+
+def test_trailing_blanks_are_no_change_and_are_not_stored(session, stored):
+    """New-user walk: spaces typed after the title saved as a change ("Case saved.", a new
+    version) and stayed in the title, piling up save after save. Trailing blanks of the
+    free-text fields are dropped (leading ones stay as typed, issue 11)."""
+    lead, case = stored
+    before = _row(session, case.case_id)
+    padded = {**STORED, "title": "Login failures   ", "solution": "rotate it \n\n",
+              "service": "  "}
+    assert cases.edit_case(session, lead, case.case_id, 1, padded).changed is False
+    assert _row(session, case.case_id) == before
+    edited = {**STORED, "title": "Login failures (vault)  \t", "root_cause": "  expired key "}
+    assert cases.edit_case(session, lead, case.case_id, 1, edited).changed is True
+    after = _row(session, case.case_id)
+    assert (after[0], after[2], after[4]) == (2, "Login failures (vault)", "  expired key")
