@@ -353,12 +353,25 @@ def next_item() -> Response:
     item = rq.next_for_me(db.session, actor, queue_id, exclude=skip)
     if item is None:
         waiting = rq.waiting_for_assignment(db.session, actor, queue_id) if queue_id else None
-        flash(NOT_ASSIGNED_YET[waiting] if waiting else
-              "Nothing left for you to review in your queues." if not queue_id
-              else "Nothing left for you to review in this queue.", "info")
+        flash(NOT_ASSIGNED_YET[waiting] if waiting else _nothing_left(actor, queue_id), "info")
         return redirect(url_for("queue.next_run", mine="1"), 303)
     return redirect(url_for("runs.detail", run_pk=item.run_pk, item=item.id,
                             queue_id=queue_id), 303)
+
+
+def _nothing_left(actor: Any, queue_id: Any) -> str:
+    """What "Open my next item" says when nothing is left for the reviewer: whether the
+    items not complete yet (the page's count) wait for other reviewers, so the count
+    below does not read as work left for them (new-user walk)."""
+    wanted = _int(queue_id)
+    left = sum(row.progress.left for row in rq.list_queues(db.session, actor)
+               if row.may_review and (wanted is None or row.queue.id == wanted))
+    where = "in this queue" if wanted is not None else "in your queues"
+    if not left:
+        return f"Nothing left for you to review {where}: every item is complete."
+    return (f"Nothing left for you to review {where}: the {left} item"
+            f"{' not complete yet waits' if left == 1 else 's not complete yet wait'} "
+            "for other reviewers.")
 
 
 @bp.post("/items/<int:item_id>/renew")

@@ -390,7 +390,7 @@ def test_next_item_in_an_assigned_queue_says_when_nothing_is_assigned_yet(client
     rq.assign(session, make.actor(lead), item.id, [ann.id])
     make.feedback_row(run, ann, rating="positive")
     page = told()
-    assert "Nothing left for you to review in this queue." in page
+    assert "Nothing left for you to review in this queue: every item is complete." in page
     assert "Nothing is assigned to you" not in page
 
 
@@ -500,3 +500,24 @@ def test_a_named_queues_page_counts_and_lists_only_its_reviewers(app_factory, lo
     assert page() == ({"alicerev": "0", "bobrev": "0"}, "0 / 2")
     rate(alice)
     assert page() == ({"alicerev": "1", "bobrev": "0"}, "1 / 2")
+
+
+def test_nothing_left_for_me_says_the_rest_waits_for_other_reviewers(client, login, make, session):
+    """New-user walk: after rating everything they could, a reviewer read "Nothing left
+    for you to review in your queues." above "2 items not complete yet" and the big
+    "Open my next item" button, which read as work left. The message now says the items
+    not complete yet wait for other reviewers (N = 2: each run needs a second rating)."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann = make.user(ws, Role.REVIEWER)
+    runs = [make.run(ws), make.run(ws)]
+    rq.create_queue(session, make.actor(lead), ws.id, "Pairs", reviewers_per_run=2)
+    for run in runs:
+        make.feedback_row(run, ann, rating="positive")
+    login(ann)
+    answer = client.post("/queues/next", data={})
+    assert answer.status_code == 303
+    page = re.sub(r"\s+", " ", client.get(answer.headers["Location"]).get_data(as_text=True))
+    assert ("Nothing left for you to review in your queues: the 2 items not complete yet "
+            "wait for other reviewers.") in page
+    assert "2 items not complete yet." in page  # the page's own count, which it explains
