@@ -272,6 +272,38 @@ def _replace_group(m: Spans, text: bytes, g: int) -> bytes | None:
     return text[start:s] + _R + text[e:end]
 
 
+def _replace_span(m: Spans, text: bytes, s: int, e: int) -> bytes | None:
+    """``_replace_group`` for the value ``text[s:e]`` inside the match (``_value_end``)."""
+    start, end = m[0]
+    if text.startswith(_R, s):
+        return None
+    return text[start:s] + _R + text[e:end]
+
+
+# A full stop or a comma, ASCII or Chinese, that ends a sentence after a bare value.
+_SENTENCE_ENDS = (b".", b",", "。".encode(), "，".encode())
+
+
+def _value_end(text: bytes, s: int, e: int) -> int:
+    """The end of the bare value ``text[s:e]`` without the full stops and commas (``. ,``
+    and ``。 ，``) it ends in right before whitespace or the end of the text (or a NUL of
+    ``many``): they end the sentence (``密码是hunter2. AWS``), as after ``Bearer TOKEN``
+    (``_bearer``); one inside the value (``s3.cr``) or before other text is its own.
+    ``e`` when the value is nothing else. Constant time: only the last ``_SENTENCE_LOOK``
+    bytes are read (a longer run of them is left in the value, redacted with it)."""
+    after = text[e:e + 1]
+    if after not in (b"", b"\x00") and not after.isspace():
+        return e
+    low = max(s, e - _SENTENCE_LOOK)
+    cut = e
+    while cut > low and text.endswith(_SENTENCE_ENDS, low, cut):
+        cut -= 1 if text[cut - 1] < 0x80 else 3
+    return cut if cut > s else e
+
+
+_SENTENCE_LOOK = 12  # "..." and a few more
+
+
 def _keep_value(value: bytes) -> bool:
     # Nothing to hide: empty, already redacted, a boolean / null, or a variable reference.
     if not value or value.startswith(_R):
@@ -323,6 +355,8 @@ def _assignment(m: Spans, text: bytes) -> bytes | None:
         return None
     g = 8 if m[8][0] >= 0 else next(g for g in (3, 4, 5, 6, 7) if m[g][0] >= 0)
     vs, ve = m[g]
+    if g >= 7:
+        ve = _value_end(text, vs, ve)
     if _keep_value(text[vs:ve]):
         return None
     # After a secret name, the scheme says a credential follows, whatever its shape (a
@@ -347,7 +381,7 @@ def _assignment(m: Spans, text: bytes) -> bytes | None:
                 return None
             if kind == _WORKDIR and _workdir(value):
                 return None  # the shell's working directory, not a password
-    return _replace_group(m, text, g)
+    return _replace_span(m, text, vs, ve)
 
 
 _ENCODED_PATH = (b"%2F", b"%2f", b"%7E", b"%7e")  # a percent-encoded "/" or "~"
@@ -417,11 +451,15 @@ def _cjk_assignment(m: Spans, text: bytes) -> bytes | None:
     # or a run of printable ASCII (group 4; Chinese prose after the colon is no value).
     # After "is" alone (group 1), capitals and digits of up to 6 characters name an
     # algorithm or a format (密钥是AES, 令牌是JWT, 密码是MD5存储的), not a value.
+    # A full stop after a bare value ends the sentence (``_value_end``).
     g = next(g for g in (2, 3, 4) if m[g][0] >= 0)
-    value = _group(m, text, g)
+    s, e = m[g]
+    if g == 4:
+        e = _value_end(text, s, e)
+    value = text[s:e]
     if _keep_value(value) or (m[1][0] >= 0 and g == 4 and _acronym(value)):
         return None
-    return _replace_group(m, text, g)
+    return _replace_span(m, text, s, e)
 
 
 def _acronym(value: bytes) -> bool:
@@ -472,16 +510,20 @@ _PORT_CHARACTERS = b"0123456789:./"
 def _spaced_password(m: Spans, text: bytes) -> bytes | None:
     # ``sqlcmd -P V``, ``mongosh -p V``, ``ldapsearch -w V``: the flag takes the password.
     # Groups: 1 a mysql command (``_mysql_password``); the value single-quoted (2),
-    # double-quoted (3) or bare (4: up to a blank or a character the shell reads, ``;&|<>()``).
+    # double-quoted (3) or bare (4: up to a blank or a character the shell reads, ``;&|<>()`,
+    # less a full stop or a comma that ends the sentence: ``_value_end``).
     # A port mapping is another command's (``docker run --name mongo -p 27017:27017``).
     g = next(g for g in (2, 3, 4) if m[g][0] >= 0)
-    value = _group(m, text, g)
+    s, e = m[g]
+    if g == 4:
+        e = _value_end(text, s, e)
+    value = text[s:e]
     if _keep_value(value) or (g == 4 and not value.translate(None, _PORT_CHARACTERS)):
         return None
     if m[1][0] >= 0 and g == 4 and not _mysql_password(value) and value.lower() not in KNOWN_PASSWORDS \
-            and not (_mysql_client(m, text) and _word_follows(text[m[g][1]:m[g][1] + 64])):
+            and not (_mysql_client(m, text) and _word_follows(text[e:e + 64])):
         return None
-    return _replace_group(m, text, g)
+    return _replace_span(m, text, s, e)
 
 
 def _mysql_client(m: Spans, text: bytes) -> bool:
@@ -650,7 +692,7 @@ RULES: tuple[Rule, ...] = (
          r"|(?:az|oc|cf)[ \t]+login)[^\r\n|;&\x00]*?[ \t]-p"
          r"|(?:sqlcmd|bcp|osql|ipmitool)[ \t][^\r\n|;&\x00]*?[ \t]-P"
          r"|ldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn|exop|url)[ \t][^\r\n|;&\x00]*?[ \t]-w)"
-         r"[ \t]+(?:'([^'\x00\r\n]+)'|\"([^\"\x00\r\n]+)\"|([^\s\"'\\\x00;&|<>()-][^\s\"'\\\x00;&|<>()]*))",
+         r"[ \t]+(?:'([^'\x00\r\n]+)'|\"([^\"\x00\r\n]+)\"|([^\s\"'\\\x00;&|<>()`-][^\s\"'\\\x00;&|<>()`]*))",
          _spaced_password),
     Rule("--secret-flag value",
          r"--(" + _NAME + r")[ \t]+[\"']?([^\s\"'\\\x00-][^\s\"'\\\x00]*)", _named_value),

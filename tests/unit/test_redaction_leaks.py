@@ -202,3 +202,50 @@ def test_image_data_is_kept_from_where_its_run_starts(text, expected):
     of the text), as before: a search inside a run that failed to be image data from its
     start cannot succeed from a later start (fewer characters follow the first ``+ /``)."""
     assert redact_text(text) == expected
+
+
+# --- 5. the punctuation after a secret stays -----------------------------------------------
+# A user's report: a full stop after the password, and the closing backtick of a Markdown
+# code span around a command, were redacted with it (an unclosed code span was left). A
+# backtick ends a bare shell word (the shell reads it, as ``;&|<>()``); a full stop or a
+# comma (also 。 ，) at the end of a value, before whitespace or the end of the text, ends
+# the sentence, as after ``Bearer TOKEN`` (``_bearer``).
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Rotated it: 密码是hunter2. AWS: next", f"Rotated it: 密码是{R}. AWS: next"),
+    ("密码是hunter2.", f"密码是{R}."),
+    ("密码为hunter2...", f"密码为{R}..."),
+    ("数据库密码：hunter2. 然后", f"数据库密码：{R}. 然后"),
+    ("ran `mysql -u root -p s3cret!`. Fix landed", f"ran `mysql -u root -p {R}`. Fix landed"),
+    ("`mysql -u root -p s3cret!`", f"`mysql -u root -p {R}`"),
+    ("mysql -u root -p s3cret!. Then", f"mysql -u root -p {R}. Then"),
+    ("mysql -u root -p s3cret!, then", f"mysql -u root -p {R}, then"),
+    ("mysql -u root -p s3cret!。", f"mysql -u root -p {R}。"),
+    ("mysql -u root -p s3cret!。\n然后", f"mysql -u root -p {R}。\n然后"),
+    ("mysql -u root -p s3cret!，", f"mysql -u root -p {R}，"),
+    ("mysql -u root -p letmein.", f"mysql -u root -p {R}."),      # was left in clear
+    ("sqlcmd -S db -P s3cret!`", f"sqlcmd -S db -P {R}`"),
+    ("pwd: letmein.", f"pwd: {R}."),
+    ("pass: letmein.\nnext", f"pass: {R}.\nnext"),
+    ("token: Bearer abc.", f"token: Bearer {R}."),
+    ("token: Bearer xyz123abc. Next", f"token: Bearer {R}. Next"),
+])
+def test_the_punctuation_after_a_secret_stays(text, expected):
+    assert _stored_query_and_result(text) == (expected, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("mysql -u root -p s3.cr,et!", f"mysql -u root -p {R}"),      # inside the value: its own
+    ("mysql -u root -p s3cret.x", f"mysql -u root -p {R}"),
+    ("`mysql -p s3cret.`", f"`mysql -p {R}`"),                    # before the backtick: its own
+    ("密码是hunter2.x", f"密码是{R}"),
+    ("token: Bearer abc.def", f"token: Bearer {R}"),
+])
+def test_a_full_stop_inside_a_value_is_redacted_with_it(text, expected):
+    assert redact_text(text) == expected
+    assert "s3" not in redact_text(text) and "hunter" not in redact_text(text)
+
+
+@pytest.mark.parametrize("text", ["mysql -u root -p shop.", "密码是AES.", "pwd: command not found."])
+def test_a_full_stop_after_a_name_that_is_no_secret_changes_nothing(text):
+    assert redact_text(text) == text
