@@ -58,6 +58,11 @@ def test_cli_export_rejects_bad_input(runner, make, tmp_path):
     assert unknown.exit_code != 0 and "no workspace with slug 'nope'" in unknown.output
     bad_day = runner.invoke(args=["export", "feedback", "--out", str(out), "--date-from", "monday"])
     assert bad_day.exit_code != 0 and "date_from" in bad_day.output
+    make.workspace()
+    bad_reason = runner.invoke(args=["export", "feedback", "--out", str(out), "--reason", "bogus"])
+    assert bad_reason.exit_code != 0
+    assert "reason: must be one of Incorrect (incorrect)," in bad_reason.output
+    assert not out.exists()
     assert not out.exists()
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
-from typing import Any, ClassVar
+from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Select, String, func, literal, select, tuple_, type_coerce
 from sqlalchemy.orm import Session
@@ -31,11 +31,8 @@ from ..models import (
     Case,
     DiagnosticReport,
     Feedback,
-    Rating,
     ReviewQueue,
     Run,
-    RunKind,
-    TargetType,
     TriageItem,
     User,
     VerdictDecision,
@@ -44,7 +41,8 @@ from ..models import (
 from ..queries import iso_utc, on_earlier_version, scope_to_actor
 from .answer import answer_texts
 from .cases import CaseFilters, case_conditions
-from .params import choice_param, date_range_params, day_range, text_param, workspace_param
+from .export_filters import FeedbackFilters, check_reason
+from .params import date_range_params, day_range, workspace_param
 from .triage._rows import reason_choices
 
 BATCH_SIZE = 2000
@@ -167,45 +165,14 @@ def export_cases(session: Session, actor: Actor, filters: CaseFilters | None = N
 # --------------------------------------------------------------------------- feedback
 
 
-@dataclass(frozen=True)
-class FeedbackFilters:
-    """Filters of the feedback export: workspace, the day a rating was created (UTC,
-    inclusive), ``rating``, ``target_type``, reviewer ``reason`` code and the run's
-    ``kind``."""
-
-    workspace_id: int | None = None
-    date_from: date | None = None
-    date_to: date | None = None
-    rating: str | None = None
-    target_type: str | None = None
-    reason: str | None = None
-    kind: str | None = None
-
-    # The query-string names ``from_params`` reads (the export refuses any other).
-    PARAM_NAMES: ClassVar[tuple[str, ...]] = (
-        "workspace", "date_from", "date_to", "rating", "target_type", "reason", "kind")
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> FeedbackFilters:
-        """Parse query-string / CLI values (``services.params``). Raises
-        ``ValidationFailed`` naming the field."""
-        workspace_id = workspace_param(params)
-        date_from, date_to = date_range_params(params)
-        return cls(
-            workspace_id=workspace_id, date_from=date_from, date_to=date_to,
-            rating=choice_param(params, "rating", (r.value for r in Rating)),
-            target_type=choice_param(params, "target_type", (t.value for t in TargetType)),
-            reason=text_param(params, "reason", 80),
-            kind=choice_param(params, "kind", (k.value for k in RunKind)),
-        )
-
-
 def export_feedback(session: Session, actor: Actor, filters: FeedbackFilters | None = None, *,
                     batch_size: int = BATCH_SIZE) -> ExportStream:
     """One row per rating (``user_feedback``) with ``FEEDBACK_COLUMNS``: reviewer, target,
     subject, rating, reason, comment, correction, timestamps, ``earlier_version`` (the
     rating was given before the part's text changed, SPEC 10), the run's id, query, kind,
-    evidence score, verdict and verifier verdict; by workspace, oldest first. Raises ``Forbidden``."""
+    evidence score, verdict and verifier verdict; by workspace, oldest first. A ``reason``
+    none of the exported workspaces rates with is refused (``check_reason``). Raises
+    ``Forbidden``, ``ValidationFailed``."""
     filters = filters or FeedbackFilters()
     stmt = _admin_scope(session, actor, select(
         Feedback.id, Workspace.slug, Run.run_id, Run.kind, Run.query, User.username,
@@ -232,6 +199,9 @@ def export_feedback(session: Session, actor: Actor, filters: FeedbackFilters | N
         stmt = stmt.where(Feedback.reason == filters.reason)
     if filters.kind:
         stmt = stmt.where(Run.kind == filters.kind)
+    if filters.reason:  # after the access check: a stranger learns no workspace's reasons
+        check_reason(filters.reason, reason_choices(session, [filters.workspace_id])
+                     if filters.workspace_id is not None else export_options(session, actor).reasons)
     total = _count(session, stmt)
 
     def rows() -> Iterator[dict[str, Any]]:

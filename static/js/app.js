@@ -52,11 +52,18 @@
   // The export page after a refused export (exports/index.html): sending an export form
   // again either downloads, and a download loads no page that would take the error away,
   // or loads the page with its own error. Either way the old "Nothing was downloaded" is
-  // stale. Without JavaScript it stays until the next page.
+  // stale, and so are the marks on the fields it described. Without JavaScript it stays
+  // until the next page.
   document.addEventListener("submit", function (e) {
     var form = e.target;
     if (e.defaultPrevented || !form.classList || !form.classList.contains("export-form")) return;
-    document.querySelectorAll("[data-export-error]").forEach(function (note) { note.remove(); });
+    document.querySelectorAll("[data-export-error]").forEach(function (note) {
+      document.querySelectorAll('[aria-describedby="' + note.id + '"]').forEach(function (field) {
+        field.removeAttribute("aria-invalid");
+        field.removeAttribute("aria-describedby");
+      });
+      note.remove();
+    });
   });
 })();
 

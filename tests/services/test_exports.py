@@ -322,3 +322,45 @@ def test_an_unknown_export_filter_is_a_400_naming_it(client, make, login):
     response = client.get("/exports/cases.csv?source=bogus")
     assert response.status_code == 400 and "source" in response.get_data(as_text=True)
     assert client.get("/exports/cases.csv?source_type=AUTO&bom=1").status_code == 200
+
+
+def test_an_unknown_feedback_reason_is_refused_listing_the_workspace_reasons(session, make):
+    """New-user finding 2026-12-03: reason "bogus" exported nothing, silently. As the
+    ratings refuse it (feedback.ratings._check_reason): the reasons of the workspaces
+    exported, label (code)."""
+    ws = make.workspace(feedback_reasons=["hallucination", "stale"])
+    actor = make.actor(make.user(ws, Role.ADMIN))
+    with pytest.raises(ValidationFailed) as error:
+        exports.export_feedback(session, actor, FeedbackFilters(workspace_id=ws.id, reason="bogus"))
+    assert (error.value.field, error.value.reason) == (
+        "reason", "must be one of Hallucination (hallucination), Stale (stale)")
+    with pytest.raises(ValidationFailed):
+        exports.open_export(session, actor, "feedback", {"reason": "incorrect",
+                                                          "workspace": str(ws.id)})
+    assert exports.export_feedback(
+        session, actor, FeedbackFilters(workspace_id=ws.id, reason="stale")).total == 0
+
+
+def test_a_feedback_reason_is_checked_after_access(session, make):
+    ws = make.workspace()
+    reviewer = make.actor(make.user(ws))
+    with pytest.raises(Forbidden):
+        exports.export_feedback(session, reviewer, FeedbackFilters(reason="bogus"))
+
+
+def test_without_a_workspace_the_reasons_of_every_administered_workspace_are_taken(session, make):
+    from reviewapp.models import Membership
+
+    custom, plain = make.workspace(feedback_reasons=["stale"]), make.workspace()
+    admin = make.user(custom, Role.ADMIN)
+    session.add(Membership(user_id=admin.id, workspace_id=plain.id, role=Role.ADMIN.value))
+    session.commit()
+    actor = make.actor(admin)
+    assert exports.export_feedback(session, actor, FeedbackFilters(reason="stale")).total == 0
+    assert exports.export_feedback(session, actor, FeedbackFilters(reason="citation")).total == 0
+    with pytest.raises(ValidationFailed) as error:
+        exports.export_feedback(session, actor, FeedbackFilters(reason="bogus"))
+    # workspaces by id, the registry's order, each code once
+    assert error.value.reason == ("must be one of Stale (stale), Incorrect (incorrect), "
+                                  "Incomplete (incomplete), Citation (citation), Unsafe (unsafe), "
+                                  "Other (other)")

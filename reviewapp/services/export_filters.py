@@ -1,0 +1,59 @@
+"""The feedback export's filters (SPEC 8): parsed from query-string / CLI values, and the
+reason check that needs the exported workspaces' reasons."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, ClassVar
+
+from ..errors import ValidationFailed
+from ..models import Rating, RunKind, TargetType
+from .params import choice_param, date_range_params, text_param, workspace_param
+
+
+@dataclass(frozen=True)
+class FeedbackFilters:
+    """Filters of the feedback export: workspace, the day a rating was created (UTC,
+    inclusive), ``rating``, ``target_type``, reviewer ``reason`` code and the run's
+    ``kind``."""
+
+    workspace_id: int | None = None
+    date_from: date | None = None
+    date_to: date | None = None
+    rating: str | None = None
+    target_type: str | None = None
+    reason: str | None = None
+    kind: str | None = None
+
+    # The query-string names ``from_params`` reads (the export refuses any other).
+    PARAM_NAMES: ClassVar[tuple[str, ...]] = (
+        "workspace", "date_from", "date_to", "rating", "target_type", "reason", "kind")
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> FeedbackFilters:
+        """Parse query-string / CLI values (``services.params``). Raises
+        ``ValidationFailed`` naming the field."""
+        workspace_id = workspace_param(params)
+        date_from, date_to = date_range_params(params)
+        return cls(
+            workspace_id=workspace_id, date_from=date_from, date_to=date_to,
+            rating=choice_param(params, "rating", (r.value for r in Rating)),
+            target_type=choice_param(params, "target_type", (t.value for t in TargetType)),
+            reason=text_param(params, "reason", 80),
+            kind=choice_param(params, "kind", (k.value for k in RunKind)),
+        )
+
+
+def check_reason(reason: str, choices: Iterable[tuple[str, str]]) -> None:
+    """``reason`` must be one of ``choices`` ((code, label) of the reasons the exported
+    workspaces rate with, ``triage._rows.reason_choices``), as a rating's reason must be
+    (``feedback.ratings._check_reason``): an unknown code would export nothing, silently.
+    Raises ``ValidationFailed`` on ``reason`` listing them as "Label (code)"."""
+    listed = tuple(choices)
+    if not listed:
+        raise ValidationFailed("reason", "must be blank: there is no workspace to export")
+    if reason not in {code for code, _ in listed}:
+        raise ValidationFailed("reason", "must be one of "
+                               + ", ".join(f"{label} ({code})" for code, label in listed))
