@@ -18,6 +18,7 @@ from sqlalchemy import (
     distinct,
     exists,
     func,
+    literal,
     or_,
     select,
     update,
@@ -246,10 +247,21 @@ def renew(session: Session, actor: Actor, item_id: Any, now: datetime | None = N
     """Extend the actor's reservation of the item (the page is still open); returns the
     new end. ``Conflict`` when the actor does not hold it (expired and taken, or
     released), with ``details`` ``{"complete": True}`` when the item is complete (its
-    completion released it: ``queue_completion``); ``Forbidden`` for an item they
-    cannot see. Commits."""
+    completion released it: ``queue_completion``), ``{"rated": True}`` when the actor
+    has rated its answer (the item is free for the next reviewer then, ``_free_for``:
+    the hold is let go of here); ``Forbidden`` for an item they cannot see. Commits."""
     item, queue = _item_for(session, actor, item_id)
     now = now or utcnow()
+    if item.completed_at is None and session.scalar(
+            select(_rated_by(literal(actor.user_id))).select_from(QueueItem)
+            .where(QueueItem.id == item.id)):
+        session.execute(
+            update(QueueItem).where(QueueItem.id == item.id,
+                                    QueueItem.reserved_by == actor.user_id)
+            .values(reserved_by=None, reserved_until=None)
+            .execution_options(synchronize_session=False))
+        session.commit()
+        raise Conflict("item: you have rated this item", details={"rated": True})
     until = now + timedelta(minutes=queue.reservation_minutes)
     done = session.execute(
         update(QueueItem).where(QueueItem.id == item.id, QueueItem.reserved_by == actor.user_id,

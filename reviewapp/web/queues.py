@@ -379,14 +379,17 @@ def _nothing_left(actor: Any, queue_id: Any) -> str:
 def renew(item_id: int) -> str:
     """Renew my reservation (the run page polls this while open): the reservation
     fragment, which says so when I no longer hold the item (expired and taken, or
-    released: the poll then stops), or that the item is complete (its completion released
-    it). ``Forbidden`` for an item I cannot see."""
+    released: the poll then stops), that the item is complete (its completion released
+    it), or that I rated it (it is free for the next reviewer); the page also asks right
+    after each saved rating. ``Forbidden`` for an item I cannot see."""
     actor = current_actor()
-    complete = False
+    complete = rated = False
     try:
         until, held = rq.renew(db.session, actor, item_id), True
     except Conflict as lost:
         db.session.rollback()
-        until, held, complete = None, False, bool((lost.details or {}).get("complete"))
+        details = lost.details or {}
+        until, held = None, False
+        complete, rated = bool(details.get("complete")), bool(details.get("rated"))
     return render_template("queues/_reservation.html", item_id=item_id, until=until, held=held,
-                           complete=complete)
+                           complete=complete, rated=rated)

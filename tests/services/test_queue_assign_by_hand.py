@@ -180,3 +180,22 @@ def test_a_reopened_item_can_be_reserved_again(session, make, team):
     again = rq.next_item(session, make.actor(bob), queue.id, now=now)
     assert again.id == first.id and again.reserved_by == bob.id
     assert again.reserved_until == now + timedelta(minutes=queue.reservation_minutes)
+
+
+def test_renewing_after_rating_the_answer_lets_go_and_says_so(session, make, team):
+    """New-user walk: after rating a held item's answer in a queue of two reviewers per
+    run, the run page kept "Reserved for you until ..." (and its poll renewed it), though
+    the item was already free for the next reviewer. Renewing then lets go of it and
+    answers Conflict with ``details`` ``{"rated": True}``; before the rating it renews."""
+    ann, bob, _, _ = team.people
+    lead = make.actor(team.lead)
+    queue, _ = rq.create_queue(session, lead, team.ws.id, "Pairs", {"kind": "chat"},
+                               reviewers_per_run=2)
+    first = rq.next_item(session, make.actor(ann), queue.id)
+    assert rq.renew(session, make.actor(ann), first.id) > utcnow()
+    _rate_answer(session, make, team.runs[0], ann)
+    with pytest.raises(Conflict) as lost:
+        rq.renew(session, make.actor(ann), first.id)
+    assert lost.value.details == {"rated": True}
+    assert _hold(session, first.id) == (None, None, False)
+    assert rq.next_item(session, make.actor(bob), queue.id).id == first.id

@@ -170,3 +170,31 @@ def test_a_refusal_for_an_item_not_on_the_page_is_said_at_the_top(app, client, l
     assert refused.status_code == 422 and f"/items/{items[0]}/assign" not in html
     assert ('<p class="flash flash-error" role="alert" tabindex="-1" autofocus>The item was not '
             "assigned: this queue takes 2 reviewers per run (3 chosen)</p>") in html
+
+
+def test_rating_a_held_items_answer_in_a_pair_queue_says_it_is_free(client, login, make, session):
+    """New-user walk: in a queue of two reviewers per run, ann rated her held item's answer
+    and the run page kept "Reserved for you until ...", though the next reviewer already
+    got that item. The held fragment asks again after each saved rating
+    (``feedback-saved``); the answer then says she rated it, and polls no more."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lee")
+    ann = make.user(ws, Role.REVIEWER, username="ann")
+    make.user(ws, Role.REVIEWER, username="bob")
+    run = make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {"kind": "chat"},
+                               reviewers_per_run=2)
+    login(ann)
+    opened = client.post("/queues/next", data={"queue": str(queue.id)})
+    item = session.scalar(select(QueueItem).where(QueueItem.queue_id == queue.id))
+    page = client.get(opened.headers["Location"]).get_data(as_text=True)
+    assert re.search(r'id="reservation"[^>]*hx-trigger="every 60s, feedback-saved from:body"', page)
+    assert "Reserved for you until" in client.post(
+        f"/queues/items/{item.id}/renew").get_data(as_text=True)
+    rated = client.post("/feedback", data={"target_type": "chat_message",
+                                           "target_id": _answer_id(session, run.id),
+                                           "rating": "positive"})
+    assert rated.status_code == 303
+    polled = client.post(f"/queues/items/{item.id}/renew").get_data(as_text=True)
+    assert "You have rated this item: it is free for the next reviewer" in polled
+    assert "hx-post" not in polled and "reservation-lost" not in polled
