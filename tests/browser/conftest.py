@@ -55,7 +55,7 @@ def new_page(browser, live_server):
     def _new(width: int = 1280, height: int = 900, **options: Any):
         context = browser.new_context(viewport={"width": width, "height": height},
                                       base_url=live_server, **options)
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(20_000)  # CI under load 13 once took 10 s to load a page
         contexts.append(context)
         return context.new_page()
 
