@@ -40,10 +40,14 @@ def test_sampled_payloads_do_nothing_in_chromium(new_page, live_server, make, se
     visited = 0
     for t in targets:
         page.goto(f"/runs/{t.run.id}")
-        # Open every tool call: htmx loads its arguments / output / error fragment.
-        for summary in page.locator("details.tl-call > summary").all():
+        # Open every tool call: htmx loads its arguments / output / error fragment. One
+        # at a time: a fragment arriving while the next summary is clicked moves it (CI
+        # once clicked beside the second summary and waited for its detail in vain).
+        summaries = page.locator("details.tl-call > summary").all()
+        for opened, summary in enumerate(summaries):
             summary.click()
-        page.wait_for_selector(".tool-call-detail >> nth=1")
+            page.wait_for_selector(f".tool-call-detail >> nth={opened}")
+        assert len(summaries) >= 2
         page.locator("details.conversation > summary").click()
         page.locator("details.alert-payload > summary").click()
         page.hover("h1")
