@@ -9,21 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from reviewapp.services.secret_scan import redact_run_document, redact_text, redact_texts
+from reviewapp.services.secret_scan import redact_text, redact_texts
 
-R = "[redacted]"  # SPEC 4: "It says [redacted] in their place"
-
-
-def _stored_query_and_result(text: str) -> tuple[str, str]:
-    """``text`` as a run's query and as a tool call's result, after redaction."""
-    doc = redact_run_document({"run_id": "r1", "query": text, "tool_calls": [
-        {"id": "c1", "tool_name": "shell", "output": text}]})
-    return doc["query"], doc["tool_calls"][0]["output"]
-
+from .redaction_cases import R, keeps, redacts, redacts_where_stored
 
 # --- 1. a secret name, then a Bearer credential ------------------------------------------
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_a_secret_name_before_a_bearer_credential_hides_the_credential = redacts_where_stored([
     ("token: Bearer xyz123abc", f"token: Bearer {R}"),
     ("Token: Bearer abcdefghij", f"Token: Bearer {R}"),        # 10 letters: too short bare
     ("auth: Bearer abcdefghij", f"auth: Bearer {R}"),          # a short secret word
@@ -34,23 +26,19 @@ def _stored_query_and_result(text: str) -> tuple[str, str]:
     ("secret:Bearer\tabc123 tail", f"secret:Bearer\t{R} tail"),
     ("token = BEARER a.b.c", f"token = BEARER {R}"),
 ])
-def test_a_secret_name_before_a_bearer_credential_hides_the_credential(text, expected):
-    assert _stored_query_and_result(text) == (expected, expected)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_other_bearer_values_after_a_name_stay_as_decided = redacts([
     ("token: Bearer", f"token: {R}"),                          # no credential: as before
     ("token: Bearerxyz123", f"token: {R}"),                    # one word: the value itself
     ('"token": "Bearer xyz123abc"', f'"token": "{R}"'),        # quoted: the whole value
     ("token_type=Bearer", "token_type=Bearer"),                # a type, not a secret name
 ])
-def test_other_bearer_values_after_a_name_stay_as_decided(text, expected):
-    assert redact_text(text) == expected
 
 
 # --- 2. Chinese "the password is ..." ------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_a_chinese_secret_name_then_is_then_a_value_is_redacted = redacts_where_stored([
     ("密码是hunter2", f"密码是{R}"),
     ("密码为hunter2", f"密码为{R}"),
     ("密碼為hunter2", f"密碼為{R}"),                           # traditional
@@ -63,11 +51,9 @@ def test_other_bearer_values_after_a_name_stay_as_decided(text, expected):
     ("密码是123456", f"密码是{R}"),                             # digits only: a PIN
     ("密码是'p@ss word'", f"密码是'{R}'"),
 ])
-def test_a_chinese_secret_name_then_is_then_a_value_is_redacted(text, expected):
-    assert _stored_query_and_result(text) == (expected, expected)
 
 
-@pytest.mark.parametrize("text", [
+test_chinese_prose_with_is_stays = keeps([
     "密码是否正确？",                      # "is the password correct?": prose after 是
     "密码为空",                            # "the password is empty"
     "密码为 null",
@@ -76,8 +62,6 @@ def test_a_chinese_secret_name_then_is_then_a_value_is_redacted(text, expected):
     "他是hunter2的作者",                   # 是 after no secret name
     "令牌桶是一种算法",                    # token bucket
 ])
-def test_chinese_prose_with_is_stays(text):
-    assert redact_text(text) == text
 
 
 # --- 3. a bare AWS secret access key beside its key id -------------------------------------
@@ -87,7 +71,7 @@ AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # AWS's documented exam
 SHA = "9fceb02d0ae598e95dc970b74767f19372d61af8"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_a_bare_aws_secret_beside_its_key_id_is_redacted = redacts_where_stored([
     (f"{AWS_ID} {AWS_SECRET}", f"{R} {R}"),
     (f"{AWS_ID}:{AWS_SECRET}", f"{R}:{R}"),
     (f"Access key ID,Secret access key\n{AWS_ID},{AWS_SECRET}\n",
@@ -101,11 +85,9 @@ SHA = "9fceb02d0ae598e95dc970b74767f19372d61af8"
     (f"{AWS_ID} then commit {SHA}, key {AWS_SECRET}",
      f"{R} then commit {SHA}, key {R}"),                        # the git hash beside it stays
 ])
-def test_a_bare_aws_secret_beside_its_key_id_is_redacted(text, expected):
-    assert _stored_query_and_result(text) == (expected, expected)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_other_40_character_runs_near_a_key_id_stay = redacts([
     (AWS_SECRET, AWS_SECRET),                                   # alone: decided, not a secret
     (f"{AWS_ID} " + "x" * 300 + f" {AWS_SECRET}",
      f"{R} " + "x" * 300 + f" {AWS_SECRET}"),                   # 300 characters away: not near
@@ -118,8 +100,6 @@ def test_a_bare_aws_secret_beside_its_key_id_is_redacted(text, expected):
      f"{R} ThisIsALongCamelCaseIdentifierNameHereXy"),          # letters only: an identifier
     (f"{AWS_ID} " + "A" * 40, f"{R} " + "A" * 40),
 ])
-def test_other_40_character_runs_near_a_key_id_stay(text, expected):
-    assert redact_text(text) == expected
 
 
 def test_a_key_id_in_another_text_of_the_document_does_not_make_a_secret():
@@ -131,7 +111,7 @@ def test_a_key_id_in_another_text_of_the_document_does_not_make_a_secret():
 
 # --- 4. pwd: and -p variants ---------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_pwd_and_p_variants_that_leaked_are_redacted = redacts_where_stored([
     ("pwd: letmein", f"pwd: {R}"),                 # a word alone on its line: the value
     ("PWD: letmein", f"PWD: {R}"),
     ("pwd: letmein;", f"pwd: {R};"),
@@ -147,11 +127,9 @@ def test_a_key_id_in_another_text_of_the_document_does_not_make_a_secret():
     ("mariadb -u root -p opensesame -h db shop", f"mariadb -u root -p {R} -h db shop"),
     ("mysqldump -u root -p letmein shop > x.sql", f"mysqldump -u root -p {R} shop > x.sql"),
 ])
-def test_pwd_and_p_variants_that_leaked_are_redacted(text, expected):
-    assert _stored_query_and_result(text) == (expected, expected)
 
 
-@pytest.mark.parametrize("text", [
+test_pwd_and_p_variants_that_are_ordinary_text_stay = keeps([
     "pwd: command not found", "bash: pwd: command not found",  # a message: words follow
     "pwd: too many arguments", "pwd: error retrieving current directory",
     "pwd: write error: Broken pipe", "pwd: usage: pwd [-LP]",
@@ -164,19 +142,15 @@ def test_pwd_and_p_variants_that_leaked_are_redacted(text, expected):
     "mysqldump -u root -p shop orders > x.sql",               # mysqldump: database, tables
     "mysqladmin -u root -p flush-hosts status",               # mysqladmin: commands
 ])
-def test_pwd_and_p_variants_that_are_ordinary_text_stay(text):
-    assert redact_text(text) == text
 
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_the_variants_already_redacted_stay_redacted = redacts([
     ("PWD=letmein", f"PWD={R}"), ("pwd=letmein", f"pwd={R}"), ("export PWD=letmein", f"export PWD={R}"),
     ("mysql -u root -pletmein", f"mysql -u root -p{R}"), ("mysql --password letmein", f"mysql --password {R}"),
     ("mysql --password=letmein", f"mysql --password={R}"), ("sshpass -p letmein ssh h", f"sshpass -p {R} ssh h"),
     ("redis-cli -a letmein", f"redis-cli -a {R}"), ("db_pwd: letmein", f"db_pwd: {R}"),
     ('{"config": "pwd: letmein\\n"}', f'{{"config": "pwd: {R}\\n"}}'),  # a quoted name
 ])
-def test_the_variants_already_redacted_stay_redacted(text, expected):
-    assert redact_text(text) == expected
 
 
 # --- a run of glued key ids --------------------------------------------------------------
@@ -189,19 +163,17 @@ def test_key_ids_glued_into_one_run_are_each_redacted():
     assert redact_text("AKIAQ7F2LM9XZR4TY8WP" * 3 + "AKIA") == R * 3 + "AKIA"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
+# A run of base64 with a ``+`` or ``/`` and 255 more characters is image data, kept
+# whole from where the run starts (after a character that is no base64, or at the start
+# of the text), as before: a search inside a run that failed to be image data from its
+# start cannot succeed from a later start (fewer characters follow the first ``+ /``).
+test_image_data_is_kept_from_where_its_run_starts = redacts([
     ("img /" + "Q" * 300 + " end", "img /" + "Q" * 300 + " end"),            # a run after a blank
     ("/" + "Q" * 255 + "AKIAQ7F2LM9XZR4TY8WP", "/" + "Q" * 255 + "AKIAQ7F2LM9XZR4TY8WP"),  # text start
     ("AKIAQ7F2LM9XZR4TY8WPQ/" + "Q" * 300, "AKIAQ7F2LM9XZR4TY8WPQ/" + "Q" * 300),  # with its start
     ("a=Q/" + "Q" * 254 + " AIzaSyBc1D2e3F4g5H6i7J8k9L0m1N2o3P4q5R6",
      "a=Q/" + "Q" * 254 + f" {R}"),                                        # 254: no image
 ])
-def test_image_data_is_kept_from_where_its_run_starts(text, expected):
-    """A run of base64 with a ``+`` or ``/`` and 255 more characters is image data, kept
-    whole from where the run starts (after a character that is no base64, or at the start
-    of the text), as before: a search inside a run that failed to be image data from its
-    start cannot succeed from a later start (fewer characters follow the first ``+ /``)."""
-    assert redact_text(text) == expected
 
 
 # --- 5. the punctuation after a secret stays -----------------------------------------------
@@ -211,7 +183,7 @@ def test_image_data_is_kept_from_where_its_run_starts(text, expected):
 # comma (also 。 ，) at the end of a value, before whitespace or the end of the text, ends
 # the sentence, as after ``Bearer TOKEN`` (``_bearer``).
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_the_punctuation_after_a_secret_stays = redacts_where_stored([
     ("Rotated it: 密码是hunter2. AWS: next", f"Rotated it: 密码是{R}. AWS: next"),
     ("密码是hunter2.", f"密码是{R}."),
     ("密码为hunter2...", f"密码为{R}..."),
@@ -230,8 +202,6 @@ def test_image_data_is_kept_from_where_its_run_starts(text, expected):
     ("token: Bearer abc.", f"token: Bearer {R}."),
     ("token: Bearer xyz123abc. Next", f"token: Bearer {R}. Next"),
 ])
-def test_the_punctuation_after_a_secret_stays(text, expected):
-    assert _stored_query_and_result(text) == (expected, expected)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -246,6 +216,5 @@ def test_a_full_stop_inside_a_value_is_redacted_with_it(text, expected):
     assert "s3" not in redact_text(text) and "hunter" not in redact_text(text)
 
 
-@pytest.mark.parametrize("text", ["mysql -u root -p shop.", "密码是AES.", "pwd: command not found."])
-def test_a_full_stop_after_a_name_that_is_no_secret_changes_nothing(text):
-    assert redact_text(text) == text
+test_a_full_stop_after_a_name_that_is_no_secret_changes_nothing = keeps(
+    ["mysql -u root -p shop.", "密码是AES.", "pwd: command not found."])

@@ -10,21 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from reviewapp.services.secret_scan import redact, redact_run_document, redact_text
+from reviewapp.services.secret_scan import redact
 
-R = "[redacted]"  # SPEC 4: "It says [redacted] in their place"
-
-
-def _stored_query_and_result(text: str) -> tuple[str, str]:
-    """``text`` as a run's query and as a tool call's result, after redaction."""
-    doc = redact_run_document({"run_id": "r1", "query": text, "tool_calls": [
-        {"id": "c1", "tool_name": "shell", "output": text}]})
-    return doc["query"], doc["tool_calls"][0]["output"]
-
+from .redaction_cases import R, keeps, redacts_where_stored, stored_query_and_result
 
 # --- 1. a bare Bearer credential ------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_a_bare_bearer_credential_is_redacted = redacts_where_stored([
     ("Bearer abc.def.ghi", f"Bearer {R}"),                 # three dotted parts, 11 characters
     ("Bearer abcdefghijkl", f"Bearer {R}"),                # 12 letters after the scheme's casing
     ("BEARER abcdefghijkl", f"BEARER {R}"),
@@ -33,11 +25,9 @@ def _stored_query_and_result(text: str) -> tuple[str, str]:
     ("bearer ab-cd_ef", f"bearer {R}"),                    # 8 characters, not only letters
     ("bearer ab-cd_e", "bearer ab-cd_e"),                  # 7: too short to tell
 ])
-def test_a_bare_bearer_credential_is_redacted(text, expected):
-    assert _stored_query_and_result(text) == (expected, expected)
 
 
-@pytest.mark.parametrize("text", [
+test_bearer_in_prose_stays = keeps([
     "the bearer of this letter",
     "uses Bearer authentication.",                        # a full stop is no part of a token
     "Bearer Authentication is configured; Bearer authorization, Bearer authorisation",
@@ -46,23 +36,19 @@ def test_a_bare_bearer_credential_is_redacted(text, expected):
     "Bearer Responsibilities",                            # a capitalised word: a title
     "Bearer e.g. a JWT; Bearer $TOKEN; Bearer <token>",
 ])
-def test_bearer_in_prose_stays(text):
-    assert redact_text(text) == text
 
 
 # --- 2. pwd: value -------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_pwd_colon_value_is_redacted = redacts_where_stored([
     ("pwd: hunter2", f"pwd: {R}"),
     ("PWD: hunter2", f"PWD: {R}"),
     ("user: admin, pwd: 123456", f"user: admin, pwd: {R}"),
     ("pwd: s3cr3t!", f"pwd: {R}"),
 ])
-def test_pwd_colon_value_is_redacted(text, expected):
-    assert _stored_query_and_result(text) == (expected, expected)
 
 
-@pytest.mark.parametrize("text", [
+test_pwd_colon_path_or_message_stays = keeps([
     "pwd: /home/user",                    # the working directory
     "pwd: ~/src", "pwd: ./build", "pwd: ../up", "PWD: C:/Users/me", "PWD: C:\\Users\\me",
     "pwd: %2Fhome%2Fuser",
@@ -71,13 +57,11 @@ def test_pwd_colon_value_is_redacted(text, expected):
     "pwd: -x: invalid option",
     "pwd: usage: pwd [-LP]",
 ])
-def test_pwd_colon_path_or_message_stays(text):
-    assert redact_text(text) == text
 
 
 # --- 3. Chinese secret names ----------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_a_chinese_secret_name_before_a_value_is_redacted = redacts_where_stored([
     ("密码=hunter2", f"密码={R}"),
     ("密码：hunter2", f"密码：{R}"),                         # full-width colon
     ("密码: hunter2", f"密码: {R}"),
@@ -90,8 +74,6 @@ def test_pwd_colon_path_or_message_stays(text):
     ("秘钥=hunter2", f"秘钥={R}"),
     ('{"密码": "hunter2"}', f'{{"密码": "{R}"}}'),
 ])
-def test_a_chinese_secret_name_before_a_value_is_redacted(text, expected):
-    assert _stored_query_and_result(text) == (expected, expected)
 
 
 def test_a_chinese_secret_named_json_key_hides_its_value():
@@ -99,7 +81,7 @@ def test_a_chinese_secret_named_json_key_hides_its_value():
         "数据库密码": R, "令牌": R, "密码提示": "pet"}
 
 
-@pytest.mark.parametrize("text", [
+test_chinese_prose_about_secrets_stays = keeps([
     "请输入密码：",                        # "enter the password:" with nothing after it
     "密码：请联系管理员",                  # the value is Chinese prose
     "令牌桶算法: rate=10",                 # token bucket
@@ -108,13 +90,11 @@ def test_a_chinese_secret_named_json_key_hides_its_value():
     "密码: null; 令牌=${TOKEN}",
     "公钥: ssh-ed25519",                   # a public key
 ])
-def test_chinese_prose_about_secrets_stays(text):
-    assert redact_text(text) == text
 
 
 # --- 4. a CLI password flag followed by a blank ---------------------------------------------
 
-@pytest.mark.parametrize(("text", "expected"), [
+test_a_password_flag_followed_by_a_blank_is_redacted = redacts_where_stored([
     # mysql reads "-p VALUE" as "prompt, then the database VALUE"; a value with a letter and
     # a digit or a symbol is taken for a password anyway (an agent meant one).
     ("mysql -u root -p hunter2", f"mysql -u root -p {R}"),
@@ -133,11 +113,9 @@ def test_chinese_prose_about_secrets_stays(text):
      f"ipmitool -H 10.0.0.5 -U admin -P {R} power status"),
     ("ldapsearch -x -D cn=admin -w hunter2 -b dc=x", f"ldapsearch -x -D cn=admin -w {R} -b dc=x"),
 ])
-def test_a_password_flag_followed_by_a_blank_is_redacted(text, expected):
-    assert _stored_query_and_result(text) == (expected, expected)
 
 
-@pytest.mark.parametrize("text", [
+test_a_p_flag_that_is_no_password_stays = keeps([
     "-p hunter2",                          # no command: -p is a port, parents, preserve ...
     "docker run -p 8080:80 nginx", "ssh -p 2222 ops@host", "scp -P 2222 f host:",
     "mkdir -p dir/sub", "cp -p a b", "grep -p x f", "psql -h db -p 5432 -U app",
@@ -148,8 +126,6 @@ def test_a_password_flag_followed_by_a_blank_is_redacted(text, expected):
     "mosquitto_pub -h broker -p 1883 -t t -m hi",
     "ldapsearch -x -W -b dc=x",            # -W prompts
 ])
-def test_a_p_flag_that_is_no_password_stays(text):
-    assert redact_text(text) == text
 
 
 # --- 5. AWS secret access keys --------------------------------------------------------------
@@ -171,20 +147,18 @@ AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # AWS's documented exam
     (f'"secretAccessKey":"{AWS_SECRET}"', f'"secretAccessKey":"{R}"'),
 ])
 def test_a_named_aws_secret_access_key_is_redacted(text, expected):
-    query, result = _stored_query_and_result(text)
+    query, result = stored_query_and_result(text)
     assert AWS_SECRET not in query and AWS_SECRET[:20] not in result and "EXAMPLEKEY" not in result
     if expected is not None:
         assert query == result == expected
 
 
-@pytest.mark.parametrize("text", [
+# Decided, not redacted: with no name, an AWS secret access key is 40 characters of
+# base64, like a git hash (40 hex), a SHA-1 in base64, an etag, a slice of any base64
+# blob. A rule for the bare shape would redact those everywhere; a named key (above) and
+# the key id beside it (``AKIA...``, a span rule) are redacted.
+test_a_bare_40_character_run_without_a_name_stays = keeps([
     "9fceb02d0ae598e95dc970b74767f19372d61af8",          # a git commit: 40 hex
     "etag W2tvbmdxZW5nYmFvZ2FvL3JlcG9ydC0yMDI0LnBkZg",   # base64 of a path
     "sha1 2jmj7l5rSw0yVb/vlWAYkK/YBwk=",
 ])
-def test_a_bare_40_character_run_without_a_name_stays(text):
-    """Decided, not redacted: with no name, an AWS secret access key is 40 characters of
-    base64, like a git hash (40 hex), a SHA-1 in base64, an etag, a slice of any base64
-    blob. A rule for the bare shape would redact those everywhere; a named key (above) and
-    the key id beside it (``AKIA...``, a span rule) are redacted."""
-    assert redact_text(text) == text
