@@ -98,6 +98,13 @@ def workspace_categories(settings: Mapping[str, Any] | None) -> Registry[FaultCa
     return FAULT_CATEGORIES
 
 
+def grouped(categories: Registry[FaultCategory]) -> tuple[tuple[str, tuple[FaultCategory, ...]], ...]:
+    """``categories`` split by kind for a select's option groups: (the group's label in
+    ``GROUPS``, its rows in ``categories``' order) in ``GROUPS`` order, empty groups left out."""
+    return tuple((label, rows) for group, label in GROUPS.items()
+                 if (rows := tuple(row for row in categories if row.group == group)))
+
+
 def normalise(code: str | None) -> str | None:
     """The stored form of an old value: ``LEGACY`` mapped, else unchanged."""
     return LEGACY.get(code, code) if code else code

@@ -11,6 +11,7 @@ import pytest
 from reviewapp.domain.fault_categories import (
     FAULT_CATEGORIES,
     GROUPS,
+    grouped,
     normalise,
     workspace_categories,
 )
@@ -86,3 +87,14 @@ def test_anything_but_a_list_of_codes_or_rows_means_the_default_list(settings):
 def test_a_tuple_works_like_a_list():
     assert workspace_categories({"fault_categories": ("GENERAL", "NETWORK")}).codes() == (
         "GENERAL", "NETWORK")
+
+
+def test_grouped_splits_the_categories_by_kind_in_the_groups_order_leaving_empty_ones_out():
+    """The triage page's select shows the categories under their kind (new-user walk)."""
+    assert [(label, [(r.code, r.label) for r in rows]) for label, rows in grouped(FAULT_CATEGORIES)] == [
+        ("Incident (what broke)", INCIDENT_ROWS), ("Agent (what the agent got wrong)", AGENT_ROWS)]
+    own = workspace_categories({"fault_categories": [{"code": "SLOW_TOOL", "group": "agent"}, "PAYMENTS"]})
+    assert [(label, [r.code for r in rows]) for label, rows in grouped(own)] == [
+        ("Incident (what broke)", ["GENERAL", "PAYMENTS"]), ("Agent (what the agent got wrong)", ["SLOW_TOOL"])]
+    only_incident = workspace_categories({"fault_categories": ["GENERAL", "PAYMENTS"]})
+    assert [label for label, _ in grouped(only_incident)] == ["Incident (what broke)"]

@@ -6,10 +6,12 @@ import csv
 import io
 import json
 import re
+from html.parser import HTMLParser
 
 import pytest
 
 from reviewapp.actors import Role
+from reviewapp.domain.fault_categories import FAULT_CATEGORIES, GROUPS
 from reviewapp.models import TriageItem
 
 
@@ -570,9 +572,9 @@ def test_the_item_page_offers_the_proposal_under_its_workspace_label_only_from_t
     assert re.search(r'<button type="submit">(.*?)</button>', accept).group(1) == \
         "Accept the proposal “Looked &lt;nothing&gt; up”"
     assert 'name="fault_category" value="NO_EVIDENCE"' in accept
-    assert re.findall(r'<option value="(\w+)">([^<]*)</option>', html.split('id="triage-categories"')[1]
-                      .split("</datalist>")[0]) == [("GENERAL", "General / other"),
-                                                    ("NO_EVIDENCE", "Looked &lt;nothing&gt; up")]
+    assert [(value, text) for value, text, _, _ in _category_select(html).options] == [
+        ("", "No category"), ("GENERAL", "General / other"), ("NO_EVIDENCE", "Looked <nothing> up")]
+    assert "Looked &lt;nothing&gt; up</option>" in html
     ws.settings = {"fault_categories": ["GENERAL", "PAYMENTS"]}
     session.commit()
     html = client.get(f"/triage/{item.id}").get_data(as_text=True)
@@ -661,3 +663,88 @@ def test_an_unknown_export_kind_shows_its_error_above_the_forms(client, login, s
     html = response.get_data(as_text=True)
     assert html.count("Nothing was downloaded: kind: must be one of") == 1
     assert html.index("Nothing was downloaded") < html.index('id="x-cases"')
+
+
+class _SelectParser(HTMLParser):
+    """The options of ``<select id=...>``: (value, text, selected, optgroup label)."""
+
+    def __init__(self, select_id: str) -> None:
+        super().__init__()
+        self.select_id, self.inside, self.group, self.options, self.attrs = select_id, False, None, [], None
+        self.labels: list[str] = []
+        self._option: list | None = None
+        self._label = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "label" and attrs.get("for") == self.select_id:
+            self._label = True
+            self.labels.append("")
+        if tag == "select" and attrs.get("id") == self.select_id:
+            self.inside, self.attrs = True, attrs
+        elif self.inside and tag == "optgroup":
+            self.group = attrs.get("label")
+        elif self.inside and tag == "option":
+            self._option = [attrs.get("value"), "", "selected" in attrs, self.group]
+
+    def handle_data(self, data):
+        if self._option is not None:
+            self._option[1] += data
+        if self._label:
+            self.labels[-1] += data
+
+    def handle_endtag(self, tag):
+        if tag == "label":
+            self._label = False
+        elif tag == "option" and self._option is not None:
+            self.options.append((self._option[0], self._option[1].strip(), *self._option[2:]))
+            self._option = None
+        elif tag == "optgroup":
+            self.group = None
+        elif tag == "select":
+            self.inside = False
+
+
+def _category_select(html: str) -> _SelectParser:
+    parser = _SelectParser("fault_category")
+    parser.feed(html)
+    return parser
+
+
+def test_the_fault_category_is_picked_from_a_labelled_select_of_the_workspaces_categories(
+        client, login, make, session):
+    """New-user walk: the category was a free-text box checked against a list, and a wrong
+    entry got an error naming ~18 codes in one paragraph. It is a select of the
+    workspace's categories (the registry's by default), grouped by kind, labelled, with
+    the saved category selected; a saved code the list no longer holds stays selectable
+    as itself, so the page never shows a category the item does not have."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    item = make.triage_item(make.run(ws))
+    login(lead)
+    html = client.get(f"/triage/{item.id}").get_data(as_text=True)
+    select = _category_select(html)
+    assert select.attrs is not None, "no <select id=fault_category>"
+    assert select.attrs["name"] == "fault_category" and select.labels == ["Fault category"]
+    assert 'list="triage-categories"' not in html and "<datalist" not in html
+    assert select.options[0] == ("", "No category", True, None)
+    assert [(value, text) for value, text, _, _ in select.options[1:]] == list(FAULT_CATEGORIES.choices())
+    assert {value: group for value, _, _, group in select.options[1:]} == {
+        row.code: GROUPS[row.group] for row in FAULT_CATEGORIES}
+    assert not any(selected for _, _, selected, _ in select.options[1:])
+
+    # Choosing one saves it, and the page comes back with it selected.
+    saved = client.post(f"/triage/{item.id}/category", data={"version": "1", "fault_category": "NETWORK"})
+    assert saved.status_code == 303
+    session.expire_all()
+    assert session.get(TriageItem, item.id).fault_category == "NETWORK"
+    select = _category_select(client.get(f"/triage/{item.id}").get_data(as_text=True))
+    assert [value for value, _, selected, _ in select.options if selected] == ["NETWORK"]
+
+    # The workspace's own list, and a saved code it no longer holds.
+    ws.settings = {"fault_categories": ["GENERAL", {"code": "PAYMENTS", "label": "Payments"}]}
+    session.commit()
+    select = _category_select(client.get(f"/triage/{item.id}").get_data(as_text=True))
+    assert [(value, text, selected) for value, text, selected, _ in select.options] == [
+        ("", "No category", False), ("GENERAL", "General / other", False), ("PAYMENTS", "Payments", False),
+        ("NETWORK", "NETWORK (not in this workspace's list)", True)]

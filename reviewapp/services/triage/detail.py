@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from ...actors import Actor
-from ...domain.fault_categories import FaultCategory
+from ...domain.fault_categories import FaultCategory, grouped
 from ...domain.reasons import ReasonRow, label_of
 from ...domain.suggest import (
     RunFacts,
@@ -124,6 +124,19 @@ class TriageDetail:
         if self.category_names is None:
             return tuple((code, code) for code in self.categories)
         return tuple((c.code, c.label) for c in self.category_names)
+
+    @property
+    def category_groups(self) -> tuple[tuple[str, tuple[FaultCategory, ...]], ...]:
+        """The workspace's categories by kind for the page's select: (group label, rows)
+        in ``fault_categories.GROUPS`` order (``domain.fault_categories.grouped``)."""
+        if self.category_names is None:
+            return (("", tuple(FaultCategory(code, code) for code in self.categories)),)
+        return grouped(self.category_names)
+
+    def category_listed(self, code: str | None) -> bool:
+        """True when ``code`` is one of the workspace's categories (what saving accepts)."""
+        return bool(code) and code in (self.category_names.codes() if self.category_names is not None
+                                       else self.categories)
 
     def category_label(self, code: str | None) -> str:
         """How a category ``code`` reads on the page: the workspace's label for it, or the
