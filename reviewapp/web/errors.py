@@ -6,6 +6,8 @@ sent to the login page (the whole window for htmx)."""
 from __future__ import annotations
 
 import logging
+import math
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,7 +28,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 
 from ..db_setup import DISK_FULL_MESSAGE, is_disk_full
 from ..errors import PasswordChangeRequired, ServiceError, Unavailable
-from ..extensions import db, login_manager
+from ..extensions import db, limiter, login_manager
 from .htmx import current_url, is_htmx, redirect_window, retarget
 
 log = logging.getLogger("reviewapp.web")
@@ -54,8 +56,9 @@ def wants_json() -> bool:
     return path.startswith("/api/") or path in ("/api", "/v1/traces")
 
 
-def _error_response(status: int, code: str, message: str, details: Any = None) -> Response:
-    """One rendering of an error: JSON under /api, a message fragment for htmx, a page else."""
+def _error_response(status: int, code: str, message: str, details: Any = None, **page: Any) -> Response:
+    """One rendering of an error: JSON under /api, a message fragment for htmx, a page else
+    (``page``: more for the page only, e.g. ``back_url`` / ``back_label``, its way on)."""
     if wants_json():
         body: dict[str, Any] = {"code": code, "message": message}
         if details is not None:
@@ -69,7 +72,7 @@ def _error_response(status: int, code: str, message: str, details: Any = None) -
         # Errors land in the page's message region, never inside the fragment.
         return retarget(response, "#messages", "innerHTML")
     return make_response(
-        render_template("errors/error.html", status=status, code=code, message=message), status
+        render_template("errors/error.html", status=status, code=code, message=message, **page), status
     )
 
 
@@ -131,7 +134,40 @@ def _too_large(error: Exception) -> Response:
 
 
 def _too_many(error: Exception) -> Response:
-    return _error_response(429, "RATE_LIMITED", "Too many attempts. Wait a minute and try again.")
+    """429. On the login page (the one limited view): when the limiter lets this username
+    in again, and a link back to the login form (keeping ``next``), not a dead end."""
+    if request.endpoint != "auth.login" or wants_json():
+        return _error_response(429, "RATE_LIMITED", "Too many attempts. Wait a minute and try again.")
+    wait = _seconds_until_reset()
+    when = f"Try again in {_duration(wait)}." if wait else "Wait a while and try again."
+    next_path = request.args.get("next")
+    return _error_response(
+        429, "RATE_LIMITED", f"Too many failed logins for this username from your address. {when}",
+        back_url=url_for("auth.login", **({"next": next_path} if next_path else {})),
+        back_label="Back to the login form")
+
+
+def _seconds_until_reset() -> int | None:
+    """Seconds until the breached limit's window ends (what ``Retry-After`` says), or
+    ``None`` when the limiter cannot tell (no limit on this request, storage down)."""
+    try:
+        current = limiter.current_limit
+        return max(1, math.ceil(current.reset_at - time.time())) if current is not None else None
+    except Exception:  # noqa: BLE001 - the limiter's storage; the page still answers
+        log.warning("rate-limit window unavailable", exc_info=True)
+        return None
+
+
+def _duration(seconds: int) -> str:
+    """``seconds`` as people say it: "45 seconds" under 2 minutes, "60 minutes" under 2
+    hours, else hours; rounded up, so the wait is never shorter than said."""
+    if seconds < 120:
+        n, unit = seconds, "second"
+    elif seconds < 7200:
+        n, unit = math.ceil(seconds / 60), "minute"
+    else:
+        n, unit = math.ceil(seconds / 3600), "hour"
+    return f"{n} {unit}{'' if n == 1 else 's'}"
 
 
 def _internal_error(error: Exception) -> Response:

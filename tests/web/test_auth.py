@@ -115,6 +115,42 @@ def test_login_rate_limit(app_factory, make):
     assert statuses == [401, 401, 401, 429]
 
 
+def test_the_login_limit_page_leads_back_to_the_login_form_and_says_when(app_factory, make):
+    """New-user walk: the 429 after too many failed logins was a dead end ("Too many
+    attempts", a link to the runs list, which sends an anonymous visitor nowhere new). It
+    says when the limiter lets this username in again and links back to the login form,
+    keeping where the user was going."""
+    app = app_factory(RATELIMIT_ENABLED=True, LOGIN_RATE_LIMIT="3 per hour")
+    client = app.test_client()
+    for _ in range(3):
+        assert client.post("/login?next=/runs/7", data={"username": "x", "password": "wrong"}).status_code == 401
+    locked = client.post("/login?next=/runs/7", data={"username": "x", "password": "wrong"})
+    assert locked.status_code == 429
+    html = locked.get_data(as_text=True)
+    # The window of "3 per hour" started at the first failure a moment ago: about 60 minutes left.
+    assert 3540 < int(locked.headers["Retry-After"]) <= 3600
+    message = re.search(r'<p class="limit-message">([^<]*)</p>', html).group(1)
+    assert message == ("Too many failed logins for this username from your address. "
+                       "Try again in 60 minutes.")
+    assert re.search(r'<a href="([^"]*)">Back to the login form</a>', html).group(1) == "/login?next=/runs/7"
+    assert "Back to the runs" not in html
+    # The form it leads to still answers (the limit counts failed logins, not visits).
+    assert client.get("/login?next=/runs/7").status_code == 200
+
+
+def test_the_login_limit_page_counts_seconds_in_a_short_window(app_factory, make):
+    app = app_factory(RATELIMIT_ENABLED=True, LOGIN_RATE_LIMIT="1 per minute")
+    client = app.test_client()
+    client.post("/login", data={"username": "x", "password": "wrong"})
+    locked = client.post("/login", data={"username": "x", "password": "wrong"})
+    wait = int(locked.headers["Retry-After"])
+    message = re.search(r'<p class="limit-message">([^<]*)</p>', locked.get_data(as_text=True)).group(1)
+    shown = int(re.fullmatch(r"Too many failed logins for this username from your address\. "
+                             r"Try again in (\d+) seconds?\.", message).group(1))
+    assert 0 < wait <= 60 and abs(shown - wait) <= 1
+    assert '<a href="/login">Back to the login form</a>' in locked.get_data(as_text=True)
+
+
 @pytest.mark.parametrize("typed", ["Alice", "ALICE", "alice"])
 def test_login_ignores_the_case_of_the_username(client, make, typed):
     """New-user finding: usernames must differ by more than case, so 'Alice' names the
