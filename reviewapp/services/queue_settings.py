@@ -37,6 +37,9 @@ from .runs.listing import RunFilters
 
 RULE_KEYS = ("kind", "status", "verdict", "feedback", "score_min", "score_max", "outcome", "q",
              "failed_calls")
+# Every reason here is shown beside its field on the queue form: a sentence (capital,
+# full stop), as the form's own checks say theirs (new-user walk).
+NOT_IDS = "Named reviewers must be user ids."
 
 
 def clean_rule(rule: Any) -> dict[str, str]:
@@ -47,23 +50,30 @@ def clean_rule(rule: Any) -> dict[str, str]:
     if rule is None:
         return {}
     if not isinstance(rule, Mapping):
-        raise ValidationFailed("rule", "must be an object of runs-list filters")
+        raise ValidationFailed("rule", "Must be an object of runs-list filters.")
     for key in rule:
         if key in RULE_FORBIDDEN:
-            raise ValidationFailed(f"rule.{key}", "is not allowed in a queue's rule")
+            raise ValidationFailed(f"rule.{key}", "Not allowed in a queue's rule.")
         if key not in RULE_KEYS:
-            raise ValidationFailed(f"rule.{key}", f"unknown filter (one of {', '.join(RULE_KEYS)})")
+            raise ValidationFailed(f"rule.{key}", f"Unknown filter (one of {', '.join(RULE_KEYS)}).")
     try:
         filters = RunFilters.from_params({k: "" if v is None else str(v) for k, v in rule.items()})
     except ValidationFailed as invalid:
-        raise ValidationFailed(f"rule.{invalid.field}", invalid.reason) from None
+        raise ValidationFailed(f"rule.{invalid.field}", _sentence(invalid.reason)) from None
     return {k: v for k, v in filters.as_params().items() if k in RULE_KEYS}
+
+
+def _sentence(reason: str) -> str:
+    """A runs-list filter's reason (a fragment that follows its label there, "must not be
+    below the minimum score") as the queue form shows it beside the field: a sentence."""
+    text = reason[:1].upper() + reason[1:]
+    return text if text.endswith(".") else text + "."
 
 
 def _whole(field: str, low: int, high: int) -> Callable[[Any], int]:
     def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValidationFailed(field, f"must be a whole number from {low} to {high}")
+            raise ValidationFailed(field, f"Must be a whole number from {low} to {high}.")
         return value
     return check
 
@@ -71,13 +81,13 @@ def _whole(field: str, low: int, high: int) -> Callable[[Any], int]:
 def _name(value: Any) -> str:
     text = value.strip() if isinstance(value, str) else ""
     if not text or len(text) > NAME_MAX:
-        raise ValidationFailed("name", f"must be 1 to {NAME_MAX} characters")
+        raise ValidationFailed("name", f"Must be 1 to {NAME_MAX} characters.")
     return text
 
 
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ValidationFailed("blind", "must be true or false")
+        raise ValidationFailed("blind", "Must be true or false.")
     return value
 
 
@@ -86,7 +96,7 @@ def _one_of(field: str, vocabulary: Iterable[str]) -> Callable[[Any], str]:
 
     def check(value: Any) -> str:
         if value not in allowed:
-            raise ValidationFailed(field, f"must be one of {', '.join(allowed)}")
+            raise ValidationFailed(field, f"Must be one of {', '.join(allowed)}.")
         return value
     return check
 
@@ -105,14 +115,14 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
 
 def _named(session: Session, ws_id: int, value: Any, members: set[int]) -> list[int]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise ValidationFailed("named", "must be a list of user ids")
-    ids = [id_value(v, "named", "must be user ids") for v in value]
+        raise ValidationFailed("named", "Named reviewers must be a list of user ids.")
+    ids = [id_value(v, "named", NOT_IDS) for v in value]
     if None in ids:
-        raise ValidationFailed("named", "must be user ids")
+        raise ValidationFailed("named", NOT_IDS)
     strangers = [i for i in ids if i not in members]
     if strangers:
-        raise ValidationFailed("named", "must be reviewers of the queue's workspace "
-                               f"(not: {who(session, ws_id, strangers)})")
+        raise ValidationFailed("named", "Only reviewers of the queue's workspace can be named "
+                               f"(not: {who(session, ws_id, strangers)}).")
     return list(dict.fromkeys(i for i in ids if i is not None))
 
 
@@ -166,11 +176,11 @@ def _across(session: Session, out: Mapping[str, Any], queue: ReviewQueue | None,
     pool = Pool(out.get("reviewers", before.scope if before else REVIEWERS_ALL),
                 tuple(out["_named"]) if "_named" in out else (before.named if before else ()))
     if pool.scope == REVIEWERS_NAMED and not pool.named:
-        return {"named": "name at least one reviewer, or let all review"}
+        return {"named": "Name at least one reviewer, or let all review."}
     needed = out.get("reviewers_per_run", queue.reviewers_per_run if queue else REVIEWERS_MIN)
     able = pool.able(members)
     if needed <= able:
         return {}
     if before is not None and needed <= queue.reviewers_per_run and able >= before.able(members):
         return {}  # already short (people left): an edit that asks no more may save
-    return {"reviewers_per_run": capacity_reason(needed, able, pool.scope)}
+    return {"reviewers_per_run": f"This queue {capacity_reason(needed, able, pool.scope)}."}

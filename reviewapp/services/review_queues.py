@@ -186,7 +186,7 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
     queue = get_queue(session, actor, queue_id, Role.LEAD)
     unknown = set(changes) - set(_EDITABLE)
     if unknown:
-        raise ValidationFailed(sorted(unknown)[0], "is not a queue setting")
+        raise ValidationFailed(sorted(unknown)[0], "Not a queue setting.")
     values = _checked(session, queue.workspace_id, changes, queue)
     named_ids = values.pop("_named", None)
     refill = any(k in values and values[k] != getattr(queue, k)
@@ -220,10 +220,10 @@ def _checked(session: Session, ws_id: int, values: Mapping[str, Any],
     out, problems = validate(session, ws_id, values, queue)
     taken = "name" in out and _name_taken(session, ws_id, out["name"], queue.id if queue else None)
     if taken and not problems:
-        raise Conflict(f"the workspace already has a queue named '{out['name']}'",
+        raise Conflict(f"The workspace already has a queue named '{out['name']}'.",
                        details={"field": "name"})
     if taken:
-        problems = {"name": f"the workspace already has a queue named '{out['name']}'", **problems}
+        problems = {"name": f"The workspace already has a queue named '{out['name']}'.", **problems}
     if problems:
         raise ValidationFailed.of(problems)
     return out
@@ -241,7 +241,7 @@ def check_queue(session: Session, actor: Actor, workspace_id: Any, queue_id: Any
     ws_id = queue.workspace_id if queue else _led_workspace(session, actor, workspace_id)
     unknown = set(values) - set(_EDITABLE)
     if unknown:
-        raise ValidationFailed(sorted(unknown)[0], "is not a queue setting")
+        raise ValidationFailed(sorted(unknown)[0], "Not a queue setting.")
     _checked(session, ws_id, values, queue)
     session.rollback()
 

@@ -44,8 +44,8 @@ def test_a_queue_asks_no_more_reviewers_than_may_review(session, team):
     with pytest.raises(ValidationFailed) as refused:
         rq.create_queue(session, team.actor, team.ws.id, "Five", reviewers_per_run=5)
     assert refused.value.field == "reviewers_per_run"
-    assert refused.value.reason == ("asks 5 reviewers per run, but only 4 members of the "
-                                    "workspace may review it: its items could never complete")
+    assert refused.value.reason == ("This queue asks 5 reviewers per run, but only 4 members of the "
+                                    "workspace may review it: its items could never complete.")
     assert _queues(session) == 1
 
 
@@ -54,8 +54,8 @@ def test_named_reviewers_bound_the_reviewers_per_run(session, team):
         rq.create_queue(session, team.actor, team.ws.id, "Pair", reviewers_per_run=2,
                         reviewers="named", named=[team.ann.id])
     assert refused.value.field == "reviewers_per_run"
-    assert refused.value.reason == ("asks 2 reviewers per run, but only 1 named reviewer "
-                                    "may review it: its items could never complete")
+    assert refused.value.reason == ("This queue asks 2 reviewers per run, but only 1 named reviewer "
+                                    "may review it: its items could never complete.")
     queue, _ = rq.create_queue(session, team.actor, team.ws.id, "Pair", reviewers_per_run=2,
                                reviewers="named", named=[team.ann.id, team.bob.id])
     # Raising N past the pool on edit is refused too; the queue stays as it was.
@@ -74,8 +74,8 @@ def test_every_refused_field_is_reported_at_once(session, team):
     problems = refused.value.problems
     assert sorted(problems) == ["name", "named", "reservation_minutes", "rule.kind",
                                 "sample_percent"]
-    assert problems["name"] == "must be 1 to 120 characters"
-    assert problems["named"] == "name at least one reviewer, or let all review"
+    assert problems["name"] == "Must be 1 to 120 characters."
+    assert problems["named"] == "Name at least one reviewer, or let all review."
     assert refused.value.details == {"fields": problems}
     assert _queues(session) == 0
 
@@ -117,8 +117,8 @@ def test_a_taken_name_is_a_conflict_alone_and_one_more_field_beside_others(sessi
     with pytest.raises(ValidationFailed) as refused:
         rq.create_queue(session, team.actor, team.ws.id, "Taken", sample_percent=0)
     assert refused.value.problems == {
-        "name": "the workspace already has a queue named 'Taken'",
-        "sample_percent": "must be a whole number from 1 to 100"}
+        "name": "The workspace already has a queue named 'Taken'.",
+        "sample_percent": "Must be a whole number from 1 to 100."}
     assert _queues(session) == 1
 
 

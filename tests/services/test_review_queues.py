@@ -397,7 +397,7 @@ def test_named_reviewers_only_they_may_review(session, make, world):
                         reviewers="named")
     # No user id in the message, and no name from outside the workspace.
     assert (caught.value.field, caught.value.reason) == (
-        "named", "must be reviewers of the queue's workspace (not: 1 person outside the workspace)")
+        "named", "Only reviewers of the queue's workspace can be named (not: 1 person outside the workspace).")
     # A member who was deactivated is named by username; a made-up id counts as outside.
     gone = make.user(world.ws, Role.REVIEWER, username="gone")
     gone.active = False
@@ -406,11 +406,11 @@ def test_named_reviewers_only_they_may_review(session, make, world):
         rq.create_queue(session, make.actor(world.lead), world.ws.id, "X",
                         named=[ann.id, gone.id, stranger.id, 10**9], reviewers="named")
     assert (caught.value.field, caught.value.reason) == (
-        "named", "must be reviewers of the queue's workspace (not: gone and 2 people outside the workspace)")
+        "named", "Only reviewers of the queue's workspace can be named (not: gone and 2 people outside the workspace).")
     with pytest.raises(ValidationFailed) as caught:
         rq.update_queue(session, make.actor(world.lead), queue.id, named=[gone.id, ann.id])
     assert (caught.value.field, caught.value.reason) == (
-        "named", "must be reviewers of the queue's workspace (not: gone)")
+        "named", "Only reviewers of the queue's workspace can be named (not: gone).")
     with pytest.raises(ValidationFailed) as caught:
         rq.create_queue(session, make.actor(world.lead), world.ws.id, "Y", reviewers="named")
     assert caught.value.field == "named"

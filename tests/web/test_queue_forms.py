@@ -5,6 +5,7 @@ are not ids are dropped as they always were."""
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def test_named_reviewers_come_through_the_form(client, login, make, session):
     strangers = client.post("/queues/new", data=_form(ws.id, named=[str(gone.id), str(outsider.id)]))
     strangers_html = strangers.get_data(as_text=True)
     assert strangers.status_code == 422 and '<div class="field has-error" id="named-field">' in strangers_html
-    assert ("must be reviewers of the queue&#39;s workspace (not: gone.rev and 1 person outside the workspace)"
+    assert ("Only reviewers of the queue&#39;s workspace can be named (not: gone.rev and 1 person outside the workspace)."
             in strangers_html)
     assert f"not: {gone.id}" not in strangers_html
     created = client.post("/queues/new", data=_form(ws.id, named=[str(second.id), str(first.id)]))
@@ -251,9 +252,9 @@ def test_a_refused_new_queue_marks_every_wrong_field_in_one_submit(client, login
     assert errors == {
         "name": "This field is required.",
         "reservation_minutes": "Number must be between 1 and 240.",
-        "score_max": "must not be below the minimum score",
-        "reviewers_per_run": "asks 3 reviewers per run, but only 2 members of the workspace may "
-                             "review it: its items could never complete",
+        "score_max": "Must not be below the minimum score.",
+        "reviewers_per_run": "This queue asks 3 reviewers per run, but only 2 members of the workspace may "
+                             "review it: its items could never complete.",
     }
     assert rq.list_queues(session, make.actor(lead)) == []
     # Service refusals alone (the form's checks pass): every one at once too.
@@ -261,3 +262,38 @@ def test_a_refused_new_queue_marks_every_wrong_field_in_one_submit(client, login
             "reviewers_per_run": "3"}
     errors = _field_errors(client.post("/queues/new", data=data).get_data(as_text=True))
     assert sorted(errors) == ["reviewers_per_run", "score_max"]
+
+
+def test_every_refusal_the_queue_form_shows_is_a_sentence(client, login, make, session):
+    """New-user walk: a refusal beside a queue form's field started in lower case ("the
+    workspace already has a queue named 'Taken'") among the form's own ("This field is
+    required."). Every message the form shows, the service's too, starts with a capital
+    and ends with a full stop: the name taken (alone, and beside another refusal), no
+    reviewer named, someone named from outside, a value that is no id, a rule's scores,
+    more reviewers per run than may review, and the same name on the edit form."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    make.user(ws, Role.REVIEWER)
+    outsider = make.user(make.workspace())
+    rq.create_queue(session, make.actor(lead), ws.id, "Taken", {})
+    other, _ = rq.create_queue(session, make.actor(lead), ws.id, "Other", {})
+    login(lead)
+
+    def shown(url, **extra):
+        response = client.post(url, data={**_form(ws.id, reviewers="all"), **extra})
+        assert response.status_code == 422, extra
+        return {name: html.unescape(error) for name, error in _field_errors(response.get_data(as_text=True)).items()}
+
+    taken = "The workspace already has a queue named 'Taken'."
+    assert shown("/queues/new", name="Taken") == {"name": taken}
+    assert shown("/queues/new", name="Taken", reviewers_per_run="3") == {
+        "name": taken,
+        "reviewers_per_run": "This queue asks 3 reviewers per run, but only 2 members of the workspace "
+                             "may review it: its items could never complete."}
+    assert shown("/queues/new", reviewers="named") == {"named": "Name at least one reviewer, or let all review."}
+    assert shown("/queues/new", reviewers="named", named=[str(outsider.id)]) == {
+        "named": "Only reviewers of the queue's workspace can be named (not: 1 person outside the workspace)."}
+    assert shown("/queues/new", reviewers="named", named=["x"]) == {"named": "Named reviewers must be user ids."}
+    assert shown("/queues/new", score_min="80", score_max="20") == {
+        "score_max": "Must not be below the minimum score."}
+    assert shown(f"/queues/{other.id}/edit", name="Taken") == {"name": taken}
