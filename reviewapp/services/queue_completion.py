@@ -118,19 +118,30 @@ def _counted() -> Any:
             .correlate(QueueItem).scalar_subquery())
 
 
+def rated_by(user_col: Any) -> Any:
+    """EXISTS, correlated with ``QueueItem``: the user in ``user_col`` (a column or a
+    value) rated the item's run's answer."""
+    return (select(Feedback.id).join(Run, Run.id == Feedback.run_pk)
+            .where(Feedback.run_pk == QueueItem.run_pk, Feedback.author_id == user_col,
+                   answer_rating_condition())
+            .exists())
+
+
 def _released_when(complete: Any) -> dict[str, Any]:
     """The reservation columns' values in an UPDATE that stores completion: a complete
     item is held by nobody (it is never handed out again, so a hold on it would only
-    show it "reserved" and its holder "holding" it until the time ran out); an open
-    item keeps its holder."""
-    return {"reserved_by": case((complete, None), else_=QueueItem.reserved_by),
-            "reserved_until": case((complete, None), else_=QueueItem.reserved_until)}
+    show it "reserved" and its holder "holding" it until the time ran out), nor is an
+    item whose holder has rated its answer (their part is done: it is free for the next
+    reviewer, ``queue_work``); otherwise the item keeps its holder."""
+    let_go = or_(complete, rated_by(QueueItem.reserved_by))
+    return {"reserved_by": case((let_go, None), else_=QueueItem.reserved_by),
+            "reserved_until": case((let_go, None), else_=QueueItem.reserved_until)}
 
 
 def _store(session: Session, where: Iterable[Any], now: datetime) -> None:
     """Store each item's count of who counts for its queue (``_counted``) and its
-    completion, for the items ``where`` selects, releasing a complete item's
-    reservation (``_released_when``): one UPDATE."""
+    completion, for the items ``where`` selects, releasing the reservation of a complete
+    item or of a holder who rated it (``_released_when``): one UPDATE."""
     count = _counted()
     complete = _needed() <= count
     session.execute(

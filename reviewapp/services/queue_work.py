@@ -45,7 +45,7 @@ from .queue_assignment import (
     assigned_condition,
     may_review,
 )
-from .queue_completion import counted_rating
+from .queue_completion import counted_rating, rated_by
 
 CANDIDATES = 20
 
@@ -83,19 +83,11 @@ def get_queue(session: Session, actor: Actor, queue_id: Any,
 # --- working through a queue -----------------------------------------------------------
 
 
-def _rated_by(user_col: Any) -> Any:
-    """EXISTS: the user in ``user_col`` rated the item's run's answer."""
-    return (select(Feedback.id).join(Run, Run.id == Feedback.run_pk)
-            .where(Feedback.run_pk == QueueItem.run_pk, Feedback.author_id == user_col,
-                   answer_rating_condition())
-            .exists())
-
-
 def _free_for(user_id: Any, now: Any) -> Any:
     """The item is not held by anyone else right now."""
     return or_(QueueItem.reserved_by.is_(None), QueueItem.reserved_until.is_(None),
                QueueItem.reserved_until <= now, QueueItem.reserved_by == user_id,
-               _rated_by(QueueItem.reserved_by))
+               rated_by(QueueItem.reserved_by))
 
 
 @dataclass(frozen=True)
@@ -120,7 +112,7 @@ def _next_statements(assigned: bool) -> _NextStatements:
     open_conds = [QueueItem.queue_id == bindparam("queue_id", type_=Integer),
                   QueueItem.completed_at.is_(None),  # an index range, not a count
                   QueueItem.id != bindparam("exclude", type_=Integer),
-                  ~_rated_by(user)]
+                  ~rated_by(user)]
     if assigned:
         open_conds.append(assigned_condition(user))
     free = _free_for(user, now)
@@ -248,34 +240,30 @@ def renew(session: Session, actor: Actor, item_id: Any, now: datetime | None = N
     new end. ``Conflict`` when the actor does not hold it (expired and taken, or
     released), with ``details`` ``{"complete": True}`` when the item is complete (its
     completion released it: ``queue_completion``), ``{"rated": True}`` when the actor
-    has rated its answer (the item is free for the next reviewer then, ``_free_for``:
-    the hold is let go of here); ``Forbidden`` for an item they cannot see. Commits."""
+    has rated its answer (their rating let go of the hold: ``queue_completion._store``;
+    a hold from before that rule is not extended either); ``Forbidden`` for an item they
+    cannot see. Commits."""
     item, queue = _item_for(session, actor, item_id)
     now = now or utcnow()
-    if item.completed_at is None and session.scalar(
-            select(_rated_by(literal(actor.user_id))).select_from(QueueItem)
-            .where(QueueItem.id == item.id)):
-        session.execute(
-            update(QueueItem).where(QueueItem.id == item.id,
-                                    QueueItem.reserved_by == actor.user_id)
-            .values(reserved_by=None, reserved_until=None)
-            .execution_options(synchronize_session=False))
-        session.commit()
-        raise Conflict("item: you have rated this item", details={"rated": True})
     until = now + timedelta(minutes=queue.reservation_minutes)
+    user = literal(actor.user_id)
     done = session.execute(
         update(QueueItem).where(QueueItem.id == item.id, QueueItem.reserved_by == actor.user_id,
-                                QueueItem.completed_at.is_(None))
+                                QueueItem.completed_at.is_(None), ~rated_by(user))
         .values(reserved_until=until, updated_at=now)
         .execution_options(synchronize_session=False)).rowcount
-    complete = not done and session.scalar(
-        select(QueueItem.completed_at).where(QueueItem.id == item.id)) is not None
+    if done:
+        session.commit()
+        return until
+    complete, rated = session.execute(
+        select(QueueItem.completed_at.is_not(None), rated_by(user))
+        .where(QueueItem.id == item.id)).one()
     session.commit()
     if complete:
         raise Conflict("item: this item is complete", details={"complete": True})
-    if not done:
-        raise Conflict("item: you no longer hold this item")
-    return until
+    if rated:
+        raise Conflict("item: you have rated this item", details={"rated": True})
+    raise Conflict("item: you no longer hold this item")
 
 
 def release(session: Session, actor: Actor, item_id: Any) -> bool:

@@ -199,3 +199,21 @@ def test_renewing_after_rating_the_answer_lets_go_and_says_so(session, make, tea
     assert lost.value.details == {"rated": True}
     assert _hold(session, first.id) == (None, None, False)
     assert rq.next_item(session, make.actor(bob), queue.id).id == first.id
+
+
+def test_rating_a_held_items_answer_lets_go_of_the_hold_in_the_same_write(session, make, team):
+    """Review pass: the holder's answer rating lets go of their hold in the UPDATE that
+    stores the item's count (``queue_completion._store``), not only when the page renews:
+    before any renew the item is held by nobody and still open (two of three ratings).
+    Another reviewer's rating of the same run keeps the holder's hold."""
+    ann, bob, cy, _ = team.people
+    lead = make.actor(team.lead)
+    queue, _ = rq.create_queue(session, lead, team.ws.id, "Triples", {"kind": "chat"},
+                               reviewers_per_run=3)
+    first = rq.next_item(session, make.actor(ann), queue.id)
+    _rate_answer(session, make, team.runs[0], bob)
+    assert _hold(session, first.id)[0] == ann.id
+    _rate_answer(session, make, team.runs[0], ann)
+    assert _hold(session, first.id) == (None, None, False)
+    second = rq.next_item(session, make.actor(cy), queue.id)
+    assert second.id == first.id and second.reserved_by == cy.id
