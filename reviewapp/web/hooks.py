@@ -17,7 +17,7 @@ from ..models.base import MAX_ID
 from ..services.access import highest_role
 from .auth import current_actor
 from .errors import SAFE_METHODS, wants_json
-from .nav import nav_items
+from .nav import nav_items, nav_label
 
 
 def register(app: Flask) -> None:
@@ -130,4 +130,4 @@ def _template_context() -> dict[str, Any]:
     # Lazy: the role query runs only when a template uses the navigation (full pages),
     # never for the htmx fragments that do not, and at most once per request.
     return {"nav_role": LocalProxy(_nav_role),
-            "nav_items": LocalProxy(lambda: nav_items(_nav_role()))}
+            "nav_items": LocalProxy(lambda: nav_items(_nav_role())), "nav_label": nav_label}

@@ -16,6 +16,14 @@ _ITEMS: tuple[tuple[str, str, str, str], ...] = (
     ("admin", "Admin", "admin.index", "admin."),
 )
 _RANK = {"reviewer": 1, "lead": 2, "admin": 3}
+_LABELS = {target: label for _, label, target, _ in _ITEMS}
+
+
+def nav_label(endpoint: str) -> str:
+    """The navigation's name of the page at ``endpoint`` ("Disputes" for
+    ``adjudication.index``), for hints that point there, so they say what the nav says.
+    Raises ``KeyError`` for a page the navigation does not list."""
+    return _LABELS[endpoint]
 
 
 def nav_items(role: str | None) -> list[dict[str, Any]]:

@@ -262,3 +262,25 @@ def test_a_disputed_run_says_so_in_its_header_not_no_verdict_yet(client, login, 
     adjudication_service.decide(session, make.actor(site.lead), site.run.id, "useful")
     header = _verdict_span(client.get(f"/runs/{site.run.id}").get_data(as_text=True), site.run.id)
     assert "Disputed" not in header and "Useful" in header
+
+
+def test_every_hint_names_the_disputes_page_as_the_nav_does(client, login, site):
+    """New-user walk: the navigation says "Disputes" while the queue form's hint sent
+    the lead to "the Disputed runs page" and the triage queue to "Disputed runs". Every
+    hint that points there names it as the navigation does."""
+    login(site.lead)
+    runs_page = client.get(f"/runs/{site.run.id}").get_data(as_text=True)
+    nav = re.search(r'<nav class="nav" aria-label="Main">(.*?)</nav>', runs_page, re.S).group(1)
+    name = re.search(r'<a href="/adjudication/"[^>]*>([^<]+)</a>', nav).group(1)
+    assert name == "Disputes"
+    header = _verdict_span(runs_page, site.run.id)
+    assert re.search(r'<a href="/adjudication/\?queue=\d+#adj-\d+-h">decide it\s+on the (\w+) page</a>',
+                     header).group(1) == name
+    form = client.get("/queues/new").get_data(as_text=True)
+    assert re.search(r"a disputed run waits for a lead on the (\w+) page\.", form).group(1) == name
+    triage = client.get("/triage/").get_data(as_text=True)
+    assert re.search(r'wait in <a href="/adjudication/">([^<]+)</a>', triage).group(1) == name
+    agreement = client.get("/dashboard/agreement").get_data(as_text=True)
+    assert re.search(r'\(on the <a href="/adjudication/">([^<]+)</a> page\)', agreement).group(1) == name
+    for page in (runs_page, form, triage, agreement):
+        assert "Disputed runs page" not in page and "disputes page" not in page
