@@ -747,4 +747,4 @@ def test_the_fault_category_is_picked_from_a_labelled_select_of_the_workspaces_c
     select = _category_select(client.get(f"/triage/{item.id}").get_data(as_text=True))
     assert [(value, text, selected) for value, text, selected, _ in select.options] == [
         ("", "No category", False), ("GENERAL", "General / other", False), ("PAYMENTS", "Payments", False),
-        ("NETWORK", "NETWORK (not in this workspace's list)", True)]
+        ("NETWORK", "NETWORK (no longer listed)", True)]
