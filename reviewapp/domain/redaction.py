@@ -526,6 +526,25 @@ def _spaced_password(m: Spans, text: bytes) -> bytes | None:
     return _replace_span(m, text, s, e)
 
 
+# The value of ``mysql -pPW`` and ``redis-cli -a PW`` (the older flag rules): quoted, or a
+# bare shell word, which a backtick ends (a Markdown code span closes there). Glued to
+# mysql's ``-p`` it does not start with ``-`` (``-p-`` is no password); after a blank it may.
+_QUOTED_FLAG_VALUE = r"'([^'\x00\r\n]+)'|\"([^\"\x00\r\n]+)\""
+_GLUED_FLAG_VALUE = r"(?:" + _QUOTED_FLAG_VALUE + r"|([^\s\"'\\\x00`-][^\s\"'\\\x00`]*))"
+_FLAG_VALUE = r"(?:" + _QUOTED_FLAG_VALUE + r"|([^\s\"'\\\x00`]+))"
+
+
+def _flag_password(m: Spans, text: bytes) -> bytes | None:
+    # ``mysql -pPW``, ``redis-cli -a PW``, ``sshpass -p PW``, ``docker login -p PW``: the
+    # value single-quoted (group 1), double-quoted (2) or bare (3, less a full stop or a
+    # comma that ends the sentence: ``_value_end``); a variable (``-p"$MYSQL_PWD"``) stays.
+    g = next(g for g in (1, 2, 3) if m[g][0] >= 0)
+    s, e = m[g]
+    if g == 3:
+        e = _value_end(text, s, e)
+    return None if _keep_value(text[s:e]) else _replace_span(m, text, s, e)
+
+
 def _mysql_client(m: Spans, text: bytes) -> bool:
     """Group 1 is the mysql client itself (``mysql``, ``mariadb``), not ``mysqldump``,
     ``mysqladmin``, ``mariadb-dump`` (the pattern's group stops at ``mysql`` in those)."""
@@ -677,12 +696,15 @@ RULES: tuple[Rule, ...] = (
     Rule("curl -u user:password",
          r"(?:--user|--proxy-user|-u)[ \t=]*[\"']?([^\s:\"'\\\x00]*):([^\s\"'\\\x00]+)",
          _user_password),
+    # The password glued to ``-p`` or after the flag and blanks: single-quoted (group 1),
+    # double-quoted (2) or bare (3: to a blank, a quote, a backslash or a backtick, less
+    # the full stop or comma ending the sentence): ``_flag_password``.
     Rule("mysql -pPASSWORD",
-         r"(?i:mysql|mysqldump|mysqladmin|mariadb|mysqlsh)[^\r\n|;&\x00]*?[ \t]-p([^\s\"'\\\x00-][^\s\"'\\\x00]*)",
-         lambda m, t: _replace_group(m, t, 1)),
+         r"(?i:mysql|mysqldump|mysqladmin|mariadb|mysqlsh)[^\r\n|;&\x00]*?[ \t]-p" + _GLUED_FLAG_VALUE,
+         _flag_password),
     Rule("sshpass / redis-cli / docker login password",
          r"(?:sshpass[ \t]+-p|redis-cli[^\r\n|;&\x00]*?[ \t]-a|docker[ \t]+login[^\r\n|;&\x00]*?[ \t]"
-         r"(?:-p|--password))[ \t]+([^\s\"'\\\x00]+)", lambda m, t: _replace_group(m, t, 1)),
+         r"(?:-p|--password))[ \t]+" + _FLAG_VALUE, _flag_password),
     # A flag, a blank, the password: commands whose flag takes it (mysql's does not, but
     # agents write it so: ``_mysql_password``). Not ``-p`` alone: a port (docker, ssh,
     # psql), parents (mkdir), preserve (cp). Group 1 names the family for the handler.

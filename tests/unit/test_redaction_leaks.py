@@ -218,3 +218,53 @@ def test_a_full_stop_inside_a_value_is_redacted_with_it(text, expected):
 
 test_a_full_stop_after_a_name_that_is_no_secret_changes_nothing = keeps(
     ["mysql -u root -p shop.", "密码是AES.", "pwd: command not found."])
+
+
+# --- 6. the older command-line rules: punctuation after, quotes around the password -------
+# ``mysql -pPW`` (glued) and ``redis-cli -a PW`` / ``sshpass -p PW`` / ``docker login -p PW``
+# swallowed the closing backtick of a code span and the full stop after the password (as
+# the rules of section 5 did), and a quoted password (``-p's3cret'``, ``-a "s3 cret"``)
+# did not match them at all: it was stored in clear.
+
+test_the_older_flag_rules_keep_the_punctuation_after_the_password = redacts_where_stored([
+    ("`mysql -uroot -ps3cret`.", f"`mysql -uroot -p{R}`."),
+    ("ran `mysql -uroot -ps3cret` then", f"ran `mysql -uroot -p{R}` then"),
+    ("mysql -uroot -ps3cret. Then", f"mysql -uroot -p{R}. Then"),
+    ("mysql -uroot -ps3cret, then", f"mysql -uroot -p{R}, then"),
+    ("mysqldump -uroot -ps3cret shop。", f"mysqldump -uroot -p{R} shop。"),
+    ("mysql -uroot -ps3cret。\n然后", f"mysql -uroot -p{R}。\n然后"),
+    ("`redis-cli -a s3cret`.", f"`redis-cli -a {R}`."),
+    ("redis-cli -h cache -a s3cret. Then", f"redis-cli -h cache -a {R}. Then"),
+    ("redis-cli -a s3cret, then ping", f"redis-cli -a {R}, then ping"),
+    ("Use `sshpass -p s3cret`.", f"Use `sshpass -p {R}`."),
+    ("`docker login -u me -p s3cret`.", f"`docker login -u me -p {R}`."),
+    ("docker login -u me --password s3cret.", f"docker login -u me --password {R}."),
+])
+
+
+test_the_older_flag_rules_redact_a_quoted_password = redacts_where_stored([
+    ("mysql -u root -p's3cret' shop", f"mysql -u root -p'{R}' shop"),
+    ('mysql -u root -p"s3 cret" shop', f'mysql -u root -p"{R}" shop'),
+    ("`mysql -uroot -p'P@ss;w0rd'`.", f"`mysql -uroot -p'{R}'`."),
+    ("redis-cli -a 's3cret' ping", f"redis-cli -a '{R}' ping"),
+    ('redis-cli -h cache -a "s3 cret" ping', f'redis-cli -h cache -a "{R}" ping'),
+    ("sshpass -p 's3cret' ssh h", f"sshpass -p '{R}' ssh h"),
+    ('docker login -u me -p "s3cret" registry.example', f'docker login -u me -p "{R}" registry.example'),
+])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("mysql -uroot -ps3.cr,et!", f"mysql -uroot -p{R}"),          # inside the value: its own
+    ("`mysql -uroot -ps3cret.`", f"`mysql -uroot -p{R}`"),         # before the backtick: its own
+    ("redis-cli -a s3cret.x ping", f"redis-cli -a {R} ping"),
+])
+def test_the_older_flag_rules_redact_a_full_stop_inside_the_password(text, expected):
+    assert redact_text(text) == expected
+    assert "s3" not in redact_text(text)
+
+
+test_the_older_flag_rules_leave_variables_and_substitutions = keeps([
+    'mysql -u root -p"$MYSQL_PASSWORD" shop', "mysql -uroot -p'${DB_PASS}' shop",
+    'redis-cli -a "$REDIS_PASSWORD" ping', "sshpass -p \"$SSHPASS\" ssh h",
+    "mysql -uroot -p`cat pw.txt` shop",                            # a command's output
+])

@@ -191,6 +191,16 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "dense known passwords after pass:": _repeat("pass: letmein "),
     "mysql -p, a word, a word": _repeat("mysql -p shop orders "),
     "mysql -p, a word, long blanks": lambda n: "mysql -p shop" + " " * n + "x",
+    # Session 13: the older flag rules (mysql -pPW, redis-cli -a PW) read quotes and stop
+    # at a backtick or a sentence's full stop: unterminated quotes, quotes repeated, dense
+    # passwords in code spans, a long run of full stops, dense quoted passwords.
+    "mysql -p glued, unterminated quote": lambda n: "mysql -p'" + "a" * n,
+    "mysql -p glued, quotes repeated": lambda n: "mysql " + _repeat("-p' -p\" ")(n),
+    "redis-cli -a, unterminated quote": lambda n: 'redis-cli -a "' + "a" * n,
+    "dense glued passwords in code spans": _repeat("`mysql -pab`. "),
+    "mysql -p glued before full stops": lambda n: "mysql -px" + "." * n,
+    "redis-cli -a before full stops": lambda n: "redis-cli -a x" + "." * n,
+    "dense quoted redis passwords": _repeat("redis-cli -a 'x' "),
     "dense assignments": _repeat("pwd=x "),
     "dense aws keys": _repeat("AKIAQ7F2LM9XZR4TY8WP "),
     "dense urls": _repeat("a://b:c@d "),
