@@ -259,6 +259,12 @@ SECRETS: list[tuple[str, str, list[str]]] = [
      ["Zq8Wx7Ec6Rv5Tb4Yn3Um2", "Kp9Lm8Nb7Vc6Xz5As4"]),
     ("pwd colon, a word alone on its line", "user: admin\npwd: qwzmrtkp\nhost: db1", ["qwzmrtkp"]),
     ("mysql -p, a word, a database", "mysql -u root -p qwzmrtkp shop", ["qwzmrtkp"]),
+    # Session 13: quoted passwords after the older flag rules; aws configure's prompts.
+    ("mysql -p, glued and quoted", "mysql -u root -p'Qw9zmRtx' shop", ["Qw9zmRtx"]),
+    ("redis-cli -a, quoted", 'redis-cli -h cache -a "R3d1sQpw" ping', ["R3d1sQpw"]),
+    ("aws configure prompts", "AWS Access Key ID [None]: minioqwzm\n"
+     "AWS Secret Access Key [****************As4x]: Zq8Wx7Ec6Rv5Tb4Yn3Um2/Kp9Lm8Nb7Vc6Xz5As4x",
+     ["minioqwzm", "Zq8Wx7Ec6Rv5Tb4Yn3Um2", "Kp9Lm8Nb7Vc6Xz5As4x"]),
 ]
 
 # Shapes whose base64 is not decoded (``domain.base64_text`` reads base64 of printable

@@ -10,8 +10,9 @@ TOKEN, KEY, PWD, PASS, CREDENTIALS (any casing: ``DB_PASSWORD``, ``dbPassword``,
 ``sessionToken``; ``token: Bearer V`` hides V, the scheme stays) or in a Chinese one
 (``密码=V``, ``访问令牌：V``, "the password is V": ``密码是V`` / ``密码为V``: ``_CJK_SECRET_WORDS``),
 an AWS secret access key beside its key id (``AKIA... V``, within ``AWS_NEAR`` bytes:
-``Redactor._aws_pairs``; a bare 40-character run alone stays: a git hash is one),
-command-line credentials (``curl -u user:pw``, ``mysql -pPW``,
+``Redactor._aws_pairs``; a bare 40-character run alone stays: a git hash is one), what
+``aws configure`` echoes after its key prompts (``AWS Secret Access Key [None]: V``),
+command-line credentials (``curl -u user:pw``, ``mysql -pPW``, ``redis-cli -a 'PW'``,
 ``--password pw``, ``sqlcmd -P pw``, ``mongosh -p pw``: ``_spaced_password``), a secret name, blanks and a password-looking value (``aws configure
 set aws_secret_access_key V``, ``token V``: 8+ characters with a letter and a digit, so
 "token bucket" stays), and ``user:password@host`` without a scheme (same value rule;
@@ -545,6 +546,15 @@ def _flag_password(m: Spans, text: bytes) -> bytes | None:
     return None if _keep_value(text[s:e]) else _replace_span(m, text, s, e)
 
 
+def _aws_prompt(m: Spans, text: bytes) -> bytes | None:
+    # ``AWS Secret Access Key [None]: V`` / ``AWS Access Key ID [****************MPLE]: V``:
+    # what ``aws configure`` echoes after its prompt is the key, whatever its shape (group
+    # 1, less a full stop or a comma ending the sentence); a variable reference stays.
+    s, e = m[1]
+    e = _value_end(text, s, e)
+    return None if _keep_value(text[s:e]) else _replace_span(m, text, s, e)
+
+
 def _mysql_client(m: Spans, text: bytes) -> bool:
     """Group 1 is the mysql client itself (``mysql``, ``mariadb``), not ``mysqldump``,
     ``mysqladmin``, ``mariadb-dump`` (the pattern's group stops at ``mysql`` in those)."""
@@ -734,6 +744,11 @@ RULES: tuple[Rule, ...] = (
          "(?:" + "|".join(_CJK_SECRET_WORDS) + r")\\?[\"']?[ \t]*(?:" + _CJK_IS + r"?[ \t]*(?:[:=]|：|＝)|("
          + _CJK_IS + r"))[ \t]*(?:\\?\"([^\"\\\x00\r\n]+)|'([^'\x00\r\n]+)|([!#-%(-+\--:=?-\[^-|~]+))",
          _cjk_assignment),
+    # aws configure's prompts: the current value in brackets, "None" or 16 stars and its
+    # last four characters (nothing else: "the key [see below]: rotate it" is prose).
+    Rule("aws configure prompt",
+         r"(?i:aws[ \t]+(?:secret[ \t]+access[ \t]+key|access[ \t]+key[ \t]+id)[ \t]+\[(?:none|\*+[^\]\s\x00]{0,4})\])"
+         r"[ \t]*:[ \t]*[\"']?([^\s\"'\\\x00]+)", _aws_prompt),
     Rule("secret-named assignment",
          r"(" + _NAME + r")(\\?[\"']?[ \t]*(?::=|=>|[:=]|%3[dD])[ \t]*)"
          r"(?:\"((?:[^\"\\\x00\r\n]|\\[^\x00\r\n])*)\"|'([^'\x00\r\n]*)'|\\\"([^\"\x00]*?)\\\""

@@ -268,3 +268,41 @@ test_the_older_flag_rules_leave_variables_and_substitutions = keeps([
     'redis-cli -a "$REDIS_PASSWORD" ping', "sshpass -p \"$SSHPASS\" ssh h",
     "mysql -uroot -p`cat pw.txt` shop",                            # a command's output
 ])
+
+
+# --- 7. the aws configure prompts ----------------------------------------------------------
+# ``aws configure`` asks "AWS Secret Access Key [None]: " (or, when one is set, its last four
+# characters after 16 stars) and echoes what is typed: the secret stood in clear unless a
+# key id was near (section 3). A typed value is the secret whatever its shape (a MinIO
+# or other S3-compatible one included); so is the key id typed after its prompt.
+
+CONFIGURE = ("AWS Access Key ID [None]: {id}\nAWS Secret Access Key [None]: {secret}\n"
+             "Default region name [None]: us-east-1\nDefault output format [None]: json\n")
+
+test_the_aws_configure_prompts_hide_what_was_typed = redacts_where_stored([
+    (f"AWS Secret Access Key [None]: {AWS_SECRET}", f"AWS Secret Access Key [None]: {R}"),
+    (f"AWS Secret Access Key [****************EKEY]: {AWS_SECRET}",
+     f"AWS Secret Access Key [****************EKEY]: {R}"),
+    (f"AWS Secret Access Key [****************EKEY]: {AWS_SECRET}\r\nDefault region name [None]: ",
+     f"AWS Secret Access Key [****************EKEY]: {R}\r\nDefault region name [None]: "),
+    (f"$ aws configure --profile prod\naws secret access key [None]:  {AWS_SECRET}  \n",
+     f"$ aws configure --profile prod\naws secret access key [None]:  {R}  \n"),
+    ("AWS Secret Access Key [None]: minio-s3cret-Key", f"AWS Secret Access Key [None]: {R}"),
+    ("AWS Access Key ID [None]: minioadmin\nAWS Secret Access Key [None]: minioadmin",
+     f"AWS Access Key ID [None]: {R}\nAWS Secret Access Key [None]: {R}"),
+    ("AWS Access Key ID [****************MPLE]: DO00QWERTYUIOPASDFGH",
+     f"AWS Access Key ID [****************MPLE]: {R}"),
+    (CONFIGURE.format(id="minioadmin", secret=AWS_SECRET), CONFIGURE.format(id=R, secret=R)),
+    (f'"output": "AWS Secret Access Key [None]: {AWS_SECRET}\\nDefault region name [None]: "',
+     f'"output": "AWS Secret Access Key [None]: {R}\\nDefault region name [None]: "'),
+])
+
+
+test_the_aws_configure_prompts_left_empty_and_the_others_stay = keeps([
+    "AWS Secret Access Key [None]: ", "AWS Secret Access Key [None]:",
+    "AWS Access Key ID [****************MPLE]: \nAWS Secret Access Key [****************EKEY]: \n"
+    "Default region name [us-east-1]: eu-west-1\nDefault output format [json]: table\n",
+    "Default region name [None]: us-east-1",
+    "Put the AWS Secret Access Key [see below]: rotate it yearly",  # prose, not the prompt
+    "AWS Secret Access Key [None]: $AWS_SECRET_ACCESS_KEY",
+])

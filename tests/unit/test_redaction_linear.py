@@ -201,6 +201,14 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "mysql -p glued before full stops": lambda n: "mysql -px" + "." * n,
     "redis-cli -a before full stops": lambda n: "redis-cli -a x" + "." * n,
     "dense quoted redis passwords": _repeat("redis-cli -a 'x' "),
+    # aws configure's prompts: dense ones, ones left empty, labels without brackets, a long
+    # run of stars, long blanks, a long value.
+    "dense aws configure prompts": _repeat("AWS Secret Access Key [None]: x\n"),
+    "aws configure prompts left empty": _repeat("AWS Access Key ID [****************MPLE]: \n"),
+    "aws prompt labels repeated": _repeat("aws secret access key "),
+    "aws prompt, a long run of stars": lambda n: "AWS Secret Access Key [" + "*" * n,
+    "aws prompt, long blanks": lambda n: "AWS Access Key ID [None]:" + " " * n,
+    "aws prompt, a long value": lambda n: "AWS Secret Access Key [None]: " + "a" * n,
     "dense assignments": _repeat("pwd=x "),
     "dense aws keys": _repeat("AKIAQ7F2LM9XZR4TY8WP "),
     "dense urls": _repeat("a://b:c@d "),
