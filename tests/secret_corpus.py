@@ -265,6 +265,7 @@ SECRETS: list[tuple[str, str, list[str]]] = [
     ("aws configure prompts", "AWS Access Key ID [None]: minioqwzm\n"
      "AWS Secret Access Key [****************As4x]: Zq8Wx7Ec6Rv5Tb4Yn3Um2/Kp9Lm8Nb7Vc6Xz5As4x",
      ["minioqwzm", "Zq8Wx7Ec6Rv5Tb4Yn3Um2", "Kp9Lm8Nb7Vc6Xz5As4x"]),
+    ("password, a blank, a well-known password", "the root password opensesame worked", ["opensesame"]),
 ]
 
 # Shapes whose base64 is not decoded (``domain.base64_text`` reads base64 of printable
@@ -300,6 +301,7 @@ ORDINARY: list[str] = [
     "docker run --name mongo -p 27017:27017 mongo:6",
     "令牌桶算法: rate=10；密钥长度: 2048；请输入密码：；密码：请联系管理员；公钥: ssh-ed25519",
     "the bearer of this letter; uses Bearer authentication. pwd: /home/user; bash: pwd: command not found",
+    "password reset; password policy; the password is required; password welcome email; bypass letmein",
 ]
 
 # Base64 image data under a non-secret key: unchanged, byte for byte.

@@ -15,7 +15,8 @@ an AWS secret access key beside its key id (``AKIA... V``, within ``AWS_NEAR`` b
 command-line credentials (``curl -u user:pw``, ``mysql -pPW``, ``redis-cli -a 'PW'``,
 ``--password pw``, ``sqlcmd -P pw``, ``mongosh -p pw``: ``_spaced_password``), a secret name, blanks and a password-looking value (``aws configure
 set aws_secret_access_key V``, ``token V``: 8+ characters with a letter and a digit, so
-"token bucket" stays), and ``user:password@host`` without a scheme (same value rule;
+"token bucket" stays; after a password's name also a well-known password that is no
+English word: ``password letmein``, ``the password is changeme``), and ``user:password@host`` without a scheme (same value rule;
 ``mailto:`` and ``image:tag@sha256`` stay) — also when glued to the text before them (after a letter, a digit,
 ``_``, a JSON-escaped ``\\n`` or a percent-encoded ``%3D``). Each becomes ``[redacted]``;
 a label in front of a secret (``password=``, ``Authorization: Bearer``) stays readable.
@@ -421,6 +422,13 @@ KNOWN_PASSWORDS = frozenset((
 ))
 
 
+# Those that are no English word: after a password's name and a blank alone ("password
+# letmein", ``_known_password``) a word of prose is as likely ("password reset"), and
+# "password welcome email", "password secret in vault" are prose.
+_UNWORDED_PASSWORDS = tuple(sorted(p.decode() for p in KNOWN_PASSWORDS - {
+    b"password", b"passwd", b"secret", b"welcome", b"sunshine", b"princess", b"dragon"}))
+
+
 def _looks_like_password(value: bytes) -> bool:
     """At least 8 characters with a letter and a digit, not a path: what a password or a
     key looks like and a word of prose ("bucket", "/home/user", "12 tests") does not."""
@@ -443,6 +451,18 @@ def _spaced_assignment(m: Spans, text: bytes) -> bytes | None:
         return None
     value = _group(m, text, 2)
     if _keep_value(value) or not _looks_like_password(value):
+        return None
+    return _replace_group(m, text, 2)
+
+
+def _known_password(m: Spans, text: bytes) -> bytes | None:
+    # ``password letmein``, ``the default password is changeme``: group 1 the name (a
+    # password's: ``bypass`` is none), group 2 one of ``_UNWORDED_PASSWORDS`` as a word of
+    # its own (``letmeinside``, ``changeme_later`` go on: no password).
+    if not is_secret_name(_name_of(m, text, 1)):
+        return None
+    after = text[m[2][1]:m[2][1] + 1]
+    if after and (after.isalnum() or after in (b"_", b"-") or after[0] >= 0x80):
         return None
     return _replace_group(m, text, 2)
 
@@ -730,6 +750,9 @@ RULES: tuple[Rule, ...] = (
          r"--(" + _NAME + r")[ \t]+[\"']?([^\s\"'\\\x00-][^\s\"'\\\x00]*)", _named_value),
     Rule("secret-named word, blanks, value",
          r"(" + _NAME + r")(?:[ \t]|\\t)+(" + _VALUE + r"*[0-9]" + _VALUE + r"*)", _spaced_assignment),
+    Rule("password name, blanks, a well-known password",
+         r"([A-Za-z0-9_.-]*(?i:pass[ _.-]?word|passwd|pass[ _.-]?phrase|pass))(?:[ \t]|\\t)+"
+         r"(?:(?i:is|was)[ \t]+)?((?i:" + "|".join(_UNWORDED_PASSWORDS) + r"))", _known_password),
     Rule("xml element", r"<(" + _NAME + r")>([^<\x00]+)</", _named_value),
     # {"name": "DB_PASSWORD", "value": "V"} / "- name: DB_PASSWORD\n  value: V" (the
     # text of the entries ``_PAIRS`` describes): group 1 the name; the value in group 2

@@ -306,3 +306,34 @@ test_the_aws_configure_prompts_left_empty_and_the_others_stay = keeps([
     "Put the AWS Secret Access Key [see below]: rotate it yearly",  # prose, not the prompt
     "AWS Secret Access Key [None]: $AWS_SECRET_ACCESS_KEY",
 ])
+
+
+# --- 8. a password name, a blank, a well-known password ------------------------------------
+# "password letmein": after a password's name and a blank (no ":" or "="), a word of letters
+# is prose as often as a value ("password reset", "password policy"), so only the
+# well-known passwords that are no English word are taken for one (``KNOWN_PASSWORDS``
+# less password, passwd, secret, welcome, sunshine, princess, dragon): letmein, changeme,
+# qwerty, iloveyou, toor, opensesame, trustno. Also after "is" / "was" ("the default
+# password is changeme"). A value with a letter and a digit was redacted before.
+
+test_a_well_known_password_after_a_password_name_is_redacted = redacts_where_stored([
+    ("password letmein", f"password {R}"),
+    ("Password CHANGEME", f"Password {R}"),
+    ("the root password qwerty worked", f"the root password {R} worked"),
+    ("db_password letmein", f"db_password {R}"),
+    ("DB_PASSWORD\tletmein", f"DB_PASSWORD\t{R}"),
+    ("The default password is changeme.", f"The default password is {R}."),
+    ("the password was iloveyou, then", f"the password was {R}, then"),
+    ("passphrase opensesame", f"passphrase {R}"),
+    ("root pass toor", f"root pass {R}"),
+    ("`password letmein`", f"`password {R}`"),
+])
+
+
+test_a_password_name_before_ordinary_words_stays = keeps([
+    "password reset", "password policy", "password is required", "Password Reset Email",
+    "the password changes every 90 days", "password welcome email", "password secret in vault",
+    "password letmeinside", "password qwertyuiop_layout", "password is not changeme_later",
+    "bypass letmein", "token qwerty", "keyboard layout: qwerty", "password is letme in",
+    "password manager; the changeme script",
+])

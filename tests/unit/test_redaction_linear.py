@@ -209,6 +209,14 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "aws prompt, a long run of stars": lambda n: "AWS Secret Access Key [" + "*" * n,
     "aws prompt, long blanks": lambda n: "AWS Access Key ID [None]:" + " " * n,
     "aws prompt, a long value": lambda n: "AWS Secret Access Key [None]: " + "a" * n,
+    # A password's name, a blank, a well-known password (``_known_password``): names before
+    # prose, dense passwords, a long name, long blanks, "is" repeated, prefixes of them.
+    "password names before prose": _repeat("password reset "),
+    "dense well-known passwords after a name": _repeat("password letmein "),
+    "a long name before a well-known password": lambda n: "a" * n + "password letmein",
+    "a password name, long blanks, a password": lambda n: "password" + " " * n + "letmein",
+    "password names and is repeated": _repeat("password is "),
+    "password names before prefixes of passwords": _repeat("password letme passwordchangem "),
     "dense assignments": _repeat("pwd=x "),
     "dense aws keys": _repeat("AKIAQ7F2LM9XZR4TY8WP "),
     "dense urls": _repeat("a://b:c@d "),
