@@ -20,11 +20,15 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
-## run: venv, install, migrate, demo data when the database is empty, serve on 127.0.0.1:5000
+HOST ?= 127.0.0.1
+PORT ?= 5000
+
+## run: venv, install, migrate, demo data when the database is empty, serve on $(HOST):$(PORT)
+## (defaults 127.0.0.1:5000; `make run PORT=5057` to choose another port)
 run: $(VENV)/.installed
 	$(BIN)/flask db upgrade
 	$(BIN)/flask demo bootstrap
-	$(BIN)/flask run --host 127.0.0.1 --port 5000
+	$(BIN)/flask run --host $(HOST) --port $(PORT)
 
 ## chromium: Debian's chromium + chromium-driver (and CJK / emoji fonts) for the browser tests, when missing
 chromium:
