@@ -58,7 +58,8 @@ def wants_json() -> bool:
 
 def _error_response(status: int, code: str, message: str, details: Any = None, **page: Any) -> Response:
     """One rendering of an error: JSON under /api, a message fragment for htmx, a page else
-    (``page``: more for the page only, e.g. ``back_url`` / ``back_label``, its way on)."""
+    (``page``: more for the page only: ``back_url`` / ``back_label``, its way on, and
+    ``hint``, the line under the message)."""
     if wants_json():
         body: dict[str, Any] = {"code": code, "message": message}
         if details is not None:
@@ -144,7 +145,7 @@ def _too_many(error: Exception) -> Response:
     return _error_response(
         429, "RATE_LIMITED", f"Too many failed logins for this username from your address. {when}",
         back_url=url_for("auth.login", **({"next": next_path} if next_path else {})),
-        back_label="Back to the login form")
+        back_label="Back to the login form", hint="Forgotten your password? An admin can reset it.")
 
 
 def _seconds_until_reset() -> int | None:

@@ -134,6 +134,9 @@ def test_the_login_limit_page_leads_back_to_the_login_form_and_says_when(app_fac
                        "Try again in 60 minutes.")
     assert re.search(r'<a href="([^"]*)">Back to the login form</a>', html).group(1) == "/login?next=/runs/7"
     assert "Back to the runs" not in html
+    # Second walk: the generic "tell your admin what you did" read oddly for a lockout.
+    assert "tell your admin what you did" not in html
+    assert "Forgotten your password? An admin can reset it." in html
     # The form it leads to still answers (the limit counts failed logins, not visits).
     assert client.get("/login?next=/runs/7").status_code == 200
 
