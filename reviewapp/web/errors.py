@@ -153,7 +153,9 @@ def _seconds_until_reset() -> int | None:
     ``None`` when the limiter cannot tell (no limit on this request, storage down)."""
     try:
         current = limiter.current_limit
-        return max(1, math.ceil(current.reset_at - time.time())) if current is not None else None
+        # As Flask-Limiter computes Retry-After (whole seconds, rounded down), so the page
+        # and the header agree (its reset time is already rounded up to the next second).
+        return max(1, int(current.reset_at - time.time())) if current is not None else None
     except Exception:  # noqa: BLE001 - the limiter's storage; the page still answers
         log.warning("rate-limit window unavailable", exc_info=True)
         return None
