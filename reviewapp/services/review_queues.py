@@ -31,8 +31,8 @@ under ``db_setup.write_intent()`` (``BEGIN IMMEDIATE``, what the web layer decla
 state-changing request), so two reservations queue instead of deadlocking.
 
 Split by concern: settings, filling and assignment here; working through a queue (next
-item, reservation, progress) in ``queue_work``; the pages' reads in ``queue_pages``.
-Every public name stays importable from here.
+item, reservation, progress) in ``queue_work``; the pages' reads in ``queue_pages``;
+what is left for a reviewer when their next item is none in ``queue_left``. Every public name stays importable from here.
 """
 
 from __future__ import annotations
@@ -82,6 +82,7 @@ from .queue_assignment import (
     pool as assignable,
 )
 from .queue_completion import before_counting_changes, recount_items, recount_queue
+from .queue_left import LeftForMe, left_for_me
 from .queue_pages import (
     ITEM_ORDER,
     ITEMS_PER_PAGE,
@@ -119,12 +120,12 @@ from .runs.queue_fill import fill, insert_items, refused_by_hand
 
 __all__ = [  # the queue services, by concern: here, queue_work, queue_pages
     "CANDIDATES", "ITEM_ORDER", "ITEMS_PER_PAGE", "QUERY_PREVIEW", "RULE_KEYS", "ItemRow",
-    "ItemsPage", "OpenItem",
+    "ItemsPage", "LeftForMe", "OpenItem",
     "QueueCapacity", "QueueProgress", "QueueRow", "ReviewerProgress", "add_runs", "assign",
     "Assignable", "assignable_reviewers",
     "capacity", "check_queue", "clean_rule",
     "create_queue", "exists_item", "get_queue", "lead_queues", "led_workspaces", "list_items",
-    "list_queues", "named_reviewers", "next_for_me", "next_item", "open_item", "progress",
+    "left_for_me", "list_queues", "named_reviewers", "next_for_me", "next_item", "open_item", "progress",
     "release", "remove_run", "renew", "reviewable_queues", "reviewer_progress", "update_queue",
     "waiting_for_assignment", "workspace_reviewers",
 ]

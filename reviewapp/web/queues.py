@@ -352,26 +352,53 @@ def next_item() -> Response:
         rq.release(db.session, actor, skip)
     item = rq.next_for_me(db.session, actor, queue_id, exclude=skip)
     if item is None:
-        waiting = rq.waiting_for_assignment(db.session, actor, queue_id) if queue_id else None
-        flash(NOT_ASSIGNED_YET[waiting] if waiting else _nothing_left(actor, queue_id), "info")
+        flash(_nothing_left(actor, queue_id, skip), "info")
         return redirect(url_for("queue.next_run", mine="1"), 303)
     return redirect(url_for("runs.detail", run_pk=item.run_pk, item=item.id,
                             queue_id=queue_id), 303)
 
 
-def _nothing_left(actor: Any, queue_id: Any) -> str:
-    """What "Open my next item" says when nothing is left for the reviewer: whether the
-    items not complete yet (the page's count) wait for other reviewers, so the count
-    below does not read as work left for them (new-user walk)."""
-    wanted = _int(queue_id)
-    left = sum(row.progress.left for row in rq.list_queues(db.session, actor)
-               if row.may_review and (wanted is None or row.queue.id == wanted))
-    where = "in this queue" if wanted is not None else "in your queues"
-    if not left:
+def _nothing_left(actor: Any, queue_id: Any, skipped: int | None) -> str:
+    """What "Open my next item" says when nothing is left for the reviewer, from the
+    service's count (``left_for_me``; new-user walk): a queue with no runs says so; a
+    queue that assigns items and gave them none yet says so; else why each item not
+    complete yet (the page's count) is not theirs now — the one they just skipped (asking
+    again hands it back), items waiting for a lead's assignment, for other reviewers."""
+    left = rq.left_for_me(db.session, actor, queue_id, skipped)
+    where = "in this queue" if queue_id else "in your queues"
+    if not left.items:
+        return f"Nothing to review {where} yet: {'it has' if queue_id else 'they have'} no runs."
+    waiting = rq.waiting_for_assignment(db.session, actor, queue_id) if queue_id else None
+    if waiting:
+        return NOT_ASSIGNED_YET[waiting]
+    if not left.left:
         return f"Nothing left for you to review {where}: every item is complete."
-    return (f"Nothing left for you to review {where}: the {left} item"
-            f"{' not complete yet waits' if left == 1 else 's not complete yet wait'} "
-            "for other reviewers.")
+    why = [(n, text) for n, text in ((left.for_lead, "for a lead to assign {}"),
+                                     (left.for_others, "for other reviewers")) if n]
+    if left.skipped:
+        button = "“Review this queue”" if queue_id else "“Open my next item”"
+        head = (f"Nothing else for you to review {where}: you skipped the one item left for "
+                f"you, and {button} hands it back.")
+        rest = _waiting(why, "other ")
+        return head + (f" {rest[:1].upper()}{rest[1:]}." if why else "")
+    return f"Nothing left for you to review {where}: {_waiting(why, '')}."
+
+
+def _waiting(why: list[tuple[int, str]], other: str) -> str:
+    """"the 2 items not complete yet wait for other reviewers", or with two reasons "of
+    the 4 items not complete yet, 3 wait for a lead to assign them and 1 for other
+    reviewers"."""
+    def noun(n: int) -> str:
+        return f"{n} {other}item{'s' if n != 1 else ''} not complete yet"
+
+    def verb(n: int, text: str) -> str:
+        return f"wait{'s' if n == 1 else ''} {text.format('it' if n == 1 else 'them')}"
+
+    if len(why) == 1:
+        (n, text), = why
+        return f"the {noun(n)} {verb(n, text)}"
+    (a, first), (b, second) = why
+    return f"of the {noun(a + b)}, {a} {verb(a, first)} and {b} {second}"
 
 
 @bp.post("/items/<int:item_id>/renew")

@@ -521,3 +521,57 @@ def test_nothing_left_for_me_says_the_rest_waits_for_other_reviewers(client, log
     assert ("Nothing left for you to review in your queues: the 2 items not complete yet "
             "wait for other reviewers.") in page
     assert "2 items not complete yet." in page  # the page's own count, which it explains
+
+
+def _told(client, data):
+    """Post "Open my next item" (or Skip) and read the page it lands on, whitespace folded."""
+    answer = client.post("/queues/next", data=data)
+    assert answer.status_code == 303
+    return re.sub(r"\s+", " ", client.get(answer.headers["Location"]).get_data(as_text=True))
+
+
+def test_nothing_left_in_an_empty_queue_says_it_has_no_runs(client, login, make, session):
+    """New-user walk (31_review_empty_queue): "Review this queue" on a queue with no runs
+    said "every item is complete"."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann = make.user(ws, Role.REVIEWER)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Empty", {"kind": "aiops"})
+    login(ann)
+    page = _told(client, {"queue": queue.id})
+    assert "Nothing to review in this queue yet: it has no runs." in page
+    assert "complete." not in page.split("My next item")[0]
+    page = _told(client, {})
+    assert "Nothing to review in your queues yet: they have no runs." in page
+
+
+def test_nothing_left_after_skipping_my_only_by_hand_item_says_what_is_true(
+        client, login, make, session):
+    """New-user walk (48_byhand_r2_after_skip): after Skip on the only item assigned to
+    them, a reviewer read "the 4 items not complete yet wait for other reviewers", yet
+    "Review this queue" gave the skipped item back and the unassigned items wait for a
+    lead. The message says both."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann, bob = make.user(ws, Role.REVIEWER), make.user(ws, Role.REVIEWER)
+    for _ in range(5):
+        make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "By hand", assignment="by_hand")
+    mine, bobs, *_ = _items_of(session, queue.id)
+    rq.assign(session, make.actor(lead), mine, [ann.id])
+    rq.assign(session, make.actor(lead), bobs, [bob.id])
+    login(ann)
+    opened = client.post("/queues/next", data={"queue": queue.id})
+    assert f"item={mine}" in opened.headers["Location"]
+    page = _told(client, {"queue": queue.id, "skip": mine})
+    assert ("Nothing else for you to review in this queue: you skipped the one item left for "
+            "you, and “Review this queue” hands it back.") in page
+    assert ("Of the 4 other items not complete yet, 3 wait for a lead to assign them and 1 "
+            "for other reviewers.") in page
+    assert "wait for other reviewers" not in page
+    again = client.post("/queues/next", data={"queue": queue.id})
+    assert f"item={mine}" in again.headers["Location"]  # as the message said
+    # Across my queues, after Skip there: the same, naming that button.
+    page = _told(client, {"skip": mine})
+    assert ("Nothing else for you to review in your queues: you skipped the one item left for "
+            "you, and “Open my next item” hands it back.") in page
