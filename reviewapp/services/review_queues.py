@@ -151,7 +151,8 @@ def create_queue(session: Session, actor: Actor, workspace_id: Any, name: Any,
     at least one when ``reviewers`` is named, ``assignment`` open | round_robin |
     by_hand, ``dispute_rule`` which split of N > 1 ratings a lead decides:
     ``domain.consensus.DISPUTE_RULES`` tie | any_split); ``Conflict`` when the workspace
-    has a queue of that name. Commits."""
+    has a queue of that name, ignoring case and surrounding spaces (the name is saved
+    trimmed; the message names the queue as stored). Commits."""
     ws_id = _led_workspace(session, actor, workspace_id)
     values = _checked(session, ws_id, {
         "name": name, "rule": rule, "sample_percent": sample_percent,
@@ -216,15 +217,15 @@ def update_queue(session: Session, actor: Actor, queue_id: Any, **changes: Any
 def _checked(session: Session, ws_id: int, values: Mapping[str, Any],
              queue: ReviewQueue | None = None) -> dict[str, Any]:
     """``values`` cleaned (``queue_settings.validate``), else one ``ValidationFailed``
-    with every refused field; a name the workspace already uses is a ``Conflict`` alone,
-    and one more refused field (``name``) beside others."""
+    with every refused field; a name the workspace already uses (``_name_taken``) is a
+    ``Conflict`` alone, and one more refused field (``name``) beside others."""
     out, problems = validate(session, ws_id, values, queue)
-    taken = "name" in out and _name_taken(session, ws_id, out["name"], queue.id if queue else None)
-    if taken and not problems:
-        raise Conflict(f"The workspace already has a queue named '{out['name']}'.",
-                       details={"field": "name"})
-    if taken:
-        problems = {"name": f"The workspace already has a queue named '{out['name']}'.", **problems}
+    taken = _name_taken(session, ws_id, out["name"], queue) if "name" in out else None
+    if taken is not None:
+        reason = f"The workspace already has a queue named '{taken}'."
+        if not problems:
+            raise Conflict(reason, details={"field": "name"})
+        problems = {"name": reason, **problems}
     if problems:
         raise ValidationFailed.of(problems)
     return out
@@ -260,10 +261,23 @@ def _led_workspace(session: Session, actor: Actor, workspace_id: Any) -> int:
     return ws_id
 
 
-def _name_taken(session: Session, ws_id: int, name: str, own_id: int | None) -> bool:
-    other = session.scalar(select(ReviewQueue.id).where(
-        ReviewQueue.workspace_id == ws_id, ReviewQueue.name == name))
-    return other is not None and other != own_id
+def _same_name(a: str, b: str) -> bool:
+    """Queue names are the same ignoring case and the spaces around them."""
+    return a.strip().casefold() == b.strip().casefold()
+
+
+def _name_taken(session: Session, ws_id: int, name: str, queue: ReviewQueue | None) -> str | None:
+    """The stored name of another queue of the workspace named ``name`` ignoring case and
+    surrounding spaces (the first by id), else ``None``. A queue keeping its own name (in
+    any case) is not checked: two queues saved with such names before this rule stay
+    editable (there is no unique index on it; two creations at the same instant may
+    both pass, as the exact-name unique constraint is all the database holds)."""
+    if queue is not None and _same_name(name, queue.name):
+        return None
+    own = queue.id if queue is not None else None
+    return next((other for pk, other in session.execute(
+        select(ReviewQueue.id, ReviewQueue.name).where(ReviewQueue.workspace_id == ws_id)
+        .order_by(ReviewQueue.id)) if pk != own and _same_name(name, other)), None)
 
 
 @dataclass(frozen=True)

@@ -297,3 +297,21 @@ def test_every_refusal_the_queue_form_shows_is_a_sentence(client, login, make, s
     assert shown("/queues/new", score_min="80", score_max="20") == {
         "score_max": "Must not be below the minimum score."}
     assert shown(f"/queues/{other.id}/edit", name="Taken") == {"name": taken}
+
+
+def test_the_form_refuses_a_near_duplicate_name_naming_the_queue_it_clashes_with(
+        client, login, make, session):
+    """New-user walk: "Team review" and "team review " were both created. The new and the
+    edit form refuse such a name beside the field, naming the queue as it is stored."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    make.user(ws, Role.REVIEWER)
+    rq.create_queue(session, make.actor(lead), ws.id, "Team review", {})
+    other, _ = rq.create_queue(session, make.actor(lead), ws.id, "Other", {})
+    login(lead)
+    taken = {"name": "The workspace already has a queue named 'Team review'."}
+    for url in ("/queues/new", f"/queues/{other.id}/edit"):
+        response = client.post(url, data={**_form(ws.id, reviewers="all"), "name": "team review "})
+        assert response.status_code == 422
+        errors = {k: html.unescape(v) for k, v in _field_errors(response.get_data(as_text=True)).items()}
+        assert errors == taken, url
