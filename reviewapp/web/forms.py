@@ -173,6 +173,28 @@ class _ValuesField(Field):
         self.data = list(valuelist)
 
 
+class TriageFilterForm(FlaskForm):
+    """The triage list's filters: a GET form (no CSRF), the values as typed. The triage
+    service parses and checks them (``TriageFilters.from_params``); the form gives each
+    a label, so a refused one is shown next to its field and named as the page names it
+    (``show_service_error``, as the runs list)."""
+
+    class Meta:
+        csrf = False
+
+    workspace = StringField("Workspace")
+    state = StringField("State")
+    assignee = StringField("Assignee")
+    kind = StringField("Kind")
+    reason = StringField("Reviewer reason")
+    opened = StringField("Opened by")
+    score_min = StringField("Score from")
+    score_max = StringField("Score to")
+    date_from = StringField("Opened from")
+    date_to = StringField("Opened to")
+    disagreement = StringField("Reviewers disagree")
+
+
 class TriageActionForm(FlaskForm):
     """One triage item action (assign, categorise, note, move): the ``version`` the page
     showed and the changed field; the triage service validates each (SPEC 8, 10)."""

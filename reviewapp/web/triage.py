@@ -17,7 +17,7 @@ from ..errors import Conflict, ValidationFailed
 from ..extensions import db
 from ..services import triage
 from .auth import current_actor
-from .forms import TriageActionForm, TriageBulkForm
+from .forms import TriageActionForm, TriageBulkForm, TriageFilterForm, show_service_error
 from .htmx import fragment, hx_trigger, is_htmx, page_or_fragment
 from .responses import conflict_page, see_other
 
@@ -29,14 +29,28 @@ CHANGED_EVENT = "triage-changed"
 @bp.get("/")
 @login_required
 def index() -> Response:
-    """The queue, filtered; htmx gets only the table."""
-    page = triage.list_items(
-        db.session, current_actor(), triage.TriageFilters.from_params(request.args),
-        limit=current_app.config["TRIAGE_PAGE_SIZE"], cursor=request.args.get("cursor") or None,
-    )
-    return page_or_fragment("triage/list.html", "triage/_table.html", page=page,
-                            list_url=request.full_path.rstrip("?"), kinds=RUN_KINDS.choices(),
-                            reasons=DEFAULT_REASONS.choices())
+    """The queue, filtered; htmx gets only the table. A refused filter (400) is shown as
+    the runs list shows one: next to its field and, in the table's place, named by its
+    label, with no rows (``show_service_error``); the filters go out of band with an htmx
+    answer that refuses one or follows one (``X-Filter-Errors``)."""
+    form = TriageFilterForm(formdata=request.args)
+    actor = current_actor()
+    page = None
+    try:
+        page = triage.list_items(
+            db.session, actor, triage.TriageFilters.from_params(request.args),
+            limit=current_app.config["TRIAGE_PAGE_SIZE"], cursor=request.args.get("cursor") or None,
+        )
+    except ValidationFailed as error:
+        if not show_service_error(form, error):
+            raise
+    workspaces, assignable = (page.workspaces, page.assignable) if page else \
+        triage.filter_choices(db.session, actor)
+    oob_filters = is_htmx() and (page is None or request.headers.get("X-Filter-Errors") == "1")
+    return page_or_fragment("triage/list.html", "triage/_table.html", status=200 if page else 400,
+                            page=page, form=form, workspaces=workspaces, assignable=assignable,
+                            oob_filters=oob_filters, list_url=request.full_path.rstrip("?"),
+                            kinds=RUN_KINDS.choices(), reasons=DEFAULT_REASONS.choices())
 
 
 @bp.get("/<int:item_id>")
@@ -138,16 +152,25 @@ def state(item_id: int) -> Response:
 def bulk() -> Response:
     """Assign or move the selected items; one result per item."""
     form = TriageBulkForm()
-    items = triage.parse_item_tokens(form.items.data or [])
-    if form.action.data == "assign":
-        outcomes = triage.bulk_assign(db.session, current_actor(), items, form.assignee_id.data)
-    else:
-        outcomes = triage.bulk_move(db.session, current_actor(), items, form.state.data or "")
+    next_url = form.next.data or url_for("triage.index")
+    try:
+        items = triage.parse_item_tokens(form.items.data or [])
+        if form.action.data == "assign":
+            outcomes = triage.bulk_assign(db.session, current_actor(), items, form.assignee_id.data)
+        else:
+            outcomes = triage.bulk_move(db.session, current_actor(), items, form.state.data or "")
+    except ValidationFailed as invalid:  # the selection itself (none ticked, too many)
+        if invalid.field != "items":
+            raise
+        db.session.rollback()
+        message = f"Nothing was changed: {invalid.reason}."
+        if not is_htmx():
+            return see_other(message, next_url, "error")
+        return fragment("triage/_bulk_result.html", 400, outcomes=[], summary=message, refused=True)
     applied = sum(1 for o in outcomes if o.status == "applied")
     skipped = sum(1 for o in outcomes if o.status == "skipped")
     summary = f"{applied} of {len(outcomes)} item(s) changed" + (
         f", {skipped} left as they were (already there)." if skipped else ".")
-    next_url = form.next.data or url_for("triage.index")
     if not is_htmx():
         problems = [f"#{o.item_id}: {o.message}" for o in outcomes
                     if o.status not in ("applied", "skipped")]

@@ -39,11 +39,18 @@ def test_an_out_of_range_assignee_is_400_naming_the_field(client, lead, make, va
 
 @pytest.mark.parametrize("token", [f"{HUGE}:1", f"1:{HUGE}", f"{BIG}:1"])
 @pytest.mark.parametrize("action", ["assign", "move"])
-def test_out_of_range_bulk_items_are_400_naming_items(client, lead, token, action):
+def test_out_of_range_bulk_items_are_refused_naming_items(client, lead, token, action):
+    """Without JavaScript a refused selection goes back to the list, which says why
+    (new-user walk: the bare error page); htmx gets it at the bulk controls (400)."""
     response = client.post("/triage/bulk", data={"items": [token], "action": action, "state": "triaged",
                                                   "assignee_id": ""})
-    assert response.status_code == 400
-    assert "items" in response.get_data(as_text=True)
+    assert response.status_code == 303
+    html = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "Nothing was changed: each item must be an id and a version." in html
+    swapped = client.post("/triage/bulk", headers={"HX-Request": "true"}, data={
+        "items": [token], "action": action, "state": "triaged", "assignee_id": ""})
+    assert swapped.status_code == 400
+    assert "Nothing was changed: each item must be an id and a version." in swapped.get_data(as_text=True)
 
 
 @pytest.mark.parametrize("field", ["date_from", "date_to"])

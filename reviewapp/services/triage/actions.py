@@ -255,7 +255,7 @@ def _parse_bulk_items(items: Iterable[tuple[Any, Any]]) -> list[tuple[int, int]]
         seen[item_id] = version
         parsed.append((item_id, version))
     if not parsed:
-        raise ValidationFailed("items", "select at least one item")
+        raise ValidationFailed("items", "tick the box of at least one item first")
     if len(parsed) > BULK_MAX:
         raise ValidationFailed("items", f"at most {BULK_MAX} items at once")
     return parsed

@@ -27,7 +27,7 @@ from .. import keyset
 from ..keyset import SortKey, SortOrder
 from ..params import (
     choice_param,
-    date_range_params,
+    date_param,
     day_range,
     int_param,
     text_param,
@@ -69,13 +69,17 @@ class TriageFilters:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> TriageFilters:
-        """Parse query-string values (all text). Raises ``ValidationFailed`` naming the field."""
+        """Parse query-string values (all text). Raises ``ValidationFailed`` naming the
+        field, its reason in words a page shows after the field's label (a reversed score
+        range names ``score_max``, a reversed day range ``date_from``, as the runs list)."""
         assignee = str(params.get("assignee") or "").strip() or None
         if assignee not in (None, "me", "none") and not (
                 assignee.isascii() and assignee.isdigit() and int(assignee) <= MAX_ID):
             raise ValidationFailed("assignee", "must be me, none or a user id")
         reason = text_param(params, "reason", 80)
-        date_from, date_to = date_range_params(params)
+        date_from, date_to = date_param(params, "date_from"), date_param(params, "date_to")
+        if date_from and date_to and date_from > date_to:
+            raise ValidationFailed("date_from", "must not be after the end day")
         filters = cls(
             workspace_id=workspace_param(params),
             state=choice_param(params, "state", ("open",) + triage_flow.STATES),
@@ -91,7 +95,7 @@ class TriageFilters:
         )
         if filters.score_min is not None and filters.score_max is not None \
                 and filters.score_min > filters.score_max:
-            raise ValidationFailed("score_min", "must not be above score_max")
+            raise ValidationFailed("score_max", "must not be below the minimum score")
         return filters
 
     def as_params(self, **overrides: Any) -> dict[str, str]:
@@ -218,6 +222,18 @@ def _state_counts(session: Session, actor: Actor, filters: TriageFilters, ids: l
     return {state: min(n, cap) for state, n in counts.items()}, capped
 
 
+def filter_choices(session: Session, actor: Actor) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """What the queue's filter form offers: the workspaces (id, name) the actor may triage
+    in, and the people (user id, username) who may be assigned in any of them, by name.
+    Raises ``Forbidden`` when the actor is lead nowhere (as ``list_items``)."""
+    workspaces = triage_workspaces(session, actor)
+    if not workspaces:
+        raise Forbidden()
+    people = sorted({pair for pairs in assignees_by_workspace(session, [ws for ws, _ in workspaces]).values()
+                     for pair in pairs}, key=lambda pair: (pair[1], pair[0]))
+    return workspaces, people
+
+
 def list_items(
     session: Session, actor: Actor, filters: TriageFilters | None = None, *,
     limit: int = 50, cursor: str | None = None, count_cap: int = COUNT_CAP,
@@ -230,9 +246,7 @@ def list_items(
     when the actor is lead nowhere (reviewers get the same 403 as for any foreign
     target), ``ValidationFailed`` for a malformed cursor."""
     filters = filters or TriageFilters()
-    workspaces = triage_workspaces(session, actor)
-    if not workspaces:
-        raise Forbidden()
+    workspaces, people = filter_choices(session, actor)
     limit = max(1, min(int(limit), 500))
     led = [ws_id for ws_id, _ in workspaces]
     ids = led if filters.workspace_id is None else \
@@ -249,8 +263,6 @@ def list_items(
                                         last=itemgetter(0), rows=row_select())
                             if arms else ([], None))
     shown = _shown_states(filters)
-    people = sorted({pair for pairs in assignees_by_workspace(session, led).values()
-                     for pair in pairs}, key=lambda pair: (pair[1], pair[0]))
     return TriagePage(build_rows(session, records), next_cursor, counts,
                       sum(counts[state] for state in shown), workspaces, filters, people,
                       capped, any(state in capped for state in shown))

@@ -1,0 +1,95 @@
+"""The triage list's refused filters and bulk actions read as the runs list's do (new-user
+walk, 2026-12-03): the field's label and the message once, next to the field and in the
+list's place, no "400" and no field code, and no "N items match" for a list that was not
+filtered. A bulk action with nothing ticked says so once, at the bulk controls."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from reviewapp.actors import Role
+
+HTMX = {"HX-Request": "true"}
+SUMMARY = "Some filters are not valid; fix the fields marked above: "
+
+
+@pytest.fixture
+def lead(make, login):
+    ws = make.workspace()
+    user = make.user(ws, Role.LEAD)
+    items = [make.triage_item(make.run(ws)) for _ in range(2)]
+    login(user)
+    return items
+
+
+def _summary(html):
+    body = html.split('<section id="triage-table"', 1)[1]
+    return " ".join(body.split('<p class="error" role="alert">', 1)[1].split("</p>", 1)[0].split())
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("score_min=80&score_max=10", "Score to: must not be below the minimum score."),
+    ("score_min=abc", "Score from: must be a whole number."),
+    ("date_from=2026-11-30&date_to=2026-11-01", "Opened from: must not be after the end day."),
+])
+def test_a_refused_filter_is_named_by_its_label_once_and_lists_nothing(client, lead, query, message):
+    response = client.get(f"/triage/?{query}")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert 'role="search" aria-label="Filter the queue"' in html  # the list page, its form
+    assert _summary(html) == SUMMARY + message
+    main = html.split("<main", 1)[1]
+    assert main.count(message.split(": ", 1)[1].rstrip(".")) == 2  # the summary and the field
+    assert "400" not in main and "score_max" not in main.split("<form", 1)[0]
+    assert "match" not in main and "triage-row-" not in main  # no claim, no unfiltered rows
+    assert 'id="bulk-form"' not in main
+
+
+def test_a_refused_score_keeps_what_was_typed_and_marks_the_field(client, lead):
+    html = client.get("/triage/?score_min=80&score_max=10").get_data(as_text=True)
+    assert re.search(r'<input id="f-smin"[^>]*value="80"', html)
+    smax = re.search(r'<input id="f-smax"[^>]*>', html).group(0)
+    assert 'value="10"' in smax and 'aria-invalid="true"' in smax
+    assert 'aria-describedby="f-smax-error"' in smax
+    assert '<small id="f-smax-error" class="error">must not be below the minimum score</small>' in html
+
+
+def test_an_htmx_filter_refusal_answers_in_the_table_with_the_marked_filters(client, lead):
+    response = client.get("/triage/?score_min=80&score_max=10", headers=HTMX)
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert "HX-Retarget" not in response.headers  # not the page's message region as well
+    assert html.lstrip().startswith('<section id="triage-table"')
+    assert _summary(html) == SUMMARY + "Score to: must not be below the minimum score."
+    assert '<div id="filter-grid" class="filter-fields" hx-swap-oob="true">' in html
+    assert "400" not in html and "match" not in html
+
+
+def test_the_next_htmx_filter_after_a_refusal_brings_unmarked_filters(client, lead):
+    response = client.get("/triage/?kind=chat", headers={**HTMX, "X-Filter-Errors": "1"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200
+    assert '<div id="filter-grid" class="filter-fields" hx-swap-oob="true">' in html
+    assert 'aria-invalid' not in html and "2 items match" in html
+
+
+@pytest.mark.parametrize("action", ["move", "assign"])
+def test_a_bulk_action_with_nothing_ticked_says_so_once_at_the_bulk_controls(client, lead, action):
+    response = client.post("/triage/bulk", headers=HTMX,
+                           data={"action": action, "state": "triaged", "next": "/triage/"})
+    html = response.get_data(as_text=True)
+    assert "HX-Retarget" not in response.headers
+    text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    assert text == "Nothing was changed: tick the box of at least one item first."
+    assert 'role="alert"' in html
+
+
+def test_a_bulk_action_with_nothing_ticked_without_javascript_goes_back_with_the_message(client, lead):
+    response = client.post("/triage/bulk", data={"action": "move", "state": "triaged",
+                                                 "next": "/triage/?kind=chat"})
+    assert response.status_code == 303 and response.headers["Location"].endswith("/triage/?kind=chat")
+    html = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert html.count("Nothing was changed: tick the box of at least one item first.") == 1
+    assert "400" not in html.split("<main", 1)[1] and "items: tick" not in html
