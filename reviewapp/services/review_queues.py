@@ -346,9 +346,11 @@ def add_runs(session: Session, actor: Actor, queue_id: Any, run_pks: Iterable[An
     """A lead adds runs by hand (bulk); returns how many were new to the queue, their
     stored rating counts taken under the runs' row locks. Every run
     must be in the queue's workspace (else ``Forbidden``, nothing added);
-    ``ValidationFailed`` (``runs``) for a value that is not a run id, or naming the
-    finished runs with nothing to rate at answer level (``queue_fill.nothing_to_rate``:
-    their item could never complete; nothing added). Commits."""
+    ``ValidationFailed`` (``runs``) for a value that is not a run id, or when any of
+    them is a finished run with nothing to rate at answer level
+    (``queue_fill.nothing_to_rate``: its item could never complete): then nothing is
+    added, and the reason says so, how many of the checked runs were refused, naming
+    every one (``details["refused"]``: their run ids, sorted). Commits."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
     pks = sorted({id_value(pk, "runs", "must be run ids") or 0 for pk in run_pks})
     if not pks or 0 in pks:
@@ -363,13 +365,28 @@ def add_runs(session: Session, actor: Actor, queue_id: Any, run_pks: Iterable[An
         raise Forbidden()
     refused = refused_by_hand(session, pks)
     if refused:
-        more = f" and {len(refused) - 5} more" if len(refused) > 5 else ""
-        raise ValidationFailed("runs", "nothing to rate at answer level (no answer, no "
-                               f"report): {', '.join(refused[:5])}{more}")
+        raise ValidationFailed("runs", _nothing_added(refused, len(pks)),
+                               details={"refused": refused})
     added = insert_items(session, queue, pks, ItemSource.MANUAL.value,
                          actor.user_id if actor.is_user else None)
     session.commit()
     return added
+
+
+def _nothing_added(refused: list[str], checked: int) -> str:
+    """Why ``add_runs`` added nothing: how many of the ``checked`` runs have nothing to
+    rate at answer level, naming every one (``refused``: their run ids)."""
+    k = len(refused)
+    if checked == 1:
+        which = "the checked run has nothing"
+    elif k == checked:
+        which = f"none of the {checked} checked runs has anything"
+    else:
+        which = f"{k} of the {checked} checked runs {'has' if k == 1 else 'have'} nothing"
+    item = "its item" if k == 1 else "their items"
+    hint = f" Uncheck {'it' if k == 1 else 'them'} and add again." if k < checked else ""
+    return (f"nothing was added: {which} to rate at answer level (no answer, no report), so "
+            f"{item} could never complete: {', '.join(refused)}.{hint}")
 
 
 def remove_run(session: Session, actor: Actor, queue_id: Any, run_pk: Any) -> bool:

@@ -19,6 +19,7 @@ from flask import (
     redirect,
     render_template,
     request,
+    session,
     url_for,
 )
 from flask_login import login_required
@@ -321,11 +322,32 @@ def add_runs() -> Response:
             raise
         db.session.rollback()
         flash(refused.message, "error")
+        session[_KEPT] = {"queue": _int(form.queue.data), "runs": _ids(runs)[:_KEPT_MAX]}
         return redirect(back, 303)
     flash(f"{added} run{'s' if added != 1 else ''} added to the queue"
           + (f" ({len(set(runs)) - added} already in it)." if added < len(set(runs)) else "."),
           "success")
     return redirect(back, 303)
+
+
+_KEPT = "add_to_queue_kept"  # the cookie session's key; read once by the runs list
+_KEPT_MAX = 200  # more ticks than a runs page shows are not kept (the cookie's size)
+
+
+@dataclass(frozen=True)
+class KeptSelection:
+    """A refused bulk "Add to queue": the ``queue`` id chosen and the ``runs`` ticked
+    (ids), for the runs list it returns to, so nothing the lead chose is lost."""
+
+    queue: int | None = None
+    runs: frozenset[int] = frozenset()
+
+
+def kept_selection() -> KeptSelection:
+    """The choice of the bulk add refused just before (``add_runs``), once: the runs list
+    shows it again, the next visit starts afresh. Empty when there is none."""
+    kept = session.pop(_KEPT, None) or {}
+    return KeptSelection(_int(kept.get("queue")), frozenset(_ids(kept.get("runs"))))
 
 
 # --- the reviewer's flow ------------------------------------------------------------------

@@ -23,6 +23,7 @@ from ..services import runs as runs_service
 from .auth import current_actor
 from .forms import RunFilterForm, show_service_error
 from .htmx import is_htmx, page_or_fragment, refresh_page, sent_by_htmx
+from .queues import kept_selection
 
 bp = Blueprint("runs", __name__)
 
@@ -105,6 +106,7 @@ def index() -> Response:
     # the first one after such an answer (the page says so in X-Filter-Errors), carries
     # them out of band so the marks appear and go (issue 17).
     oob_filters = is_htmx() and (invalid or request.headers.get("X-Filter-Errors") == "1")
+    kept = kept_selection()  # a refused "Add to queue": its ticks and queue chosen again
     if invalid:
         workspaces, _ = runs_service.single_workspace(db.session, current_actor())
         return page_or_fragment("runs/list.html", "runs/_table.html", status=400, form=form,
@@ -118,7 +120,8 @@ def index() -> Response:
                             list_args=list_args(), sorts=runs_service.SORTS,
                             folded=folded_count(list_args()), back_url=back_url,
                             workspaces=page.workspaces, oob_filters=oob_filters,
-                            add_queues=review_queues.lead_queues(db.session, current_actor()))
+                            add_queues=review_queues.lead_queues(db.session, current_actor()),
+                            kept=kept)
 
 
 @bp.get("/runs/<int:run_pk>")

@@ -315,3 +315,35 @@ def test_the_form_refuses_a_near_duplicate_name_naming_the_queue_it_clashes_with
         assert response.status_code == 422
         errors = {k: html.unescape(v) for k, v in _field_errors(response.get_data(as_text=True)).items()}
         assert errors == taken, url
+
+
+def test_a_refused_bulk_add_keeps_the_ticks_and_the_chosen_queue(client, login, make, session):
+    """New-user walk (38_add_failed_running): "Add to queue" with a good run and a FAILED
+    run with no answer ticked showed a banner naming the failed run only; the good run
+    was not added either, and the page came back with no run ticked and the first queue
+    chosen. The banner says nothing was added and why; the ticks and the queue stay."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    good = make.run(ws, "good-1")
+    bad = make.aiops_run(ws, "failed-1", status="FAILED", answer=None, report=None)
+    other = make.run(ws, "other-1")
+    first, _ = rq.create_queue(session, make.actor(lead), ws.id, "A first", {"kind": "aiops", "status": "SUCCESS"})
+    chosen, _ = rq.create_queue(session, make.actor(lead), ws.id, "B chosen", {"kind": "aiops", "status": "SUCCESS"})
+    login(lead)
+    back = "/?kind=&sort=newest"
+    refused = client.post("/queues/add-runs", data={"queue": str(chosen.id), "runs": [str(good.id), str(bad.id)],
+                                                    "next": back})
+    assert refused.status_code == 303 and refused.headers["Location"] == back
+    page = html.unescape(re.sub(r"\s+", " ", client.get(back).get_data(as_text=True)))
+    assert ("runs: nothing was added: 1 of the 2 checked runs has nothing to rate at answer level "
+            "(no answer, no report), so its item could never complete: failed-1. Uncheck it and add again.") in page
+    ticked = set(re.findall(r'<input type="checkbox" name="runs" value="(\d+)" form="add-to-queue" checked', page))
+    assert ticked == {str(good.id), str(bad.id)}
+    assert re.findall(r'<option value="(\d+)" selected>', page) == [str(chosen.id)]
+    assert not rq.exists_item(session, chosen.id, good.id)
+    # Kept for that one page only: the next visit starts afresh.
+    again = client.get(back).get_data(as_text=True)
+    assert f'<input type="checkbox" name="runs" value="{other.id}" form="add-to-queue"' in again
+    assert not re.findall(r'form="add-to-queue" checked', again)
+    assert not re.findall(r'<option value="\d+" selected>', again)
+    assert f'<option value="{first.id}">A first' in again  # the first queue, chosen by default
