@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, aliased
 
 from ...actors import Actor, Role
 from ...domain import triage_flow
+from ...domain.fault_categories import workspace_categories
 from ...domain.reasons import ReasonRow, label_of, workspace_reasons
 from ...domain.vocabulary import Registry
 from ...models import (
@@ -79,6 +80,8 @@ class TriageRow:
     reviewers: int = 0
     reasons: tuple[str, ...] = ()  # codes, as stored (exports keep these)
     reason_labels: tuple[str, ...] = ()  # the same reasons as the workspace labels them
+    # fault_category as the workspace's list labels it (the code when the list dropped it)
+    fault_category_label: str | None = None
     disagreement: bool = False
     assignable: tuple[tuple[int, str], ...] = ()
     moves: tuple[str, ...] = field(default=())
@@ -123,13 +126,17 @@ def assignees_by_workspace(session: Session, workspace_ids: Iterable[int]) -> di
     return {ws_id: tuple(found.get(ws_id, ())) for ws_id in ids}
 
 
-def reasons_by_workspace(session: Session, workspace_ids: Iterable[int]) -> dict[int, Registry[ReasonRow]]:
-    """Each workspace's feedback-reason registry (its settings, else the defaults), one query."""
+def _settings_by_workspace(session: Session, workspace_ids: Iterable[int]) -> dict[int, Any]:
     ids = sorted(set(workspace_ids))
     if not ids:
         return {}
-    return {ws_id: workspace_reasons(settings) for ws_id, settings in session.execute(
-        select(Workspace.id, Workspace.settings).where(Workspace.id.in_(ids)))}
+    return dict(session.execute(select(Workspace.id, Workspace.settings).where(Workspace.id.in_(ids))).all())
+
+
+def reasons_by_workspace(session: Session, workspace_ids: Iterable[int]) -> dict[int, Registry[ReasonRow]]:
+    """Each workspace's feedback-reason registry (its settings, else the defaults), one query."""
+    return {ws_id: workspace_reasons(settings)
+            for ws_id, settings in _settings_by_workspace(session, workspace_ids).items()}
 
 
 def reason_choices(session: Session, workspace_ids: Iterable[int]) -> list[tuple[str, str]]:
@@ -186,7 +193,9 @@ def build_rows(session: Session, records: Sequence[Any]) -> list[TriageRow]:
     run_pks = [item.run_pk for item, *_ in records]
     summaries = _rating_summaries(session, run_pks)
     assignable = assignees_by_workspace(session, (item.workspace_id for item, *_ in records))
-    reasons = reasons_by_workspace(session, {item.workspace_id for item, *_ in records})
+    settings = _settings_by_workspace(session, {item.workspace_id for item, *_ in records})
+    reasons = {ws_id: workspace_reasons(values) for ws_id, values in settings.items()}
+    categories = {ws_id: workspace_categories(values) for ws_id, values in settings.items()}
     rows = []
     for item, run, assignee, ws_name in records:
         s = summaries[item.run_pk]
@@ -194,6 +203,7 @@ def build_rows(session: Session, records: Sequence[Any]) -> list[TriageRow]:
             id=item.id, version=item.version, workspace_id=item.workspace_id, workspace=ws_name,
             state=item.state, opened_reason=item.opened_reason, assignee_id=item.assignee_id,
             assignee=assignee, fault_category=item.fault_category, note=item.note,
+            fault_category_label=categories[item.workspace_id].label_or_code(item.fault_category) or None,
             created_at=item.created_at, updated_at=item.updated_at, resolved_at=item.resolved_at,
             run_pk=run.id, run_id=run.run_id, run_kind=run.kind, run_status=run.status,
             query=run.query or "", evidence_score=run.evidence_score,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +19,7 @@ from ...domain.suggest import (
     suggest_triage_category,
 )
 from ...domain.target_types import TARGET_TYPES
+from ...domain.triage_flow import EVENT_CATEGORISED
 from ...domain.vocabulary import Registry
 from ...errors import Forbidden
 from ...models import (
@@ -241,10 +242,17 @@ def get_item(session: Session, actor: Actor, item_id: int) -> TriageDetail:
     decisions = _decisions(session, run.id)
     categories = categories_of(session, item.workspace_id)
     return TriageDetail(row, run, ratings, history, suggest_triage_category(facts),
-                        categories.codes(), case, item_history(session, item.id),
+                        categories.codes(), case, _item_events(session, item.id, categories),
                         _disliked_tools(ratings, tool_names), decisions,
                         reasons_by_workspace(session, [item.workspace_id])[item.workspace_id],
                         time_zone_in(session, item.workspace_id), categories)
+
+
+def _item_events(session: Session, item_id: int, categories: Registry[FaultCategory]) -> list[ItemEvent]:
+    """The item's history with each category change naming the category as the workspace's
+    list labels it (the code when the list no longer holds it; "cleared" as stored)."""
+    return [replace(e, detail=categories.label_or_code(e.detail)) if e.action == EVENT_CATEGORISED else e
+            for e in item_history(session, item_id)]
 
 
 def _ratings(session: Session, run_pk: int, labels: Mapping[tuple[str, int, str], str]

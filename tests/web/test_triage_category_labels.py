@@ -1,0 +1,59 @@
+"""A fault category reads as its workspace's label wherever the triage pages show one (new-user
+walk, 2026-12-03: DATABASE / RESOURCE_EXHAUSTION in the list's State column, the item history
+and the 409 page); a code the workspace's list no longer holds reads as the code."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from reviewapp.actors import Role
+from reviewapp.models import TriageItem
+
+LABEL = "Database <trouble>"  # the workspace's own label, escaped on the page
+SHOWN = "Database &lt;trouble&gt;"
+
+
+@pytest.fixture
+def site(make, login, session):
+    ws = make.workspace(fault_categories=["GENERAL", {"code": "DATABASE", "label": LABEL}])
+    lead = make.user(ws, Role.LEAD)
+    item = make.triage_item(make.run(ws))
+    login(lead)
+    return type("Site", (), dict(ws=ws, item=item))
+
+
+def _state_cell(html, item_id):
+    row = html.split(f'id="triage-row-{item_id}"', 1)[1].split("</tr>", 1)[0]
+    return row.split('data-label="State">', 1)[1].split("</td>", 1)[0]
+
+
+def test_the_list_shows_the_category_label_and_an_unlisted_code_as_the_code(client, site, session):
+    assert client.post(f"/triage/{site.item.id}/category",
+                       data={"version": "1", "fault_category": "DATABASE"}).status_code == 303
+    cell = _state_cell(client.get("/triage/").get_data(as_text=True), site.item.id)
+    assert SHOWN in cell and "DATABASE" not in cell.replace('title="DATABASE"', "")
+    session.get(TriageItem, site.item.id).fault_category = "DROPPED_CODE"
+    session.commit()
+    cell = _state_cell(client.get("/triage/").get_data(as_text=True), site.item.id)
+    assert "DROPPED_CODE" in cell
+
+
+def test_the_item_history_names_the_category_by_its_label(client, site):
+    client.post(f"/triage/{site.item.id}/category", data={"version": "1", "fault_category": "DATABASE"})
+    client.post(f"/triage/{site.item.id}/category", data={"version": "2", "fault_category": ""})
+    html = client.get(f"/triage/{site.item.id}").get_data(as_text=True)
+    history = html.split('id="item-history-h"', 1)[1].split("</ol>", 1)[0]
+    changes = [" ".join(m.split()) for m in re.findall(r"Fault category changed: ([^<]*)</li>", history)]
+    assert changes == [SHOWN, "cleared"]
+
+
+def test_the_stale_page_shows_the_current_category_by_its_label(client, site):
+    client.post(f"/triage/{site.item.id}/category", data={"version": "1", "fault_category": "DATABASE"})
+    stale = client.post(f"/triage/{site.item.id}/category", data={"version": "1", "fault_category": "GENERAL"})
+    assert stale.status_code == 409
+    html = stale.get_data(as_text=True)
+    current = html.split("<h2>Current values</h2>", 1)[1].split("</dl>", 1)[0]
+    value = re.search(r"<dt>Fault category</dt><dd[^>]*>(.*?)</dd>", current, re.S).group(1)
+    assert value.strip() == SHOWN
