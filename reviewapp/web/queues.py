@@ -129,12 +129,21 @@ def _submit(form: QueueForm, save: Any, check: Any) -> Any:
     return None
 
 
+# The queue form's fields in the page's order (templates/queues/form.html).
+FORM_ORDER = ("workspace", "name", "kind", "status", "verdict", "feedback", "score_min",
+              "score_max", "outcome", "q", "failed_calls", "sample_percent", "reviewers_per_run",
+              "blind", "dispute_rule", "reservation_minutes", "reviewers", "named", "assignment")
+
+
 def _form_page(form: QueueForm, *, queue: Any, workspaces: list[tuple[int, str]],
                people: list[tuple[int, str]], chosen: list[int], status: int = 200) -> Response:
+    """The queue form; a refused one focuses its first invalid field in the page's order
+    (``first_invalid``: a field below the fold is scrolled to, new-user walk)."""
+    first_invalid = next((name for name in FORM_ORDER if form[name].errors), None)
     return make_response(render_template(
         "queues/form.html", form=form, queue=queue, workspaces=workspaces, people=people,
-        chosen=set(chosen), named_error=" ".join(form.named.errors) or None, **_choices()),
-        status)
+        chosen=set(chosen), named_error=" ".join(form.named.errors) or None,
+        first_invalid=first_invalid, **_choices()), status)
 
 
 @bp.route("/new", methods=["GET", "POST"])

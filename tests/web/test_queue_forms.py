@@ -347,3 +347,46 @@ def test_a_refused_bulk_add_keeps_the_ticks_and_the_chosen_queue(client, login, 
     assert not re.findall(r'form="add-to-queue" checked', again)
     assert not re.findall(r'<option value="\d+" selected>', again)
     assert f'<option value="{first.id}">A first' in again  # the first queue, chosen by default
+
+
+def _focused(page: str) -> list[str]:
+    """The tags of the page's controls that carry autofocus."""
+    return re.findall(r"<(?:input|select|textarea)\b[^>]*\bautofocus\b[^>]*>", page)
+
+
+def test_a_refused_queue_form_focuses_its_first_invalid_field(client, login, make, session):
+    """New-user walk (1280x800): an error on a field below the fold was invisible — the
+    page came back at its top with nothing focused. As the app's other forms do, the
+    first invalid field (in the page's order) has autofocus, and each invalid one
+    aria-invalid."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    reviewer = make.user(ws, Role.REVIEWER)
+    login(lead)
+    ok = {"reviewers": "named", "named": [str(reviewer.id)]}
+
+    def refused(url="/queues/new", **extra):
+        response = client.post(url, data=_form(ws.id, **{**ok, **extra}))
+        assert response.status_code == 422, extra
+        return response.get_data(as_text=True)
+
+    page = refused(reservation_minutes="0")  # far below the fold
+    [tag] = _focused(page)
+    assert 'name="reservation_minutes"' in tag and 'aria-invalid="true"' in tag
+    page = refused(name="", reservation_minutes="0")  # the first one wins
+    [tag] = _focused(page)
+    assert 'name="name"' in tag and 'aria-invalid="true"' in tag
+    reservation = re.search(r'<input[^>]*name="reservation_minutes"[^>]*>', page).group(0)
+    assert 'aria-invalid="true"' in reservation and "autofocus" not in reservation
+    page = refused(reviewers_per_run="3")  # the service's refusal, on a select
+    [tag] = _focused(page)
+    assert 'name="reviewers_per_run"' in tag and 'aria-invalid="true"' in tag
+    page = refused(named=[])  # nobody named: the first checkbox
+    [tag] = _focused(page)
+    assert tag == re.search(r'<input type="checkbox" name="named"[^>]*>', page).group(0)
+    assert 'aria-invalid="true"' in tag
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Q")
+    page = refused(f"/queues/{queue.id}/edit", assignment="nope")  # the edit form too
+    [tag] = _focused(page)
+    assert 'name="assignment"' in tag and 'aria-invalid="true"' in tag
+    assert _focused(client.get("/queues/new").get_data(as_text=True)) == []  # nothing refused
