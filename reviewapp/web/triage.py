@@ -82,12 +82,13 @@ def _row_response(row: triage.TriageRow, next_url: str | None, message: str, sta
 
 
 def _action(item_id: int, message: str, form: TriageActionForm,
-            call, yours: dict[str, str | None] | None = None) -> Response:  # noqa: ANN001
+            call, yours: dict[str, str | None] | None = None, at: str | None = None) -> Response:  # noqa: ANN001
     """Run one item action (``call``, a service call); answer with the row (htmx), 303
-    (plain) or 409 (stale: the current state, and ``yours``, what the user typed, so a
-    note is not lost). A refused value is shown on the item page: again (400) with what
-    was typed, or, for an accepted proposal (``proposal`` set: nothing typed), 303 to it
-    with the error."""
+    (plain; at the element ``at`` of the page when given, a fragment app.js focuses, so a
+    keyboard user lands where they were) or 409 (stale: the current state, and ``yours``,
+    what the user typed, so a note is not lost). A refused value is shown on the item page:
+    again (400) with what was typed, or, for an accepted proposal (``proposal`` set:
+    nothing typed), 303 to it with the error."""
     next_url = form.next.data or url_for("triage.detail", item_id=item_id)
     try:
         row = call()
@@ -106,7 +107,7 @@ def _action(item_id: int, message: str, form: TriageActionForm,
         return conflict_page(stale, next_url, title="Triage item changed", yours=yours)
     if is_htmx():
         return _row_response(row, form.next.data, message)
-    return see_other(message, next_url)
+    return see_other(message, f"{next_url}#{at}" if at and "#" not in next_url else next_url)
 
 
 @bp.post("/<int:item_id>/assign")
@@ -125,7 +126,8 @@ def category(item_id: int) -> Response:
     form = TriageActionForm()
     return _action(item_id, "Fault category saved.", form, lambda: triage.set_fault_category(
         db.session, current_actor(), item_id, form.version.data, form.fault_category.data),
-        yours=None if form.proposal.data else {"fault_category": form.fault_category.data})
+        yours=None if form.proposal.data else {"fault_category": form.fault_category.data},
+        at="fault_category")
 
 
 @bp.post("/<int:item_id>/note")

@@ -71,9 +71,16 @@
 // #item-<id>) gets no autofocus from the browser: the HTML spec skips autofocus when the URL
 // targets an element. Focus the page's autofocus field then, where the fragment scrolled
 // (on load: Chrome's scroll to the fragment, after DOMContentLoaded, takes the focus away).
+// Without one, a fragment that names a form field (a saved fault category comes back at
+// #fault_category) focuses that field: the browser scrolls to it but leaves the focus on body.
 window.addEventListener("load", function () {
   if (!location.hash) return;
   var field = document.querySelector("[autofocus]");
+  if (!field) {
+    var target = null;
+    try { target = document.getElementById(decodeURIComponent(location.hash.slice(1))); } catch (err) { target = null; }
+    if (target && target.matches("input, select, textarea, button")) field = target;
+  }
   if (field && document.activeElement === document.body) field.focus({ preventScroll: true });
 });
 

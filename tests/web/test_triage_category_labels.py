@@ -57,3 +57,20 @@ def test_the_stale_page_shows_the_current_category_by_its_label(client, site):
     current = html.split("<h2>Current values</h2>", 1)[1].split("</dl>", 1)[0]
     value = re.search(r"<dt>Fault category</dt><dd[^>]*>(.*?)</dd>", current, re.S).group(1)
     assert value.strip() == SHOWN
+
+
+def test_saving_a_category_without_javascript_comes_back_at_the_category_field(client, site):
+    """New-user walk (keyboard): after "Save category" the page opened at its top, the focus
+    on <body>. The 303 goes back to the item page at the field (its id, the fragment), which
+    app.js focuses on load (as the queue page's refused assignment, 7e00282)."""
+    saved = client.post(f"/triage/{site.item.id}/category", data={
+        "version": "1", "fault_category": "DATABASE", "next": f"/triage/{site.item.id}"})
+    assert saved.status_code == 303 and saved.headers["Location"] == f"/triage/{site.item.id}#fault_category"
+    html = client.get(f"/triage/{site.item.id}").get_data(as_text=True)
+    assert '<select id="fault_category" name="fault_category"' in html
+    accepted = client.post(f"/triage/{site.item.id}/category", data={
+        "version": "2", "fault_category": "GENERAL", "proposal": "1", "next": f"/triage/{site.item.id}"})
+    assert accepted.headers["Location"] == f"/triage/{site.item.id}#fault_category"
+    note = client.post(f"/triage/{site.item.id}/note", data={
+        "version": "3", "note": "x", "next": f"/triage/{site.item.id}"})
+    assert note.headers["Location"] == f"/triage/{site.item.id}"  # only the category's own answer

@@ -1,0 +1,36 @@
+"""Saving a fault category by keyboard (no htmx: a form POST and a 303) lands back at the
+category field, focused and in view (new-user walk, 2026-12-03: the page opened at its top,
+the focus on <body>, so a keyboard user had to Tab through the whole page again)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewapp.actors import Role
+
+from .conftest import log_in
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.mark.parametrize("width,height", [(390, 844), (1280, 900)])
+def test_saving_a_category_by_keyboard_keeps_the_focus_at_the_category(new_page, make, width, height):
+    ws = make.workspace()
+    make.user(ws, Role.LEAD, username="lena")
+    item = make.triage_item(make.run(ws, query="Why is checkout-service returning 502s?"))
+    page = new_page(width, height)
+    log_in(page, "lena")
+    page.goto(f"/triage/{item.id}")
+    page.locator("#fault_category").focus()
+    page.keyboard.type("Wrong root")
+    page.keyboard.press("Tab")  # to "Save category"
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".flash-success")
+    assert page.url.endswith(f"/triage/{item.id}#fault_category")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'fault_category'",
+                           timeout=15000)
+    assert page.locator("#fault_category").input_value() == "WRONG_ROOT_CAUSE"
+    box = page.locator("#fault_category").bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height
+    page.keyboard.press("Tab")  # the next control after the category, not the page's first link
+    assert page.evaluate("() => document.activeElement.textContent.trim()") == "Save category"
