@@ -314,8 +314,14 @@ def assign(session: Session, actor: Actor, item_id: Any, user_ids: Iterable[Any]
 
     ``ValidationFailed`` ``assignees`` (HTTP 400: not user ids, someone twice, someone
     who may not review the queue, more than N: "this queue takes 2 reviewers per run (3
-    chosen)"); ``Forbidden`` unless a lead of the queue's workspace. Commits."""
+    chosen)"); ``ValidationFailed`` ``item`` (HTTP 400) for a complete item, naming it
+    by its run's id: its assignees stay as they were (new-user walk); ``Forbidden``
+    unless a lead of the queue's workspace. Commits."""
     item, queue = _item_for(session, actor, item_id, Role.LEAD)
+    if item.completed_at is not None:
+        run_id = session.scalar(select(Run.run_id).where(Run.id == item.run_pk))
+        raise ValidationFailed("item", f"the item of run {run_id} is complete (its reviewers "
+                               "have rated it): it takes no assignment")
     ids = [id_value(v, "assignees", "must be user ids") for v in user_ids]
     if None in ids:
         raise ValidationFailed("assignees", "must be user ids")

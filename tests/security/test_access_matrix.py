@@ -116,6 +116,7 @@ def _build_world(make, session) -> World:
     aiops = make.aiops_run(ws_a, "run-a-2", query=f"Alert {SECRET_A}")
     running = make.run(ws_a, "run-a-running", status="RUNNING")
     make.run(ws_b, "run-b-1", query="Beta question")
+    unrated = make.run(ws_a, "run-a-unrated")
     message_id = next(m.id for m in run.messages if m.role == "assistant")
     make.feedback_row(run, users["reviewer_a"], comment=SECRET_A)
     case = make.case(ws_a, run=run, title=f"Case {SECRET_A}")
@@ -124,8 +125,9 @@ def _build_world(make, session) -> World:
     from reviewapp.services import review_queues
 
     queue, _ = review_queues.create_queue(session, system, ws_a.id, f"Queue {SECRET_A}", {})
+    # the item of a run nobody rated: open, so a lead may assign it (a complete item is refused)
     queue_item_id = session.scalar(select(QueueItem.id).where(
-        QueueItem.queue_id == queue.id, QueueItem.run_pk == run.id))
+        QueueItem.queue_id == queue.id, QueueItem.run_pk == unrated.id))
     return World(ws_a, ws_b, users, tokens, run, aiops, running, case, item, message_id,
                  aiops.steps[0].id, aiops.report.id, "call-a-1",
                  session.get(DiagnosisSession, aiops.diagnosis_session_id).session_id, make, session,

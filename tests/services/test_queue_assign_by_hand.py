@@ -217,3 +217,24 @@ def test_rating_a_held_items_answer_lets_go_of_the_hold_in_the_same_write(sessio
     assert _hold(session, first.id) == (None, None, False)
     second = rq.next_item(session, make.actor(cy), queue.id)
     assert second.id == first.id and second.reserved_by == cy.id
+
+
+def test_a_complete_item_takes_no_assignment(session, make, team):
+    """New-user walk: a complete item of a by-hand queue still took an assignment ("Item
+    assigned."). The service refuses any change of a complete item's assignees (HTTP 400,
+    field ``item``, naming the item by its run's id) and keeps what was stored."""
+    ann, bob, *_ = team.people
+    lead = make.actor(team.lead)
+    queue, _ = rq.create_queue(session, lead, team.ws.id, "Hand", assignment="by_hand")
+    done, open_ = _item(session, queue, team.runs[0]), _item(session, queue, team.runs[1])
+    rq.assign(session, lead, done.id, [ann.id])
+    make.feedback_row(team.runs[0], ann, rating="positive")  # N = 1: complete
+    session.refresh(done)
+    assert done.completed_at is not None
+    for ids in ([bob.id], [], [ann.id]):
+        refused = _refusal(session, lead, done.id, ids)
+        assert refused.field == "item" and refused.status == 400
+        assert refused.reason == (f"the item of run {team.runs[0].run_id} is complete (its "
+                                  "reviewers have rated it): it takes no assignment")
+    assert _assigned(session, done.id) == [ann.id]
+    assert rq.assign(session, lead, open_.id, [bob.id]) == [bob.id]  # an open one still does

@@ -214,3 +214,30 @@ def test_rating_a_held_items_answer_in_a_pair_queue_says_it_is_free(client, sess
     polled = client.post(f"/queues/items/{held.item.id}/renew").get_data(as_text=True)
     assert "You have rated this item: it is free for the next reviewer" in polled
     assert "hx-post" not in polled and "reservation-lost" not in polled
+
+
+def test_a_complete_item_shows_no_assign_form_and_is_not_assigned(client, login, make, session):
+    """New-user walk: a complete item of a by-hand queue still showed the Assign form, and
+    assigning it answered "Item assigned.". Its row names its assignees instead; a post
+    anyway is refused (400) naming the item, its assignees kept."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lee")
+    ann, bob = make.user(ws, Role.REVIEWER, username="ann"), make.user(ws, Role.REVIEWER, username="bob")
+    done_run, open_run = make.run(ws, "done-run"), make.run(ws, "open-run")
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Hand", assignment="by_hand")
+    done, open_ = (session.scalar(select(QueueItem.id).where(QueueItem.queue_id == queue.id,
+                                                             QueueItem.run_pk == r.id))
+                   for r in (done_run, open_run))
+    rq.assign(session, make.actor(lead), done, [ann.id])
+    make.feedback_row(done_run, ann, rating="positive")  # N = 1: complete
+    login(lead)
+    page = client.get(f"/queues/{queue.id}").get_data(as_text=True)
+    forms = re.findall(r'action="/queues/\d+/items/(\d+)/assign', page)
+    assert forms == [str(open_)]
+    row = re.search(rf'<tr id="item-{done}".*?</tr>', page, re.S).group(0)
+    assert re.search(r'data-label="Assigned to">\s*ann\s*</td>', row)
+    refused = client.post(f"/queues/{queue.id}/items/{done}/assign", data={"assignees": str(bob.id)})
+    assert refused.status_code == 400
+    assert ("item: the item of run done-run is complete (its reviewers have rated it): it takes no "
+            "assignment") in refused.get_data(as_text=True)
+    assert list(session.scalars(select(QueueAssignment.user_id).where(QueueAssignment.item_id == done))) == [ann.id]

@@ -347,14 +347,16 @@ def test_the_assign_list_offers_only_who_may_review_and_a_forged_assign_is_refus
     bob = make.user(ws, Role.REVIEWER, username="bob")
     make.user(ws, Role.REVIEWER, username="cy")
     runs_ = [make.run(ws) for _ in range(2)]
-    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Picked", assignment="by_hand")
+    # two per run: the item ann rated stays open (a complete item shows no assign form)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Picked", assignment="by_hand",
+                               reviewers_per_run=2)
     make.feedback_row(runs_[0], ann)  # ann rated: she stays in the progress table
     admin.remove_member(session, Actor.system_actor(), ws.id, ann.id)
     admin.set_active(session, Actor.system_actor(), ws.id, bob.id, False)
     login(lead)
     html = client.get(f"/queues/{queue.id}").get_data(as_text=True)
     selects = re.findall(r'<select id="assign-\d+-\d+" name="assignees">(.*?)</select>', html, re.S)
-    assert len(selects) == 2  # two items, one reviewer slot each (reviewers per run 1)
+    assert len(selects) == 4  # two items, two reviewer slots each (reviewers per run 2)
     for options in selects:
         assert re.findall(r">\s*([^<>]*?)\s*</option>", options) == ["Nobody", "cy", "lee"]
     assert [(u.username) for u in rq.assignable_reviewers(session, make.actor(lead), queue.id)] \
@@ -409,7 +411,9 @@ def test_the_assign_list_keeps_a_former_reviewers_item_selected_as_theirs(
     bob = make.user(ws, Role.REVIEWER, username="bob")
     make.user(ws, Role.REVIEWER, username="cy")
     runs_ = [make.run(ws) for _ in range(3)]
-    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Picked", assignment="by_hand")
+    # two per run: the items rated once stay open (a complete item shows no assign form)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Picked", assignment="by_hand",
+                               reviewers_per_run=2)
     items = sorted(_items_of(session, queue.id))
     rq.assign(session, make.actor(lead), items[0], [ann.id])
     rq.assign(session, make.actor(lead), items[1], [bob.id])
