@@ -27,7 +27,7 @@ PORT ?= 5000
 ## (defaults 127.0.0.1:5000; `make run PORT=5057` to choose another port)
 run: $(VENV)/.installed
 	$(BIN)/flask db upgrade
-	$(BIN)/flask demo bootstrap
+	$(BIN)/flask demo bootstrap --url http://$(HOST):$(PORT)
 	$(BIN)/flask run --host $(HOST) --port $(PORT)
 
 ## chromium: Debian's chromium + chromium-driver (and CJK / emoji fonts) for the browser tests, when missing

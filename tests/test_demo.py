@@ -58,3 +58,12 @@ def test_demo_bootstrap_creates_three_roles_and_prints_passwords(runner, session
         assert f"username: {name}" in result.output
     again = runner.invoke(args=["demo", "bootstrap"])
     assert "nothing to bootstrap" in again.output
+
+
+def test_demo_bootstrap_names_the_address_the_app_serves_on(runner, session):
+    """Second new-user walk: ``make run PORT=5058`` served on 5058 and printed "Log in at
+    http://127.0.0.1:5000". ``make run`` passes its address (``--url``); 5000 by default."""
+    result = runner.invoke(args=["demo", "bootstrap", "--url", "http://127.0.0.1:5058"])
+    assert result.exit_code == 0, result.output
+    assert "Log in at http://127.0.0.1:5058 with:" in result.output
+    assert "5000" not in result.output

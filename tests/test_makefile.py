@@ -28,3 +28,11 @@ def test_make_run_serves_on_localhost_5000_by_default():
 def test_make_run_takes_the_port_and_host_from_the_command_line():
     line = _serve_line("PORT=5057", "HOST=0.0.0.0")
     assert line.split()[-4:] == ["--host", "0.0.0.0", "--port", "5057"]
+
+
+def test_make_run_tells_the_demo_bootstrap_where_it_serves():
+    env = {name: value for name, value in os.environ.items() if name not in ("HOST", "PORT")}
+    out = subprocess.run(["make", "-n", "-W", ".venv/.installed", "run", "PORT=5058"], cwd=REPO,
+                         env=env, capture_output=True, text=True, check=True).stdout
+    assert [line.split()[-2:] for line in out.splitlines() if "demo bootstrap" in line] == [
+        ["--url", "http://127.0.0.1:5058"]]

@@ -29,7 +29,9 @@ def demo_load(slug: str) -> None:
 
 
 @demo_cli.command("bootstrap")
-def demo_bootstrap() -> None:
+@click.option("--url", default="http://127.0.0.1:5000", show_default=True,
+              help="the address the app serves on, for the 'Log in at' line (make run passes its own)")
+def demo_bootstrap(url: str) -> None:
     """First start: when the database holds no user, create the demo workspace, an admin,
     a lead and a reviewer with generated passwords (printed once) and load the demo runs."""
     from ..models import User
@@ -48,7 +50,7 @@ def demo_bootstrap() -> None:
         admin.create_user(db.session, system, username, password, ws.id, role)
         lines.append(f"  {role.value:<9} username: {username:<9} password: {password}")
     demo.load(db.session, system, ws.id)
-    click.echo("Demo workspace ready. Log in at http://127.0.0.1:5000 with:")
+    click.echo(f"Demo workspace ready. Log in at {url} with:")
     for line in lines:
         click.echo(line)
     click.echo("These passwords are shown only once. Change one with: "
