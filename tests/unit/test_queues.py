@@ -78,7 +78,7 @@ def test_a_rule_may_not_hold_the_workspace_the_sort_or_reviewed_by_me(key):
     with pytest.raises(ValidationFailed) as refused:
         clean_rule({key: "1"})
     assert refused.value.field == f"rule.{key}"
-    assert "not allowed" in refused.value.reason
+    assert refused.value.reason == "Not allowed in a queue's rule."  # a sentence (3d704ef)
 
 
 def test_round_robin_deals_each_item_n_different_reviewers_in_turn():
