@@ -300,6 +300,10 @@ def assignable_reviewers(session: Session, actor: Actor, queue_id: Any) -> list[
                   key=lambda a: a.username)
 
 
+CHOOSE_FROM_LIST = "Choose reviewers from the list."  # assignees that are no user ids
+NOT_RUN_IDS = "Nothing was added: the checked values are not run ids."
+
+
 def assign(session: Session, actor: Actor, item_id: Any, user_ids: Iterable[Any]) -> list[int]:
     """A lead sets who an item is assigned to (by hand; replaces the item's assignees;
     an empty list unassigns it); returns the user ids. Each must be allowed to review the
@@ -313,33 +317,34 @@ def assign(session: Session, actor: Actor, item_id: Any, user_ids: Iterable[Any]
     above N; only someone new is refused while the item would have more than N.
 
     ``ValidationFailed`` ``assignees`` (HTTP 400: not user ids, someone twice, someone
-    who may not review the queue, more than N: "this queue takes 2 reviewers per run (3
-    chosen)"); ``ValidationFailed`` ``item`` (HTTP 400) for a complete item, naming it
-    by its run's id: its assignees stay as they were (new-user walk); ``Forbidden``
+    who may not review the queue, more than N: "This queue takes 2 reviewers per run (3
+    chosen)."; every reason a sentence, shown beside the item's form); ``ValidationFailed``
+    ``item`` (HTTP 400) for a complete item, naming it by its run's id: its assignees stay
+    as they were (new-user walk); ``Forbidden``
     unless a lead of the queue's workspace. Commits."""
     item, queue = _item_for(session, actor, item_id, Role.LEAD)
     if item.completed_at is not None:
         run_id = session.scalar(select(Run.run_id).where(Run.id == item.run_pk))
-        raise ValidationFailed("item", f"the item of run {run_id} is complete (its reviewers "
-                               "have rated it): it takes no assignment")
-    ids = [id_value(v, "assignees", "must be user ids") for v in user_ids]
+        raise ValidationFailed("item", f"The item of run {run_id} is complete (its reviewers "
+                               "have rated it): it takes no assignment.")
+    ids = [id_value(v, "assignees", CHOOSE_FROM_LIST) for v in user_ids]
     if None in ids:
-        raise ValidationFailed("assignees", "must be user ids")
+        raise ValidationFailed("assignees", CHOOSE_FROM_LIST)
     twice = sorted(i for i, n in Counter(ids).items() if n > 1)
     if twice:
-        raise ValidationFailed("assignees", "choose each reviewer once "
-                               f"(twice: {who(session, queue.workspace_id, twice)})")
+        raise ValidationFailed("assignees", "Choose each reviewer once "
+                               f"(twice: {who(session, queue.workspace_id, twice)}).")
     current = set(session.scalars(
         select(QueueAssignment.user_id).where(QueueAssignment.item_id == item.id)))
     n = queue.reviewers_per_run
     if len(ids) > n and not set(ids) <= current:
-        raise ValidationFailed("assignees", f"this queue takes {n} reviewer{'s' if n != 1 else ''} "
-                               f"per run ({len(ids)} chosen)")
+        raise ValidationFailed("assignees", f"This queue takes {n} reviewer{'s' if n != 1 else ''} "
+                               f"per run ({len(ids)} chosen).")
     allowed = set(assignable(session, queue)) | current
     outside = [i for i in ids if i not in allowed]
     if outside:
-        raise ValidationFailed("assignees", "must be reviewers who may review this queue "
-                               f"(not: {who(session, queue.workspace_id, outside)})")
+        raise ValidationFailed("assignees", "Only reviewers who may review this queue can be "
+                               f"assigned (not: {who(session, queue.workspace_id, outside)}).")
     chosen = list(ids)
     session.execute(delete(QueueAssignment).where(QueueAssignment.item_id == item.id))
     session.add_all([QueueAssignment(item_id=item.id, user_id=uid,
@@ -358,9 +363,9 @@ def add_runs(session: Session, actor: Actor, queue_id: Any, run_pks: Iterable[An
     added, and the reason says so, how many of the checked runs were refused, naming
     every one (``details["refused"]``: their run ids, sorted). Commits."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
-    pks = sorted({id_value(pk, "runs", "must be run ids") or 0 for pk in run_pks})
+    pks = sorted({id_value(pk, "runs", NOT_RUN_IDS) or 0 for pk in run_pks})
     if not pks or 0 in pks:
-        raise ValidationFailed("runs", "must be run ids")
+        raise ValidationFailed("runs", NOT_RUN_IDS)
     # The runs' row locks (``FOR NO KEY UPDATE``, in id order; PostgreSQL), the lock a
     # rating writer holds until it commits: the count ``insert_items`` stores then sees
     # every rating, and a rating after it sees the item (``queue_completion``).
@@ -391,7 +396,7 @@ def _nothing_added(refused: list[str], checked: int) -> str:
         which = f"{k} of the {checked} checked runs {'has' if k == 1 else 'have'} nothing"
     item = "its item" if k == 1 else "their items"
     hint = f" Uncheck {'it' if k == 1 else 'them'} and add again." if k < checked else ""
-    return (f"nothing was added: {which} to rate at answer level (no answer, no report), so "
+    return (f"Nothing was added: {which} to rate at answer level (no answer, no report), so "
             f"{item} could never complete: {', '.join(refused)}.{hint}")
 
 

@@ -355,7 +355,8 @@ class AddRunsForm(FlaskForm):
     the service checks each) and the list page to come back to."""
 
     queue = StringField("Queue", validators=[InputRequired(message="choose a queue")])
-    runs = _ValuesField("Runs", validators=[DataRequired(message="check at least one run")])
+    runs = _ValuesField("Runs", validators=[DataRequired(
+        message="Nothing was added: check at least one run to add to the queue.")])
     next = HiddenField()
 
 

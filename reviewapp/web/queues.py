@@ -298,8 +298,8 @@ def assign(queue_id: int, item_id: int) -> Response:
     picks = [str(v) for v in form.assignees.data or ()]
     try:
         chosen = rq.assign(db.session, actor, item_id, [v for v in picks if v])
-    except ValidationFailed as refused:
-        if refused.field != "assignees":
+    except ValidationFailed as refused:  # who was chosen, or the item (completed since)
+        if refused.field not in ("assignees", "item"):
             raise
         db.session.rollback()
         return _detail_page(queue_id, form.cursor.data or None,
@@ -330,7 +330,7 @@ def add_runs() -> Response:
         if refused.field != "runs":
             raise
         db.session.rollback()
-        flash(refused.message, "error")
+        flash(refused.reason, "error")  # a sentence; the field's code is for the API
         session[_KEPT] = {"queue": _int(form.queue.data), "runs": _ids(runs)[:_KEPT_MAX]}
         return redirect(back, 303)
     flash(f"{added} run{'s' if added != 1 else ''} added to the queue"

@@ -21,7 +21,7 @@ from .conftest import SCREENSHOTS, log_in
 
 pytestmark = pytest.mark.browser
 
-REASON = "this queue takes 2 reviewers per run (3 chosen)"
+REASON = "This queue takes 2 reviewers per run (3 chosen)."
 
 
 @pytest.fixture

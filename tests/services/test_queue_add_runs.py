@@ -34,7 +34,7 @@ def test_one_refused_run_refuses_the_add_and_the_refusal_says_nothing_was_added(
         rq.add_runs(session, lead, queue.id, [good.id, bad.id])
     assert refused.value.field == "runs"
     assert refused.value.reason == (
-        "nothing was added: 1 of the 2 checked runs has nothing to rate at answer level "
+        "Nothing was added: 1 of the 2 checked runs has nothing to rate at answer level "
         "(no answer, no report), so its item could never complete: failed-1. "
         "Uncheck it and add again.")
     assert _items(session, queue) == []
@@ -49,12 +49,12 @@ def test_every_refused_run_is_named(session, make):
     with pytest.raises(ValidationFailed) as refused:
         rq.add_runs(session, lead, queue.id, [run.id for run in bad])
     assert refused.value.reason == (
-        "nothing was added: none of the 7 checked runs has anything to rate at answer level "
+        "Nothing was added: none of the 7 checked runs has anything to rate at answer level "
         "(no answer, no report), so their items could never complete: "
         + ", ".join(f"failed-{i}" for i in range(7)) + ".")
     assert _items(session, queue) == []
     with pytest.raises(ValidationFailed) as one:
         rq.add_runs(session, lead, queue.id, [bad[0].id])
     assert one.value.reason == (
-        "nothing was added: the checked run has nothing to rate at answer level "
+        "Nothing was added: the checked run has nothing to rate at answer level "
         "(no answer, no report), so its item could never complete: failed-0.")

@@ -55,7 +55,7 @@ def test_assign_refuses_more_assignees_than_reviewers_per_run(session, make, tea
     assert rq.assign(session, lead, item.id, [ann.id]) == [ann.id]
     refused = _refusal(session, lead, item.id, [ann.id, bob.id, cy.id])
     assert (refused.status, refused.field, refused.reason) == (
-        400, "assignees", "this queue takes 2 reviewers per run (3 chosen)")
+        400, "assignees", "This queue takes 2 reviewers per run (3 chosen).")
     assert _assigned(session, item.id) == [ann.id]
     assert rq.assign(session, lead, item.id, [bob.id, cy.id]) == [bob.id, cy.id]
     assert _assigned(session, item.id) == sorted([bob.id, cy.id])
@@ -64,7 +64,7 @@ def test_assign_refuses_more_assignees_than_reviewers_per_run(session, make, tea
                                 assignment="by_hand")
     one = _item(session, single, team.runs[1])
     refused = _refusal(session, lead, one.id, [ann.id, bob.id])
-    assert refused.reason == "this queue takes 1 reviewer per run (2 chosen)"
+    assert refused.reason == "This queue takes 1 reviewer per run (2 chosen)."
     assert _assigned(session, one.id) == []
 
 
@@ -87,7 +87,7 @@ def test_lowering_reviewers_per_run_keeps_assignments_and_refuses_only_new_exces
     # Someone new while above N: refused, unchanged.
     refused = _refusal(session, lead, item.id, [ann.id, bob.id, dan.id])
     assert (refused.field, refused.reason) == ("assignees",
-                                               "this queue takes 2 reviewers per run (3 chosen)")
+                                               "This queue takes 2 reviewers per run (3 chosen).")
     assert _assigned(session, item.id) == sorted([ann.id, bob.id, cy.id])
     # Down to N: accepted; the one let go is new again, so three are refused now.
     assert rq.assign(session, lead, item.id, [ann.id, bob.id]) == [ann.id, bob.id]
@@ -234,7 +234,7 @@ def test_a_complete_item_takes_no_assignment(session, make, team):
     for ids in ([bob.id], [], [ann.id]):
         refused = _refusal(session, lead, done.id, ids)
         assert refused.field == "item" and refused.status == 400
-        assert refused.reason == (f"the item of run {team.runs[0].run_id} is complete (its "
-                                  "reviewers have rated it): it takes no assignment")
+        assert refused.reason == (f"The item of run {team.runs[0].run_id} is complete (its "
+                                  "reviewers have rated it): it takes no assignment.")
     assert _assigned(session, done.id) == [ann.id]
     assert rq.assign(session, lead, open_.id, [bob.id]) == [bob.id]  # an open one still does

@@ -480,12 +480,12 @@ def test_assignment_by_hand(session, make, world):
     with pytest.raises(ValidationFailed) as caught:
         rq.assign(session, lead, item.id, [make.user(world.other).id])
     assert (caught.value.field, caught.value.reason) == (
-        "assignees", "must be reviewers who may review this queue (not: 1 person outside the workspace)")
+        "assignees", "Only reviewers who may review this queue can be assigned (not: 1 person outside the workspace).")
     # The same reviewer twice (two slots of the page's form): refused, not merged quietly,
     # and named by username (not by user id).
     with pytest.raises(ValidationFailed) as caught:
         rq.assign(session, lead, item.id, [bob.id, str(bob.id)])
-    assert (caught.value.field, caught.value.reason) == ("assignees", "choose each reviewer once (twice: bob)")
+    assert (caught.value.field, caught.value.reason) == ("assignees", "Choose each reviewer once (twice: bob).")
     assert _assignees(session, queue) == {world.chat[3].id: [ann.id]}
     with pytest.raises(Forbidden):
         rq.assign(session, make.actor(ann), item.id, [ann.id])

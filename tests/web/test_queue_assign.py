@@ -94,7 +94,7 @@ def test_assigning_more_than_reviewers_per_run_is_refused_naming_the_field(
     refused = _assign(client, queue, items[0], ann, bob, cy)
     page = refused.get_data(as_text=True)
     assert 400 <= refused.status_code < 500
-    assert "assignees" in page and "this queue takes 2 reviewers per run (3 chosen)" in page
+    assert "assignees" in page and "This queue takes 2 reviewers per run (3 chosen)." in page
     assert _assigned(session, items[0]) == []
     taken = _assign(client, queue, items[0], ann, bob)
     assert taken.status_code == 303
@@ -161,7 +161,7 @@ def test_a_refused_assignment_shows_the_page_again_with_the_error_at_its_form(
     error_id = f"assign-{items[1]}-error"
     error = re.search(rf'<small id="{error_id}" class="error"[^>]*>(.*?)</small>', form, re.S)
     assert error and " ".join(error.group(1).split()) == \
-        "this queue takes 2 reviewers per run (3 chosen)"
+        "This queue takes 2 reviewers per run (3 chosen)."
     assert _picked(form) == ["ann", "bob", "cy"]
     selects = re.findall(r"<select\b[^>]*>", form)
     assert len(selects) == 3
@@ -176,7 +176,7 @@ def test_a_refused_assignment_shows_the_page_again_with_the_error_at_its_form(
     twice = _assign(client, queue, items[1], bob, bob)
     form = _form_of(twice.get_data(as_text=True), items[1])
     assert twice.status_code == 422 and _picked(form) == ["bob", "bob"]
-    assert "choose each reviewer once (twice: bob)" in form
+    assert "Choose each reviewer once (twice: bob)." in form
     gap = _assign(client, queue, items[1], None, bob, bob)
     assert _picked(_form_of(gap.get_data(as_text=True), items[1])) == [None, "bob", "bob"]
     # Fixed: taken, back to the page (303) at the item.
@@ -197,7 +197,7 @@ def test_a_refusal_for_an_item_not_on_the_page_is_said_at_the_top(app, client, l
     html = refused.get_data(as_text=True)
     assert refused.status_code == 422 and f"/items/{items[0]}/assign" not in html
     assert ('<p class="flash flash-error" role="alert" tabindex="-1" autofocus>The item was not '
-            "assigned: this queue takes 2 reviewers per run (3 chosen)</p>") in html
+            "assigned. This queue takes 2 reviewers per run (3 chosen).</p>") in html
 
 
 def test_rating_a_held_items_answer_in_a_pair_queue_says_it_is_free(client, session, ann_holds):
@@ -237,7 +237,7 @@ def test_a_complete_item_shows_no_assign_form_and_is_not_assigned(client, login,
     row = re.search(rf'<tr id="item-{done}".*?</tr>', page, re.S).group(0)
     assert re.search(r'data-label="Assigned to">\s*ann\s*</td>', row)
     refused = client.post(f"/queues/{queue.id}/items/{done}/assign", data={"assignees": str(bob.id)})
-    assert refused.status_code == 400
-    assert ("item: the item of run done-run is complete (its reviewers have rated it): it takes no "
-            "assignment") in refused.get_data(as_text=True)
+    assert refused.status_code == 422  # the queue page, the reason above the items
+    assert ("The item was not assigned. The item of run done-run is complete (its reviewers have rated it): "
+            "it takes no assignment.") in refused.get_data(as_text=True)
     assert list(session.scalars(select(QueueAssignment.user_id).where(QueueAssignment.item_id == done))) == [ann.id]

@@ -106,13 +106,13 @@ def test_bulk_add_with_no_run_checked_goes_back_to_the_list(client, login, make,
     page = client.get(back)
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and 'id="add-to-queue"' in html
-    assert "runs: check at least one run" in html
+    assert "Nothing was added: check at least one run to add to the queue." in html
     assert not rq.exists_item(session, queue.id, run.id)
     # Checkbox values that are no run ids: the service's refusal, shown the same way.
     odd = client.post("/queues/add-runs", data={"queue": str(queue.id), "runs": "abc",
                                                 "next": back})
     assert odd.status_code == 303 and odd.headers["Location"] == back
-    assert "runs: must be run ids" in client.get(back).get_data(as_text=True)
+    assert "Nothing was added: the checked values are not run ids." in client.get(back).get_data(as_text=True)
     assert not rq.exists_item(session, queue.id, run.id)
     # An outside "next" falls back to the runs list.
     added = client.post("/queues/add-runs", data={"queue": str(queue.id), "runs": str(run.id),
@@ -209,7 +209,7 @@ def test_assign_shows_every_current_assignee_one_select_per_slot(client, login, 
     twice = client.post(f"/queues/{queue.id}/items/{items[0]}/assign",
                         data={"assignees": [str(ann.id), str(ann.id)]})
     assert twice.status_code == 422
-    assert f'<small id="assign-{items[0]}-error" class="error">choose each reviewer once (twice: ann)</small>' \
+    assert f'<small id="assign-{items[0]}-error" class="error">Choose each reviewer once (twice: ann).</small>' \
         in twice.get_data(as_text=True)
     rows = {r.item_id: r for r in rq.list_items(session, make.actor(lead), queue.id)[1].rows}
     assert (rows[items[0]].assignees, rows[items[1]].assignees) == (("ann", "bob"), ("ann", "cy"))
@@ -335,7 +335,7 @@ def test_a_refused_bulk_add_keeps_the_ticks_and_the_chosen_queue(client, login, 
                                                     "next": back})
     assert refused.status_code == 303 and refused.headers["Location"] == back
     page = html.unescape(re.sub(r"\s+", " ", client.get(back).get_data(as_text=True)))
-    assert ("runs: nothing was added: 1 of the 2 checked runs has nothing to rate at answer level "
+    assert ("Nothing was added: 1 of the 2 checked runs has nothing to rate at answer level "
             "(no answer, no report), so its item could never complete: failed-1. Uncheck it and add again.") in page
     ticked = set(re.findall(r'<input type="checkbox" name="runs" value="(\d+)" form="add-to-queue" checked', page))
     assert ticked == {str(good.id), str(bad.id)}

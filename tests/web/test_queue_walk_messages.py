@@ -1,0 +1,104 @@
+"""New-user walk of the team-review queues, what the pages say: the bulk "Add to queue"
+refusal and a lead's by-hand assignment refusals are plain sentences (no field code such
+as "runs: ", no lower-case start), each asserted as the exact text the page shows."""
+
+from __future__ import annotations
+
+import html as htmllib
+import re
+
+from sqlalchemy import select
+
+from reviewapp.actors import Role
+from reviewapp.models import QueueAssignment, QueueItem
+from reviewapp.services import review_queues as rq
+
+
+def _text(markup: str) -> str:
+    return htmllib.unescape(re.sub(r"\s+", " ", markup))
+
+
+def _flashes(page: str) -> list[str]:
+    return [_text(m).strip() for m in re.findall(r'<div class="flash flash-\w+">(.*?)</div>', page, re.S)]
+
+
+def test_a_refused_bulk_add_says_a_sentence_without_the_field_code(client, login, make, session):
+    """Walk finding 6: the refusal read "runs: nothing was added: ..." (the field's code
+    first). Each refusal of "Add to queue" now reads as a sentence of its own."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    good = make.run(ws, "good-1")
+    make.aiops_run(ws, "failed-1", status="FAILED", answer=None, report=None)
+    bad = make.aiops_run(ws, "failed-2", status="FAILED", answer=None, report=None)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Q", {"kind": "aiops", "status": "SUCCESS"})
+    login(lead)
+    back = "/?kind=chat"
+
+    def told(data):
+        answer = client.post("/queues/add-runs", data={"queue": str(queue.id), "next": back, **data})
+        assert answer.status_code == 303 and answer.headers["Location"] == back
+        return _flashes(client.get(back).get_data(as_text=True))
+
+    assert told({}) == ["Nothing was added: check at least one run to add to the queue."]
+    assert told({"runs": "abc"}) == ["Nothing was added: the checked values are not run ids."]
+    assert told({"runs": [str(good.id), str(bad.id)]}) == [
+        "Nothing was added: 1 of the 2 checked runs has nothing to rate at answer level (no answer, no "
+        "report), so its item could never complete: failed-2. Uncheck it and add again."]
+    assert not rq.exists_item(session, queue.id, good.id)
+
+
+def _by_hand(make, session, *, n: int = 1):
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lee")
+    ann, bob = make.user(ws, Role.REVIEWER, username="ann"), make.user(ws, Role.REVIEWER, username="bob")
+    outsider = make.user(make.workspace(), Role.REVIEWER, username="zed")
+    run = make.run(ws, "run-a")
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "By hand", {"kind": "chat"},
+                               reviewers_per_run=n, assignment="by_hand")
+    item = session.scalar(select(QueueItem).where(QueueItem.queue_id == queue.id))
+    return lead, (ann, bob, outsider), run, queue, item
+
+
+def _error_beside(page: str, item_id: int) -> str:
+    found = re.search(rf'<small id="assign-{item_id}-error" class="error">(.*?)</small>', page, re.S)
+    assert found, "no reason beside the item's form"
+    return _text(found.group(1)).strip()
+
+
+def test_the_assign_forms_refusals_are_sentences(client, login, make, session):
+    """Walk finding 7: the reasons beside a by-hand item's Assign form began in lower
+    case ("this queue takes 1 reviewer per run (2 chosen)"). Each is a sentence now."""
+    lead, (ann, bob, outsider), _, queue, item = _by_hand(make, session)
+    login(lead)
+
+    def refused(*people):
+        answer = client.post(f"/queues/{queue.id}/items/{item.id}/assign",
+                             data={"assignees": [str(p.id) for p in people]})
+        assert answer.status_code == 422
+        return _error_beside(answer.get_data(as_text=True), item.id)
+
+    assert refused(ann, bob) == "This queue takes 1 reviewer per run (2 chosen)."
+    assert refused(ann, ann) == "Choose each reviewer once (twice: ann)."
+    assert refused(outsider) == ("Only reviewers who may review this queue can be assigned "
+                                 "(not: 1 person outside the workspace).")
+    odd = client.post(f"/queues/{queue.id}/items/{item.id}/assign", data={"assignees": ["x"]})
+    assert odd.status_code == 422
+    assert _error_beside(odd.get_data(as_text=True), item.id) == "Choose reviewers from the list."
+    assert session.scalars(select(QueueAssignment).where(QueueAssignment.item_id == item.id)).all() == []
+
+
+def test_assigning_an_item_completed_meanwhile_says_so_on_the_queue_page(client, login, make, session):
+    """A stale page's Assign on an item completed since (its row has no form any more):
+    the queue page says above the items, as a sentence, that it was not assigned and why,
+    instead of an error page reading "item: the item of run ... is complete"."""
+    lead, (ann, bob, _), run, queue, item = _by_hand(make, session)
+    rq.assign(session, make.actor(lead), item.id, [ann.id])
+    make.feedback_row(run, ann, rating="positive")  # N = 1: complete
+    login(lead)
+    answer = client.post(f"/queues/{queue.id}/items/{item.id}/assign", data={"assignees": [str(bob.id)]})
+    assert answer.status_code == 422
+    page = answer.get_data(as_text=True)
+    top = re.search(r'<p class="flash flash-error" role="alert" tabindex="-1" autofocus>(.*?)</p>', page, re.S)
+    assert top and _text(top.group(1)) == (
+        "The item was not assigned. The item of run run-a is complete (its reviewers have rated it): "
+        "it takes no assignment.")
