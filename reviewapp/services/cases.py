@@ -20,7 +20,7 @@ AUTO cases are made by the verdict (``services/feedback/verdict.py``: ``promote_
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from operator import attrgetter, itemgetter
@@ -31,7 +31,8 @@ from sqlalchemy.orm import Session, selectinload
 
 from ..actors import Actor, Role
 from ..domain import suggest as suggest_rules
-from ..domain.fault_categories import DEFAULT_CATEGORY
+from ..domain.fault_categories import DEFAULT_CATEGORY, FaultCategory
+from ..domain.vocabulary import Registry
 from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import Case, Run, SourceType, Workspace
 from ..models.base import utcnow
@@ -227,12 +228,13 @@ def get_case(session: Session, actor: Actor, case_id: str) -> CaseDetail:
                       time_zone_in(session, case.workspace_id))
 
 
-def _clean_fields(values: Mapping[str, Any], categories: Sequence[str],
+def _clean_fields(values: Mapping[str, Any], categories: Registry[FaultCategory],
                   current_category: str | None = None) -> dict[str, Any]:
     """Validate the editable fields; blank optional text becomes ``None``, blanks after
     free text are dropped, codes are trimmed. The category
     must be one of ``categories`` (the workspace's vocabulary, SPEC 7) or the case's
-    ``current_category`` unchanged (a code since dropped from the list stays until edited)."""
+    ``current_category`` unchanged (a code since dropped from the list stays until edited);
+    a refusal lists the categories by label, as the form's select shows them."""
     def text(name: str, limit: int, required: bool = False, verbatim: bool = False) -> str | None:
         # Free text is stored as typed (leading spaces too: only the CSV export
         # neutralises a formula, issue 11) but for the blanks after it, which nobody
@@ -254,7 +256,8 @@ def _clean_fields(values: Mapping[str, Any], categories: Sequence[str],
     if category not in categories and category != current_category:
         raise ValidationFailed("fault_category",
                                f"'{category}' is not a category of this workspace; "
-                               f"use one of {', '.join(categories)}")
+                               f"use one of {', '.join(label for _, label in categories.choices())}",
+                               details={"allowed": list(categories.codes())})
     cleaned = {
         "fault_category": category,
         "title": text("title", TITLE_MAX, required=True, verbatim=True),
@@ -299,7 +302,7 @@ def edit_case(session: Session, actor: Actor, case_id: str, version: int | str,
         raise Forbidden()
     if case.version != expected:
         raise _stale(session, case)
-    cleaned = _clean_fields(fields, categories_of(session, case.workspace_id).codes(),
+    cleaned = _clean_fields(fields, categories_of(session, case.workspace_id),
                             case.fault_category)
     if all(_same_text(value, getattr(case, name)) for name, value in cleaned.items()):
         session.commit()  # end the read
@@ -398,7 +401,7 @@ def create_manual_case(session: Session, actor: Actor, run_pk: int | str,
     (``details`` = that case: edit it instead; see the module doc). Submitting exactly the
     run's existing case again (a double submit) returns it: creation is idempotent."""
     run = _lead_run(session, actor, run_pk)
-    cleaned = _clean_fields(fields, categories_of(session, run.workspace_id).codes())
+    cleaned = _clean_fields(fields, categories_of(session, run.workspace_id))
     case_id = new_case_id()
     now = utcnow()
     stmt = insert_for(session, Case.__table__).values(

@@ -104,6 +104,9 @@ def _action(item_id: int, message: str, form: TriageActionForm,
         if is_htmx() and isinstance(stale.details, dict):
             return _row_response(triage.TriageRow.from_dict(stale.details), form.next.data,
                                  stale.message, 409, "error")
+        if yours and isinstance(stale.details, dict):  # what was sent, as the page words it
+            yours = {**yours, **{key: label for key, label in stale.details.get("submitted_labels", {}).items()
+                                 if key in yours}}
         return conflict_page(stale, next_url, title="Triage item changed", yours=yours)
     if is_htmx():
         return _row_response(row, form.next.data, message)

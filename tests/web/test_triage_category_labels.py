@@ -74,3 +74,59 @@ def test_saving_a_category_without_javascript_comes_back_at_the_category_field(c
     note = client.post(f"/triage/{site.item.id}/note", data={
         "version": "3", "note": "x", "next": f"/triage/{site.item.id}"})
     assert note.headers["Location"] == f"/triage/{site.item.id}"  # only the category's own answer
+
+
+def test_the_stale_page_shows_the_submitted_category_by_its_label(client, site):
+    """New-user walk (second): "Your version (not saved)" read DATABASE while the current
+    values beside it read the label. Both read the workspace's label."""
+    client.post(f"/triage/{site.item.id}/category", data={"version": "1", "fault_category": "GENERAL"})
+    stale = client.post(f"/triage/{site.item.id}/category", data={"version": "1", "fault_category": "DATABASE"})
+    assert stale.status_code == 409
+    yours = stale.get_data(as_text=True).split("<h2>Your version (not saved)</h2>", 1)[1].split("</dl>", 1)[0]
+    value = re.search(r"<dt>Fault category</dt><dd[^>]*>(.*?)</dd>", yours, re.S).group(1)
+    assert value.strip() == SHOWN
+
+
+def test_a_refused_category_lists_the_workspace_labels(client, site, session):
+    """New-user walk (second): a refused category listed the codes (GENERAL, DATABASE)
+    where the select shows labels; it lists the labels."""
+    refused = client.post(f"/triage/{site.item.id}/category", data={  # an accept from an older page
+        "version": "1", "fault_category": "NO_EVIDENCE", "proposal": "1"})
+    page = client.get(refused.headers["Location"]).get_data(as_text=True)
+    assert re.search(r'<div class="flash flash-error">([^<]*)</div>', page).group(1) == (
+        "The proposal was not accepted: &#39;NO_EVIDENCE&#39; is not a category of this workspace; "
+        "use one of General / other, Database &lt;trouble&gt;")
+
+
+def _accept_button(html):
+    found = re.search(r'<form [^>]*class="action-block accept">.*?<button type="submit">(.*?)</button>', html, re.S)
+    return found.group(1) if found else None
+
+
+def _hint(html):
+    return " ".join(re.sub(r"<[^>]+>", "", re.search(
+        r'<small id="category-hint" class="hint">(.*?)</small>', html, re.S).group(1)).split())
+
+
+def test_the_proposal_is_no_longer_offered_once_a_category_is_chosen(client, make, login, session):
+    """New-user walk (second): "Accept the proposal “No evidence”" stayed on offer after the
+    lead had chosen another category. Once a category is set nothing is offered; the hint
+    still names the proposal, and says so when it is the chosen one."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    item = make.triage_item(make.run(ws))  # no tool calls: the rules propose NO_EVIDENCE
+    login(lead)
+    html = client.get(f"/triage/{item.id}").get_data(as_text=True)
+    assert _accept_button(html) == "Accept the proposal “No evidence”"
+    assert _hint(html).startswith("Proposed: No evidence, because ")
+    client.post(f"/triage/{item.id}/category", data={"version": "1", "fault_category": "DATABASE"})
+    html = client.get(f"/triage/{item.id}").get_data(as_text=True)
+    assert _accept_button(html) is None
+    assert _hint(html).startswith("Proposed: No evidence, because ")
+    client.post(f"/triage/{item.id}/category", data={"version": "2", "fault_category": "NO_EVIDENCE"})
+    html = client.get(f"/triage/{item.id}").get_data(as_text=True)
+    assert _accept_button(html) is None
+    assert _hint(html).startswith("Proposed: No evidence (chosen), because ")
+    client.post(f"/triage/{item.id}/category", data={"version": "3", "fault_category": ""})
+    assert _accept_button(client.get(f"/triage/{item.id}").get_data(as_text=True)) == \
+        "Accept the proposal “No evidence”"

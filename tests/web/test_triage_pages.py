@@ -600,7 +600,7 @@ def test_a_refused_accept_goes_back_to_the_item_page_with_the_error(client, logi
     page = client.get(refused.headers["Location"]).get_data(as_text=True)
     assert re.search(r'<div class="flash flash-error">([^<]*)</div>', page).group(1) == (
         "The proposal was not accepted: &#39;NO_EVIDENCE&#39; is not a category of this workspace; "
-        "use one of GENERAL, PAYMENTS")
+        "use one of General / other, Payments")  # the labels, as the select shows them
     session.expire_all()
     assert session.get(TriageItem, item.id).fault_category is None
     # A typed value still comes back with the page (400) and the text as typed.

@@ -131,7 +131,8 @@ def check_category(session: Session, workspace_id: int, value: str | None, *,
                    required: bool = False) -> str | None:
     """``value`` when it is a code of the workspace's fault categories (surrounding
     spaces ignored, nothing upper-cased); ``None`` for blank unless ``required``. Raises
-    ``ValidationFailed`` (``fault_category``) naming the allowed codes (SPEC 7)."""
+    ``ValidationFailed`` (``fault_category``) naming the allowed categories by their labels,
+    as the pages' selects show them (SPEC 7); its ``details`` are ``{"allowed": [codes]}``."""
     code = (value or "").strip()
     if not code and not required:
         return None
@@ -139,5 +140,6 @@ def check_category(session: Session, workspace_id: int, value: str | None, *,
     if code not in allowed:
         raise ValidationFailed("fault_category",
                                f"'{code[:64]}' is not a category of this workspace; "
-                               f"use one of {', '.join(allowed.codes())}")
+                               f"use one of {', '.join(label for _, label in allowed.choices())}",
+                               details={"allowed": list(allowed.codes())})
     return code

@@ -99,8 +99,9 @@ class TriageRow:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TriageRow:
-        """Inverse of ``to_dict``."""
-        values = dict(data)
+        """Inverse of ``to_dict``; keys that are no field (what a ``Conflict`` adds beside
+        the row, e.g. ``submitted_labels``) are left out."""
+        values = {key: value for key, value in data.items() if key in cls.__dataclass_fields__}
         for key in ("created_at", "updated_at", "resolved_at"):
             values[key] = datetime.fromisoformat(values[key]) if values.get(key) else None
         values["reasons"] = tuple(values.get("reasons") or ())

@@ -21,7 +21,7 @@ from ...models import (
 from ...models.base import MAX_ID, utcnow
 from ...queries import get_triage_item_for
 from .. import rollups
-from ..admin.settings import check_category
+from ..admin.settings import categories_of, check_category
 from ..params import id_value, int_param
 from ..secret_scan import redact_typed
 from ._rows import ASSIGNEE_ROLES, TriageRow, rows_by_id, triage_workspaces
@@ -199,9 +199,17 @@ def set_fault_category(session: Session, actor: Actor, item_id: int, version: in
     """Set (or clear, with ``None`` / blank) the item's fault category: a code of its
     workspace's one fault-category vocabulary (shared with cases, SPEC 7), as typed; any
     other value is refused with the list. Raises ``Forbidden``, ``ValidationFailed``
-    (``fault_category``), ``Conflict``."""
-    return _single(session, actor, item_id, version, lambda item: {
-        "fault_category": check_category(session, item.workspace_id, fault_category)})
+    (``fault_category``), ``Conflict`` (its ``details``, the current row, also hold
+    ``submitted_labels``: ``{"fault_category": the sent code as the workspace labels it}``,
+    so a 409 page shows both versions alike)."""
+    try:
+        return _single(session, actor, item_id, version, lambda item: {
+            "fault_category": check_category(session, item.workspace_id, fault_category)})
+    except Conflict as stale:
+        code = (fault_category or "").strip()
+        labels = categories_of(session, stale.details["workspace_id"])
+        stale.details["submitted_labels"] = {"fault_category": labels.label_or_code(code) or None}
+        raise
 
 
 def set_note(session: Session, actor: Actor, item_id: int, version: int,

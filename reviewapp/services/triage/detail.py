@@ -116,8 +116,14 @@ class TriageDetail:
     @property
     def offer_proposal(self) -> bool:
         """True when the page offers "Accept the proposal": there is one (``proposal``)
-        and the item does not already have that category."""
-        return self.proposal is not None and self.proposal.value != self.row.fault_category
+        and the item has no category yet (once a lead chose one, the proposal is only a
+        hint: new-user walk)."""
+        return self.proposal is not None and not self.row.fault_category
+
+    @property
+    def proposal_chosen(self) -> bool:
+        """True when the item's category is the proposal (the hint says "chosen")."""
+        return self.proposal is not None and self.proposal.value == self.row.fault_category
 
     @property
     def category_choices(self) -> tuple[tuple[str, str], ...]:
