@@ -18,6 +18,7 @@ from flask_wtf.csrf import generate_csrf
 from markupsafe import Markup, escape
 
 from ..domain import triage_flow
+from ..domain.redaction import SUMMARY_LIMIT  # a result / error summary's cut at ingest (SPEC 4)
 from ..domain.target_types import TARGET_TYPES
 from ..domain.times import duration_ms, format_duration
 from ..domain.verdicts import VERDICTS, VERIFIER_VERDICTS
@@ -158,9 +159,6 @@ class ShownValue:
     def cut(self) -> bool:
         """True when the page (or the cut at ingest) shows less than the whole value."""
         return self.shown < self.total
-
-
-SUMMARY_LIMIT = 2000  # characters a result / error summary is cut to at ingest (SPEC 4)
 
 
 def arguments_view(value: Any, length: int | None = None) -> ShownValue | None:

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from ...actors import Actor, Role
 from ...domain.ids import id_problem
 from ...domain.json_text import find_problem
+from ...domain.redaction import SUMMARY_LIMIT
 from ...errors import PayloadTooLarge, ValidationFailed
 from ...models import Run, RunStatus
 from ...models.base import utcnow
@@ -32,7 +33,9 @@ class EventResult:
     """What one event did: ``created`` | ``updated`` | ``unchanged`` | ``rejected`` |
     ``ignored`` (a ``delta``), with a short ``message`` saying why when useful, and a
     ``warning`` when the event was applied but its facts contradict the row (an end
-    before the start: the duration is recorded as 0 ms, SPEC 4)."""
+    before the start: the duration is recorded as 0 ms, SPEC 4). ``cut``: for an applied
+    event, each of its texts stored cut (``output`` / ``error``) as ``{"stored": 2000,
+    "length": M}`` characters (SPEC 4, 10): the agent learns it from the answer."""
 
     index: int
     id: str | None
@@ -41,9 +44,10 @@ class EventResult:
     message: str = ""
     warning: str = ""
     field: str = ""  # the path of a shape error (e.g. ``[3].timestamp``); its result is rejected
+    cut: dict[str, dict[str, int]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"index", "id", "event", "result"[, "field"][, "message"][, "warning"]}`` for
+        """``{"index", "id", "event", "result"[, "field"][, "message"][, "warning"][, "cut"]}`` for
         the API answer; ``id`` / ``event`` are null when the event did not carry a valid one."""
         out: dict[str, Any] = {"index": self.index, "id": self.id, "event": self.event,
                                "result": self.result}
@@ -53,6 +57,8 @@ class EventResult:
             out["message"] = self.message
         if self.warning:
             out["warning"] = self.warning
+        if self.cut:
+            out["cut"] = self.cut
         return out
 
 
@@ -122,6 +128,16 @@ def _valid_id(value: Any) -> bool:
             and find_problem(value) is None)
 
 
+def _cut_texts(ev: Event) -> dict[str, dict[str, int]] | None:
+    """The event's texts stored cut: ``{"output" | "error": {"stored", "length"}}`` in
+    characters, ``None`` when neither was longer than ``SUMMARY_LIMIT`` (SPEC 4)."""
+    lengths = ev.lengths or {}
+    cut = {name: {"stored": SUMMARY_LIMIT, "length": lengths[column]}
+           for name, column in (("output", "result_length"), ("error", "error_length"))
+           if (lengths.get(column) or 0) > SUMMARY_LIMIT}
+    return cut or None
+
+
 def _apply_all(session: Session, workspace_id: int, events: list[Event], *,
                batched: bool = True) -> list[EventResult]:
     stored = [ev for ev in events if ev.event in STORED_EVENTS]
@@ -145,7 +161,8 @@ def _apply_all(session: Session, workspace_id: int, events: list[Event], *,
         result, message, warning = apply_event(batch, run, ev)
         if result in ("created", "updated"):
             touched[run.id] = run
-        results.append(EventResult(ev.index, ev.id, ev.event, result, message, warning))
+        results.append(EventResult(ev.index, ev.id, ev.event, result, message, warning,
+                                   cut=_cut_texts(ev) if result in ("created", "updated") else None))
     if batch is not None:
         batch.write()
     bumps = [{"pk": run.id, "added": batch.added.get(run.id, 0), "failed": batch.failed.get(run.id, 0),
