@@ -176,11 +176,32 @@ def bulk() -> Response:
     skipped = sum(1 for o in outcomes if o.status == "skipped")
     summary = f"{applied} of {len(outcomes)} item(s) changed" + (
         f", {skipped} left as they were (already there)." if skipped else ".")
+    problems = bulk_problems(outcomes)
     if not is_htmx():
-        problems = [f"#{o.item_id}: {o.message}" for o in outcomes
-                    if o.status not in ("applied", "skipped")]
         return see_other(" ".join([summary, *problems]), next_url,
                          "success" if not problems else "error")
     response = fragment("triage/_bulk_result.html", outcomes=outcomes, summary=summary,
-                        next_url=next_url)
+                        problems=problems, next_url=next_url)
     return hx_trigger(response, CHANGED_EVENT)
+
+
+# Items a bulk action left alone for the same reason: said once, naming them (new-user walk:
+# "changed by someone else" was said again for each stale item).
+_SAID_ONCE = {
+    "conflict": "Changed by someone else since your page was loaded, so not changed",
+    "forbidden": "Not found, or not yours, so not changed",
+}
+
+
+def bulk_problems(outcomes: list[triage.BulkOutcome]) -> list[str]:
+    """The sentences for a bulk action's items not changed, stale (``conflict``) and
+    unavailable (``forbidden``) items each in one sentence naming them ("...: items #3
+    and #5."), then one per item the action does not apply to (``invalid``, its reason)."""
+    lines = []
+    for status, head in _SAID_ONCE.items():
+        ids = [f"#{o.item_id}" for o in outcomes if o.status == status]
+        if ids:
+            named = ids[0] if len(ids) == 1 else f"{', '.join(ids[:-1])} and {ids[-1]}"
+            lines.append(f"{head}: item{'s' if len(ids) > 1 else ''} {named}.")
+    return lines + [f"Item #{o.item_id} — not possible: {o.message}" for o in outcomes
+                    if o.status == "invalid"]

@@ -199,10 +199,40 @@ def test_bulk_htmx_reports_the_stale_item_and_swaps_every_row(client, login, sit
     assert response.status_code == 200
     html = response.get_data(as_text=True)
     assert "2 of 3 item(s) changed." in html
-    assert f"Item #{more[0].id} — changed by someone else" in html
+    assert ("Changed by someone else since your page was loaded, so not changed: "
+            f"item #{more[0].id}.") in html
     for item in (site.item, *more):
         assert f'<tr id="triage-row-{item.id}" class="triage-row' in html
     assert html.count('hx-swap-oob="true"') == 3
+
+
+def test_bulk_says_changed_by_someone_else_once_with_the_items(client, login, site, make):
+    """New-user walk: a bulk action over stale items said "Item #N — changed by someone
+    else: changed by someone else since your page was loaded; not changed" for each item.
+    It is said once, naming the items, in the htmx result and in the no-JS flash."""
+    more = [make.triage_item(make.run(site.ws)) for _ in range(3)]
+    login(site.users[Role.LEAD])
+    for item in more[:2]:
+        client.post(f"/triage/{item.id}/note", data={"version": "1", "note": "bumped"})
+    items = [f"{site.item.id}:1", *(f"{item.id}:1" for item in more)]
+    response = client.post("/triage/bulk", headers=HTMX,
+                           data={"items": items, "action": "move", "state": "wont_fix"})
+    result = response.get_data(as_text=True).split("<template>")[0]
+    lines = [" ".join(re.sub(r"<[^>]+>", "", li).split()) for li in re.findall(r"<li>(.*?)</li>", result, re.S)]
+    assert lines == ["Changed by someone else since your page was loaded, so not changed: "
+                     f"items #{more[0].id} and #{more[1].id}."]
+    assert result.count("changed by someone else") + result.count("Changed by someone else") == 1
+    # Without JavaScript: the same sentence once in the flash.
+    client.post(f"/triage/{more[2].id}/note", data={"version": "1", "note": "bumped"})
+    foreign = make.triage_item(make.run(make.workspace()))
+    plain = client.post("/triage/bulk", data={"items": [f"{site.item.id}:2", f"{more[2].id}:1", f"{more[0].id}:1",
+                                                        f"{foreign.id}:1"],
+                                              "action": "move", "state": "triaged", "next": "/triage/"})
+    assert plain.status_code == 303
+    page = client.get("/triage/").get_data(as_text=True)
+    flash = " ".join(re.search(r'<div class="flash flash-error">(.*?)</div>', page, re.S).group(1).split())
+    assert flash == ("1 of 4 item(s) changed. Changed by someone else since your page was loaded, so not changed: "
+                     f"items #{more[2].id} and #{more[0].id}. Not found, or not yours, so not changed: item #{foreign.id}.")
 
 
 def test_bulk_plain_flashes_and_redirects(client, login, site):
