@@ -98,3 +98,19 @@ def test_set_password_is_audited_in_every_workspace_of_the_account_without_the_p
     assert all(e.before is None and e.after == {"sessions_ended": True} for e in events)
     assert not session.scalars(select(AuditEvent).where(AuditEvent.workspace_id == elsewhere.id,
                                                         AuditEvent.action != "workspace.create")).all()
+
+
+def test_commands_name_a_user_as_login_does_ignoring_case_and_blanks(runner, make, session):
+    """'flask users grant Gail' found no user 'gail' (exact spelling only), while the same
+    name logs in ignoring case (``admin.authenticate``): the CLI now names users by the
+    login's rule."""
+    home, other = make.workspace(slug="home"), make.workspace(slug="other")
+    user = make.user(home, Role.REVIEWER, username="gail")
+    out = runner.invoke(args=["users", "grant", " GAIL ", "--workspace", "other", "--role", "lead"])
+    assert out.exit_code == 0, out.output
+    assert _roles(session, user) == {home.id: "reviewer", other.id: "lead"}
+    out = runner.invoke(args=["users", "set-password", "Gail", "--password", "new-secret-9"])
+    assert out.exit_code == 0, out.output
+    session.expire_all()
+    from reviewapp.services import admin
+    assert admin.authenticate(session, "gail", "new-secret-9") is not None

@@ -72,9 +72,11 @@ def check_new_password(password: str | None, field: str = "password") -> str:
 
 
 def get_user_by_username(session: Session, username: str) -> User | None:
-    """The user called ``username`` (exact match), or ``None``. No access check: the CLI
-    (system actor) resolves names with it; pages never show other users by name."""
-    return session.scalars(select(User).where(User.username == username)).one_or_none()
+    """The user ``username`` names as the login form reads it (trimmed, ignoring the case
+    of ASCII letters: ``_user_named``; an exact spelling wins where two old accounts
+    differ only in case), or ``None``. No access check: the CLI (system actor) resolves
+    names with it; pages never show other users by name."""
+    return _user_named(session, username)
 
 
 def workspaces_of(session: Session, user_id: int) -> list[int]:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from argon2 import PasswordHasher
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from reviewapp.actors import Actor, Role
 from reviewapp.errors import Conflict, Forbidden, ValidationFailed
@@ -80,7 +80,8 @@ def test_a_username_that_differs_only_in_case_is_taken(session, two, first, seco
         admin.create_member_account(session, two.act1, two.w1.id, second, "reviewer", DEFAULT_PASSWORD)
     assert taken.value.message == f"user '{first}' already exists: usernames must differ by more than case"
     session.rollback()
-    assert admin.get_user_by_username(session, second) is None
+    names = session.scalars(select(User.username).where(func.lower(User.username) == first.lower())).all()
+    assert names == [first]
 
 
 def test_an_admin_creates_accounts_only_in_a_workspace_they_administer(session, two):
