@@ -166,6 +166,25 @@ def initials(username: str) -> str:
     return "?"
 
 
+BADGE_NAME_CHARS = 12  # a username shown in place of initials is cut here, with "…"
+
+
+def reviewer_badges(names: Sequence[str]) -> tuple[str, ...]:
+    """What stands beside a thumb for each of ``names`` (the reviewers of one target, in
+    order): their ``initials``, except that names whose initials another name shares
+    show themselves, cut at ``BADGE_NAME_CHARS`` characters with "…" ("reviewer" and
+    "reviewer2" both read "RE": first new-user walk). Full names stay in the page's
+    title and screen-reader text."""
+    letters = [initials(name) for name in names]
+    owners: dict[str, set[str]] = {}
+    for name, badge in zip(names, letters, strict=True):
+        owners.setdefault(badge, set()).add(name)
+    return tuple(
+        badge if len(owners[badge]) == 1
+        else name if len(name) <= BADGE_NAME_CHARS else name[:BADGE_NAME_CHARS] + "…"
+        for name, badge in zip(names, letters, strict=True))
+
+
 def _split_name(name: str) -> list[str]:
     out, current = [], []
     for ch in name or "":

@@ -27,6 +27,7 @@ from reviewapp.domain.feedback import (
     latest_verdict,
     rating_state,
     reasons_from_settings,
+    reviewer_badges,
     switched,
     verdict_for_rating,
 )
@@ -215,3 +216,15 @@ def test_answer_text_is_the_answer_field_else_the_last_assistant_message_with_te
     assert answer_text(" \u3000", [("assistant", "From the message")]) == "From the message"
     assert answer_text(None, [("user", "Only a question")]) == ""
     assert answer_text("", []) == ""
+
+
+@pytest.mark.parametrize("names, expected", [
+    # First new-user walk: 'reviewer' and 'reviewer2' both read "RE" beside one thumb.
+    (["reviewer", "reviewer2"], ("reviewer", "reviewer2")),
+    (["ada.lovelace", "bob"], ("AL", "BO")),
+    (["ada.lovelace", "al", "bob"], ("ada.lovelace", "al", "BO")),
+    (["a-very-long-username-indeed", "a.v"], ("a-very-long-…", "a.v")),
+    ([], ()),
+])
+def test_reviewer_badges_are_initials_unless_two_names_share_them(names, expected):
+    assert reviewer_badges(names) == expected

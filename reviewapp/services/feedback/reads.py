@@ -13,7 +13,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session, selectinload
 
 from ...actors import Actor
-from ...domain.feedback import initials, reasons_from_settings
+from ...domain.feedback import reasons_from_settings, reviewer_badges
 from ...models import Feedback, FeedbackEvent, TargetType, User, Workspace
 from ...prepared import Prepared
 from ...queries import on_earlier_version
@@ -165,11 +165,12 @@ def summary_of_visible_run(
 
 
 def _summary(positive: Sequence[str], negative: Sequence[str]) -> TargetSummary:
+    badges = reviewer_badges([*positive, *negative])  # one line on the page shows both
     return TargetSummary(
         positive=len(positive),
         negative=len(negative),
-        positive_initials=tuple(initials(n) for n in positive),
-        negative_initials=tuple(initials(n) for n in negative),
+        positive_initials=badges[:len(positive)],
+        negative_initials=badges[len(positive):],
         positive_reviewers=tuple(positive),
         negative_reviewers=tuple(negative),
         disagree=bool(positive) and bool(negative),

@@ -382,6 +382,19 @@ def test_summary_counts_names_and_disagreement_without_n_plus_one(session, make,
         2, 0, ("ada.lovelace", "bob"), False)
 
 
+def test_two_reviewers_whose_initials_clash_are_shown_by_name(session, make, ws):
+    """First new-user walk: 'reviewer' (thumbs up) and 'reviewer2' (thumbs down) both read
+    "RE" on the one line that shows a target's ratings."""
+    one, two = make.user(ws, username="reviewer"), make.user(ws, username="reviewer2")
+    run = make.run(ws, messages=[{"id": "u1", "role": "user", "content": "q"},
+                                 {"id": "a1", "role": "assistant", "content": "a"}])
+    message_id = answer_message(run).id
+    feedback.upsert_feedback(session, make.actor(one), "chat_message", message_id, None, "positive")
+    feedback.upsert_feedback(session, make.actor(two), "chat_message", message_id, None, "negative")
+    answer = feedback.feedback_summary(session, make.actor(one), run.id)[("chat_message", message_id, "")]
+    assert (answer.positive_initials, answer.negative_initials) == (("reviewer",), ("reviewer2",))
+
+
 def test_a_save_based_on_an_older_rating_is_a_conflict(session, make, ws, actor):
     from reviewapp.errors import Conflict
     from reviewapp.services.feedback import rating_version
