@@ -102,3 +102,47 @@ def test_assigning_an_item_completed_meanwhile_says_so_on_the_queue_page(client,
     assert top and _text(top.group(1)) == (
         "The item was not assigned. The item of run run-a is complete (its reviewers have rated it): "
         "it takes no assignment.")
+
+
+def _next_item_forms(page: str) -> list[str]:
+    """The queue ids of the page's "review" buttons (next-item forms; "" across queues)."""
+    forms = re.findall(r'<form method="post" action="/queues/next".*?</form>', page, re.S)
+    queues = [re.search(r'name="queue" value="(\d*)"', f) for f in forms]
+    return [m.group(1) if m else "" for m in queues]
+
+
+def _actions(row: str) -> str:
+    """The text of a table row's actions cell."""
+    cell = re.search(r'<td class="actions"[^>]*>(.*?)</td>', row, re.S).group(1)
+    return " ".join(re.sub(r"<[^>]+>", " ", cell).split())
+
+
+def test_an_empty_queue_offers_no_review_button(client, login, make, session):
+    """Walk finding 4: a queue with no items still offered "Review this queue" (and, on the
+    queues list, "Review"), which led to "Nothing to review in this queue yet". Its row
+    says it has no runs instead; with every queue empty "My next item" says so in place of
+    "Open my next item"."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann = make.user(ws, Role.REVIEWER, username="ann")
+    make.run(ws)
+    empty, _ = rq.create_queue(session, make.actor(lead), ws.id, "Empty one", {"kind": "aiops"})
+    login(ann)
+    mine = _text(client.get("/queue").get_data(as_text=True))
+    assert _next_item_forms(mine) == []
+    empty_state = re.search(r'<div class="empty">(.*?)</div>', mine, re.S).group(1)
+    assert " ".join(re.sub(r"<[^>]+>", " ", empty_state).split()) == (
+        "No runs in your queues yet. Runs matching a queue's rule enter as they finish; "
+        "a lead can also add runs from the runs list.")
+    row = re.search(r"<tr><td data-label=\"Queue\".*?</tr>", mine, re.S).group(0)
+    assert _actions(row) == "No runs yet"
+    listing = client.get("/queues/").get_data(as_text=True)
+    assert _next_item_forms(listing) == [""]  # "My next item" only, no "Review" for the empty queue
+    row = re.search(rf'<tr id="queue-{empty.id}">.*?</tr>', listing, re.S).group(0)
+    assert _actions(row) == "No runs yet"
+    # A queue with runs beside it: its button is there, the empty one's is not.
+    full, _ = rq.create_queue(session, make.actor(lead), ws.id, "With runs", {"kind": "chat"})
+    mine = client.get("/queue").get_data(as_text=True)
+    assert _next_item_forms(mine) == ["", str(full.id)]
+    assert "Review this queue" in mine and "No runs yet" in mine
+    assert _next_item_forms(client.get("/queues/").get_data(as_text=True)) == ["", str(full.id)]
