@@ -99,3 +99,9 @@ RESOLVED_USEFUL = "the run's verdict became useful"
 RESOLVED_NO_NEGATIVE = "the run's last negative rating was withdrawn, so nothing is left to triage"
 RESOLVED_DISPUTED = "the run is disputed: waiting for a lead's decision"
 REOPENED_NOT_USEFUL = "the run was judged not useful again"
+# The history entries that change an item's state (its latest one says how it got there).
+STATE_EVENTS: tuple[str, ...] = (EVENT_MOVED, EVENT_AUTO_RESOLVED, EVENT_AUTO_REOPENED)
+# How the state of an item the app resolved reads, by the sentence its history recorded
+# (``triage_event.detail`` of ``EVENT_AUTO_RESOLVED``): "Resolved — run disputed", so a lead
+# tells it from one a person closed (second new-user walk).
+AUTO_RESOLVED_NOTES: dict[str, str] = {RESOLVED_DISPUTED: "run disputed"}

@@ -50,3 +50,47 @@ def test_a_disputed_run_s_item_is_resolved_then_reopened_by_the_decision(client,
     assert [e.split(" — ", 1)[1] for e in _history(page)] == [
         "automatically: Resolved automatically: the run is disputed: waiting for a lead's decision",
         "automatically: Reopened automatically: the run was judged not useful again"]
+
+
+def _text(fragment):
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", fragment)).split())
+
+
+def _cell(page, row_marker, label):
+    row = page.split(row_marker, 1)[1].split("</tr>", 1)[0]
+    return _text(row.split(f'data-label="{label}">', 1)[1].split("</td>", 1)[0])
+
+
+def test_a_disputed_run_s_item_and_verdict_say_why_they_read_resolved_and_none(client, login, make, session):
+    """Second new-user walk: the item the dispute resolved read "Resolved" like one a lead
+    closed, and the runs list's verdict read "none". The item's state says why (from its
+    history's automatic resolve for a dispute); the runs list's verdict reads "disputed"."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lea")
+    ann, bob = make.user(ws, username="ann"), make.user(ws, username="bob")
+    run, other = make.run(ws, run_id="run-disputed"), make.run(ws, run_id="run-closed-by-lead")
+    rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {}, reviewers_per_run=2,
+                    reviewers="named", named=[ann.id, bob.id])
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id, Message.role == "assistant"))
+    for user in (ann, bob):
+        feedback.upsert_feedback(session, make.actor(user), "chat_message", answer, None, "negative")
+    feedback.upsert_feedback(session, make.actor(bob), "chat_message", answer, None, "positive")
+    item_id = session.scalar(select(TriageItem.id).where(TriageItem.run_pk == run.id))
+    closed = make.triage_item(other)
+    login(lead)
+    assert client.post(f"/triage/{closed.id}/state", data={"version": "1", "state": "resolved"}).status_code == 303
+
+    detail = client.get(f"/triage/{item_id}").get_data(as_text=True)
+    head = detail.split('<div class="page-head">', 1)[1].split("</div>\n</div>", 1)[0]
+    assert _text(head.split("<h1>", 1)[1].split("</h1>", 1)[1]) == "Resolved — run disputed"
+    listing = client.get("/triage/?state=resolved").get_data(as_text=True)
+    assert _cell(listing, f'id="triage-row-{item_id}"', "State") == "Resolved — run disputed"
+    assert _cell(listing, f'id="triage-row-{closed.id}"', "State") == "Resolved"
+    runs = client.get("/").get_data(as_text=True)
+    assert _cell(runs, "<code>run-disputed</code>", "Verdict") == "disputed"
+
+    client.post(f"/adjudication/runs/{run.id}/decide", data={"verdict": "not_useful", "note": ""})
+    listing = client.get("/triage/").get_data(as_text=True)
+    assert _cell(listing, f'id="triage-row-{item_id}"', "State") == "New"
+    runs = client.get("/").get_data(as_text=True)
+    assert _cell(runs, "<code>run-disputed</code>", "Verdict") == "✗ not useful"

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import literal, select, union_all
+from sqlalchemy import case, literal, select, union_all
 from sqlalchemy.orm import Session, aliased
 
 from ...actors import Actor, Role
@@ -21,6 +21,7 @@ from ...queries import capped_count, role_in, runs_visible_to
 from .. import keyset, rated_runs, run_text
 from ..access import WorkspaceRole
 from ..blind import blind_condition
+from ..queue_governing import disputed_queue_id
 from ..run_text import snippets
 from .filters import RELEVANCE, RunFilters, order_of
 from .matches import match_places
@@ -58,7 +59,9 @@ class RunPage:
     ids of the page's runs the actor has rated; ``workspaces`` the actor's workspaces
     (for the workspace filter); ``matches`` where the search text was found in each run
     of the page (``match_places``; empty without a search); ``blind`` the ids of the
-    page's runs whose verdict the actor may not see yet (services/blind.py).
+    page's runs whose verdict the actor may not see yet (services/blind.py); ``disputed``
+    the ids of the page's runs without a verdict because their reviewers split and no lead
+    decided yet (``queue_governing.disputed_queue_id``: the list says "disputed", not "none").
     """
 
     runs: list[Run]
@@ -77,6 +80,7 @@ class RunPage:
     offset: Count = Count(0, False)
     matches: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     blind: frozenset[int] = frozenset()
+    disputed: frozenset[int] = frozenset()
     # The excerpt around the match in each run's question or answer (``run_text.snippets``).
     snippets: Mapping[int, Snippet] = field(default_factory=dict)
     # What the page says about how the search was done: a term too short for the index
@@ -130,11 +134,14 @@ def list_runs(
                                     scalars=True)
     reviewed: frozenset[int] = frozenset()
     blind: frozenset[int] = frozenset()
-    if rows and actor.is_user:  # one query: rated by the actor, and blind for them
-        marks = session.execute(select(Run.id, reviewed_by(actor), blind_condition(actor))
+    disputed: frozenset[int] = frozenset()
+    if rows and actor.is_user:  # one query: rated by the actor, blind for them, disputed
+        split = case((Run.feedback.is_(None), disputed_queue_id()), else_=None)
+        marks = session.execute(select(Run.id, reviewed_by(actor), blind_condition(actor), split)
                                 .where(Run.id.in_([r.id for r in rows]))).all()
-        reviewed = frozenset(pk for pk, mine, _ in marks if mine)
-        blind = frozenset(pk for pk, _, hidden in marks if hidden)
+        reviewed = frozenset(pk for pk, mine, _, _ in marks if mine)
+        blind = frozenset(pk for pk, _, hidden, _ in marks if hidden)
+        disputed = frozenset(pk for pk, _, _, queue in marks if queue is not None)
     has_previous, previous_cursor, offset = False, None, Count(0, False)
     if cursor and rows:  # a later page: the way back and how many runs come before it
         has_previous, previous_cursor = keyset.previous(session, stmt, order, rows[0], limit,
@@ -145,7 +152,7 @@ def list_runs(
     return RunPage(rows, next_cursor, total_count.value, filtered, total_count, reviewed,
                    workspaces, filters, has_previous=has_previous,
                    previous_cursor=previous_cursor, offset=offset,
-                   matches=match_places(session, rows, filters.q), blind=blind,
+                   matches=match_places(session, rows, filters.q), blind=blind, disputed=disputed,
                    snippets=snippets(rows, search_term(filters.q)),
                    search_note=_search_note(filters))
 

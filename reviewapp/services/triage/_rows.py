@@ -21,6 +21,7 @@ from ...models import (
     Feedback,
     Membership,
     Run,
+    TriageEvent,
     TriageItem,
     User,
     Workspace,
@@ -82,6 +83,9 @@ class TriageRow:
     reason_labels: tuple[str, ...] = ()  # the same reasons as the workspace labels them
     # fault_category as the workspace's list labels it (the code when the list dropped it)
     fault_category_label: str | None = None
+    # why the app resolved it, when the app did for a reason the state should carry
+    # (``triage_flow.AUTO_RESOLVED_NOTES``: "run disputed"); None otherwise
+    state_note: str | None = None
     disagreement: bool = False
     assignable: tuple[tuple[int, str], ...] = ()
     moves: tuple[str, ...] = field(default=())
@@ -181,6 +185,22 @@ def _rating_summaries(session: Session, run_pks: Sequence[int]) -> dict[int, dic
     return summary
 
 
+def _state_notes(session: Session, items: Sequence[TriageItem]) -> dict[int, str]:
+    """Item id -> the note its state carries (``TriageRow.state_note``) for each resolved
+    item of ``items`` whose latest state change (``triage_flow.STATE_EVENTS``) is an
+    automatic resolve for a reason ``AUTO_RESOLVED_NOTES`` names; one query, none without
+    a resolved item."""
+    ids = [item.id for item in items if item.state == triage_flow.RESOLVED]
+    if not ids:
+        return {}
+    latest = (select(func.max(TriageEvent.id)).where(TriageEvent.item_id.in_(ids),
+                                                     TriageEvent.action.in_(triage_flow.STATE_EVENTS))
+              .group_by(TriageEvent.item_id))
+    return {item_id: triage_flow.AUTO_RESOLVED_NOTES[detail] for item_id, action, detail in session.execute(
+        select(TriageEvent.item_id, TriageEvent.action, TriageEvent.detail).where(TriageEvent.id.in_(latest)))
+        if action == triage_flow.EVENT_AUTO_RESOLVED and detail in triage_flow.AUTO_RESOLVED_NOTES}
+
+
 def row_select() -> Any:
     return (
         select(TriageItem, Run, User.username, Workspace.name)
@@ -197,6 +217,7 @@ def build_rows(session: Session, records: Sequence[Any]) -> list[TriageRow]:
     settings = _settings_by_workspace(session, {item.workspace_id for item, *_ in records})
     reasons = {ws_id: workspace_reasons(values) for ws_id, values in settings.items()}
     categories = {ws_id: workspace_categories(values) for ws_id, values in settings.items()}
+    notes = _state_notes(session, [item for item, *_ in records])
     rows = []
     for item, run, assignee, ws_name in records:
         s = summaries[item.run_pk]
@@ -205,6 +226,7 @@ def build_rows(session: Session, records: Sequence[Any]) -> list[TriageRow]:
             state=item.state, opened_reason=item.opened_reason, assignee_id=item.assignee_id,
             assignee=assignee, fault_category=item.fault_category, note=item.note,
             fault_category_label=categories[item.workspace_id].label_or_code(item.fault_category) or None,
+            state_note=notes.get(item.id),
             created_at=item.created_at, updated_at=item.updated_at, resolved_at=item.resolved_at,
             run_pk=run.id, run_id=run.run_id, run_kind=run.kind, run_status=run.status,
             query=run.query or "", evidence_score=run.evidence_score,
