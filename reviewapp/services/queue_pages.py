@@ -48,7 +48,7 @@ from .queue_assignment import (
 )
 from .queue_completion import counted_rating
 from .queue_settings import Pool, capacity_reason
-from .queue_work import QueueProgress, _item_for, get_queue, next_item, progress
+from .queue_work import QueueProgress, _item_for, assigned_to, get_queue, next_item, progress
 
 # --- reading for the pages ---------------------------------------------------------------
 
@@ -345,12 +345,15 @@ def list_items(session: Session, actor: Actor, queue_id: Any, cursor: str | None
 @dataclass(frozen=True)
 class OpenItem:
     """The queue item a run page was opened for: the item, its queue, whether the actor
-    holds it and until when (UTC)."""
+    holds it and until when (UTC), and whether it is assigned to them (``assigned``; in
+    an open queue, where nobody is assigned, ``False``): who may take it when they do
+    not hold it."""
 
     item: QueueItem
     queue: ReviewQueue
     held: bool
     until: datetime | None
+    assigned: bool = False
 
 
 def open_item(session: Session, actor: Actor, item_id: Any, run_pk: int,
@@ -366,7 +369,8 @@ def open_item(session: Session, actor: Actor, item_id: Any, run_pk: int,
     now = now or utcnow()
     held = item.reserved_by == actor.user_id and item.reserved_until is not None \
         and item.reserved_until > now
-    return OpenItem(item, queue, held, item.reserved_until if held else None)
+    return OpenItem(item, queue, held, item.reserved_until if held else None,
+                    queue.assignment != ASSIGN_OPEN and assigned_to(session, item.id, actor.user_id))
 
 
 def lead_queues(session: Session, actor: Actor) -> list[tuple[int, str, str]]:

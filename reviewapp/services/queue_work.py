@@ -33,6 +33,7 @@ from ..domain.queues import (
 from ..errors import Conflict, Forbidden
 from ..models import (
     Feedback,
+    QueueAssignment,
     QueueItem,
     ReviewQueue,
     Run,
@@ -238,7 +239,9 @@ def renew(session: Session, actor: Actor, item_id: Any, now: datetime | None = N
           ) -> datetime:
     """Extend the actor's reservation of the item (the page is still open); returns the
     new end. ``Conflict`` when the actor does not hold it (expired and taken, or
-    released), with ``details`` ``{"complete": True}`` when the item is complete (its
+    released; ``details`` ``{"assignment": the queue's mode, "assigned": whether the item
+    is assigned to the actor}``: who may take it), or ``{"complete": True}`` when the item
+    is complete (its
     completion released it: ``queue_completion``), ``{"rated": True}`` when the actor
     has rated its answer (their rating let go of the hold: ``queue_completion._store``;
     a hold from before that rule is not extended either); ``Forbidden`` for an item they
@@ -258,12 +261,21 @@ def renew(session: Session, actor: Actor, item_id: Any, now: datetime | None = N
     complete, rated = session.execute(
         select(QueueItem.completed_at.is_not(None), rated_by(user))
         .where(QueueItem.id == item.id)).one()
+    assigned = queue.assignment != ASSIGN_OPEN and assigned_to(session, item.id, actor.user_id)
     session.commit()
     if complete:
         raise Conflict("item: this item is complete", details={"complete": True})
     if rated:
         raise Conflict("item: you have rated this item", details={"rated": True})
-    raise Conflict("item: you no longer hold this item")
+    raise Conflict("item: you no longer hold this item",
+                   details={"assignment": queue.assignment, "assigned": assigned})
+
+
+def assigned_to(session: Session, item_id: int, user_id: int | None) -> bool:
+    """Whether the item is assigned to the user (an assigned queue's item: only its
+    assignees may take it)."""
+    return session.scalar(select(QueueAssignment.id).where(
+        QueueAssignment.item_id == item_id, QueueAssignment.user_id == user_id).limit(1)) is not None
 
 
 def release(session: Session, actor: Actor, item_id: Any) -> bool:

@@ -367,6 +367,9 @@ NOT_ASSIGNED_YET = {  # the queue assigns its items and none is the reviewer's (
     ASSIGN_ROUND_ROBIN: "Nothing is assigned to you in this queue yet: its runs are dealt "
                         "to its reviewers in turn as they enter.",
 }
+# ... said to a lead of the queue, who is the one to assign (new-user walk)
+NOT_ASSIGNED_YET_LEAD = ("Nothing is assigned to you in this queue yet: you lead it, so assign "
+                         "its items on the queue's page (under Queues).")
 
 
 @bp.post("/next")
@@ -392,33 +395,42 @@ def next_item() -> Response:
 def _nothing_left(actor: Any, queue_id: Any, skipped: int | None) -> str:
     """What "Open my next item" says when nothing is left for the reviewer, from the
     service's count (``left_for_me``; new-user walk): a queue with no runs says so; a
-    queue that assigns items and gave them none yet says so; else why each item not
-    complete yet (the page's count) is not theirs now — the one they just skipped (asking
-    again hands it back), items waiting for a lead's assignment, for other reviewers."""
+    queue that assigns items and gave them none yet says so (to its lead: assign them);
+    else why each item not complete yet (the page's count) is not theirs now — the one
+    they just skipped (asking again hands it back), items waiting for a lead's assignment
+    (for the actor's own, as their queue's lead: to assign on its page), for other
+    reviewers."""
     left = rq.left_for_me(db.session, actor, queue_id, skipped)
     where = "in this queue" if queue_id else "in your queues"
     if not left.items:
         return f"Nothing to review {where} yet: {'it has' if queue_id else 'they have'} no runs."
     waiting = rq.waiting_for_assignment(db.session, actor, queue_id) if queue_id else None
+    if waiting == ASSIGN_BY_HAND and _int(queue_id) in {q for q, _, _ in rq.lead_queues(db.session, actor)}:
+        return NOT_ASSIGNED_YET_LEAD
     if waiting:
         return NOT_ASSIGNED_YET[waiting]
     if not left.left:
         return f"Nothing left for you to review {where}: every item is complete."
-    why = [(n, text) for n, text in ((left.for_lead, "for a lead to assign {}"),
-                                     (left.for_others, "for other reviewers")) if n]
+    page = "the queue's page" if queue_id else "its queue's page"
+    why = [(n, text) for n, text in (
+        (left.to_assign, f"for you to assign {{}} on {page} (under Queues)"),
+        (left.for_lead - left.to_assign, "for a lead to assign {}"),
+        (left.for_others, "for other reviewers")) if n]
     if left.skipped:
         button = "“Review this queue”" if queue_id else "“Open my next item”"
         head = (f"Nothing else for you to review {where}: you skipped the one item left for "
                 f"you, and {button} hands it back.")
+        if not why:
+            return head
         rest = _waiting(why, "other ")
-        return head + (f" {rest[:1].upper()}{rest[1:]}." if why else "")
+        return f"{head} {rest[:1].upper()}{rest[1:]}."
     return f"Nothing left for you to review {where}: {_waiting(why, '')}."
 
 
 def _waiting(why: list[tuple[int, str]], other: str) -> str:
-    """"the 2 items not complete yet wait for other reviewers", or with two reasons "of
-    the 4 items not complete yet, 3 wait for a lead to assign them and 1 for other
-    reviewers"."""
+    """"the 2 items not complete yet wait for other reviewers", or with several reasons
+    "of the 4 items not complete yet, 2 wait for a lead to assign them, 1 waits for ...
+    and 1 for other reviewers" (each ``text`` with ``{}`` for "it" / "them")."""
     def noun(n: int) -> str:
         return f"{n} {other}item{'s' if n != 1 else ''} not complete yet"
 
@@ -428,8 +440,10 @@ def _waiting(why: list[tuple[int, str]], other: str) -> str:
     if len(why) == 1:
         (n, text), = why
         return f"the {noun(n)} {verb(n, text)}"
-    (a, first), (b, second) = why
-    return f"of the {noun(a + b)}, {a} {verb(a, first)} and {b} {second}"
+    parts = [f"{n} {verb(n, text)}" for n, text in why[:-1]]
+    n, text = why[-1]
+    return (f"of the {noun(sum(n for n, _ in why))}, {', '.join(parts)} and "
+            f"{n} {text.format('it' if n == 1 else 'them')}")
 
 
 @bp.post("/items/<int:item_id>/renew")
@@ -438,16 +452,17 @@ def renew(item_id: int) -> str:
     """Renew my reservation (the run page polls this while open): the reservation
     fragment, which says so when I no longer hold the item (expired and taken, or
     released: the poll then stops), that the item is complete (its completion released
-    it), or that I rated it (it is free for the next reviewer); the page also asks right
+    it), or that I rated it (it is free for the next reviewer), and when I no longer hold
+    it who may take it (an assigned queue's item: its assignees); the page also asks right
     after each saved rating. ``Forbidden`` for an item I cannot see."""
     actor = current_actor()
-    complete = rated = False
+    details: dict[str, Any] = {}
     try:
         until, held = rq.renew(db.session, actor, item_id), True
     except Conflict as lost:
         db.session.rollback()
         details = lost.details or {}
         until, held = None, False
-        complete, rated = bool(details.get("complete")), bool(details.get("rated"))
     return render_template("queues/_reservation.html", item_id=item_id, until=until, held=held,
-                           complete=complete, rated=rated)
+                           complete=bool(details.get("complete")), rated=bool(details.get("rated")),
+                           assignment=details.get("assignment"), assigned=bool(details.get("assigned")))

@@ -146,3 +146,101 @@ def test_an_empty_queue_offers_no_review_button(client, login, make, session):
     assert _next_item_forms(mine) == ["", str(full.id)]
     assert "Review this queue" in mine and "No runs yet" in mine
     assert _next_item_forms(client.get("/queues/").get_data(as_text=True)) == ["", str(full.id)]
+
+
+def _reservation(page: str) -> str:
+    found = re.search(r'<span id="reservation"[^>]*>(.*?)</span>', page, re.S)
+    assert found, "no reservation banner"
+    return _text(re.sub(r"<[^>]+>", "", found.group(1))).strip()
+
+
+def test_a_skipped_assigned_items_banner_says_who_may_take_it(client, login, make, session):
+    """Walk finding 2: after Skip, a by-hand item's page (Back, or its renewal poll) said
+    "another reviewer may take this item"; only its assignees may, and a lead decides who
+    they are. It says so now, for a round-robin queue too (dealt, not assigned by a lead);
+    an open queue's item keeps the old sentence, which is true there."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lee")
+    ann, bob = make.user(ws, Role.REVIEWER, username="ann"), make.user(ws, Role.REVIEWER, username="bob")
+    make.run(ws)
+    told = {}
+    login(ann)
+    for mode in ("by_hand", "round_robin", "open"):
+        queue, _ = rq.create_queue(session, make.actor(lead), ws.id, mode, {"kind": "chat"}, assignment=mode)
+        item = session.scalar(select(QueueItem).where(QueueItem.queue_id == queue.id))
+        if mode == "by_hand":
+            rq.assign(session, make.actor(lead), item.id, [ann.id])
+        elif mode == "round_robin":  # dealt to ann or bob: make it ann's
+            rq.assign(session, make.actor(lead), item.id, [ann.id])
+        opened = client.post("/queues/next", data={"queue": str(queue.id)})
+        assert f"item={item.id}" in opened.headers["Location"]
+        # (Skip on the queue's only item, held by nobody else: this answered a 500 for the
+        # assigned queues, as no other item waited for anyone.)
+        assert _told(client, {"queue": str(queue.id), "skip": str(item.id)}) == [
+            "Nothing else for you to review in this queue: you skipped the one item left for you, "
+            "and “Review this queue” hands it back."]
+        back = _reservation(client.get(opened.headers["Location"]).get_data(as_text=True))
+        polled = _reservation(client.post(f"/queues/items/{item.id}/renew").get_data(as_text=True))
+        assert back == polled
+        told[mode] = back
+        if mode != "open":  # the lead gives it to bob: no longer ann's
+            rq.assign(session, make.actor(lead), item.id, [bob.id])
+            told[f"{mode} elsewhere"] = _reservation(client.get(opened.headers["Location"]).get_data(as_text=True))
+            assert _reservation(client.post(f"/queues/items/{item.id}/renew").get_data(as_text=True)) == \
+                told[f"{mode} elsewhere"]
+    assert told == {
+        "by_hand": "Not reserved for you, but still assigned to you: only the reviewers a lead assigned it to "
+                   "can take it. Use “Next item” for your next one.",
+        "by_hand elsewhere": "Not reserved for you: a lead assigned this item to other reviewers. "
+                             "Use “Next item” for your next one.",
+        "round_robin": "Not reserved for you, but still assigned to you: only the reviewers it was dealt to "
+                       "can take it. Use “Next item” for your next one.",
+        "round_robin elsewhere": "Not reserved for you: this item is assigned to other reviewers. "
+                                 "Use “Next item” for your next one.",
+        "open": "Not reserved for you: another reviewer may take this item. Use “Next item” to get one of your own.",
+    }
+
+
+def _told(client, data):
+    answer = client.post("/queues/next", data=data)
+    assert answer.status_code == 303
+    return _flashes(client.get(answer.headers["Location"]).get_data(as_text=True))
+
+
+def test_a_lead_is_told_to_assign_not_to_wait_for_a_lead(client, login, make, session):
+    """Walk finding 3: a lead reviewing a by-hand queue they lead read "wait for a lead to
+    assign them" and "a lead assigns its items": they are that lead. They are told to
+    assign them on the queue's page (which My next item now links for a lead); a reviewer
+    still reads the old sentences."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lee")
+    ann = make.user(ws, Role.REVIEWER, username="ann")
+    for _ in range(3):
+        make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "By hand", assignment="by_hand")
+    login(lead)
+    assert _told(client, {"queue": queue.id}) == [
+        "Nothing is assigned to you in this queue yet: you lead it, so assign its items on the queue's "
+        "page (under Queues)."]
+    mine = client.get("/queue").get_data(as_text=True)
+    assert f'<a href="/queues/{queue.id}">By hand</a>' in mine  # the queue's page, one click away
+    items = sorted(session.scalars(select(QueueItem.id).where(QueueItem.queue_id == queue.id)))
+    rq.assign(session, make.actor(lead), items[0], [lead.id])
+    rq.assign(session, make.actor(lead), items[1], [ann.id])
+    assert _told(client, {"queue": queue.id, "skip": items[0]}) == [
+        "Nothing else for you to review in this queue: you skipped the one item left for you, and "
+        "“Review this queue” hands it back. Of the 2 other items not complete yet, 1 waits for you to "
+        "assign it on the queue's page (under Queues) and 1 for other reviewers."]
+    assert _told(client, {"skip": items[0]}) == [
+        "Nothing else for you to review in your queues: you skipped the one item left for you, and "
+        "“Open my next item” hands it back. Of the 2 other items not complete yet, 1 waits for you to "
+        "assign it on its queue's page (under Queues) and 1 for other reviewers."]
+    # A reviewer of the same queue: a lead assigns.
+    client.post("/logout")
+    login(ann)
+    client.post("/queues/next", data={"queue": queue.id})
+    assert _told(client, {"queue": queue.id, "skip": items[1]}) == [
+        "Nothing else for you to review in this queue: you skipped the one item left for you, and "
+        "“Review this queue” hands it back. Of the 2 other items not complete yet, 1 waits for a lead to "
+        "assign it and 1 for other reviewers."]
+    assert f'<a href="/queues/{queue.id}">' not in client.get("/queue").get_data(as_text=True)
