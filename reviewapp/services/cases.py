@@ -39,7 +39,7 @@ from ..models.base import utcnow
 from ..models.cases import new_case_id
 from ..queries import HoldsText, capped_count, get_case_for, get_run_for, insert_for, scope_to_actor
 from . import keyset
-from .admin.settings import categories_of, time_zone_in
+from .admin.settings import categories_of, category_filter, time_zone_in
 from .answer import answer_text_of
 from .blind import blind_workspaces, is_blind, not_blind_case
 from .case_proposals import run_text
@@ -84,7 +84,7 @@ class CaseFilters:
         category = text("fault_category", 64)
         return cls(
             workspace_id=workspace_id,
-            fault_category=category.upper() if category else None,
+            fault_category=category,  # a code or a label: with_category_code
             service=text("service", CODE_MAX),
             error_code=text("error_code", CODE_MAX),
             source_type=source_type,
@@ -97,6 +97,17 @@ class CaseFilters:
                                              self.error_code, self.source_type, self.q)))
         values.update(overrides)
         return {k: str(v) for k, v in values.items() if v not in (None, "")}
+
+
+def with_category_code(session: Session, workspace_ids: list[int],
+                       filters: CaseFilters) -> CaseFilters:
+    """``filters`` with its typed category as the code cases carry
+    (``admin.category_filter``: a code or a label of the workspaces'; ``ValidationFailed``
+    when it names nothing)."""
+    if not filters.fault_category:
+        return filters
+    return replace(filters, fault_category=category_filter(session, workspace_ids,
+                                                           filters.fault_category))
 
 
 def case_conditions(filters: CaseFilters) -> list[Any]:
@@ -174,6 +185,7 @@ def list_cases(
     if not workspaces:
         raise Forbidden()
     limit = max(1, min(int(limit), 500))
+    filters = with_category_code(session, [ws_id for ws_id, _ in workspaces], filters)
     conds = case_conditions(filters)
     rows = (select(Case, Run.run_id, Workspace.name)
             .join(Workspace, Workspace.id == Case.workspace_id)

@@ -40,7 +40,7 @@ from ..models import (
 )
 from ..queries import iso_utc, on_earlier_version, scope_to_actor
 from .answer import answer_texts
-from .cases import CaseFilters, case_conditions
+from .cases import CaseFilters, case_conditions, with_category_code
 from .export_filters import FeedbackFilters, check_reason
 from .params import date_range_params, day_range, workspace_param
 from .triage._rows import reason_choices
@@ -83,13 +83,17 @@ def _sort_value(raw: Any) -> Any:
     return raw if isinstance(raw, datetime) else datetime.fromisoformat(raw)
 
 
+def _admin_workspaces(session: Session, actor: Actor) -> list[int]:
+    """Ids of the workspaces the actor administers (every workspace for the system actor)."""
+    return list(session.execute(
+        scope_to_actor(select(Workspace.id), actor, Workspace.id, Role.ADMIN)).scalars())
+
+
 def _admin_scope(session: Session, actor: Actor, stmt: Select[Any], workspace_col: Any,
                  workspace_id: int | None) -> Select[Any]:
     """Restrict ``stmt`` to workspaces the actor administers (and to ``workspace_id``).
     Raises ``Forbidden`` when that leaves nothing the actor may export."""
-    allowed = session.execute(
-        scope_to_actor(select(Workspace.id), actor, Workspace.id, Role.ADMIN)
-    ).scalars().all()
+    allowed = _admin_workspaces(session, actor)
     if (not allowed and not actor.system) or (workspace_id is not None and workspace_id not in allowed):
         raise Forbidden()
     stmt = scope_to_actor(stmt, actor, workspace_col, Role.ADMIN)
@@ -142,7 +146,7 @@ def export_cases(session: Session, actor: Actor, filters: CaseFilters | None = N
                  batch_size: int = BATCH_SIZE) -> ExportStream:
     """The cases matching ``filters`` (as the case list filters them), by workspace, oldest first,
     one row per case with ``CASE_COLUMNS``. Raises ``Forbidden``."""
-    filters = filters or CaseFilters()
+    filters = with_category_code(session, _admin_workspaces(session, actor), filters or CaseFilters())
     stmt = _admin_scope(session, actor, select(
         Case.case_id, Workspace.slug, Case.diagnosis_id, Run.run_id, Case.source_type,
         Case.fault_category, Case.title, Case.root_cause, Case.solution, Case.error_code,

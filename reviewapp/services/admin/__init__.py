@@ -42,6 +42,7 @@ from .members import (
 from .settings import (
     SettingsView,
     categories_of,
+    category_filter,
     check_category,
     get_settings,
     update_settings,
@@ -68,7 +69,7 @@ from .workspaces import (
 
 __all__ = [
     "MIN_PASSWORD_LENGTH", "ROLE_CHOICES", "SLUG_RE", "TOKEN_PREFIX", "MemberRow", "NewAccount",
-    "NewToken", "SessionUser", "SettingsView", "TokenRow", "categories_of", "check_category",
+    "NewToken", "SessionUser", "SettingsView", "TokenRow", "categories_of", "category_filter", "check_category",
     "get_settings", "update_settings", "actor_for", "add_member", "administered", "authenticate",
     "authenticate_token", "change_own_password", "change_role", "check_new_password",
     "create_member_account", "create_token", "create_user", "create_workspace",

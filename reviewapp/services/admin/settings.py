@@ -21,7 +21,7 @@ from ...domain.fault_categories import FaultCategory, workspace_categories
 from ...domain.vocabulary import Registry
 from ...domain.workspace_settings import SETTINGS, time_zone_of
 from ...errors import Conflict, Forbidden, ValidationFailed
-from ...models import Workspace
+from ...models import Case, Workspace
 from ..access import require_role
 from ..audit import record_event
 
@@ -143,3 +143,29 @@ def check_category(session: Session, workspace_id: int, value: str | None, *,
                                f"use one of {', '.join(label for _, label in allowed.choices())}",
                                details={"allowed": list(allowed.codes())})
     return code
+
+
+def category_filter(session: Session, workspace_ids: list[int], typed: str) -> str:
+    """A case-library filter's fault category (the case list and its export, SPEC 7, 8)
+    as the code stored on cases: ``typed`` as a code or a label of any of
+    ``workspace_ids``' categories, ignoring case and surrounding blanks ("Disk full",
+    "disk_full" -> ``DISK_FULL``); else ``typed`` upper-cased when a case of those
+    workspaces still carries it (a code since dropped from the list). No access check
+    (the caller scoped ``workspace_ids`` to the actor). Raises ``ValidationFailed``
+    (``fault_category``) listing the categories by label when it names nothing."""
+    wanted = typed.strip().casefold()
+    rows: dict[str, str] = {}  # label -> code, over the workspaces, in list order
+    for settings in session.scalars(select(Workspace.settings)
+                                    .where(Workspace.id.in_(workspace_ids)).order_by(Workspace.id)):
+        for row in workspace_categories(settings):
+            if wanted in (row.code.casefold(), row.label.casefold()):
+                return row.code
+            rows.setdefault(row.label, row.code)
+    code = typed.strip().upper()
+    carried = session.scalar(select(Case.case_id).where(
+        Case.workspace_id.in_(workspace_ids), Case.fault_category == code).limit(1))
+    if carried is not None:
+        return code
+    raise ValidationFailed("fault_category",
+                           f"'{typed.strip()[:64]}' is no fault category of your workspaces "
+                           f"nor of any case: use one of {', '.join(rows)}")
