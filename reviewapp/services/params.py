@@ -4,13 +4,42 @@ Every function raises ``ValidationFailed`` naming the parameter (SPEC 10)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from ..domain.times import MAX_YEAR, MIN_YEAR, TimestampError, parse_timestamp
 from ..errors import ValidationFailed
 from ..models.base import MAX_ID
+
+T = TypeVar("T")
+
+
+class Refusals:
+    """Every refused parameter of one parse, so a filter form names each bad field at
+    once (new-user walk: only the first was named). ``read`` calls a parser and keeps its
+    ``ValidationFailed`` (the first per field); ``check`` raises them as one error
+    (``ValidationFailed.of``: ``problems`` maps field -> reason)."""
+
+    def __init__(self) -> None:
+        self.problems: dict[str, str] = {}
+
+    def read(self, parse: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+        """``parse(*args, **kwargs)``, or ``None`` when it refused (kept)."""
+        try:
+            return parse(*args, **kwargs)
+        except ValidationFailed as invalid:
+            self.add(invalid.field, invalid.reason)
+            return None
+
+    def add(self, field: str, reason: str) -> None:
+        """Keep a refusal found by hand (across fields); a field's first reason stays."""
+        self.problems.setdefault(field, reason)
+
+    def check(self) -> None:
+        """Raise ``ValidationFailed`` naming every kept refusal, if any."""
+        if self.problems:
+            raise ValidationFailed.of(self.problems)
 
 
 def text_param(params: Mapping[str, Any], name: str, limit: int) -> str | None:

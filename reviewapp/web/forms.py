@@ -129,8 +129,10 @@ class RunFilterForm(FlaskForm):
     score_max = ScoreField("Score to", validators=[Optional(), NumberRange(0, 100, SCORE_RANGE)])
     outcome = StringField("External outcome", validators=[Optional(), Length(max=32)],
                           render_kw={"placeholder": "e.g. pass, fail"})
-    sort = StringField("Sort", validators=[Optional()])
+    # In the page's order (runs/_filter_grid.html): the list's summary names the refused
+    # fields in this order and the first takes the focus (``first_invalid``).
     failed_calls = StringField("Has failed tool calls", validators=[Optional(), AnyOf(["yes"])])
+    sort = StringField("Sort", validators=[Optional()])
 
     FILTER_FIELDS = RunFilters.param_names()  # every field above (a test keeps them equal)
     selects = (
@@ -219,15 +221,25 @@ class TriageBulkForm(FlaskForm):
 
 
 def show_service_error(form: FlaskForm, error: Any) -> bool:
-    """Put a service's ``ValidationFailed`` next to the form field it names (``a.b``
-    names field ``a``), keeping what was typed; False when the form has no such field
-    (the caller then lets the error answer as a page of its own)."""
-    name = (error.field or "").split(".")[0]
-    if not name or name not in form:
+    """Put a service's ``ValidationFailed`` next to the form fields it names, each of its
+    ``problems`` beside its own (``a.b`` names field ``a``), keeping what was typed; False,
+    and nothing shown, when the form lacks one of them (the caller then lets the error
+    answer as a page of its own)."""
+    problems = getattr(error, "problems", None) or {error.field: error.reason}
+    names = {path: (path or "").split(".")[0] for path in problems}
+    if not all(name and name in form for name in names.values()):
         return False
-    field = form[name]
-    field.errors = [*field.errors, error.reason]
+    for path, reason in problems.items():
+        field = form[names[path]]
+        field.errors = [*field.errors, reason]
     return True
+
+
+def first_invalid(form: FlaskForm) -> str | None:
+    """The name of ``form``'s first field with an error, in the form's order (a filter
+    form's fields are declared in its page's order): the field a refused form focuses
+    (``autofocus``, as the queue forms)."""
+    return next((field.name for field in form if field.errors), None)
 
 
 # --- admin and own account (SPEC 8). Role values come from the Role enum.

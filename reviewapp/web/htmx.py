@@ -21,6 +21,14 @@ def sent_by_htmx() -> bool:
     return bool(request.headers.get("HX-Request"))
 
 
+def filters_may_focus() -> bool:
+    """False for an htmx filter request the person did not submit (the runs list also asks
+    as one types in its search, picks an option or leaves a changed box): its refusal must
+    not take the focus from where they are. app.js sends ``X-Filter-Focus: 1`` for a
+    submitted form (the button, or Enter in a box)."""
+    return not is_htmx() or request.headers.get("X-Filter-Focus") == "1"
+
+
 def current_url() -> str | None:
     """The address of the page an htmx request was sent from (``HX-Current-URL``)."""
     return request.headers.get("HX-Current-URL")

@@ -21,8 +21,8 @@ from ..extensions import db
 from ..services import review_queues
 from ..services import runs as runs_service
 from .auth import current_actor
-from .forms import RunFilterForm, show_service_error
-from .htmx import is_htmx, page_or_fragment, refresh_page, sent_by_htmx
+from .forms import RunFilterForm, first_invalid, show_service_error
+from .htmx import filters_may_focus, is_htmx, page_or_fragment, refresh_page, sent_by_htmx
 from .queues import kept_selection
 
 bp = Blueprint("runs", __name__)
@@ -88,20 +88,21 @@ def index() -> Response:
     form = filter_form()
     invalid = not form.validate()
     list_error = None  # a refused value the form has no field for (the page link's cursor)
-    if not invalid:
-        try:
+    try:
+        # The service's rules (e.g. min above max) for the values the form let through, so
+        # every refused field is named at once; the list only when none is.
+        filters = runs_service.RunFilters.from_params(form.to_params())
+        if not invalid:
             page = runs_service.list_runs(
                 db.session, current_actor(), limit=current_app.config["RUNS_PAGE_SIZE"],
-                cursor=request.args.get("cursor") or None,
-                filters=runs_service.RunFilters.from_params(form.to_params()),
-            )
-        except ValidationFailed as error:  # a rule of the service (e.g. min above max)
-            if not show_service_error(form, error):
-                if error.field != "cursor":
-                    raise
-                list_error = ("Page link", "it is not a link to a page of this list (it may be "
-                              "cut off or old); start again from the first page")
-            invalid = True
+                cursor=request.args.get("cursor") or None, filters=filters)
+    except ValidationFailed as error:
+        if not show_service_error(form, error):
+            if error.field != "cursor":
+                raise
+            list_error = ("Page link", "it is not a link to a page of this list (it may be "
+                          "cut off or old); start again from the first page")
+        invalid = True
     # The filters are outside the swapped table: an htmx answer that refuses a filter, or
     # the first one after such an answer (the page says so in X-Filter-Errors), carries
     # them out of band so the marks appear and go (issue 17).
@@ -112,7 +113,8 @@ def index() -> Response:
         return page_or_fragment("runs/list.html", "runs/_table.html", status=400, form=form,
                                 page=None, list_args=list_args(), sorts=runs_service.SORTS,
                                 folded=folded_count(list_args()),
-                                workspaces=workspaces, oob_filters=oob_filters, list_error=list_error)
+                                workspaces=workspaces, oob_filters=oob_filters, list_error=list_error,
+                                focus=first_invalid(form) if filters_may_focus() else None)
     # Where bulk "Add to queue" comes back to: this page, or for a swap the list (the
     # request's own address is the fragment's).
     back_url = url_for("runs.index", **list_args()) if sent_by_htmx() else request.full_path

@@ -17,8 +17,14 @@ from ..errors import Conflict, ValidationFailed
 from ..extensions import db
 from ..services import triage
 from .auth import current_actor
-from .forms import TriageActionForm, TriageBulkForm, TriageFilterForm, show_service_error
-from .htmx import fragment, hx_trigger, is_htmx, page_or_fragment
+from .forms import (
+    TriageActionForm,
+    TriageBulkForm,
+    TriageFilterForm,
+    first_invalid,
+    show_service_error,
+)
+from .htmx import filters_may_focus, fragment, hx_trigger, is_htmx, page_or_fragment
 from .responses import conflict_page, see_other
 
 bp = Blueprint("triage", __name__, url_prefix="/triage")
@@ -31,14 +37,15 @@ CHANGED_EVENT = "triage-changed"
 def index() -> Response:
     """The queue, filtered; htmx gets only the table. A refused filter (400) is shown as
     the runs list shows one: next to its field and, in the table's place, named by its
-    label, with no rows (``show_service_error``); the filters go out of band with an htmx
+    label, with no rows (``show_service_error``: every refused field at once), the first
+    refused field focused (``first_invalid``); the filters go out of band with an htmx
     answer that refuses one or follows one (``X-Filter-Errors``)."""
     form = TriageFilterForm(formdata=request.args)
     actor = current_actor()
     page = None
     try:
         page = triage.list_items(
-            db.session, actor, triage.TriageFilters.from_params(request.args),
+            db.session, actor, triage.read_filters(db.session, actor, request.args),
             limit=current_app.config["TRIAGE_PAGE_SIZE"], cursor=request.args.get("cursor") or None,
         )
     except ValidationFailed as error:
@@ -50,6 +57,7 @@ def index() -> Response:
     return page_or_fragment("triage/list.html", "triage/_table.html", status=200 if page else 400,
                             page=page, form=form, workspaces=workspaces, assignable=assignable,
                             oob_filters=oob_filters, list_url=request.full_path.rstrip("?"),
+                            focus=first_invalid(form) if filters_may_focus() else None,
                             kinds=RUN_KINDS.choices(), reasons=DEFAULT_REASONS.choices())
 
 

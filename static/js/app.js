@@ -215,13 +215,26 @@ window.addEventListener("load", function () {
   document.addEventListener("htmx:afterSettle", preview);
 })();
 
-// The runs filters: after a refused filter the fields are marked; say so with the next
-// request, so its answer brings fresh (unmarked) filters back (web/runs.py, issue 17).
+// The list filters (runs, triage): after a refused filter the fields are marked; say so
+// with the next request, so its answer brings fresh (unmarked) filters back (web/runs.py,
+// issue 17). A submitted form (the button, or Enter in a box) says X-Filter-Focus: its
+// refusal focuses the first refused field (autofocus in the answer, which htmx honours).
+// The runs list also asks as one types in the search, picks an option or leaves a changed
+// box (Tab): those refusals leave the focus where the person is. Enter in a box fires its
+// change, with the focus still in it, before the submit (which the search de-duplication
+// below then drops): that change counts as the submit.
+function filterSubmitted(trigger) {
+  if (!trigger) return false;
+  if (trigger.type === "submit") return true;
+  var box = trigger.target;
+  return trigger.type === "change" && box === document.activeElement && box.tagName === "INPUT" &&
+    box.type !== "checkbox" && box.type !== "radio";
+}
 document.addEventListener("htmx:configRequest", function (e) {
   var grid = document.getElementById("filter-grid");
-  if (grid && grid.querySelector(".has-error") && e.detail.elt && e.detail.elt.contains && e.detail.elt.contains(grid)) {
-    e.detail.headers["X-Filter-Errors"] = "1";
-  }
+  if (!grid || !e.detail.elt || !e.detail.elt.contains || !e.detail.elt.contains(grid)) return;
+  if (grid.querySelector(".has-error")) e.detail.headers["X-Filter-Errors"] = "1";
+  if (filterSubmitted(e.detail.triggeringEvent)) e.detail.headers["X-Filter-Focus"] = "1";
 });
 
 // A page that shows a one-time secret is the answer to a POST: its history entry becomes

@@ -85,7 +85,7 @@ def test_an_out_of_range_score_reads_as_one_sentence_naming_the_field(client, le
     summary = html.split('<p class="error" role="alert">', 1)[1].split("</p>", 1)[0]
     assert " ".join(summary.split()) == ("Some filters are not valid; fix the fields marked above: "
                                          f"{label}: must be between 0 and 100.")
-    assert '<small class="error">must be between 0 and 100</small>' in html
+    assert f'<small id="{"score_min" if label == "Score from" else "score_max"}-error" class="error">must be between 0 and 100</small>' in html
     assert ".." not in summary
 
 
@@ -99,8 +99,9 @@ def test_a_score_that_is_no_number_reads_as_one_message_naming_the_field(client,
     summary = html.split('<p class="error" role="alert">', 1)[1].split("</p>", 1)[0]
     assert " ".join(summary.split()) == ("Some filters are not valid; fix the fields marked above: "
                                          f"{label}: must be a whole number between 0 and 100.")
-    assert html.count('<small class="error">') == 1
-    assert '<small class="error">must be a whole number between 0 and 100</small>' in html
+    assert html.count('class="error">') == 1
+    box = "score_min" if label == "Score from" else "score_max"
+    assert f'<small id="{box}-error" class="error">must be a whole number between 0 and 100</small>' in html
     assert "Not a valid integer" not in html
 
 
@@ -113,4 +114,59 @@ def test_empty_score_boxes_are_no_filter(client, lead, query):
     response = client.get(f"/?{query}")
     html = response.get_data(as_text=True)
     assert response.status_code == 200, html[:2000]
-    assert '<small class="error">' not in html and 'role="alert"' not in html.split("<main", 1)[-1]
+    assert 'class="error"' not in html and 'role="alert"' not in html.split("<main", 1)[-1]
+
+
+RUNS_MANY = "kind=batch&score_min=80&score_max=10&sort=bogus"
+
+
+def _controls(html):
+    """The ids of the runs filters marked invalid, in the page's order; which has autofocus."""
+    form = html.split('aria-label="Filter runs"', 1)[1].split("</form>", 1)[0]
+    controls = re.findall(r"<(?:input|select)\b[^>]*>", form)
+    marked = [re.search(r'\sid="([^"]+)"', c).group(1) for c in controls if 'aria-invalid="true"' in c]
+    focused = [re.search(r'\sid="([^"]+)"', c).group(1) for c in controls if re.search(r"\sautofocus\b", c)]
+    return marked, focused
+
+
+def _runs_summary(html):
+    return " ".join(html.split('<p class="error" role="alert">', 1)[1].split("</p>", 1)[0].split())
+
+
+@pytest.mark.parametrize("headers", [{}, {"HX-Request": "true", "X-Filter-Focus": "1"}])
+def test_several_refused_run_filters_are_each_named_and_the_first_is_focused(client, lead, headers):
+    """New-user walk: the form's own refusals hid the service's (a reversed score range,
+    an unknown sort), and of those only the first was named. Each is named by its label,
+    in the page's order, and marked; the first takes the focus (the queue forms' way)."""
+    response = client.get(f"/?{RUNS_MANY}", headers=headers)
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert _runs_summary(html) == (
+        "Some filters are not valid; fix the fields marked above: Kind: Invalid value, must be one of: chat, aiops; "
+        "Score to: must not be below the minimum score; Sort: must be one of newest, oldest, score_desc, "
+        "score_asc, failed_desc, calls_desc, relevance.")
+    if headers:
+        assert html.lstrip().startswith('<section id="runs-table"')
+        html = html.split('<div id="filter-grid"', 1)[1]
+        html = '<form aria-label="Filter runs"' + html + "</form>"
+    assert _controls(html) == (["kind", "score_max", "sort"], ["kind"])
+    assert 'value="80"' in html and 'value="10"' in html
+
+
+def test_a_refusal_of_a_filter_sent_by_typing_leaves_the_focus_where_it_is(client, lead):
+    """The runs list asks as one types in the search, picks an option or leaves a changed
+    box: those answers must not take the focus from where the person is. Only a submitted
+    form (the page says so in X-Filter-Focus) moves it."""
+    response = client.get(f"/?{RUNS_MANY}", headers={"HX-Request": "true"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400 and 'aria-invalid="true"' in html
+    assert not re.search(r"\sautofocus\b", html)
+
+
+def test_both_refused_score_boxes_each_name_their_box(client, lead):
+    """Screenshot of the multi-error state: two boxes refused showed "must be between 0 and
+    100" twice under the pair, saying neither which box was which."""
+    html = client.get("/?score_min=150&score_max=-1").get_data(as_text=True)
+    assert '<small id="score_min-error" class="error">Score from: must be between 0 and 100</small>' in html
+    assert '<small id="score_max-error" class="error">Score to: must be between 0 and 100</small>' in html
+    assert re.search(r'<input aria-describedby="score_max-error" aria-invalid="true" aria-label="Score to"', html)

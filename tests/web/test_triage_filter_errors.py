@@ -93,3 +93,56 @@ def test_a_bulk_action_with_nothing_ticked_without_javascript_goes_back_with_the
     html = client.get(response.headers["Location"]).get_data(as_text=True)
     assert html.count("Nothing was changed: tick the box of at least one item first.") == 1
     assert "400" not in html.split("<main", 1)[1] and "items: tick" not in html
+
+
+MANY = "assignee=999999&score_min=abc&date_from=2026-11-30&date_to=2026-11-01"
+MANY_SUMMARY = SUMMARY + ("Assignee: must be someone items can be assigned to; Score from: must be a whole number; "
+                          "Opened from: must not be after the end day.")
+
+
+def _marked(html):
+    """The ids of the controls marked invalid, in the page's order; which has autofocus."""
+    controls = re.findall(r"<(?:input|select)\b[^>]*>", html)
+    marked = [re.search(r'\sid="([^"]+)"', c).group(1) for c in controls if 'aria-invalid="true"' in c]
+    focused = [re.search(r'\sid="([^"]+)"', c).group(1) for c in controls if re.search(r"\sautofocus\b", c)]
+    return marked, focused
+
+
+def test_several_refused_filters_are_each_named_and_marked_and_the_first_is_focused(client, lead):
+    """New-user walk: with several bad fields only the first was named; and the page came
+    back with nothing focused. Each is named by its label (in the page's order) in the
+    list's place and beside its field; the first takes the focus (as the queue forms)."""
+    response = client.get(f"/triage/?{MANY}")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert _summary(html) == MANY_SUMMARY
+    assert _marked(html) == (["f-assignee", "f-smin", "f-from"], ["f-assignee"])
+    for field_id, message in (("f-assignee", "must be someone items can be assigned to"),
+                              ("f-smin", "must be a whole number"), ("f-from", "must not be after the end day")):
+        assert f'<small id="{field_id}-error" class="error">{message}</small>' in html
+    assert re.search(r'<input id="f-smin"[^>]*value="abc"', html)
+    assert re.search(r'<input id="f-to"[^>]*value="2026-11-01"', html)
+    main = html.split("<main", 1)[1]
+    assert "match" not in main and "triage-row-" not in main and 'id="bulk-form"' not in main
+
+
+def test_several_refused_filters_over_htmx_are_each_named_and_the_first_is_focused(client, lead):
+    response = client.get(f"/triage/?{MANY}", headers={**HTMX, "X-Filter-Focus": "1"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400 and "HX-Retarget" not in response.headers
+    assert html.lstrip().startswith('<section id="triage-table"')
+    assert _summary(html) == MANY_SUMMARY
+    assert '<div id="filter-grid" class="filter-fields" hx-swap-oob="true">' in html
+    assert _marked(html) == (["f-assignee", "f-smin", "f-from"], ["f-assignee"])
+    assert "match" not in html and "triage-row-" not in html
+
+
+def test_an_unknown_assignee_is_refused_naming_the_field(client, lead):
+    """New-user walk: ``?assignee=999999`` silently listed nothing."""
+    response = client.get("/triage/?assignee=999999")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert _summary(html) == SUMMARY + "Assignee: must be someone items can be assigned to."
+    assert _marked(html) == (["f-assignee"], ["f-assignee"])
+    assert '<option value="999999" selected>user id 999999</option>' in html  # kept, as typed
+    assert "match" not in html.split("<main", 1)[1]

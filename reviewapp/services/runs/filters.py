@@ -20,7 +20,7 @@ from ...errors import ValidationFailed
 from ...models import Run, RunKind, RunStatus
 from ...models.runs import score_or
 from ..keyset import SortKey, SortOrder
-from ..params import choice_param, int_param, text_param, workspace_param
+from ..params import Refusals, choice_param, int_param, text_param, workspace_param
 from ..run_text import few_matches, match_load, text_rank
 
 _ID_DESC = SortKey(Run.id, True, attrgetter("id"))
@@ -130,29 +130,39 @@ class RunFilters:
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> RunFilters:
         """Parse query-string values (all text), with the parsers every list page uses
-        (``services.params``). Raises ``ValidationFailed`` naming the field."""
+        (``services.params``). Raises one ``ValidationFailed`` naming every refused field
+        (``problems``; a reversed score range names ``score_max``)."""
+        refused = Refusals()
         raw_workspace = str(params.get("workspace") or "").strip()
         slug = raw_workspace if raw_workspace and not raw_workspace.isdigit() else None
         if slug is not None and not WORKSPACE_SLUG_RE.match(slug):
-            raise ValidationFailed("workspace", "must be a workspace's number or its short name "
-                                   "(e.g. demo)")
-        return cls(
-            workspace_id=None if slug else workspace_param(params),
+            refused.add("workspace", "must be a workspace's number or its short name (e.g. demo)")
+            slug = None
+        workspace_id = None if raw_workspace and not raw_workspace.isdigit() else \
+            refused.read(workspace_param, params)
+        score_min = refused.read(int_param, params, "score_min", 0, 100)
+        score_max = refused.read(int_param, params, "score_max", 0, 100)
+        if score_min is not None and score_max is not None and score_min > score_max:
+            refused.add("score_max", "must not be below the minimum score")
+        filters = cls(
+            workspace_id=workspace_id,
             workspace_slug=slug,
-            kind=choice_param(params, "kind", (k.value for k in RunKind)),
-            status=choice_param(params, "status", (s.value for s in RunStatus)),
-            verdict=choice_param(params, "verdict", VERIFIER_VERDICTS),
-            feedback=choice_param(params, "feedback", FEEDBACK_STATES),
-            score_min=int_param(params, "score_min", 0, 100),
-            score_max=int_param(params, "score_max", 0, 100),
-            outcome=text_param(params, "outcome", 32),
-            reviewed=choice_param(params, "reviewed", REVIEWED_STATES),
-            q=text_param(params, "q", MAX_QUERY_TEXT),
+            kind=refused.read(choice_param, params, "kind", (k.value for k in RunKind)),
+            status=refused.read(choice_param, params, "status", (s.value for s in RunStatus)),
+            verdict=refused.read(choice_param, params, "verdict", VERIFIER_VERDICTS),
+            feedback=refused.read(choice_param, params, "feedback", FEEDBACK_STATES),
+            score_min=score_min,
+            score_max=score_max,
+            outcome=refused.read(text_param, params, "outcome", 32),
+            reviewed=refused.read(choice_param, params, "reviewed", REVIEWED_STATES),
+            q=refused.read(text_param, params, "q", MAX_QUERY_TEXT),
             # A search lists the best matches first unless another order is asked for.
-            sort=choice_param(params, "sort", SORTS) or (
+            sort=refused.read(choice_param, params, "sort", SORTS) or (
                 RELEVANCE if search_term(params.get("q")) else "newest"),
-            failed_calls=choice_param(params, "failed_calls", FAILED_CALLS_STATES),
-        ).validated()
+            failed_calls=refused.read(choice_param, params, "failed_calls", FAILED_CALLS_STATES),
+        )
+        refused.check()
+        return filters.validated()
 
     def _param_values(self) -> dict[str, Any]:
         """Every query-string name ``from_params`` reads, with this value's (``None``: not

@@ -32,11 +32,11 @@ from .actions import (
     set_note,
 )
 from .detail import HistoryEntry, RatingView, TriageDetail, get_item
-from .listing import TriageFilters, TriagePage, filter_choices, list_items
+from .listing import TriageFilters, TriagePage, filter_choices, list_items, read_filters
 
 __all__ = [
     "ASSIGNEE_ROLES", "BULK_MAX", "NOTE_MAX", "BulkOutcome", "HistoryEntry", "RatingView",
     "TriageDetail", "TriageFilters", "TriagePage", "TriageRow", "assign", "bulk_assign",
-    "bulk_move", "filter_choices", "get_item", "list_items", "move", "parse_item_tokens", "set_fault_category",
-    "set_note",
+    "bulk_move", "filter_choices", "get_item", "list_items", "move", "parse_item_tokens", "read_filters",
+    "set_fault_category", "set_note",
 ]

@@ -26,6 +26,7 @@ from ...models.base import MAX_ID
 from .. import keyset
 from ..keyset import SortKey, SortOrder
 from ..params import (
+    Refusals,
     choice_param,
     date_param,
     day_range,
@@ -69,34 +70,40 @@ class TriageFilters:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> TriageFilters:
-        """Parse query-string values (all text). Raises ``ValidationFailed`` naming the
-        field, its reason in words a page shows after the field's label (a reversed score
-        range names ``score_max``, a reversed day range ``date_from``, as the runs list)."""
-        assignee = str(params.get("assignee") or "").strip() or None
-        if assignee not in (None, "me", "none") and not (
-                assignee.isascii() and assignee.isdigit() and int(assignee) <= MAX_ID):
-            raise ValidationFailed("assignee", "must be me, none or a user id")
-        reason = text_param(params, "reason", 80)
-        date_from, date_to = date_param(params, "date_from"), date_param(params, "date_to")
+        """Parse query-string values (all text). Raises one ``ValidationFailed`` naming
+        every refused field (``problems``), each reason in words a page shows after the
+        field's label (a reversed score range names ``score_max``, a reversed day range
+        ``date_from``, as the runs list). Whether an assignee id is someone the actor's
+        items can go to is ``read_filters``'s check (it needs the database)."""
+        refused = Refusals()
+        filters = cls._read(params, refused)
+        refused.check()
+        return filters
+
+    @classmethod
+    def _read(cls, params: Mapping[str, Any], refused: Refusals) -> TriageFilters:
+        """The filters of ``params``, each refused one left unset and kept in ``refused``."""
+        date_from = refused.read(date_param, params, "date_from")
+        date_to = refused.read(date_param, params, "date_to")
         if date_from and date_to and date_from > date_to:
-            raise ValidationFailed("date_from", "must not be after the end day")
-        filters = cls(
-            workspace_id=workspace_param(params),
-            state=choice_param(params, "state", ("open",) + triage_flow.STATES),
-            assignee=assignee,
-            kind=choice_param(params, "kind", [k.value for k in RunKind]),
-            reason=reason,
-            opened=choice_param(params, "opened", OPENED_REASONS),
-            score_min=int_param(params, "score_min", 0, 100),
-            score_max=int_param(params, "score_max", 0, 100),
+            refused.add("date_from", "must not be after the end day")
+        score_min = refused.read(int_param, params, "score_min", 0, 100)
+        score_max = refused.read(int_param, params, "score_max", 0, 100)
+        if score_min is not None and score_max is not None and score_min > score_max:
+            refused.add("score_max", "must not be below the minimum score")
+        return cls(
+            workspace_id=refused.read(workspace_param, params),
+            state=refused.read(choice_param, params, "state", ("open",) + triage_flow.STATES),
+            assignee=refused.read(_assignee_param, params),
+            kind=refused.read(choice_param, params, "kind", [k.value for k in RunKind]),
+            reason=refused.read(text_param, params, "reason", 80),
+            opened=refused.read(choice_param, params, "opened", OPENED_REASONS),
+            score_min=score_min,
+            score_max=score_max,
             date_from=date_from,
             date_to=date_to,
             disagreement=str(params.get("disagreement") or "").lower() in ("1", "true", "on", "yes"),
         )
-        if filters.score_min is not None and filters.score_max is not None \
-                and filters.score_min > filters.score_max:
-            raise ValidationFailed("score_max", "must not be below the minimum score")
-        return filters
 
     def as_params(self, **overrides: Any) -> dict[str, str]:
         """The filters as query-string values (empty ones left out), for links and forms."""
@@ -110,6 +117,14 @@ class TriageFilters:
         }
         values.update(overrides)
         return {k: str(v) for k, v in values.items() if v not in (None, "")}
+
+
+def _assignee_param(params: Mapping[str, Any]) -> str | None:
+    assignee = str(params.get("assignee") or "").strip() or None
+    if assignee not in (None, "me", "none") and not (
+            assignee.isascii() and assignee.isdigit() and int(assignee) <= MAX_ID):
+        raise ValidationFailed("assignee", "must be me, none or a user id")
+    return assignee
 
 
 def _conditions(filters: TriageFilters, actor: Actor, with_state: bool = True) -> list[Any]:
@@ -234,6 +249,42 @@ def filter_choices(session: Session, actor: Actor) -> tuple[list[tuple[int, str]
     return workspaces, people
 
 
+# Why a user id in the assignee filter is refused (``assignee_refusal``).
+UNKNOWN_ASSIGNEE = "must be someone items can be assigned to"
+
+
+def assignee_refusal(session: Session, led: list[int], people: list[tuple[int, str]],
+                     assignee: str | None) -> str | None:
+    """Why ``assignee`` (the filter's text) matches nothing on purpose, else ``None``: a
+    user id must be one of ``people`` (who may be assigned in the workspaces ``led``) or
+    hold an item of those workspaces (a lead since made reviewer keeps theirs). Nobody
+    else, a stranger of another workspace included (SPEC 2: no telling them apart)."""
+    if assignee is None or not assignee.isdigit():
+        return None
+    user_id = int(assignee)
+    if any(person == user_id for person, _ in people):
+        return None
+    holds = session.scalar(select(TriageItem.id).where(
+        TriageItem.workspace_id.in_(led), TriageItem.assignee_id == user_id).limit(1))
+    return None if holds is not None else UNKNOWN_ASSIGNEE
+
+
+def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> TriageFilters:
+    """``TriageFilters.from_params`` plus the check that needs the database: an assignee id
+    must be someone the actor's items can be assigned to (``assignee_refusal``). Raises one
+    ``ValidationFailed`` naming every refused field (``problems``); ``Forbidden`` when the
+    actor is lead nowhere (as ``list_items``)."""
+    refused = Refusals()
+    filters = TriageFilters._read(params, refused)
+    if filters.assignee is not None and filters.assignee.isdigit():
+        workspaces, people = filter_choices(session, actor)
+        reason = assignee_refusal(session, [ws_id for ws_id, _ in workspaces], people, filters.assignee)
+        if reason:
+            refused.add("assignee", reason)
+    refused.check()
+    return filters
+
+
 def list_items(
     session: Session, actor: Actor, filters: TriageFilters | None = None, *,
     limit: int = 50, cursor: str | None = None, count_cap: int = COUNT_CAP,
@@ -244,11 +295,14 @@ def list_items(
     workspace and shown state, merged (``keyset.page``), so neither the page nor the
     per-state counts (``_state_counts``) read every item (issue 18). Raises ``Forbidden``
     when the actor is lead nowhere (reviewers get the same 403 as for any foreign
-    target), ``ValidationFailed`` for a malformed cursor."""
+    target), ``ValidationFailed`` for a malformed cursor or an assignee id nobody here
+    can be assigned to (``assignee_refusal``: it would match nothing, silently)."""
     filters = filters or TriageFilters()
     workspaces, people = filter_choices(session, actor)
     limit = max(1, min(int(limit), 500))
     led = [ws_id for ws_id, _ in workspaces]
+    if reason := assignee_refusal(session, led, people, filters.assignee):
+        raise ValidationFailed("assignee", reason)
     ids = led if filters.workspace_id is None else \
         [ws_id for ws_id in led if ws_id == filters.workspace_id]
     counts, capped = _state_counts(session, actor, filters, ids, count_cap)

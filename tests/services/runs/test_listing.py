@@ -165,6 +165,28 @@ def test_bad_filters_name_the_field(session, world, filters, field):
     assert caught.value.field == field
 
 
+def test_every_bad_filter_is_refused_at_once():
+    """New-user walk: a filter form with several bad fields named only the first."""
+    with pytest.raises(ValidationFailed) as caught:
+        RunFilters.from_params({"workspace": "Not A Slug", "kind": "batch", "status": "DONE",
+                                "score_min": "x", "score_max": "101", "reviewed": "yours",
+                                "sort": "cheapest", "failed_calls": "no"})
+    assert caught.value.problems == {
+        "workspace": "must be a workspace's number or its short name (e.g. demo)",
+        "kind": "must be one of chat, aiops",
+        "status": "must be one of RUNNING, SUCCESS, FAILED",
+        "score_min": "must be a whole number",
+        "score_max": "must be between 0 and 100",
+        "reviewed": "must be one of not_mine, mine",
+        "sort": "must be one of newest, oldest, score_desc, score_asc, failed_desc, calls_desc, relevance",
+        "failed_calls": "must be one of yes",
+    }
+    with pytest.raises(ValidationFailed) as caught:
+        RunFilters.from_params({"kind": "batch", "score_min": "80", "score_max": "10"})
+    assert caught.value.problems == {"kind": "must be one of chat, aiops",
+                                     "score_max": "must not be below the minimum score"}
+
+
 def test_a_cursor_from_another_sort_is_refused(session, world):
     page = runs.list_runs(session, world["actor"], limit=2, filters=RunFilters(sort="score_desc"))
     with pytest.raises(ValidationFailed) as caught:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import select
 
 from reviewapp.actors import Role
 from reviewapp.errors import Forbidden, ValidationFailed
@@ -157,6 +158,68 @@ def test_bad_filters_name_the_field(params, field):
     with pytest.raises(ValidationFailed) as error:
         TriageFilters.from_params(params)
     assert error.value.field == field
+
+
+def test_every_bad_filter_is_refused_at_once():
+    """New-user walk: a filter form with several bad fields named only the first."""
+    with pytest.raises(ValidationFailed) as error:
+        TriageFilters.from_params({"state": "open-ish", "assignee": "bob", "kind": "batch",
+                                   "score_min": "x", "score_max": "101", "opened": "whim",
+                                   "date_from": "2026-11-30", "date_to": "2026-11-01"})
+    assert error.value.problems == {
+        "state": "must be one of open, new, triaged, resolved, wont_fix",
+        "assignee": "must be me, none or a user id",
+        "kind": "must be one of chat, aiops",
+        "opened": "must be one of not_useful, negative_target",
+        "score_min": "must be a whole number",
+        "score_max": "must be between 0 and 100",
+        "date_from": "must not be after the end day",
+    }
+    with pytest.raises(ValidationFailed) as error:
+        TriageFilters.from_params({"kind": "batch", "score_min": "80", "score_max": "10"})
+    assert error.value.problems == {"kind": "must be one of chat, aiops",
+                                    "score_max": "must not be below the minimum score"}
+
+
+UNKNOWN_ASSIGNEE = "must be someone items can be assigned to"
+
+
+def test_an_assignee_id_nobody_can_be_assigned_to_is_refused(session, make):
+    """New-user walk: ``?assignee=999999`` filtered the queue to nothing, silently. A user
+    id is refused unless items of the actor's workspaces can be assigned to them (or one
+    is assigned to them), as any bad value, naming the field; a user of another workspace
+    reads as one who does not exist (SPEC 2)."""
+    ws, elsewhere = make.workspace(), make.workspace()
+    lead, reviewer = make.user(ws, Role.LEAD), make.user(ws)
+    stranger = make.user(elsewhere, Role.LEAD)
+    make.triage_item(make.run(ws))
+    make.triage_item(make.run(elsewhere), assignee=stranger)
+    actor = make.actor(lead)
+    for unknown in ("999999", str(reviewer.id), str(stranger.id)):
+        with pytest.raises(ValidationFailed) as error:
+            triage.read_filters(session, actor, {"assignee": unknown, "kind": "chat"})
+        assert error.value.problems == {"assignee": UNKNOWN_ASSIGNEE}
+        with pytest.raises(ValidationFailed) as error:
+            triage.list_items(session, actor, TriageFilters(assignee=unknown))
+        assert error.value.problems == {"assignee": UNKNOWN_ASSIGNEE}
+    with pytest.raises(ValidationFailed) as error:
+        triage.read_filters(session, actor, {"assignee": "999999", "score_min": "80", "score_max": "10"})
+    assert error.value.problems == {"assignee": UNKNOWN_ASSIGNEE,
+                                    "score_max": "must not be below the minimum score"}
+    assert triage.read_filters(session, actor, {"assignee": str(lead.id)}) == TriageFilters(assignee=str(lead.id))
+    assert triage.read_filters(session, actor, {"assignee": "me"}) == TriageFilters(assignee="me")
+
+
+def test_an_assignee_who_lost_the_lead_role_still_filters_their_items(session, make):
+    ws = make.workspace()
+    lead, former = make.user(ws, Role.LEAD), make.user(ws, Role.LEAD)
+    kept = make.triage_item(make.run(ws), assignee=former)
+    make.triage_item(make.run(ws))
+    session.scalars(select(Membership).filter_by(user_id=former.id)).one().role = Role.REVIEWER.value
+    session.commit()
+    actor = make.actor(lead)
+    filters = triage.read_filters(session, actor, {"assignee": str(former.id)})
+    assert row_ids(triage.list_items(session, actor, filters)) == [kept.id]
 
 
 def test_admin_of_one_workspace_and_lead_of_another_sees_both(session, make):
