@@ -20,7 +20,10 @@ between the targets (reference, reviewapp, floor, reference, ...) after a warm-u
 A third, "floor", measures the same reviewapp server answering ``GET /api/health`` (one
 ``SELECT 1``, no login lookup): the cost of the app's request stack (Flask-Login,
 Flask-Limiter, session cookie, security headers) before any feedback work.
-Printed: requests per second, p50 / p99 latency (ms) and errors of each, and the ratios.
+Printed: requests per second, p50 / p99 latency (ms) and errors of each, the servers' own
+CPU per request (Linux ``/proc``: gunicorn master and workers, user + system; the clients
+share the machine, so the rates move with everything else on it, the CPU per request
+much less), and the ratios.
 Targets (issue #5): rate >= 50 % of the reference's, p99 <= 2 x the reference's.
 """
 
@@ -283,6 +286,21 @@ def load(port: int, path: str, headers: dict[str, str], step_ids: list[int],
     return flat, len(flat), sum(errors)
 
 
+def server_cpu_seconds(proc: subprocess.Popen) -> float | None:
+    """User + system CPU seconds of a gunicorn master and its workers so far (Linux
+    ``/proc``; ``None`` elsewhere): per request, the server's own cost, which the other
+    load on a shared machine moves far less than the rates."""
+    try:
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        ticks = 0
+        for pid in [str(proc.pid), *children]:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    except OSError:
+        return None
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     if not ordered:
@@ -346,15 +364,21 @@ def main() -> int:
             for round_no in range(args.rounds):
                 for name in ("reference", "reviewapp", "floor"):
                     port, path, headers, method = targets[name]
+                    server = servers["reference" if name == "reference" else "reviewapp"]
+                    cpu_before = server_cpu_seconds(server)
                     started = time.monotonic()
                     latencies, count, errors = load(port, path, headers, step_ids, args.seconds,
                                                     method)
                     elapsed = time.monotonic() - started
+                    cpu_after = server_cpu_seconds(server)
                     total = totals[name]
                     total["latencies"] += latencies
                     total["requests"] += count
                     total["errors"] += errors
                     total["seconds"] += elapsed
+                    if cpu_before is not None and cpu_after is not None:
+                        total.setdefault("cpu", 0.0)
+                        total["cpu"] += cpu_after - cpu_before
                     print(f"round {round_no + 1} {name:9s}: {count / elapsed:7.1f} req/s  "
                           f"p99 {percentile(latencies, 99):6.1f} ms  errors {errors}")
         finally:
@@ -372,10 +396,15 @@ def main() -> int:
         rate = total["requests"] / total["seconds"]
         p50, p99 = percentile(total["latencies"], 50), percentile(total["latencies"], 99)
         summary[name] = (rate, p99)
+        cpu = (f"   server CPU {total['cpu'] / total['requests'] * 1e6:5.0f} us/request"
+               if "cpu" in total and total["requests"] else "")
         print(f"  {name:9s}: {rate:7.1f} req/s   p50 {p50:6.1f} ms   p99 {p99:6.1f} ms   "
-              f"requests {total['requests']}   errors {total['errors']}")
+              f"requests {total['requests']}   errors {total['errors']}{cpu}")
     floor_ratio = summary["floor"][0] / summary["reference"][0]
     print(f"  floor: reviewapp's GET /api/health runs at {floor_ratio:.2f} x the reference's rate")
+    if "cpu" in totals["reviewapp"] and "cpu" in totals["reference"]:
+        per = {name: totals[name]["cpu"] / totals[name]["requests"] for name in ("reference", "reviewapp")}
+        print(f"  server CPU per request: reviewapp {per['reviewapp'] / per['reference']:.2f} x the reference's")
     rate_ratio = summary["reviewapp"][0] / summary["reference"][0]
     p99_ratio = summary["reviewapp"][1] / summary["reference"][1]
     print(f"  rate ratio {rate_ratio:.2f} (target >= 0.50: {'met' if rate_ratio >= 0.5 else 'NOT met'})"
