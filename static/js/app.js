@@ -73,6 +73,9 @@
 // (on load: Chrome's scroll to the fragment, after DOMContentLoaded, takes the focus away).
 // Without one, a fragment that names a form field (a saved fault category comes back at
 // #fault_category) focuses that field: the browser scrolls to it but leaves the focus on body.
+// The success message that action flashed sits in #messages at the page's top, out of view
+// and, being there at load, never announced: the field's form says it in its own live region
+// ([data-flash-here]) instead, where the person is (second new-user walk).
 window.addEventListener("load", function () {
   if (!location.hash) return;
   var field = document.querySelector("[autofocus]");
@@ -82,6 +85,14 @@ window.addEventListener("load", function () {
     if (target && target.matches("input, select, textarea, button")) field = target;
   }
   if (field && document.activeElement === document.body) field.focus({ preventScroll: true });
+  var here = field && field.form ? field.form.querySelector("[data-flash-here]") : null;
+  var messages = document.getElementById("messages");
+  if (!here || !messages) return;
+  var saved = Array.prototype.slice.call(messages.querySelectorAll(".flash-success"));
+  if (!saved.length) return;
+  here.textContent = saved.map(function (f) { return f.textContent.trim(); }).join(" ");
+  saved.forEach(function (f) { f.remove(); });
+  if (!messages.children.length) messages.textContent = "";  // :empty hides the region
 });
 
 // Keyboard shortcuts on the run page (SPEC 8): j / k next / previous rateable part,

@@ -54,7 +54,8 @@ def test_lead_triages_an_item_and_admin_downloads_a_csv(new_page, make, session,
     assert page.locator("#fault_category").input_value() == "WRONG_ROOT_CAUSE"
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
-    page.wait_for_selector(".flash-success")
+    page.wait_for_selector("#category-status:not(:empty)")  # "saved", said at the category (app.js)
+    assert page.locator("#category-status").inner_text() == "Fault category saved."
     assert page.locator("#fault_category").input_value() == "WRONG_ROOT_CAUSE"
     assert errors == []
 
