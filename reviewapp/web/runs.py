@@ -62,11 +62,14 @@ def list_args() -> dict[str, str]:
 
 
 def page_args() -> dict[str, str]:
-    """What a run page's own address carries beside the run (``list_args``, and
-    ``queue=1`` in the review queue), for its fragments' addresses and the links they
-    render: a live poll or "Show the next" keeps the page's list and queue (user-walk
-    finding: the failed-calls link they refreshed dropped both)."""
-    args = list_args()
+    """What a run page's own address carries beside the run (``list_args``, ``queue=1``
+    in the review queue, ``item`` and ``queue_id`` for a run opened as a queue item), for
+    its fragments' addresses and the links they render: a live poll, "Show the next" or a
+    rating saved without JavaScript keeps the page's list and queue (user-walk findings:
+    the failed-calls link they refreshed dropped both; a queue item's rating came back
+    to the bare run page, its queue bar gone)."""
+    args = {**list_args(), **{k: v for k in ("item", "queue_id")
+                              if (v := request.args.get(k, "").strip())}}
     return {"queue": "1", **args} if request.args.get("queue") == "1" else args
 
 
@@ -145,7 +148,7 @@ def detail(run_pk: int) -> str:
         if item else None
     return render_template("runs/detail.html", d=detail, list_args=args,
                            queue_mode=request.args.get("queue") == "1" and not queue_item,
-                           queue_item=queue_item)
+                           queue_item=queue_item, here_args=page_args())
 
 
 @bp.get("/runs/by-id/<agent_id:run_id>", merge_slashes=False)

@@ -54,3 +54,29 @@ def test_an_empty_queue_says_it_has_no_runs_instead_of_a_review_button(new_page,
     page.goto("/queues/")
     assert page.get_by_role("button", name="Review", exact=True).count() == 1
     _shoot(page, f"queues-one-empty-{width}")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_queue_items_page_leads_back_to_the_queue_not_the_runs_list(new_page, make, session, width):
+    """Walk finding 1: the item's page shows "← Review queue" and no runs-list Previous /
+    Next; the queue bar's "Next item" is the way on; the crumb goes to My next item."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lena")
+    make.user(ws, Role.REVIEWER, username="ann")
+    for i in range(2):
+        make.run(ws, query=f"Why did checkout return 502 errors {i}?")
+    rq.create_queue(session, make.actor(lead), ws.id, "Chat answers", {"kind": "chat"})
+    session.commit()
+    page = new_page(width, 900)
+    log_in(page, "ann")
+    page.goto("/queue")
+    page.get_by_role("button", name="Review this queue").click()
+    page.wait_for_url("**/runs/*?item=*")
+    nav = page.get_by_role("navigation", name="Run navigation")
+    assert nav.get_by_role("link").all_inner_texts() == ["← Review queue"]
+    assert nav.get_by_text("Previous").count() == 0 and nav.get_by_text("Next ›").count() == 0
+    _inside(page, page.get_by_role("button", name="Next item"), width)
+    _shoot(page, f"item-nav-{width}")
+    nav.get_by_role("link", name="← Review queue").click()
+    page.wait_for_url("**/queue")
+    page.get_by_role("heading", name="My next item").wait_for()

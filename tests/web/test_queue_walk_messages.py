@@ -244,3 +244,38 @@ def test_a_lead_is_told_to_assign_not_to_wait_for_a_lead(client, login, make, se
         "“Review this queue” hands it back. Of the 2 other items not complete yet, 1 waits for a lead to "
         "assign it and 1 for other reviewers."]
     assert f'<a href="/queues/{queue.id}">' not in client.get("/queue").get_data(as_text=True)
+
+
+def test_a_queue_items_run_page_stays_in_the_queue(client, login, make, session):
+    """Walk finding 1: a run opened as a queue item had "← Runs", "‹ Previous" and
+    "Next ›" of the runs list's order, which left the queue. Chosen: the way back is the
+    reviewer's queues page ("← Review queue", the nav item this page is under); Previous
+    and Next of the runs list are not shown (items are handed out by reservation, so an
+    item "before" may be someone else's or complete: not meaningful); the queue bar's
+    "Next item" (n) goes on in the queue, as the shortcuts help says. A rating saved
+    without JavaScript comes back to the item's page (its queue bar), not the bare run."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann = make.user(ws, Role.REVIEWER)
+    runs = [make.run(ws) for _ in range(3)]
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Q", {"kind": "chat"})
+    login(ann)
+    opened = client.post("/queues/next", data={"queue": str(queue.id)})
+    location = opened.headers["Location"]
+    item = session.scalar(select(QueueItem).where(QueueItem.queue_id == queue.id, QueueItem.run_pk == runs[0].id))
+    assert location == f"/runs/{runs[0].id}?item={item.id}&queue_id={queue.id}"
+    page = client.get(location).get_data(as_text=True)
+    nav = re.search(r'<nav class="run-nav".*?</nav>', page, re.S).group(0)
+    links = [(href, _text(re.sub(r"<[^>]+>", "", label)).strip())
+             for href, label in re.findall(r'<a [^>]*href="([^"]*)"[^>]*>(.*?)</a>', nav, re.S)]
+    assert links == [("/queue", "← Review queue")]
+    assert "Previous" not in nav and "Next ›" not in nav and 'rel="next"' not in nav
+    assert "Next item" in page  # the queue bar's
+    help_n = re.search(r"<kbd>n</kbd></dt><dd>(.*?)</dd>", page).group(1)
+    assert help_n == "Next item in the queue"
+    nexts = set(re.findall(r'<input type="hidden" name="next" value="([^"]*)">', page))
+    assert nexts == {f"/runs/{runs[0].id}?item={item.id}&amp;queue_id={queue.id}"}
+    # The same run outside the queue keeps the runs list's links.
+    plain = client.get(f"/runs/{runs[0].id}").get_data(as_text=True)
+    nav = re.search(r'<nav class="run-nav".*?</nav>', plain, re.S).group(0)
+    assert "← Runs" in nav and "Next ›" in nav
