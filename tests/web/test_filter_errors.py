@@ -7,18 +7,8 @@ import re
 
 import pytest
 
-from reviewapp.actors import Role
 
-
-@pytest.fixture
-def lead(make, login):
-    ws = make.workspace()
-    user = make.user(ws, Role.LEAD)
-    login(user)
-    return ws
-
-
-def test_a_reversed_dashboard_range_is_shown_next_to_the_date_field(client, lead):
+def test_a_reversed_dashboard_range_is_shown_next_to_the_date_field(client, lead_workspace):
     response = client.get("/dashboard/?date_from=2026-12-31&date_to=2026-11-01")
     html = response.get_data(as_text=True)
     assert response.status_code == 400
@@ -31,7 +21,7 @@ def test_a_reversed_dashboard_range_is_shown_next_to_the_date_field(client, lead
     assert "date_to" not in html.split('id="d-from-error"', 1)[1].split("</small>", 1)[0]
 
 
-def test_a_bad_dashboard_date_names_its_field(client, lead):
+def test_a_bad_dashboard_date_names_its_field(client, lead_workspace):
     response = client.get("/dashboard/?date_to=tomorrow")
     html = response.get_data(as_text=True)
     assert response.status_code == 400
@@ -49,7 +39,7 @@ def response_has_form(html):
     return 'role="search" aria-label="Filter runs"' in html
 
 
-def test_an_unknown_sort_is_shown_at_the_sort_field(client, lead):
+def test_an_unknown_sort_is_shown_at_the_sort_field(client, lead_workspace):
     response = client.get("/?sort=bogus")
     html = response.get_data(as_text=True)
     assert response.status_code == 400 and response_has_form(html)
@@ -58,7 +48,7 @@ def test_an_unknown_sort_is_shown_at_the_sort_field(client, lead):
     assert error.startswith("must be one of ") and "newest" in error
 
 
-def test_a_bad_score_is_shown_at_the_score_field(client, lead):
+def test_a_bad_score_is_shown_at_the_score_field(client, lead_workspace):
     response = client.get("/?score_min=abc")
     html = response.get_data(as_text=True)
     assert response.status_code == 400 and response_has_form(html)
@@ -66,7 +56,7 @@ def test_a_bad_score_is_shown_at_the_score_field(client, lead):
         re.search(r'aria-invalid="true"[^>]*aria-label="Score from"', html)
 
 
-def test_a_garbage_page_link_is_shown_on_the_list_page(client, lead):
+def test_a_garbage_page_link_is_shown_on_the_list_page(client, lead_workspace):
     response = client.get("/?cursor=garbage&kind=chat")
     html = response.get_data(as_text=True)
     assert response.status_code == 400 and response_has_form(html)
@@ -76,7 +66,7 @@ def test_a_garbage_page_link_is_shown_on_the_list_page(client, lead):
 
 @pytest.mark.parametrize(("query", "label"), [("score_min=150", "Score from"),
                                               ("score_max=-1", "Score to")])
-def test_an_out_of_range_score_reads_as_one_sentence_naming_the_field(client, lead, query, label):
+def test_an_out_of_range_score_reads_as_one_sentence_naming_the_field(client, lead_workspace, query, label):
     """New-user finding: the list's summary read "Score from: Number must be between 0 and
     100.." (the validator's period, then the sentence's own)."""
     response = client.get(f"/?{query}")
@@ -90,7 +80,7 @@ def test_an_out_of_range_score_reads_as_one_sentence_naming_the_field(client, le
 
 
 @pytest.mark.parametrize(("query", "label"), [("score_min=abc", "Score from"), ("score_max=1.5", "Score to")])
-def test_a_score_that_is_no_number_reads_as_one_message_naming_the_field(client, lead, query, label):
+def test_a_score_that_is_no_number_reads_as_one_message_naming_the_field(client, lead_workspace, query, label):
     """Browser-walk finding: ``?score_min=abc`` showed two messages, "Not a valid integer
     value." and "must be between 0 and 100"; now one, which the summary names."""
     response = client.get(f"/?{query}")
@@ -107,7 +97,7 @@ def test_a_score_that_is_no_number_reads_as_one_message_naming_the_field(client,
 
 @pytest.mark.parametrize("query", ["score_min=&score_max=", "q=checkout&score_min=&score_max=&sort=newest",
                                    "score_min=%20&score_max="])
-def test_empty_score_boxes_are_no_filter(client, lead, query):
+def test_empty_score_boxes_are_no_filter(client, lead_workspace, query):
     """Regression of 8b56c2d found in a browser walk: the filter form always sends both
     score boxes, empty when unused, and an empty box was refused ("must be a whole
     number"), so every search, Apply and sort answered 400 with no runs."""
@@ -134,7 +124,7 @@ def _runs_summary(html):
 
 
 @pytest.mark.parametrize("headers", [{}, {"HX-Request": "true", "X-Filter-Focus": "1"}])
-def test_several_refused_run_filters_are_each_named_and_the_first_is_focused(client, lead, headers):
+def test_several_refused_run_filters_are_each_named_and_the_first_is_focused(client, lead_workspace, headers):
     """New-user walk: the form's own refusals hid the service's (a reversed score range,
     an unknown sort), and of those only the first was named. Each is named by its label,
     in the page's order, and marked; the first takes the focus (the queue forms' way)."""
@@ -153,7 +143,7 @@ def test_several_refused_run_filters_are_each_named_and_the_first_is_focused(cli
     assert 'value="80"' in html and 'value="10"' in html
 
 
-def test_a_refusal_of_a_filter_sent_by_typing_leaves_the_focus_where_it_is(client, lead):
+def test_a_refusal_of_a_filter_sent_by_typing_leaves_the_focus_where_it_is(client, lead_workspace):
     """The runs list asks as one types in the search, picks an option or leaves a changed
     box: those answers must not take the focus from where the person is. Only a submitted
     form (the page says so in X-Filter-Focus) moves it."""
@@ -163,7 +153,7 @@ def test_a_refusal_of_a_filter_sent_by_typing_leaves_the_focus_where_it_is(clien
     assert not re.search(r"\sautofocus\b", html)
 
 
-def test_both_refused_score_boxes_each_name_their_box(client, lead):
+def test_both_refused_score_boxes_each_name_their_box(client, lead_workspace):
     """Screenshot of the multi-error state: two boxes refused showed "must be between 0 and
     100" twice under the pair, saying neither which box was which."""
     html = client.get("/?score_min=150&score_max=-1").get_data(as_text=True)

@@ -6,18 +6,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from reviewapp.actors import Role
-
-
-@pytest.fixture
-def lead(make, login):
-    ws = make.workspace()
-    user = make.user(ws, Role.LEAD)
-    login(user)
-    return ws
-
 
 def _empty(html):
     table = html.split('<section id="triage-table"', 1)[1].split("</section>", 1)[0]
@@ -25,14 +13,14 @@ def _empty(html):
     return [" ".join(re.sub(r"<[^>]+>", " ", p).split()) for p in re.findall(r"<p[^>]*>(.*?)</p>", box, re.S)], table
 
 
-def test_an_empty_queue_says_the_queue_is_empty_and_offers_no_bulk_controls(client, lead):
+def test_an_empty_queue_says_the_queue_is_empty_and_offers_no_bulk_controls(client, lead_workspace):
     texts, table = _empty(client.get("/triage/").get_data(as_text=True))
     assert texts == ["The queue is empty.", "Runs land here when a reviewer judges them not useful."]
     assert 'id="bulk-form"' not in table and "With the selected items" not in table
 
 
-def test_filters_that_match_nothing_say_so_with_a_way_to_clear_them(client, lead, make):
-    make.triage_item(make.run(lead, kind="chat"))
+def test_filters_that_match_nothing_say_so_with_a_way_to_clear_them(client, lead_workspace, make):
+    make.triage_item(make.run(lead_workspace, kind="chat"))
     texts, table = _empty(client.get("/triage/?kind=aiops").get_data(as_text=True))
     assert texts == ["No items match these filters.", "Clear the filters to see the whole queue."]
     assert '<a href="/triage/">Clear the filters</a>' in table
