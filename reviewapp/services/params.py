@@ -29,7 +29,8 @@ class Refusals:
         try:
             return parse(*args, **kwargs)
         except ValidationFailed as invalid:
-            self.add(invalid.field, invalid.reason)
+            for field, reason in invalid.problems.items():
+                self.add(field, reason)
             return None
 
     def add(self, field: str, reason: str) -> None:

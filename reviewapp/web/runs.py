@@ -94,7 +94,7 @@ def index() -> Response:
     try:
         # The service's rules (e.g. min above max) for the values the form let through, so
         # every refused field is named at once; the list only when none is.
-        filters = runs_service.RunFilters.from_params(form.to_params())
+        filters = runs_service.read_filters(db.session, current_actor(), form.to_params())
         if not invalid:
             page = runs_service.list_runs(
                 db.session, current_actor(), limit=current_app.config["RUNS_PAGE_SIZE"],

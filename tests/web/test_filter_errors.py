@@ -4,6 +4,7 @@ in plain words, status 400 — never a bare error page (new-user findings, 2026-
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 
@@ -120,7 +121,7 @@ def _controls(html):
 
 
 def _runs_summary(html):
-    return " ".join(html.split('<p class="error" role="alert">', 1)[1].split("</p>", 1)[0].split())
+    return unescape(" ".join(html.split('<p class="error" role="alert">', 1)[1].split("</p>", 1)[0].split()))
 
 
 @pytest.mark.parametrize("headers", [{}, {"HX-Request": "true", "X-Filter-Focus": "1"}])
@@ -160,3 +161,10 @@ def test_both_refused_score_boxes_each_name_their_box(client, lead_workspace):
     assert '<small id="score_min-error" class="error">Score from: must be between 0 and 100</small>' in html
     assert '<small id="score_max-error" class="error">Score to: must be between 0 and 100</small>' in html
     assert re.search(r'<input aria-describedby="score_max-error" aria-invalid="true" aria-label="Score to"', html)
+
+
+def test_an_unknown_workspace_name_is_named_with_the_other_refused_filters(client, lead_workspace):
+    html = client.get("/?workspace=nope&score_min=80&score_max=10").get_data(as_text=True)
+    assert _runs_summary(html) == ("Some filters are not valid; fix the fields marked above: Workspace: you have "
+                                   "no workspace 'nope'; Score to: must not be below the minimum score.")
+    assert _controls(html) == (["workspace", "score_max"], ["workspace"])

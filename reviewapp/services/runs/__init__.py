@@ -51,6 +51,7 @@ from .listing import (
     RunPage,
     find_run_by_id,
     list_runs,
+    read_filters,
 )
 from .matches import match_places
 from .rateable import rateable_run
@@ -76,6 +77,7 @@ __all__ = [
     "RunFilters", "RunPage", "TargetState", "Timeline", "TimelineCall", "TimelineRow",
     "UpsertResult", "check_run_id", "evaluation_view", "filtered_runs",
     "VerdictView", "finish_run", "get_run", "get_run_detail", "get_verdict", "get_timeline", "get_tool_call", "list_runs",
+    "read_filters",
     "outcome_only", "rateable_run", "reason_choices", "set_outcome", "single_workspace",
     "tool_call_name", "upsert_run",
     "workspace_reasons",

@@ -131,8 +131,17 @@ class RunFilters:
     def from_params(cls, params: Mapping[str, Any]) -> RunFilters:
         """Parse query-string values (all text), with the parsers every list page uses
         (``services.params``). Raises one ``ValidationFailed`` naming every refused field
-        (``problems``; a reversed score range names ``score_max``)."""
+        (``problems``; a reversed score range names ``score_max``). Whether a workspace's
+        short name is one of the actor's is ``listing.read_filters``'s check."""
         refused = Refusals()
+        filters = cls.read(params, refused)
+        refused.check()
+        return filters.validated()
+
+    @classmethod
+    def read(cls, params: Mapping[str, Any], refused: Refusals) -> RunFilters:
+        """The filters of ``params``, each refused one left unset (the default sort) and
+        kept in ``refused`` (``from_params`` raises them)."""
         raw_workspace = str(params.get("workspace") or "").strip()
         slug = raw_workspace if raw_workspace and not raw_workspace.isdigit() else None
         if slug is not None and not WORKSPACE_SLUG_RE.match(slug):
@@ -144,7 +153,7 @@ class RunFilters:
         score_max = refused.read(int_param, params, "score_max", 0, 100)
         if score_min is not None and score_max is not None and score_min > score_max:
             refused.add("score_max", "must not be below the minimum score")
-        filters = cls(
+        return cls(
             workspace_id=workspace_id,
             workspace_slug=slug,
             kind=refused.read(choice_param, params, "kind", (k.value for k in RunKind)),
@@ -161,8 +170,6 @@ class RunFilters:
                 RELEVANCE if search_term(params.get("q")) else "newest"),
             failed_calls=refused.read(choice_param, params, "failed_calls", FAILED_CALLS_STATES),
         )
-        refused.check()
-        return filters.validated()
 
     def _param_values(self) -> dict[str, Any]:
         """Every query-string name ``from_params`` reads, with this value's (``None``: not

@@ -21,6 +21,7 @@ from ...queries import capped_count, role_in, runs_visible_to
 from .. import keyset, rated_runs, run_text
 from ..access import WorkspaceRole
 from ..blind import blind_condition
+from ..params import Refusals
 from ..queue_governing import disputed_queue_id
 from ..run_text import snippets
 from .filters import RELEVANCE, RunFilters, order_of
@@ -103,6 +104,24 @@ def _search_note(filters: RunFilters) -> str | None:
             "search every run.")
 
 
+def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> RunFilters:
+    """``RunFilters.from_params`` plus the check that needs the database: a workspace's
+    short name must be one of the actor's (as ``list_runs``). Raises one
+    ``ValidationFailed`` naming every refused field (``problems``)."""
+    refused = Refusals()
+    filters = RunFilters.read(params, refused)
+    if filters.workspace_slug and "workspace" not in refused.problems:
+        workspaces, _ = single_workspace(session, actor)
+        if all(w.slug != filters.workspace_slug for w in workspaces):
+            refused.add("workspace", _no_workspace(filters.workspace_slug))
+    refused.check()
+    return filters.validated()
+
+
+def _no_workspace(slug: str) -> str:
+    return f"you have no workspace '{slug}'"
+
+
 def list_runs(
     session: Session, actor: Actor, *, limit: int = 50, cursor: str | None = None,
     filters: RunFilters | None = None, count_cap: int = COUNT_CAP,
@@ -122,7 +141,7 @@ def list_runs(
         raise ValidationFailed("limit", "must be 1-500")
     workspaces, only = single_workspace(session, actor)
     if filters.workspace_slug and all(w.slug != filters.workspace_slug for w in workspaces):
-        raise ValidationFailed("workspace", f"you have no workspace '{filters.workspace_slug}'")
+        raise ValidationFailed("workspace", _no_workspace(filters.workspace_slug))
     stmt = scoped_runs(actor, filters, workspaces)
     total_count = Count(*capped_count(session, scoped_runs(actor, RunFilters(), workspaces),
                                       count_cap))

@@ -187,6 +187,18 @@ def test_every_bad_filter_is_refused_at_once():
                                      "score_max": "must not be below the minimum score"}
 
 
+def test_a_workspace_name_the_actor_lacks_is_refused_with_the_other_bad_filters(session, make):
+    """``?workspace=nope`` (a short name the actor has no workspace by) was named only
+    once every other filter was right; ``read_filters`` names it with them."""
+    ws = make.workspace(slug="alpha")
+    actor = make.actor(make.user(ws))
+    with pytest.raises(ValidationFailed) as caught:
+        runs.read_filters(session, actor, {"workspace": "nope", "kind": "batch"})
+    assert caught.value.problems == {"workspace": "you have no workspace 'nope'",
+                                     "kind": "must be one of chat, aiops"}
+    assert runs.read_filters(session, actor, {"workspace": "alpha"}) == RunFilters(workspace_slug="alpha")
+
+
 def test_a_cursor_from_another_sort_is_refused(session, world):
     page = runs.list_runs(session, world["actor"], limit=2, filters=RunFilters(sort="score_desc"))
     with pytest.raises(ValidationFailed) as caught:
