@@ -39,6 +39,7 @@ from ..queries import scope_to_actor
 from . import keyset
 from .answer import answer_rating_condition
 from .keyset import SortKey, SortOrder
+from .params import id_value
 from .queue_assignment import (
     may_review,
     workspace_reviewers,
@@ -371,6 +372,32 @@ def open_item(session: Session, actor: Actor, item_id: Any, run_pk: int,
         and item.reserved_until > now
     return OpenItem(item, queue, held, item.reserved_until if held else None,
                     queue.assignment != ASSIGN_OPEN and assigned_to(session, item.id, actor.user_id))
+
+
+@dataclass(frozen=True)
+class RemovalItem:
+    """The run a lead is asked about before removing it from a queue: ``run_pk``, the
+    agent's ``run_id``, ``query`` (its first ``QUERY_PREVIEW`` characters), the item's
+    ``item_id``."""
+
+    item_id: int
+    run_pk: int
+    run_id: str
+    query: str
+
+
+def removal_item(session: Session, actor: Actor, queue_id: Any, run_pk: Any) -> RemovalItem | None:
+    """The queue's item of the run, for the question "Remove this run from ...?";
+    ``None`` when the run is not in the queue. ``Forbidden`` unless a lead of the
+    queue's workspace; ``ValidationFailed`` (``run``) for a value that is not a run id.
+    Reads only."""
+    queue = get_queue(session, actor, queue_id, Role.LEAD)
+    pk = id_value(run_pk, "run", "must be a run id")
+    row = session.execute(
+        select(QueueItem.id, Run.id, Run.run_id, func.substr(Run.query, 1, QUERY_PREVIEW))
+        .join(Run, Run.id == QueueItem.run_pk)
+        .where(QueueItem.queue_id == queue.id, QueueItem.run_pk == pk)).one_or_none()
+    return RemovalItem(row[0], row[1], row[2], row[3] or "") if row else None
 
 
 def lead_queues(session: Session, actor: Actor) -> list[tuple[int, str, str]]:

@@ -92,6 +92,7 @@ from .queue_pages import (
     OpenItem,
     QueueCapacity,
     QueueRow,
+    RemovalItem,
     ReviewerProgress,
     lead_queues,
     led_workspaces,
@@ -100,6 +101,7 @@ from .queue_pages import (
     next_for_me,
     open_item,
     queue_capacity,
+    removal_item,
     reviewable_queues,
     reviewer_progress,
     waiting_for_assignment,
@@ -126,7 +128,7 @@ __all__ = [  # the queue services, by concern: here, queue_work, queue_pages
     "capacity", "check_queue", "clean_rule",
     "create_queue", "exists_item", "get_queue", "lead_queues", "led_workspaces", "list_items",
     "left_for_me", "list_queues", "named_reviewers", "next_for_me", "next_item", "open_item", "progress",
-    "release", "remove_run", "renew", "reviewable_queues", "reviewer_progress", "update_queue",
+    "release", "RemovalItem", "removal_item", "remove_run", "renew", "reviewable_queues", "reviewer_progress", "update_queue",
     "waiting_for_assignment", "workspace_reviewers",
 ]
 

@@ -356,10 +356,12 @@ class QueueForm(FlaskForm):
 class QueueItemForm(FlaskForm):
     """A lead's button on a queue item (remove, assign): ``assignees`` the chosen user ids
     (empty values dropped; the service checks each), ``cursor`` the items page to come
-    back to (the service refuses a bad one when that page is read)."""
+    back to (the service refuses a bad one when that page is read), ``confirm`` "1" when
+    a removal was confirmed."""
 
     assignees = _ValuesField("Assign to")
     cursor = HiddenField()
+    confirm = HiddenField()  # Remove: "1" from the question's own button (else it asks)
 
 
 class AddRunsForm(FlaskForm):

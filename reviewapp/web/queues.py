@@ -260,8 +260,9 @@ class _Refusal:
 
 
 def _detail_page(queue_id: int, cursor: str | None, refusal: _Refusal | None = None,
-                 status: int = 200) -> Response:
-    """The queue's page (its items after ``cursor``), ``refusal`` beside its item's form."""
+                 status: int = 200, removing: Any = None) -> Response:
+    """The queue's page (its items after ``cursor``), ``refusal`` beside its item's form,
+    ``removing`` (``RemovalItem``) the run it asks about removing."""
     actor = current_actor()
     queue, page = rq.list_items(db.session, actor, queue_id, cursor, limit=current_app.config.get(
         "QUEUE_ITEMS_PAGE_SIZE", rq.ITEMS_PER_PAGE))
@@ -272,14 +273,34 @@ def _detail_page(queue_id: int, cursor: str | None, refusal: _Refusal | None = N
         assignable=rq.assignable_reviewers(db.session, actor, queue_id)
         if queue.assignment == ASSIGN_BY_HAND else [],
         rule_chips=_rule_chips(queue.rule), capacity=rq.capacity(db.session, actor, queue_id),
-        refusal=refusal, **_choices()), status)
+        refusal=refusal, removing=removing, **_choices()), status)
+
+
+@bp.get("/<int:queue_id>/items/<int:run_pk>/remove")
+@login_required
+def confirm_remove(queue_id: int, run_pk: int) -> Response:
+    """The queue's page asking "Remove this run from <queue>?" (new-user walk: one click
+    removed at once); its button posts the removal, "Cancel" goes back to the item. Works
+    without JavaScript. A run not in the queue: back to the queue's page, said so."""
+    return _ask_remove(queue_id, run_pk, request.args.get("cursor") or None)
+
+
+def _ask_remove(queue_id: int, run_pk: int, cursor: str | None) -> Response:
+    removing = rq.removal_item(db.session, current_actor(), queue_id, run_pk)
+    if removing is None:
+        flash("That run was not in the queue.", "info")
+        return redirect(url_for("queues.detail", queue_id=queue_id, cursor=cursor), 303)
+    return _detail_page(queue_id, cursor, removing=removing)
 
 
 @bp.post("/<int:queue_id>/items/<int:run_pk>/remove")
 @login_required
 def remove(queue_id: int, run_pk: int) -> Response:
-    """A lead removes a run from the queue."""
+    """A lead removes a run from the queue when the form says ``confirm=1`` (the
+    question's own button); otherwise the queue's page asks first, as the GET."""
     form = _valid(QueueItemForm())
+    if form.confirm.data != "1":
+        return _ask_remove(queue_id, run_pk, form.cursor.data or None)
     removed = rq.remove_run(db.session, current_actor(), queue_id, run_pk)
     flash("Run removed from the queue." if removed else "That run was not in the queue.",
           "success" if removed else "info")

@@ -80,3 +80,40 @@ def test_a_queue_items_page_leads_back_to_the_queue_not_the_runs_list(new_page, 
     nav.get_by_role("link", name="← Review queue").click()
     page.wait_for_url("**/queue")
     page.get_by_role("heading", name="My next item").wait_for()
+
+
+@pytest.mark.parametrize("width, js", [(1280, True), (390, True), (390, False)])
+def test_removing_a_queue_item_asks_first_then_cancel_keeps_and_confirm_removes(new_page, make, session, width, js):
+    """Walk finding 8: "Remove" asks on the queue's page (with or without JavaScript);
+    the focus starts on Cancel, which keeps the item; the question's button removes it."""
+    from .conftest import focused, wait_focused
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lena")
+    run = make.run(ws, run_id="run-to-remove", query="Why did the checkout service return 502 errors?")
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Chat answers", {"kind": "chat"})
+    session.commit()
+    page = new_page(width, 900, java_script_enabled=js)
+    log_in(page, "lena")
+    page.goto(f"/queues/{queue.id}")
+    page.locator("table.queue-items").get_by_role("button", name="Remove").click()
+    question = page.get_by_role("region", name="Remove this run from “Chat answers”?")
+    question.wait_for()
+    assert "Its ratings stay with the run." in question.inner_text()
+    assert rq.exists_item(session, queue.id, run.id)
+    session.rollback()
+    _inside(page, question.get_by_role("button", name="Remove from the queue"), width)
+    _shoot(page, f"remove-confirm-{width}{'' if js else '-nojs'}")
+    wait_focused(page, "a: Cancel")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/queues/{queue.id}#item-*")
+    assert page.get_by_role("region", name="Remove this run from “Chat answers”?").count() == 0
+    assert rq.exists_item(session, queue.id, run.id)
+    session.rollback()
+    page.locator("table.queue-items").get_by_role("button", name="Remove").click()
+    page.get_by_role("button", name="Remove from the queue").click()
+    page.wait_for_selector(".flash-success")
+    assert page.locator(".flash-success").inner_text().strip() == "Run removed from the queue."
+    assert focused(page)  # the page is there and usable
+    session.rollback()
+    assert not rq.exists_item(session, queue.id, run.id)

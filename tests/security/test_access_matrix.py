@@ -308,7 +308,10 @@ BUILDERS: dict[str, Builder] = {
         Req("POST", f"/queues/{q}/edit", {**_queue_form(w, w.ws_a.id), "name": f"Queue {SECRET_A}"})
         for q in (w.queue_id, MISSING)),
     "queues.remove POST": lambda w, c: tuple(
-        Req("POST", f"/queues/{q}/items/{w.aiops.id}/remove") for q in (w.queue_id, MISSING)),
+        Req("POST", f"/queues/{q}/items/{w.aiops.id}/remove", {"confirm": "1"})
+        for q in (w.queue_id, MISSING)),
+    "queues.confirm_remove GET": lambda w, c: tuple(
+        Req("GET", f"/queues/{q}/items/{w.aiops.id}/remove") for q in (w.queue_id, MISSING)),
     "queues.assign POST": lambda w, c: tuple(
         Req("POST", f"/queues/{w.queue_id}/items/{i}/assign", {"assignees": ""})
         for i in (w.queue_item_id, MISSING)),
@@ -490,6 +493,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "queues.edit GET": html(LEAD_A, ALL_HIDDEN),
     "queues.edit POST": html(LEAD_POST_A, ALL_HIDDEN),
     "queues.remove POST": html(LEAD_POST_A, ALL_HIDDEN),
+    "queues.confirm_remove GET": html(LEAD_A, ALL_HIDDEN),
     "queues.assign POST": html(LEAD_POST_A, ALL_HIDDEN),
     "queues.add_runs POST": html(LEAD_POST_A, ALL_HIDDEN),
     "queues.next_item POST": html((SEE_OTHER,) * 3, ALL_HIDDEN),

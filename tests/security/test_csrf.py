@@ -236,7 +236,8 @@ BUILDERS: dict[str, Callable[[Site], Request]] = {
     "feedback.delete POST": lambda s: ("POST", f"/feedback/{s.own_feedback()}/delete", {"next": "/"}),
     "queues.new POST": lambda s: ("POST", "/queues/new", s.queue_form()),
     "queues.edit POST": lambda s: ("POST", f"/queues/{s.queue()}/edit", s.queue_form()),
-    "queues.remove POST": lambda s: ("POST", f"/queues/{s.queue()}/items/{s.queued_run()}/remove", {}),
+    "queues.remove POST": lambda s: ("POST", f"/queues/{s.queue()}/items/{s.queued_run()}/remove",
+                                     {"confirm": "1"}),
     "queues.assign POST": lambda s: ("POST", f"/queues/{s.queue()}/items/{s.queue_item()}/assign",
                                      {"assignees": str(s.admin.id)}),
     "queues.add_runs POST": lambda s: ("POST", "/queues/add-runs", {

@@ -77,7 +77,7 @@ def test_queue_items_page_through_cursors_and_buttons_come_back(app_factory, log
     assert f'name="cursor" value="{cursor}"' in second
     gone = items[2].run_pk
     removed = client.post(f"/queues/{queue.id}/items/{gone}/remove",
-                          data={"cursor": cursor})
+                          data={"cursor": cursor, "confirm": "1"})
     assert removed.status_code == 303
     assert removed.headers["Location"] == f"/queues/{queue.id}?cursor={cursor}"
     session.rollback()  # the other app wrote it: read afresh

@@ -136,7 +136,7 @@ def test_assign_and_remove_read_their_buttons_through_the_form(client, login, ma
     assert assigned.status_code == 303
     assert assigned.headers["Location"] == f"/queues/{queue.id}#item-{item.id}"
     assert "Item assigned." in client.get(f"/queues/{queue.id}").get_data(as_text=True)
-    removed = client.post(f"/queues/{queue.id}/items/{run.id}/remove")
+    removed = client.post(f"/queues/{queue.id}/items/{run.id}/remove", data={"confirm": "1"})
     assert removed.status_code == 303 and removed.headers["Location"] == f"/queues/{queue.id}"
     assert not rq.exists_item(session, queue.id, run.id)
 

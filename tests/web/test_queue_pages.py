@@ -49,7 +49,7 @@ def test_lead_creates_a_queue_and_sees_its_items(client, login, make, session):
     assert edited.status_code == 303
     session.refresh(queue)
     assert (queue.name, queue.reviewers_per_run, queue.blind) == ("Renamed", 1, False)
-    removed = client.post(f"/queues/{queue.id}/items/{chat[0].id}/remove")
+    removed = client.post(f"/queues/{queue.id}/items/{chat[0].id}/remove", data={"confirm": "1"})
     assert removed.status_code == 303
     assert not rq.exists_item(session, queue.id, chat[0].id)
     # Bulk add from the runs list: the checkboxes and the queue select are there.
@@ -141,7 +141,7 @@ def test_a_lead_never_sees_or_changes_another_workspaces_queues(client, login, m
         assert client.get(path).status_code == 403
     attempts = [
         (f"/queues/{q2.id}/edit", _form(w2.id, name="Taken over")),
-        (f"/queues/{q2.id}/items/{run2.id}/remove", {}),
+        (f"/queues/{q2.id}/items/{run2.id}/remove", {"confirm": "1"}),
         (f"/queues/{q2.id}/items/{item2}/assign", {"assignees": str(lead1.id)}),
         ("/queues/add-runs", {"queue": q2.id, "runs": run2.id}),
         ("/queues/next", {"queue": q2.id}),
@@ -219,7 +219,7 @@ def test_removed_runs_stay_out_when_the_queue_is_edited(client, login, make, ses
     created = client.post("/queues/new", data=_form(ws.id, reviewers_per_run="1"))
     queue_id = int(created.headers["Location"].rstrip("/").split("/")[-1])
     for run in chat[:2]:
-        assert client.post(f"/queues/{queue_id}/items/{run.id}/remove").status_code == 303
+        assert client.post(f"/queues/{queue_id}/items/{run.id}/remove", data={"confirm": "1"}).status_code == 303
     for data in (_form(ws.id, name="Renamed", reviewers_per_run="1"),
                  _form(ws.id, name="Renamed", reviewers_per_run="1", status="SUCCESS")):
         saved = client.post(f"/queues/{queue_id}/edit", data=data, follow_redirects=True)

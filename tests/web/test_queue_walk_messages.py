@@ -279,3 +279,47 @@ def test_a_queue_items_run_page_stays_in_the_queue(client, login, make, session)
     plain = client.get(f"/runs/{runs[0].id}").get_data(as_text=True)
     nav = re.search(r'<nav class="run-nav".*?</nav>', plain, re.S).group(0)
     assert "← Runs" in nav and "Next ›" in nav
+
+
+def test_removing_a_queue_item_asks_first_and_works_without_javascript(client, login, make, session):
+    """Walk finding 8: "Remove" on a queue's item removed it at once. It now asks on the
+    queue's page (server-rendered: a plain GET, no JavaScript needed), naming the run and
+    what removing does; "Cancel" goes back to the item, the question's own button (a POST
+    with the CSRF token and confirm=1) removes. A POST without confirm=1 only asks."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    run = make.run(ws, "run-to-go", query="Why did checkout fail?")
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "Chat answers", {"kind": "chat"})
+    item = session.scalar(select(QueueItem).where(QueueItem.queue_id == queue.id))
+    login(lead)
+    page = client.get(f"/queues/{queue.id}").get_data(as_text=True)
+    row = re.search(rf'<tr id="item-{item.id}">.*?</tr>', page, re.S).group(0)
+    asking = f"/queues/{queue.id}/items/{run.id}/remove"
+    assert re.search(rf'<form method="get" action="{asking}" class="inline">\s*<button type="submit" class="link">Remove</button>', row)
+
+    def question(response):
+        assert response.status_code == 200
+        html = response.get_data(as_text=True)
+        card = re.search(r'<section class="card confirm-remove" aria-labelledby="rm-h">(.*?)</section>', html, re.S)
+        assert card, "no question"
+        return card.group(1)
+
+    for response in (client.get(asking), client.post(asking, data={})):
+        card = question(response)
+        assert _text(re.sub(r"<[^>]+>", " ", re.search(r"<h2[^>]*>(.*?)</h2>", card, re.S).group(1))).strip() == \
+            "Remove this run from “Chat answers”?"
+        assert _text(re.sub(r"<[^>]+>", "", re.search(r"<p>(.*?)</p>", card, re.S).group(1))).strip() == (
+            "“Why did checkout fail?” (run-to-go). Its ratings stay with the run. The queue's rule will not bring it "
+            "back; a lead can add it again from the runs list.")
+        assert f'<form method="post" action="{asking}" class="buttons">' in card
+        assert 'name="csrf_token"' in card and '<input type="hidden" name="confirm" value="1">' in card
+        assert f'<a class="button" href="/queues/{queue.id}#item-{item.id}" autofocus>Cancel</a>' in card
+        assert rq.exists_item(session, queue.id, run.id)
+    removed = client.post(asking, data={"confirm": "1"})
+    assert removed.status_code == 303 and removed.headers["Location"] == f"/queues/{queue.id}"
+    assert not rq.exists_item(session, queue.id, run.id)
+    assert _flashes(client.get(f"/queues/{queue.id}").get_data(as_text=True)) == ["Run removed from the queue."]
+    # Asked again once it is gone: said so, on the queue's page.
+    gone = client.get(asking)
+    assert gone.status_code == 303 and gone.headers["Location"] == f"/queues/{queue.id}"
+    assert _flashes(client.get(f"/queues/{queue.id}").get_data(as_text=True)) == ["That run was not in the queue."]
