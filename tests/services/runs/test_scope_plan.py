@@ -68,6 +68,11 @@ def _plan(session, statement: str, parameters: Any) -> str:
     return "\n".join(f"{r[0]}|{r[1]}|{r[3]}" for r in rows)
 
 
+# The page's marks (rated by me, blind, disputed), read by the page's run ids: the
+# disputed mark counts each run's ratings and finds its governing queue (ORDER BY).
+_MARKS = "SELECT diagnosis_run.id, EXISTS"
+
+
 def _assert_indexed(plan: str, dialect: str) -> None:
     if dialect == "postgresql":
         assert "Seq Scan on diagnosis_run" not in plan, plan
@@ -110,7 +115,8 @@ def test_second_page_and_counts_stay_on_the_index(session, two_workspaces):
     assert [r.id for r in page.runs][:1] != [r.id for r in first.runs][:1]
     # The page, the way back and the counts (not the per-page marks, read by run id).
     listing = [(s, p) for s, p in statements if "diagnosis_run" in s
-               and ("ORDER BY" in s or "count(" in s.lower())]
+               and ("ORDER BY" in s or "count(" in s.lower())
+               and not s.startswith(_MARKS)]
     assert len(listing) == 4  # total count, page, previous page, runs before this page
     for statement, parameters in listing:
         _assert_indexed(_plan(session, statement, parameters), db.engine.dialect.name)
@@ -178,7 +184,8 @@ def test_two_workspace_sorts_read_their_index(session, two_workspaces, sort):
                                           cursor=first.next_cursor)
     assert [r.id for r in second.runs] == expected[50:100]
     listing = [(s, p) for s, p in statements if "diagnosis_run" in s
-               and ("ORDER BY" in s or "count(" in s.lower())]
+               and ("ORDER BY" in s or "count(" in s.lower())
+               and not s.startswith(_MARKS)]
     assert len(listing) == 4  # total count, page, previous page, runs before this page
     for statement, parameters in listing:
         _assert_indexed(_plan(session, statement, parameters), db.engine.dialect.name)
