@@ -4,7 +4,7 @@ on an earlier version of their target. The writes are ``ratings``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -161,16 +161,21 @@ def summary_of_visible_run(
         by_rating = grouped.setdefault((target_type, target_id, subject_key),
                                        {"positive": [], "negative": []})
         by_rating[rating].append(username)
-    return {key: _summary(names["positive"], names["negative"]) for key, names in grouped.items()}
+    # One badge per reviewer across the whole run page: 'reviewer' on one part and
+    # 'reviewer2' on another read "RE" both (second new-user walk).
+    names = sorted({username for *_, username in rows})
+    badges = dict(zip(names, reviewer_badges(names), strict=True))
+    return {key: _summary(names["positive"], names["negative"], badges)
+            for key, names in grouped.items()}
 
 
-def _summary(positive: Sequence[str], negative: Sequence[str]) -> TargetSummary:
-    badges = reviewer_badges([*positive, *negative])  # one line on the page shows both
+def _summary(positive: Sequence[str], negative: Sequence[str],
+             badges: Mapping[str, str]) -> TargetSummary:
     return TargetSummary(
         positive=len(positive),
         negative=len(negative),
-        positive_initials=badges[:len(positive)],
-        negative_initials=badges[len(positive):],
+        positive_initials=tuple(badges[name] for name in positive),
+        negative_initials=tuple(badges[name] for name in negative),
         positive_reviewers=tuple(positive),
         negative_reviewers=tuple(negative),
         disagree=bool(positive) and bool(negative),

@@ -395,6 +395,25 @@ def test_two_reviewers_whose_initials_clash_are_shown_by_name(session, make, ws)
     assert (answer.positive_initials, answer.negative_initials) == (("reviewer",), ("reviewer2",))
 
 
+def test_reviewers_whose_initials_clash_on_different_parts_are_shown_by_name(session, make, ws):
+    """Second new-user walk: 'reviewer' rated one citation and 'reviewer2' another, one
+    rater each: both read "RE" (the names were told apart only on one target's line)."""
+    one, two = make.user(ws, username="reviewer"), make.user(ws, username="reviewer2")
+    ada = make.user(ws, username="ada.lovelace")
+    run = make.run(ws, messages=[
+        {"id": "u1", "role": "user", "content": "q"},
+        {"id": "a1", "role": "assistant", "content": "a", "metadata": {"citations": [
+            {"id": "c1"}, {"id": "c2"}]}}])
+    message_id = answer_message(run).id
+    feedback.upsert_feedback(session, make.actor(one), "citation", message_id, "c1", "negative")
+    feedback.upsert_feedback(session, make.actor(two), "citation", message_id, "c2", "negative")
+    feedback.upsert_feedback(session, make.actor(ada), "citation", message_id, "c2", "positive")
+    summary = feedback.feedback_summary(session, make.actor(one), run.id)
+    assert summary[("citation", message_id, "c1")].negative_initials == ("reviewer",)
+    c2 = summary[("citation", message_id, "c2")]
+    assert (c2.positive_initials, c2.negative_initials) == (("AL",), ("reviewer2",))
+
+
 def test_a_save_based_on_an_older_rating_is_a_conflict(session, make, ws, actor):
     from reviewapp.errors import Conflict
     from reviewapp.services.feedback import rating_version
