@@ -94,3 +94,48 @@ def test_a_disputed_run_s_item_and_verdict_say_why_they_read_resolved_and_none(c
     assert _cell(listing, f'id="triage-row-{item_id}"', "State") == "New"
     runs = client.get("/").get_data(as_text=True)
     assert _cell(runs, "<code>run-disputed</code>", "Verdict") == "✗ not useful"
+
+
+def _fact(page, label):
+    """The text of the ``<dt>label</dt><dd>`` fact (item page, 409 page's current values)."""
+    return _text(re.search(rf"<dt>{label}</dt><dd[^>]*>(.*?)</dd>", page, re.S).group(1))
+
+
+def test_a_disputed_run_s_item_reads_disputed_as_its_verdict(client, login, make, session):
+    """New-user walk: the runs list and run page said "disputed", but the run's triage item
+    read VERDICT "No verdict" (item page), "—" (409 page), and the queue row only "2
+    reviewers / disagree". All three read "Disputed" (badge-disputed) until a lead decides;
+    a run without a verdict that is not disputed reads as before."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lea")
+    ann, bob = make.user(ws, username="ann"), make.user(ws, username="bob")
+    run, other = make.run(ws, run_id="run-disputed"), make.run(ws, run_id="run-plain")
+    rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {}, reviewers_per_run=2,
+                    reviewers="named", named=[ann.id, bob.id])
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id, Message.role == "assistant"))
+    for user in (ann, bob):
+        feedback.upsert_feedback(session, make.actor(user), "chat_message", answer, None, "negative")
+    feedback.upsert_feedback(session, make.actor(bob), "chat_message", answer, None, "positive")
+    item = session.scalar(select(TriageItem).where(TriageItem.run_pk == run.id))
+    plain = make.triage_item(other, verdict=False)
+    login(lead)
+
+    assert _fact(client.get(f"/triage/{item.id}").get_data(as_text=True), "Verdict") == "Disputed"
+    assert _fact(client.get(f"/triage/{plain.id}").get_data(as_text=True), "Verdict") == "No verdict"
+    listing = client.get("/triage/?state=resolved").get_data(as_text=True)
+    row = listing.split(f'id="triage-row-{item.id}"', 1)[1].split("</tr>", 1)[0]
+    assert '<span class="badge badge-warn badge-disputed"' in row
+    assert _cell(listing, f'id="triage-row-{item.id}"', "Ratings") == "▲ 1 ▼ 1 2 reviewers disagree Disputed"
+    plain_row = _cell(client.get("/triage/").get_data(as_text=True), f'id="triage-row-{plain.id}"', "Ratings")
+    assert plain_row == "▲ 0 ▼ 0 0 reviewers"
+    stale = client.post(f"/triage/{item.id}/state", data={"version": str(item.version + 1), "state": "new"})
+    assert stale.status_code == 409
+    assert _fact(stale.get_data(as_text=True).split("<h2>Current values</h2>", 1)[1], "Verdict") == "Disputed"
+    stale = client.post(f"/triage/{plain.id}/state", data={"version": "2", "state": "resolved"})
+    assert stale.status_code == 409
+    assert _fact(stale.get_data(as_text=True).split("<h2>Current values</h2>", 1)[1], "Verdict") == "—"
+
+    client.post(f"/adjudication/runs/{run.id}/decide", data={"verdict": "not_useful", "note": ""})
+    assert _fact(client.get(f"/triage/{item.id}").get_data(as_text=True), "Verdict") == "✗ Not useful"
+    listing = client.get("/triage/").get_data(as_text=True)
+    assert _cell(listing, f'id="triage-row-{item.id}"', "Ratings") == "▲ 1 ▼ 1 2 reviewers disagree"

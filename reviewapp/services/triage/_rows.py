@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, case, func, select
 from sqlalchemy.orm import Session, aliased
 
 from ...actors import Actor, Role
@@ -27,6 +27,7 @@ from ...models import (
     Workspace,
 )
 from ...queries import scope_to_actor
+from ..queue_governing import disputed_queue_id
 
 ASSIGNEE_ROLES = Role.LEAD.at_least()
 
@@ -52,7 +53,9 @@ class TriageRow:
     """One queue row: the item, its run's summary and the reviewers' ratings summary.
 
     ``assignable`` holds (user id, username) of the leads and admins of the item's
-    workspace; ``moves`` the states the item may move to. ``to_dict`` / ``from_dict``
+    workspace; ``disputed`` is true when the run has no verdict because its reviewers
+    split and no lead decided yet (``queue_governing.disputed_queue_id``: the item's
+    verdict reads "Disputed", as on the runs list and run page); ``moves`` the states the item may move to. ``to_dict`` / ``from_dict``
     give the JSON form used as a ``Conflict``'s ``details`` (the current state)."""
 
     id: int
@@ -87,6 +90,7 @@ class TriageRow:
     # (``triage_flow.AUTO_RESOLVED_NOTES``: "run disputed"); None otherwise
     state_note: str | None = None
     disagreement: bool = False
+    disputed: bool = False
     assignable: tuple[tuple[int, str], ...] = ()
     moves: tuple[str, ...] = field(default=())
 
@@ -157,7 +161,8 @@ def reason_choices(session: Session, workspace_ids: Iterable[int]) -> list[tuple
 
 def _rating_summaries(session: Session, run_pks: Sequence[int]) -> dict[int, dict[str, Any]]:
     summary: dict[int, dict[str, Any]] = {
-        pk: {"positive": 0, "negative": 0, "reviewers": 0, "reasons": [], "disagreement": False}
+        pk: {"positive": 0, "negative": 0, "reviewers": 0, "reasons": [], "disagreement": False,
+             "disputed": False}
         for pk in run_pks
     }
     if not run_pks:
@@ -179,9 +184,12 @@ def _rating_summaries(session: Session, run_pks: Sequence[int]) -> dict[int, dic
         .order_by(Feedback.run_pk, Feedback.reason)
     ):
         summary[run_pk]["reasons"].append(reason)
-    runs = select(Run.id).where(Run.id.in_(run_pks), disagreement_clause(Run.id))
-    for (run_pk,) in session.execute(runs):
-        summary[run_pk]["disagreement"] = True
+    # one statement for both run marks; the dispute is looked up only for a run without a verdict
+    split = case((Run.feedback.is_(None), disputed_queue_id()), else_=None)
+    runs = select(Run.id, disagreement_clause(Run.id), split).where(Run.id.in_(run_pks))
+    for run_pk, disagree, queue_id in session.execute(runs):
+        summary[run_pk]["disagreement"] = bool(disagree)
+        summary[run_pk]["disputed"] = queue_id is not None
     return summary
 
 
@@ -234,7 +242,7 @@ def build_rows(session: Session, records: Sequence[Any]) -> list[TriageRow]:
             positive=s["positive"], negative=s["negative"], reviewers=s["reviewers"],
             reasons=tuple(s["reasons"]),
             reason_labels=tuple(label_of(reasons[item.workspace_id], code) for code in s["reasons"]),
-            disagreement=s["disagreement"],
+            disagreement=s["disagreement"], disputed=s["disputed"],
             assignable=assignable.get(item.workspace_id, ()),
             moves=triage_flow.TRANSITIONS.get(item.state, ()),
         ))
