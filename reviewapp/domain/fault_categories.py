@@ -108,3 +108,17 @@ def grouped(categories: Registry[FaultCategory]) -> tuple[tuple[str, tuple[Fault
 def normalise(code: str | None) -> str | None:
     """The stored form of an old value: ``LEGACY`` mapped, else unchanged."""
     return LEGACY.get(code, code) if code else code
+
+
+def category_named(categories: Registry[FaultCategory], typed: str) -> str | None:
+    """The code of ``categories`` that ``typed`` (already trimmed) names: the code itself,
+    else the one whose code or label equals it ignoring case (``str.casefold``: "database",
+    "Resource exhaustion" -> ``DATABASE``, ``RESOURCE_EXHAUSTION``); ``None`` when none does
+    (SPEC 7; second new-user walk: the case form took only the exact code)."""
+    if typed in categories:
+        return typed
+    wanted = typed.casefold()
+    for row in categories:
+        if wanted in (row.code.casefold(), row.label.casefold()):
+            return row.code
+    return None

@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from ..actors import Actor, Role
 from ..domain import suggest as suggest_rules
-from ..domain.fault_categories import DEFAULT_CATEGORY, FaultCategory
+from ..domain.fault_categories import DEFAULT_CATEGORY, FaultCategory, category_named
 from ..domain.vocabulary import Registry
 from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import Case, Run, SourceType, Workspace
@@ -265,6 +265,8 @@ def _clean_fields(values: Mapping[str, Any], categories: Registry[FaultCategory]
         return redact_typed(value, limit) or None
 
     category = text("fault_category", 64) or DEFAULT_CATEGORY
+    if category != current_category:
+        category = category_named(categories, category) or category
     if category not in categories and category != current_category:
         raise ValidationFailed("fault_category",
                                f"'{category}' is not a category of this workspace; "

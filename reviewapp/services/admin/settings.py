@@ -17,7 +17,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
-from ...domain.fault_categories import FaultCategory, workspace_categories
+from ...domain.fault_categories import FaultCategory, category_named, workspace_categories
 from ...domain.vocabulary import Registry
 from ...domain.workspace_settings import SETTINGS, time_zone_of
 from ...errors import Conflict, Forbidden, ValidationFailed
@@ -129,20 +129,22 @@ def time_zone_in(session: Session, workspace_id: int) -> str:
 
 def check_category(session: Session, workspace_id: int, value: str | None, *,
                    required: bool = False) -> str | None:
-    """``value`` when it is a code of the workspace's fault categories (surrounding
-    spaces ignored, nothing upper-cased); ``None`` for blank unless ``required``. Raises
+    """The code of the workspace's fault categories that ``value`` names (surrounding
+    spaces ignored; the code, or a code or label in any case: ``category_named``);
+    ``None`` for blank unless ``required``. Raises
     ``ValidationFailed`` (``fault_category``) naming the allowed categories by their labels,
     as the pages' selects show them (SPEC 7); its ``details`` are ``{"allowed": [codes]}``."""
     code = (value or "").strip()
     if not code and not required:
         return None
     allowed = categories_of(session, workspace_id)
-    if code not in allowed:
+    named = category_named(allowed, code)
+    if named is None:
         raise ValidationFailed("fault_category",
                                f"'{code[:64]}' is not a category of this workspace; "
                                f"use one of {', '.join(label for _, label in allowed.choices())}",
                                details={"allowed": list(allowed.codes())})
-    return code
+    return named
 
 
 def category_filter(session: Session, workspace_ids: list[int], typed: str) -> str:
@@ -153,14 +155,14 @@ def category_filter(session: Session, workspace_ids: list[int], typed: str) -> s
     workspaces still carries it (a code since dropped from the list). No access check
     (the caller scoped ``workspace_ids`` to the actor). Raises ``ValidationFailed``
     (``fault_category``) listing the categories by label when it names nothing."""
-    wanted = typed.strip().casefold()
-    rows: dict[str, str] = {}  # label -> code, over the workspaces, in list order
+    labels: dict[str, None] = {}  # over the workspaces, in list order
     for settings in session.scalars(select(Workspace.settings)
                                     .where(Workspace.id.in_(workspace_ids)).order_by(Workspace.id)):
-        for row in workspace_categories(settings):
-            if wanted in (row.code.casefold(), row.label.casefold()):
-                return row.code
-            rows.setdefault(row.label, row.code)
+        categories = workspace_categories(settings)
+        named = category_named(categories, typed.strip())
+        if named is not None:
+            return named
+        labels.update(dict.fromkeys(label for _, label in categories.choices()))
     code = typed.strip().upper()
     carried = session.scalar(select(Case.case_id).where(
         Case.workspace_id.in_(workspace_ids), Case.fault_category == code).limit(1))
@@ -168,4 +170,4 @@ def category_filter(session: Session, workspace_ids: list[int], typed: str) -> s
         return code
     raise ValidationFailed("fault_category",
                            f"'{typed.strip()[:64]}' is no fault category of your workspaces "
-                           f"nor of any case: use one of {', '.join(rows)}")
+                           f"nor of any case: use one of {', '.join(labels)}")

@@ -134,8 +134,10 @@ def test_one_category_vocabulary_for_triage_and_cases(session, make, boss, ws):
     assert triage.set_fault_category(session, lead, item.id, 1, "DATABASE").fault_category == "DATABASE"
     edited = cases.edit_case(session, lead, case.case_id, 1, {"title": "t", "fault_category": "RETRIEVAL_MISS"})
     assert edited.case.fault_category == "RETRIEVAL_MISS"
+    # ... a code or label of it in any case as that code (second new-user walk) ...
+    assert triage.set_fault_category(session, lead, item.id, 2, "database").fault_category == "DATABASE"
     # ... and refuse anything else with the list, never upper-casing it into a new code.
-    for call in (lambda: triage.set_fault_category(session, lead, item.id, 2, "database"),
+    for call in (lambda: triage.set_fault_category(session, lead, item.id, 3, "my_own"),
                  lambda: cases.edit_case(session, lead, case.case_id, 2, {"title": "t", "fault_category": "MY_OWN"})):
         with pytest.raises(ValidationFailed) as refused:
             call()
