@@ -114,3 +114,19 @@ def test_commands_name_a_user_as_login_does_ignoring_case_and_blanks(runner, mak
     session.expire_all()
     from reviewapp.services import admin
     assert admin.authenticate(session, "gail", "new-secret-9") is not None
+
+
+def test_set_password_names_the_account_and_generates_on_dash(runner, make, session):
+    """Second new-user walk: 'set-password REVIEWER2 --password -' refused '-' as too short
+    (create generates one on '-'), and the answer echoed the name as typed ('Reviewer2',
+    'reviewer2 ') instead of the account's."""
+    make.user(make.workspace(slug="home"), Role.REVIEWER, username="reviewer2")
+    out = runner.invoke(args=["users", "set-password", " Reviewer2 ", "--password", "-"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0] == "password of 'reviewer2' changed"
+    assert lines[1].startswith("password: ")
+    generated = lines[1].removeprefix("password: ")
+    session.expire_all()
+    from reviewapp.services import admin
+    assert admin.authenticate(session, "reviewer2", generated) is not None

@@ -83,19 +83,24 @@ def list_users(slug: str | None) -> None:
 
 @users_cli.command("set-password")
 @click.argument("username")
-@click.option("--password", default=None, help="Omit to be prompted.")
+@click.option("--password", default=None, help="Omit to be prompted; '-' generates one.")
 def set_password(username: str, password: str | None) -> None:
-    """Change USERNAME's password (logs them out everywhere)."""
+    """Change USERNAME's password (logs them out everywhere); prints a generated one once."""
     from ..services import admin
 
     user = admin.get_user_by_username(db.session, username)
     if user is None:
         raise click.ClickException(f"no user '{username}'")
-    user_id = user.id
+    user_id, name = user.id, user.username
     if password is None:
         password = click.prompt("New password", hide_input=True, confirmation_prompt=True)
+    generated = password == "-"
+    if generated:
+        password = admin.generate_password()
     try:
         admin.set_password(db.session, Actor.system_actor(), user_id, password)
     except ServiceError as exc:
         fail(exc)
-    click.echo(f"password of '{username}' changed")
+    click.echo(f"password of '{name}' changed")
+    if generated:
+        click.echo(f"password: {password}")
