@@ -44,7 +44,7 @@ from .answer import answer_text_of
 from .blind import blind_workspaces, is_blind, not_blind_case
 from .case_proposals import run_text
 from .keyset import SortKey, SortOrder
-from .params import id_value, text_param, workspace_param
+from .params import id_value, no_workspace, text_param, workspace_param
 from .runs.listing import COUNT_CAP, FILTERED_COUNT_CAP
 from .secret_scan import redact_typed
 
@@ -179,11 +179,13 @@ def list_cases(
     (created_at, case_id); ``total`` counts up to ``count_cap``, a filtered search up to
     ``FILTERED_COUNT_CAP`` (then ``total_capped``: "10,000+", "1,000+"). Raises
     ``Forbidden`` when the actor belongs to no workspace, ``ValidationFailed`` for a
-    malformed cursor."""
+    malformed cursor or a workspace not the actor's (``params.no_workspace``)."""
     filters = filters or CaseFilters()
     workspaces = _workspaces(session, actor, Role.REVIEWER)
     if not workspaces:
         raise Forbidden()
+    if filters.workspace_id is not None and all(ws_id != filters.workspace_id for ws_id, _ in workspaces):
+        raise ValidationFailed("workspace", no_workspace(filters.workspace_id))  # not "0 matching"
     limit = max(1, min(int(limit), 500))
     filters = with_category_code(session, [ws_id for ws_id, _ in workspaces], filters)
     conds = case_conditions(filters)

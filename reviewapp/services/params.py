@@ -81,6 +81,13 @@ def workspace_param(params: Mapping[str, Any], name: str = "workspace") -> int |
     return int_param(params, name, 1, MAX_ID, "must be a workspace id")
 
 
+def no_workspace(name: str | int) -> str:
+    """Why a list's workspace filter (a short name or an id) is refused: the actor has no
+    such workspace. The same words whether it exists or not (SPEC 2: a stranger's
+    workspace is not told apart from none), on the runs, triage and case lists."""
+    return f"you have no workspace '{name}'"
+
+
 def date_param(params: Mapping[str, Any], name: str) -> date | None:
     """An ISO calendar day (``2026-11-30``) in the years data can have (2000-2100, as
     ``domain.times``: ``9999-12-31`` + 1 day would overflow), or ``None`` if blank."""

@@ -57,6 +57,8 @@ MEMBERS_B = ("reviewer_b", "lead_b", "admin_b")
 
 OK, SEE_OTHER, REDIRECT, LOGIN, UNAUTH, DENIED, HIDDEN, CONFLICT_HIDDEN = (
     "OK", "SEE_OTHER", "REDIRECT", "LOGIN", "UNAUTH", "DENIED", "HIDDEN", "CONFLICT_HIDDEN")
+# A filter's workspace refused (400) in the words a missing workspace gets, its number aside.
+REFUSED = "REFUSED"
 
 
 @dataclass
@@ -517,8 +519,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "auth.login POST": roles(anon=SEE_OTHER, a=(REDIRECT,) * 3, b=(REDIRECT,) * 3,
                              tokens=(SEE_OTHER, SEE_OTHER)),
     "auth.logout POST": html((SEE_OTHER,) * 3, (SEE_OTHER,) * 3),
-    # A filter naming a workspace one cannot see filters down to nothing (no A data).
-    "triage.index GET": html(LEAD_A, (DENIED, OK, OK)),
+    # A filter naming a workspace one does not triage in is refused as a missing one is.
+    "triage.index GET": html(LEAD_A, (DENIED, REFUSED, REFUSED)),
     "triage.detail GET": html(LEAD_A, ALL_HIDDEN),
     "triage.assign POST": html(LEAD_POST_A, ALL_HIDDEN),
     "triage.category POST": html(LEAD_POST_A, ALL_HIDDEN),
@@ -647,6 +649,14 @@ def _check(cell: str, expected: str, response, missing_response, world: World) -
             problems.append("no missing-id request to compare with")
         elif (missing_response.status_code, missing_response.get_data()) != (status, body):
             problems.append(f"differs from the missing id's answer ({missing_response.status_code})")
+    elif expected == REFUSED:
+        if status != 400:
+            problems.append(f"expected 400 like a missing workspace, got {status} {body[:160]!r}")
+        elif missing_response is None:
+            problems.append("no missing-id request to compare with")
+        elif (missing_response.status_code, missing_response.get_data().replace(
+                str(MISSING).encode(), str(world.ws_a.id).encode())) != (status, body):
+            problems.append(f"differs from the missing workspace's answer ({missing_response.status_code})")
     key, caller = cell.rsplit(" ", 1)
     if caller.endswith("_b") and SECRET_A.encode() in body:
         problems.append("shows workspace A's data to a caller of B")
@@ -685,7 +695,7 @@ def test_access_matrix(app_factory, make, session, monkeypatch, record_property)
                 if key.startswith("auth.log") or key == "account.password POST" else None
             response = callers.send(caller, req, client)
             missing_response = None
-            if expected in (HIDDEN, CONFLICT_HIDDEN, DENIED) and missing is not None:
+            if expected in (HIDDEN, CONFLICT_HIDDEN, DENIED, REFUSED) and missing is not None:
                 missing_response = callers.send(caller, missing, client)
             problem = _check(f"{key} {caller}", expected, response, missing_response, world)
             if key == "triage.bulk POST" and caller in ("lead_b", "admin_b") and problem is None:

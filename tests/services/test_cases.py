@@ -49,6 +49,21 @@ def test_list_and_search_filters(session, make):
     assert page.total == 2 and not page.can_edit
 
 
+def test_a_workspace_id_the_reader_is_not_in_is_refused(session, make):
+    """New-user walk: ``/cases/?workspace=77`` answered "0 matching". A workspace the
+    actor is not in (none such, or another's) is refused naming the field, in the same
+    words whether it exists or not (SPEC 2); their own lists its cases."""
+    mine, other = make.workspace(), make.workspace()
+    make.case(other, title="theirs")
+    make.case(mine, title="ours")
+    actor = make.actor(make.user(mine))
+    for unknown in (other.id, 999_999):
+        with pytest.raises(ValidationFailed) as error:
+            cases.list_cases(session, actor, CaseFilters(workspace_id=unknown))
+        assert error.value.problems == {"workspace": f"you have no workspace '{unknown}'"}
+    assert _titles(cases.list_cases(session, actor, CaseFilters(workspace_id=mine.id))) == ["ours"]
+
+
 def test_case_list_keyset_pagination_with_equal_timestamps(session, make):
     ws = make.workspace()
     reader = make.user(ws)
@@ -87,8 +102,9 @@ def test_case_list_of_two_workspaces_merges_their_ranges_newest_first(session, m
     assert seen == [*tie, "b3", "a2", "b1", "a0"]  # c5: not a workspace of the reader
     assert _titles(cases.list_cases(session, make.actor(reader),
                                     CaseFilters(workspace_id=b.id))) == ["b4", "b3", "b1"]
-    assert _titles(cases.list_cases(session, make.actor(reader),
-                                    CaseFilters(workspace_id=c.id))) == []
+    with pytest.raises(ValidationFailed) as error:  # c: not the reader's, refused
+        cases.list_cases(session, make.actor(reader), CaseFilters(workspace_id=c.id))
+    assert error.value.problems == {"workspace": f"you have no workspace '{c.id}'"}
     # The count stops at the cap: 6 cases visible (a0 .. b4).
     full = cases.list_cases(session, make.actor(reader), count_cap=6)
     assert (full.total, full.total_capped) == (6, False)

@@ -168,3 +168,22 @@ def test_an_unknown_workspace_name_is_named_with_the_other_refused_filters(clien
     assert _runs_summary(html) == ("Some filters are not valid; fix the fields marked above: Workspace: you have "
                                    "no workspace 'nope'; Score to: must not be below the minimum score.")
     assert _controls(html) == (["workspace", "score_max"], ["workspace"])
+
+
+def test_a_workspace_id_the_user_is_not_in_is_named_and_shown_though_they_have_one(client, make, lead_workspace):
+    """New-user walk: ``/?workspace=77`` said "No items match these filters." and, the user
+    having one workspace, showed no Workspace field to fix. It is refused like an unknown
+    name, the field shown with the message, whether the workspace exists or not."""
+    other = make.workspace()
+    make.run(other)
+    for unknown in (other.id, 999_999):
+        response = client.get(f"/?workspace={unknown}&score_min=80&score_max=10")
+        html = response.get_data(as_text=True)
+        assert response.status_code == 400
+        assert _runs_summary(html) == ("Some filters are not valid; fix the fields marked above: Workspace: you "
+                                       f"have no workspace '{unknown}'; Score to: must not be below the minimum score.")
+        assert _controls(html) == (["workspace", "score_max"], ["workspace"])
+        assert (f'<small id="workspace-error" class="error">you have no workspace &#39;{unknown}&#39;</small>'
+                in html)
+        assert "No items match" not in html
+    assert client.get(f"/?workspace={lead_workspace.id}").status_code == 200

@@ -6,6 +6,7 @@ filtered. A bulk action with nothing ticked says so once, at the bulk controls."
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 
@@ -45,6 +46,25 @@ def test_a_refused_filter_is_named_by_its_label_once_and_lists_nothing(client, l
     assert "400" not in main and "score_max" not in main.split("<form", 1)[0]
     assert "match" not in main and "triage-row-" not in main  # no claim, no unfiltered rows
     assert 'id="bulk-form"' not in main
+
+
+def test_a_workspace_id_the_lead_does_not_triage_in_is_named_and_shown_though_they_have_one(client, make, lead):
+    """New-user walk: ``/triage/?workspace=77`` listed nothing and, the lead having one
+    workspace, showed no Workspace field to fix. It is refused as the runs list refuses an
+    unknown workspace, the field shown and marked, whether the workspace exists or not."""
+    other = make.workspace()
+    make.triage_item(make.run(other))
+    for unknown in (other.id, 999_999):
+        response = client.get(f"/triage/?workspace={unknown}&score_min=80&score_max=10")
+        html = response.get_data(as_text=True)
+        assert response.status_code == 400
+        assert unescape(_summary(html)) == SUMMARY + (f"Workspace: you have no workspace '{unknown}'; "
+                                            "Score to: must not be below the minimum score.")
+        select = re.search(r'<select id="f-workspace"[^>]*>', html).group(0)
+        assert 'aria-invalid="true"' in select and "autofocus" in select
+        assert f'<small id="f-workspace-error" class="error">you have no workspace &#39;{unknown}&#39;</small>' in html
+        assert "match" not in html.split("<main", 1)[1] and "triage-row-" not in html
+    assert client.get(f"/triage/?workspace={lead[0].workspace_id}").status_code == 200
 
 
 def test_a_refused_score_keeps_what_was_typed_and_marks_the_field(client, lead):

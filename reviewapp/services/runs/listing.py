@@ -21,7 +21,7 @@ from ...queries import capped_count, role_in, runs_visible_to
 from .. import keyset, rated_runs, run_text
 from ..access import WorkspaceRole
 from ..blind import blind_condition
-from ..params import Refusals
+from ..params import Refusals, no_workspace
 from ..queue_governing import disputed_queue_id
 from ..run_text import snippets
 from .filters import RELEVANCE, RunFilters, order_of
@@ -106,20 +106,28 @@ def _search_note(filters: RunFilters) -> str | None:
 
 def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> RunFilters:
     """``RunFilters.from_params`` plus the check that needs the database: a workspace's
-    short name must be one of the actor's (as ``list_runs``). Raises one
+    short name or id must be one of the actor's (as ``list_runs``). Raises one
     ``ValidationFailed`` naming every refused field (``problems``)."""
     refused = Refusals()
     filters = RunFilters.read(params, refused)
-    if filters.workspace_slug and "workspace" not in refused.problems:
+    if (filters.workspace_slug or filters.workspace_id) and "workspace" not in refused.problems:
         workspaces, _ = single_workspace(session, actor)
-        if all(w.slug != filters.workspace_slug for w in workspaces):
-            refused.add("workspace", _no_workspace(filters.workspace_slug))
+        if reason := _workspace_refusal(actor, filters, workspaces):
+            refused.add("workspace", reason)
     refused.check()
     return filters.validated()
 
 
-def _no_workspace(slug: str) -> str:
-    return f"you have no workspace '{slug}'"
+def _workspace_refusal(actor: Actor, filters: RunFilters,
+                       workspaces: list[WorkspaceRole]) -> str | None:
+    """Why the filters' workspace lists nothing on purpose (not one of ``workspaces``, or
+    for a token not its own), else ``None``."""
+    if filters.workspace_slug and all(w.slug != filters.workspace_slug for w in workspaces):
+        return no_workspace(filters.workspace_slug)
+    ids = {actor.token_workspace_id} if actor.is_token else {w.workspace_id for w in workspaces}
+    if filters.workspace_id is not None and filters.workspace_id not in ids:
+        return no_workspace(filters.workspace_id)
+    return None
 
 
 def list_runs(
@@ -134,14 +142,15 @@ def list_runs(
     the page, the page's "reviewed by me" ids — five at most, whatever the size — plus
     two with a search (where it matched: ``match_places``) and two on a later page (the
     previous page's cursor and the number of runs before this page).
-    Raises ``ValidationFailed`` for a bad filter (naming it) or a malformed cursor.
+    Raises ``ValidationFailed`` for a bad filter (naming it: a workspace not the actor's
+    too, ``no_workspace``) or a malformed cursor.
     """
     filters = (filters or RunFilters()).validated().with_match_count(session)
     if not 1 <= limit <= 500:
         raise ValidationFailed("limit", "must be 1-500")
     workspaces, only = single_workspace(session, actor)
-    if filters.workspace_slug and all(w.slug != filters.workspace_slug for w in workspaces):
-        raise ValidationFailed("workspace", _no_workspace(filters.workspace_slug))
+    if reason := _workspace_refusal(actor, filters, workspaces):
+        raise ValidationFailed("workspace", reason)
     stmt = scoped_runs(actor, filters, workspaces)
     total_count = Count(*capped_count(session, scoped_runs(actor, RunFilters(), workspaces),
                                       count_cap))

@@ -31,6 +31,7 @@ from ..params import (
     date_param,
     day_range,
     int_param,
+    no_workspace,
     text_param,
     workspace_param,
 )
@@ -270,12 +271,15 @@ def assignee_refusal(session: Session, led: list[int], people: list[tuple[int, s
 
 
 def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> TriageFilters:
-    """``TriageFilters.from_params`` plus the check that needs the database: an assignee id
-    must be someone the actor's items can be assigned to (``assignee_refusal``). Raises one
+    """``TriageFilters.from_params`` plus the checks that need the database: a workspace id
+    must be one the actor triages in (else ``no_workspace``, as the runs list), an assignee
+    id someone the actor's items can be assigned to (``assignee_refusal``). Raises one
     ``ValidationFailed`` naming every refused field (``problems``); ``Forbidden`` when the
     actor is lead nowhere (as ``list_items``)."""
     refused = Refusals()
     filters = TriageFilters._read(params, refused)
+    if filters.workspace_id is not None and filters.workspace_id not in _led(session, actor):
+        refused.add("workspace", no_workspace(filters.workspace_id))
     if filters.assignee is not None and filters.assignee.isdigit():
         workspaces, people = filter_choices(session, actor)
         reason = assignee_refusal(session, [ws_id for ws_id, _ in workspaces], people, filters.assignee)
@@ -283,6 +287,14 @@ def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> T
             refused.add("assignee", reason)
     refused.check()
     return filters
+
+
+def _led(session: Session, actor: Actor) -> list[int]:
+    """The ids of the workspaces the actor may triage in; ``Forbidden`` when none."""
+    workspaces = triage_workspaces(session, actor)
+    if not workspaces:
+        raise Forbidden()
+    return [ws_id for ws_id, _ in workspaces]
 
 
 def list_items(
@@ -295,16 +307,18 @@ def list_items(
     workspace and shown state, merged (``keyset.page``), so neither the page nor the
     per-state counts (``_state_counts``) read every item (issue 18). Raises ``Forbidden``
     when the actor is lead nowhere (reviewers get the same 403 as for any foreign
-    target), ``ValidationFailed`` for a malformed cursor or an assignee id nobody here
-    can be assigned to (``assignee_refusal``: it would match nothing, silently)."""
+    target), ``ValidationFailed`` for a malformed cursor, a workspace the actor does not
+    triage in (``params.no_workspace``) or an assignee id nobody here can be
+    assigned to (``assignee_refusal``: it would match nothing, silently)."""
     filters = filters or TriageFilters()
     workspaces, people = filter_choices(session, actor)
     limit = max(1, min(int(limit), 500))
     led = [ws_id for ws_id, _ in workspaces]
+    if filters.workspace_id is not None and filters.workspace_id not in led:
+        raise ValidationFailed("workspace", no_workspace(filters.workspace_id))
     if reason := assignee_refusal(session, led, people, filters.assignee):
         raise ValidationFailed("assignee", reason)
-    ids = led if filters.workspace_id is None else \
-        [ws_id for ws_id in led if ws_id == filters.workspace_id]
+    ids = led if filters.workspace_id is None else [filters.workspace_id]
     counts, capped = _state_counts(session, actor, filters, ids, count_cap)
     conds = _conditions(filters, actor, with_state=False)
     ranges = [(ws_id, state) for ws_id in ids for state in _shown_states(filters)]

@@ -199,6 +199,24 @@ def test_a_workspace_name_the_actor_lacks_is_refused_with_the_other_bad_filters(
     assert runs.read_filters(session, actor, {"workspace": "alpha"}) == RunFilters(workspace_slug="alpha")
 
 
+def test_a_workspace_id_the_actor_is_not_in_is_refused_like_an_unknown_name(session, make):
+    """New-user walk: ``?workspace=77`` (no such workspace, or one the actor is not in)
+    listed nothing, silently. It is refused naming the field, with the other bad filters,
+    in the same words whether the workspace exists or not (SPEC 2)."""
+    mine, other = make.workspace(), make.workspace()
+    make.run(other)
+    actor = make.actor(make.user(mine))
+    for unknown in (other.id, 999_999):
+        with pytest.raises(ValidationFailed) as caught:
+            runs.read_filters(session, actor, {"workspace": str(unknown), "kind": "batch"})
+        assert caught.value.problems == {"workspace": f"you have no workspace '{unknown}'",
+                                         "kind": "must be one of chat, aiops"}
+        with pytest.raises(ValidationFailed) as caught:
+            runs.list_runs(session, actor, filters=RunFilters(workspace_id=unknown))
+        assert caught.value.problems == {"workspace": f"you have no workspace '{unknown}'"}
+    assert runs.read_filters(session, actor, {"workspace": str(mine.id)}) == RunFilters(workspace_id=mine.id)
+
+
 def test_a_cursor_from_another_sort_is_refused(session, world):
     page = runs.list_runs(session, world["actor"], limit=2, filters=RunFilters(sort="score_desc"))
     with pytest.raises(ValidationFailed) as caught:

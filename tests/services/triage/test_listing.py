@@ -210,6 +210,25 @@ def test_an_assignee_id_nobody_can_be_assigned_to_is_refused(session, make):
     assert triage.read_filters(session, actor, {"assignee": "me"}) == TriageFilters(assignee="me")
 
 
+def test_a_workspace_id_the_lead_does_not_triage_in_is_refused(session, make):
+    """New-user walk: ``/triage/?workspace=77`` listed nothing, silently. A workspace the
+    actor does not triage in (none such, or another's) is refused naming the field, with
+    the other bad filters, in the runs list's words whether it exists or not (SPEC 2)."""
+    mine, other = make.workspace(), make.workspace()
+    make.triage_item(make.run(other))
+    actor = make.actor(make.user(mine, Role.LEAD))
+    for unknown in (other.id, 999_999):
+        with pytest.raises(ValidationFailed) as error:
+            triage.read_filters(session, actor, {"workspace": str(unknown), "score_min": "80",
+                                                 "score_max": "10"})
+        assert error.value.problems == {"workspace": f"you have no workspace '{unknown}'",
+                                        "score_max": "must not be below the minimum score"}
+        with pytest.raises(ValidationFailed) as error:
+            triage.list_items(session, actor, TriageFilters(workspace_id=unknown))
+        assert error.value.problems == {"workspace": f"you have no workspace '{unknown}'"}
+    assert triage.read_filters(session, actor, {"workspace": str(mine.id)}) == TriageFilters(workspace_id=mine.id)
+
+
 def test_an_assignee_who_lost_the_lead_role_still_filters_their_items(session, make):
     ws = make.workspace()
     lead, former = make.user(ws, Role.LEAD), make.user(ws, Role.LEAD)
@@ -266,7 +285,8 @@ def test_counts_come_from_the_rollup_or_stop_at_the_cap(session, make):
     assert row_ids(filtered) == [made[i].id for i in (5, 3, 2, 1, 0)]
     uncapped = triage.list_items(session, actor, TriageFilters(assignee="none"))
     assert (uncapped.counts, uncapped.capped) == (exact, frozenset())
-    # A workspace the actor does not lead: nothing, not an error.
+    # A workspace the actor does not lead: refused, not an empty list (new-user walk).
     other = make.workspace()
-    empty = triage.list_items(session, actor, TriageFilters(workspace_id=other.id))
-    assert (empty.rows, empty.total, empty.next_cursor) == ([], 0, None)
+    with pytest.raises(ValidationFailed) as error:
+        triage.list_items(session, actor, TriageFilters(workspace_id=other.id))
+    assert error.value.problems == {"workspace": f"you have no workspace '{other.id}'"}
