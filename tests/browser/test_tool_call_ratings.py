@@ -14,7 +14,7 @@ from reviewapp.models import Feedback, Membership
 from reviewapp.services import feedback, importers, runs
 
 from ..shared_data import tau_bench_file
-from .conftest import log_in
+from .conftest import SCREENSHOTS, log_in
 
 pytestmark = pytest.mark.browser
 SYSTEM = Actor.system_actor()
@@ -196,3 +196,34 @@ def test_an_opened_call_nobody_rated_keeps_the_width_of_a_phone(new_page, tau_wo
     row.locator("pre").first.wait_for()
     widths = row.evaluate("r => [r.getBoundingClientRect().width, r.querySelector('.tl-call').getBoundingClientRect().width]")
     assert widths[1] >= 0.85 * widths[0], widths
+
+
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_the_bars_line_up_with_the_axis_whoever_rated_a_row(new_page, session, make, width):
+    """Second new-user walk: a row that others rated ("All reviewers: 👎 2 reviewer,
+    reviewer2") widened its thumbs column and moved its bar track left of the other rows'
+    and of the "0 ms" axis: each row's track must span the axis's ticks."""
+    ws = make.workspace()
+    calls = [{"id": f"tc-{i}", "tool_name": name, "status": "completed",
+              "started_at": f"2026-11-27T10:00:0{2 * i}Z", "completed_at": f"2026-11-27T10:00:0{2 * i + 1}Z"}
+             for i, name in enumerate(("knowledge_search", "query_logs", "query_metrics"))]
+    run = make.run(ws, kind="aiops", query="Alert: checkout 502", answer="Pods restarting.",
+                   messages=[], tool_calls=calls)
+    me = make.user(ws, username="tess.tools")
+    for name in ("reviewer", "reviewer2"):
+        other = make.user(ws, username=name)
+        feedback.upsert_feedback(session, make.actor(other), "tool_call", run.id, "tc-0", "negative")
+    session.commit()
+    page = new_page(width, 900)
+    log_in(page, me.username)
+    page.goto(f"/runs/{run.id}")
+    assert "reviewer, reviewer2" in _failed_row(page, "tc-0").locator(".fb-others").inner_text()
+    ticks = page.locator(".tl-ticks").first.bounding_box()
+    tracks = page.locator(".tl-row .tl-track").evaluate_all(
+        "ts => ts.map(t => { const r = t.getBoundingClientRect(); return [r.left, r.right]; })")
+    assert len(tracks) == 3
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".timeline").first.screenshot(path=str(SCREENSHOTS / f"timeline-rated-{width}.png"))
+    for left, right in tracks:
+        assert abs(left - ticks["x"]) <= 1 and abs(right - (ticks["x"] + ticks["width"])) <= 1, (
+            tracks, ticks)
