@@ -101,6 +101,13 @@ def disputed_queue_id() -> Any:
             .correlate(Run).scalar_subquery())
 
 
+def disputed_mark() -> Any:
+    """SQL on the outer ``Run``: ``disputed_queue_id`` for a run without a verdict, NULL
+    for one with a verdict (a lead's decision or a settled rating); the lists' "disputed"
+    mark (runs list, triage rows). The dispute is looked up only for a run without one."""
+    return case((Run.feedback.is_(None), disputed_queue_id()), else_=None)
+
+
 def disputes(ws_ids: list[int], queue_id: int | None) -> Any:
     """SQL: (run_pk, queue_id, item_id) of each disputed run of the workspaces ``ws_ids``
     (optionally of queue ``queue_id`` only) not decided yet, by its governing queue's item

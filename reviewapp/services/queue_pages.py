@@ -371,7 +371,7 @@ def open_item(session: Session, actor: Actor, item_id: Any, run_pk: int,
     held = item.reserved_by == actor.user_id and item.reserved_until is not None \
         and item.reserved_until > now
     return OpenItem(item, queue, held, item.reserved_until if held else None,
-                    queue.assignment != ASSIGN_OPEN and assigned_to(session, item.id, actor.user_id))
+                    assigned_to(session, queue, item.id, actor.user_id))
 
 
 @dataclass(frozen=True)

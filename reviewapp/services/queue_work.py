@@ -33,7 +33,6 @@ from ..domain.queues import (
 from ..errors import Conflict, Forbidden
 from ..models import (
     Feedback,
-    QueueAssignment,
     QueueItem,
     ReviewQueue,
     Run,
@@ -261,7 +260,7 @@ def renew(session: Session, actor: Actor, item_id: Any, now: datetime | None = N
     complete, rated = session.execute(
         select(QueueItem.completed_at.is_not(None), rated_by(user))
         .where(QueueItem.id == item.id)).one()
-    assigned = queue.assignment != ASSIGN_OPEN and assigned_to(session, item.id, actor.user_id)
+    assigned = assigned_to(session, queue, item.id, actor.user_id)
     session.commit()
     if complete:
         raise Conflict("item: this item is complete", details={"complete": True})
@@ -271,11 +270,13 @@ def renew(session: Session, actor: Actor, item_id: Any, now: datetime | None = N
                    details={"assignment": queue.assignment, "assigned": assigned})
 
 
-def assigned_to(session: Session, item_id: int, user_id: int | None) -> bool:
-    """Whether the item is assigned to the user (an assigned queue's item: only its
-    assignees may take it)."""
-    return session.scalar(select(QueueAssignment.id).where(
-        QueueAssignment.item_id == item_id, QueueAssignment.user_id == user_id).limit(1)) is not None
+def assigned_to(session: Session, queue: ReviewQueue, item_id: int, user_id: int | None) -> bool:
+    """Whether the item of ``queue`` is assigned to the user (``assigned_condition``): in
+    an assigned queue only its assignees may take it; in an open queue nobody is
+    assigned (``False``, no statement)."""
+    if queue.assignment == ASSIGN_OPEN:
+        return False
+    return bool(session.scalar(select(assigned_condition(user_id)).where(QueueItem.id == item_id)))
 
 
 def release(session: Session, actor: Actor, item_id: Any) -> bool:

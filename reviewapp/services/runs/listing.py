@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import case, literal, select, union_all
+from sqlalchemy import literal, select, union_all
 from sqlalchemy.orm import Session, aliased
 
 from ...actors import Actor, Role
@@ -22,7 +22,7 @@ from .. import keyset, rated_runs, run_text
 from ..access import WorkspaceRole
 from ..blind import blind_condition
 from ..params import Refusals, no_workspace
-from ..queue_governing import disputed_queue_id
+from ..queue_governing import disputed_mark
 from ..run_text import snippets
 from .filters import RELEVANCE, RunFilters, order_of
 from .matches import match_places
@@ -164,8 +164,8 @@ def list_runs(
     blind: frozenset[int] = frozenset()
     disputed: frozenset[int] = frozenset()
     if rows and actor.is_user:  # one query: rated by the actor, blind for them, disputed
-        split = case((Run.feedback.is_(None), disputed_queue_id()), else_=None)
-        marks = session.execute(select(Run.id, reviewed_by(actor), blind_condition(actor), split)
+        marks = session.execute(select(Run.id, reviewed_by(actor), blind_condition(actor),
+                                       disputed_mark())
                                 .where(Run.id.in_([r.id for r in rows]))).all()
         reviewed = frozenset(pk for pk, mine, _, _ in marks if mine)
         blind = frozenset(pk for pk, _, hidden, _ in marks if hidden)

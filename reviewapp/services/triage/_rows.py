@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, case, func, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, aliased
 
 from ...actors import Actor, Role
@@ -27,7 +27,7 @@ from ...models import (
     Workspace,
 )
 from ...queries import scope_to_actor
-from ..queue_governing import disputed_queue_id
+from ..queue_governing import disputed_mark
 
 ASSIGNEE_ROLES = Role.LEAD.at_least()
 
@@ -184,9 +184,8 @@ def _rating_summaries(session: Session, run_pks: Sequence[int]) -> dict[int, dic
         .order_by(Feedback.run_pk, Feedback.reason)
     ):
         summary[run_pk]["reasons"].append(reason)
-    # one statement for both run marks; the dispute is looked up only for a run without a verdict
-    split = case((Run.feedback.is_(None), disputed_queue_id()), else_=None)
-    runs = select(Run.id, disagreement_clause(Run.id), split).where(Run.id.in_(run_pks))
+    # one statement for both run marks
+    runs = select(Run.id, disagreement_clause(Run.id), disputed_mark()).where(Run.id.in_(run_pks))
     for run_pk, disagree, queue_id in session.execute(runs):
         summary[run_pk]["disagreement"] = bool(disagree)
         summary[run_pk]["disputed"] = queue_id is not None
