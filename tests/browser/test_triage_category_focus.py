@@ -13,8 +13,9 @@ from .conftest import SCREENSHOTS, log_in
 pytestmark = pytest.mark.browser
 
 
-@pytest.mark.parametrize("width,height", [(390, 844), (1280, 900)])
-def test_saving_a_category_by_keyboard_keeps_the_focus_at_the_category(new_page, make, width, height):
+def _save_category_by_keyboard(new_page, make, width, height):
+    """A lead on a new triage item's page types "Wrong root" in the category, tabs to
+    "Save category" and presses Enter; returns (item, page)."""
     ws = make.workspace()
     make.user(ws, Role.LEAD, username="lena")
     item = make.triage_item(make.run(ws, query="Why is checkout-service returning 502s?"))
@@ -25,6 +26,12 @@ def test_saving_a_category_by_keyboard_keeps_the_focus_at_the_category(new_page,
     page.keyboard.type("Wrong root")
     page.keyboard.press("Tab")  # to "Save category"
     page.keyboard.press("Enter")
+    return item, page
+
+
+@pytest.mark.parametrize("width,height", [(390, 844), (1280, 900)])
+def test_saving_a_category_by_keyboard_keeps_the_focus_at_the_category(new_page, make, width, height):
+    item, page = _save_category_by_keyboard(new_page, make, width, height)
     page.wait_for_selector("#category-status:not(:empty)")  # the saved message, said at the category
     assert page.url.endswith(f"/triage/{item.id}#fault_category")
     page.wait_for_function("() => document.activeElement && document.activeElement.id === 'fault_category'",
@@ -41,16 +48,7 @@ def test_the_saved_message_shows_and_is_announced_at_the_category(new_page, make
     """Second new-user walk: after saving by keyboard the page came back at the category, its
     "Fault category saved." in the message region at the page's top, out of view (and, being
     there at load, never announced). It is said in the live region under the category."""
-    ws = make.workspace()
-    make.user(ws, Role.LEAD, username="lena")
-    item = make.triage_item(make.run(ws, query="Why is checkout-service returning 502s?"))
-    page = new_page(width, height)
-    log_in(page, "lena")
-    page.goto(f"/triage/{item.id}")
-    page.locator("#fault_category").focus()
-    page.keyboard.type("Wrong root")
-    page.keyboard.press("Tab")
-    page.keyboard.press("Enter")
+    item, page = _save_category_by_keyboard(new_page, make, width, height)
     page.wait_for_url(f"**/triage/{item.id}#fault_category")
     status = page.locator("#category-status")
     status.wait_for(state="visible", timeout=15000)

@@ -61,20 +61,28 @@ def _cell(page, row_marker, label):
     return _text(row.split(f'data-label="{label}">', 1)[1].split("</td>", 1)[0])
 
 
-def test_a_disputed_run_s_item_and_verdict_say_why_they_read_resolved_and_none(client, login, make, session):
-    """Second new-user walk: the item the dispute resolved read "Resolved" like one a lead
-    closed, and the runs list's verdict read "none". The item's state says why (from its
-    history's automatic resolve for a dispute); the runs list's verdict reads "disputed"."""
+def _disputed_run(make, session, other_id):
+    """A lead, a run its two named reviewers split on in a queue of 2 reviewers per run
+    (ann and bob both rate its answer down, then bob up: disputed, its triage item
+    resolved by the dispute), and another run ``other_id`` of the workspace."""
     ws = make.workspace()
     lead = make.user(ws, Role.LEAD, username="lea")
     ann, bob = make.user(ws, username="ann"), make.user(ws, username="bob")
-    run, other = make.run(ws, run_id="run-disputed"), make.run(ws, run_id="run-closed-by-lead")
+    run, other = make.run(ws, run_id="run-disputed"), make.run(ws, run_id=other_id)
     rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {}, reviewers_per_run=2,
                     reviewers="named", named=[ann.id, bob.id])
     answer = session.scalar(select(Message.id).where(Message.run_pk == run.id, Message.role == "assistant"))
     for user in (ann, bob):
         feedback.upsert_feedback(session, make.actor(user), "chat_message", answer, None, "negative")
     feedback.upsert_feedback(session, make.actor(bob), "chat_message", answer, None, "positive")
+    return lead, run, other
+
+
+def test_a_disputed_run_s_item_and_verdict_say_why_they_read_resolved_and_none(client, login, make, session):
+    """Second new-user walk: the item the dispute resolved read "Resolved" like one a lead
+    closed, and the runs list's verdict read "none". The item's state says why (from its
+    history's automatic resolve for a dispute); the runs list's verdict reads "disputed"."""
+    lead, run, other = _disputed_run(make, session, "run-closed-by-lead")
     item_id = session.scalar(select(TriageItem.id).where(TriageItem.run_pk == run.id))
     closed = make.triage_item(other)
     login(lead)
@@ -106,16 +114,7 @@ def test_a_disputed_run_s_item_reads_disputed_as_its_verdict(client, login, make
     read VERDICT "No verdict" (item page), "—" (409 page), and the queue row only "2
     reviewers / disagree". All three read "Disputed" (badge-disputed) until a lead decides;
     a run without a verdict that is not disputed reads as before."""
-    ws = make.workspace()
-    lead = make.user(ws, Role.LEAD, username="lea")
-    ann, bob = make.user(ws, username="ann"), make.user(ws, username="bob")
-    run, other = make.run(ws, run_id="run-disputed"), make.run(ws, run_id="run-plain")
-    rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {}, reviewers_per_run=2,
-                    reviewers="named", named=[ann.id, bob.id])
-    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id, Message.role == "assistant"))
-    for user in (ann, bob):
-        feedback.upsert_feedback(session, make.actor(user), "chat_message", answer, None, "negative")
-    feedback.upsert_feedback(session, make.actor(bob), "chat_message", answer, None, "positive")
+    lead, run, other = _disputed_run(make, session, "run-plain")
     item = session.scalar(select(TriageItem).where(TriageItem.run_pk == run.id))
     plain = make.triage_item(other, verdict=False)
     login(lead)
