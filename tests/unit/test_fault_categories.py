@@ -11,6 +11,7 @@ import pytest
 from reviewapp.domain.fault_categories import (
     FAULT_CATEGORIES,
     GROUPS,
+    category_named,
     grouped,
     normalise,
     workspace_categories,
@@ -98,3 +99,26 @@ def test_grouped_splits_the_categories_by_kind_in_the_groups_order_leaving_empty
         ("Incident (what broke)", ["GENERAL", "PAYMENTS"]), ("Agent (what the agent got wrong)", ["SLOW_TOOL"])]
     only_incident = workspace_categories({"fault_categories": ["GENERAL", "PAYMENTS"]})
     assert [label for label, _ in grouped(only_incident)] == ["Incident (what broke)"]
+
+
+@pytest.mark.parametrize("typed, expected", [
+    ("DATABASE", "DATABASE"),                        # the code as stored
+    ("database", "DATABASE"), ("DataBase", "DATABASE"),  # the code in another case
+    ("Resource exhaustion", "RESOURCE_EXHAUSTION"),  # the label
+    ("resource EXHAUSTION", "RESOURCE_EXHAUSTION"),  # the label in another case
+    ("Disk full", "DISK_FULL"),                      # a workspace's own label
+    ("Databas", None), ("DATABASE_X", None), ("", None),
+])
+def test_category_named_takes_a_code_or_a_label_in_any_case(typed, expected):
+    categories = workspace_categories({"fault_categories": [
+        "DATABASE", "RESOURCE_EXHAUSTION", {"code": "DISK_FULL", "label": "Disk full"}]})
+    assert category_named(categories, typed) == expected
+
+
+def test_category_named_prefers_the_exact_code_to_another_row_s_label():
+    """A code typed exactly names its own row even when another row's label reads the same
+    ignoring case ("Db" labelled on DB_LEGACY, code DB on another row)."""
+    categories = workspace_categories({"fault_categories": [
+        {"code": "DB_LEGACY", "label": "db"}, {"code": "DB", "label": "Database"}]})
+    assert category_named(categories, "DB") == "DB"
+    assert category_named(categories, "db") == "DB_LEGACY"

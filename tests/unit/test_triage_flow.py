@@ -114,3 +114,11 @@ def test_the_dispute_note_says_what_the_item_waits_for():
     """The history note of an item resolved because its run became disputed (pinned:
     the mutation run of triage_flow found the wording unpinned by the unit tests)."""
     assert flow.RESOLVED_DISPUTED == "the run is disputed: waiting for a lead's decision"
+
+
+def test_only_the_dispute_s_automatic_resolve_carries_a_note_and_it_names_the_dispute():
+    """What the state badge adds after "Resolved — " (second new-user walk): the item the
+    app resolved because its run became disputed reads "run disputed"; the other automatic
+    resolves (useful verdict, last negative rating withdrawn) carry none."""
+    assert flow.AUTO_RESOLVED_NOTES == {flow.RESOLVED_DISPUTED: "run disputed"}
+    assert flow.STATE_EVENTS == (flow.EVENT_MOVED, flow.EVENT_AUTO_RESOLVED, flow.EVENT_AUTO_REOPENED)
