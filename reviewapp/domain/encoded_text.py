@@ -152,35 +152,52 @@ def invisible(code: int) -> bool:
             or any(low <= code <= high for low, high in _INVISIBLE_RANGES))
 
 
-@cache
 def character_table(joined: bool = False) -> dict[int, str | None]:
     """``str.translate`` table of the character level (module doc): an invisible
     character or a combining mark (Mn) -> ``None`` (removed), a Cyrillic or Greek
     look-alike -> its ASCII letter (``р`` -> ``p``), any other whose NFKC form differs ->
     that form (``ｇ`` -> ``g``, ``＿`` -> ``_``, U+00A0 -> a space), per character; for
     ``joined`` (the second view), the ``WIDE_SPACES`` -> ``None``. Built once per
-    process on first use (about 0.3 s of CPU: every code point is looked at)."""
+    process, whichever way ``joined`` is spelt (``build_tables`` builds it at start)."""
+    return _character_table(bool(joined))
+
+
+@cache
+def _character_table(joined: bool) -> dict[int, str | None]:
     if joined:
-        return {**character_table(), **dict.fromkeys(map(ord, WIDE_SPACES))}
+        return {**_character_table(False), **dict.fromkeys(map(ord, WIDE_SPACES))}
+    hidden = set(_INVISIBLE_OTHER).union(*(range(low, high + 1) for low, high in _INVISIBLE_RANGES))
     table: dict[int, str | None] = {}
     for code in range(0x110000):
         if 0xD800 <= code <= 0xDFFF:
             continue  # surrogates: what ``surrogateescape`` makes of bytes that are no UTF-8
         char = chr(code)
-        if invisible(code) or unicodedata.category(char) == "Mn":
+        category = unicodedata.category(char)
+        if category in ("Cf", "Mn") or code in hidden:  # ``invisible``, or a combining mark
             table[code] = None
-            continue
-        normal = _LOOK_ALIKES.get(char) or unicodedata.normalize("NFKC", char)
-        if normal != char:
-            table[code] = normal
+        elif category not in ("Cn", "Co"):
+            # Unassigned and private-use code points (most of the 1.1 M) are no look-alike
+            # and their own NFKC form: only the others are normalised (a third of the time).
+            normal = _LOOK_ALIKES.get(char) or unicodedata.normalize("NFKC", char)
+            if normal != char:
+                table[code] = normal
     return table
 
 
 @cache
-def _translation(joined: bool = False) -> dict[int, str | int | None]:
+def _translation(joined: bool) -> dict[int, str | int | None]:
     # ``character_table`` with ASCII mapped to itself: ``str.translate`` finds those in
     # the dict instead of raising and catching a KeyError for each (twice the speed).
     return {**character_table(joined), **{code: code for code in range(0x80)}}
+
+
+def build_tables() -> None:
+    """Build the character level's tables (``character_table`` and its translation, for
+    both views) now: about half a second of CPU, once per process. The serving entry point
+    (``app.py``) calls it at start, so no request pays for it (the first request of a
+    worker that redacted non-ASCII text did, session 14)."""
+    for joined in (False, True):
+        _translation(joined)
 
 
 def _characters(data: bytes, joined: bool = False) -> bytes:

@@ -6,6 +6,8 @@ Unicode's data (category, NFKC) and the module doc, not by the code under test."
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from reviewapp.domain import encoded_text
@@ -50,9 +52,40 @@ def test_a_format_character_is_invisible(code):
     assert invisible(code)
 
 
+def test_the_character_table_is_built_once_however_joined_is_spelt():
+    # functools.cache keys on the arguments as spelt: character_table() and
+    # character_table(False) were two entries, and the table was built twice a process
+    # (~1.4 s of CPU each, inside whichever request first needed each spelling).
+    encoded_text._character_table.cache_clear()
+    plain = encoded_text.character_table()
+    assert encoded_text.character_table(False) is plain
+    assert encoded_text.character_table(joined=False) is plain
+    assert encoded_text.character_table(joined=0) is plain
+    assert encoded_text.character_table(True) is encoded_text.character_table(joined=True)
+    assert encoded_text._character_table.cache_info().misses == 2
+
+
+def test_the_character_table_is_the_per_character_definition_for_every_code_point():
+    # Built the plain way, code point by code point, from the module doc's definition:
+    # the build skips the NFKC of unassigned and private-use code points, which must
+    # change nothing.
+    expected: dict[int, str | None] = {}
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        if invisible(code) or unicodedata.category(char) == "Mn":
+            expected[code] = None
+            continue
+        normal = encoded_text._LOOK_ALIKES.get(char) or unicodedata.normalize("NFKC", char)
+        if normal != char:
+            expected[code] = normal
+    assert encoded_text.character_table() == expected
+
+
 def test_the_character_table_removes_reads_alike_and_normalises_per_character():
     # A fresh build (it is cached per process), so that what it does is seen here.
-    encoded_text.character_table.cache_clear()
+    encoded_text._character_table.cache_clear()
     table, joined = encoded_text.character_table(), encoded_text.character_table(joined=True)
     assert table[0x200B] is None and table[0x00AD] is None  # Cf: removed
     assert table[0x0301] is None  # combining acute (Mn): removed
