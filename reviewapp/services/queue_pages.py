@@ -252,7 +252,8 @@ class ItemRow:
     """An item of a queue's page: its run (pk, agent's id, question), why it is there
     (``source`` rule | manual, ``added_by`` username, ``added_at`` UTC), how many rated
     it of ``needed``, ``completed_at``, who holds it until when, who it is assigned to
-    (``assignees`` usernames; ``assigned`` the same people as ``Assigned``, by username)."""
+    (``assignees`` usernames; ``assigned`` the same people as ``Assigned``, by username),
+    ``workable``: the viewer may work it (``_may_work``: the page opens it in the queue)."""
 
     item_id: int
     run_pk: int
@@ -268,6 +269,7 @@ class ItemRow:
     reserved_until: datetime | None
     assignees: tuple[str, ...]
     assigned: tuple[Assigned, ...] = ()
+    workable: bool = False
 
 
 @dataclass(frozen=True)
@@ -297,10 +299,11 @@ def list_items(session: Session, actor: Actor, queue_id: Any, cursor: str | None
                ) -> tuple[ReviewQueue, ItemsPage]:
     """A page of at most ``limit`` of the queue's items in ``ITEM_ORDER`` after ``cursor``
     (``None``: the first page), through ``keyset.page``, for its workspace's leads:
-    (queue, page). ``Forbidden`` otherwise; ``ValidationFailed`` (``cursor``) for a
-    malformed cursor."""
+    (queue, page); each row says whether the lead may work the item (``_may_work``).
+    ``Forbidden`` otherwise; ``ValidationFailed`` (``cursor``) for a malformed cursor."""
     queue = get_queue(session, actor, queue_id, Role.LEAD)
     now = now or utcnow()
+    reviews = may_review(session, queue, actor.user_id)
     adder, holder = aliased(User), aliased(User)
     total = session.scalar(select(func.count()).where(QueueItem.queue_id == queue.id)) or 0
     mine = QueueItem.queue_id == queue.id
@@ -339,8 +342,18 @@ def list_items(session: Session, actor: Actor, queue_id: Any, cursor: str | None
                            item.completed_at, held_by if live else None,
                            item.reserved_until if live else None,
                            tuple(a.username for a in who.get(item.id, ())),
-                           tuple(who.get(item.id, ()))))
+                           tuple(who.get(item.id, ())),
+                           _may_work(queue, reviews, actor.user_id, who.get(item.id, ()))))
     return queue, ItemsPage(out, total, offset, next_cursor, has_previous, previous_cursor)
+
+
+def _may_work(queue: ReviewQueue, reviews: bool, user_id: Any,
+              assigned: list[Assigned] | tuple[Assigned, ...]) -> bool:
+    """Whether the user may work an item of ``queue`` (queuewalk): they may review the
+    queue (``reviews``: ``may_review``) and, in a queue that assigns its items, the item
+    is assigned to them (only its assignees may take it)."""
+    return reviews and (queue.assignment == ASSIGN_OPEN
+                        or any(a.user_id == user_id for a in assigned))
 
 
 @dataclass(frozen=True)
@@ -348,13 +361,15 @@ class OpenItem:
     """The queue item a run page was opened for: the item, its queue, whether the actor
     holds it and until when (UTC), and whether it is assigned to them (``assigned``; in
     an open queue, where nobody is assigned, ``False``): who may take it when they do
-    not hold it."""
+    not hold it; ``is_lead``: the actor leads the queue's workspace (the queue's page is
+    theirs: the bar's links go there, else to the queue's row of "My next item")."""
 
     item: QueueItem
     queue: ReviewQueue
     held: bool
     until: datetime | None
     assigned: bool = False
+    is_lead: bool = False
 
 
 def open_item(session: Session, actor: Actor, item_id: Any, run_pk: int,
@@ -370,8 +385,10 @@ def open_item(session: Session, actor: Actor, item_id: Any, run_pk: int,
     now = now or utcnow()
     held = item.reserved_by == actor.user_id and item.reserved_until is not None \
         and item.reserved_until > now
+    is_lead = session.scalar(scope_to_actor(select(ReviewQueue.id).where(
+        ReviewQueue.id == queue.id), actor, ReviewQueue.workspace_id, Role.LEAD)) is not None
     return OpenItem(item, queue, held, item.reserved_until if held else None,
-                    assigned_to(session, queue, item.id, actor.user_id))
+                    assigned_to(session, queue, item.id, actor.user_id), is_lead)
 
 
 @dataclass(frozen=True)

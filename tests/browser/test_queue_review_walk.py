@@ -59,7 +59,8 @@ def test_an_empty_queue_says_it_has_no_runs_instead_of_a_review_button(new_page,
 @pytest.mark.parametrize("width", [1280, 390])
 def test_a_queue_items_page_leads_back_to_the_queue_not_the_runs_list(new_page, make, session, width):
     """Walk finding 1: the item's page shows "← Review queue" and no runs-list Previous /
-    Next; the queue bar's "Next item" is the way on; the crumb goes to My next item."""
+    Next; the queue bar's "Next item" is the way on; the crumb goes to My next item, at
+    the item's queue's row (queuewalk)."""
     ws = make.workspace()
     lead = make.user(ws, Role.LEAD, username="lena")
     make.user(ws, Role.REVIEWER, username="ann")
@@ -78,7 +79,7 @@ def test_a_queue_items_page_leads_back_to_the_queue_not_the_runs_list(new_page, 
     _inside(page, page.get_by_role("button", name="Next item"), width)
     _shoot(page, f"item-nav-{width}")
     nav.get_by_role("link", name="← Review queue").click()
-    page.wait_for_url("**/queue")
+    page.wait_for_url("**/queue#queue-*")  # the item's queue's row (queuewalk)
     page.get_by_role("heading", name="My next item").wait_for()
 
 

@@ -134,7 +134,7 @@ def test_an_empty_queue_offers_no_review_button(client, login, make, session):
     assert " ".join(re.sub(r"<[^>]+>", " ", empty_state).split()) == (
         "No runs in your queues yet. Runs matching a queue's rule enter as they finish; "
         "a lead can also add runs from the runs list.")
-    row = re.search(r"<tr><td data-label=\"Queue\".*?</tr>", mine, re.S).group(0)
+    row = re.search(r"<tr id=\"queue-\d+\"><td data-label=\"Queue\".*?</tr>", mine, re.S).group(0)
     assert _actions(row) == "No runs yet"
     listing = client.get("/queues/").get_data(as_text=True)
     assert _next_item_forms(listing) == [""]  # "My next item" only, no "Review" for the empty queue
@@ -249,7 +249,8 @@ def test_a_lead_is_told_to_assign_not_to_wait_for_a_lead(client, login, make, se
 def test_a_queue_items_run_page_stays_in_the_queue(client, login, make, session):
     """Walk finding 1: a run opened as a queue item had "← Runs", "‹ Previous" and
     "Next ›" of the runs list's order, which left the queue. Chosen: the way back is the
-    reviewer's queues page ("← Review queue", the nav item this page is under); Previous
+    reviewer's queues page ("← Review queue", the nav item this page is under; since the
+    queuewalk, at the item's queue's row); Previous
     and Next of the runs list are not shown (items are handed out by reservation, so an
     item "before" may be someone else's or complete: not meaningful); the queue bar's
     "Next item" (n) goes on in the queue, as the shortcuts help says. A rating saved
@@ -268,7 +269,7 @@ def test_a_queue_items_run_page_stays_in_the_queue(client, login, make, session)
     nav = re.search(r'<nav class="run-nav".*?</nav>', page, re.S).group(0)
     links = [(href, _text(re.sub(r"<[^>]+>", "", label)).strip())
              for href, label in re.findall(r'<a [^>]*href="([^"]*)"[^>]*>(.*?)</a>', nav, re.S)]
-    assert links == [("/queue", "← Review queue")]
+    assert links == [(f"/queue#queue-{queue.id}", "← Review queue")]  # the queue's row (queuewalk)
     assert "Previous" not in nav and "Next ›" not in nav and 'rel="next"' not in nav
     assert "Next item" in page  # the queue bar's
     help_n = re.search(r"<kbd>n</kbd></dt><dd>(.*?)</dd>", page).group(1)
