@@ -194,22 +194,27 @@ def bulk() -> Response:
 
 
 # Items a bulk action left alone for the same reason: said once, naming them (new-user walk:
-# "changed by someone else" was said again for each stale item).
-_SAID_ONCE = {
-    "conflict": "Changed by someone else since your page was loaded, so not changed",
-    "forbidden": "Not found, or not yours, so not changed",
-}
+# "changed by someone else" was said again for each stale item). Stale items are grouped by
+# who changed them (the service's message: "changed <who> since your page was loaded; not changed").
+_UNAVAILABLE = "Not found, or not yours, so not changed"
+
+
+def _named(ids: list[str]) -> str:
+    named = ids[0] if len(ids) == 1 else f"{', '.join(ids[:-1])} and {ids[-1]}"
+    return f"item{'s' if len(ids) > 1 else ''} {named}."
 
 
 def bulk_problems(outcomes: list[triage.BulkOutcome]) -> list[str]:
-    """The sentences for a bulk action's items not changed, stale (``conflict``) and
-    unavailable (``forbidden``) items each in one sentence naming them ("...: items #3
-    and #5."), then one per item the action does not apply to (``invalid``, its reason)."""
-    lines = []
-    for status, head in _SAID_ONCE.items():
-        ids = [f"#{o.item_id}" for o in outcomes if o.status == status]
-        if ids:
-            named = ids[0] if len(ids) == 1 else f"{', '.join(ids[:-1])} and {ids[-1]}"
-            lines.append(f"{head}: item{'s' if len(ids) > 1 else ''} {named}.")
+    """The sentences for a bulk action's items not changed: stale (``conflict``) items one
+    sentence per who changed them, then unavailable (``forbidden``) items, each naming
+    them ("...: items #3 and #5."), then one per item the action does not apply to
+    (``invalid``, its reason)."""
+    heads: dict[str, list[str]] = {}
+    for o in outcomes:
+        if o.status == "conflict":
+            said = o.message.removesuffix("; not changed")
+            heads.setdefault(f"{said[:1].upper()}{said[1:]}, so not changed", []).append(f"#{o.item_id}")
+    heads[_UNAVAILABLE] = [f"#{o.item_id}" for o in outcomes if o.status == "forbidden"]
+    lines = [f"{head}: {_named(ids)}" for head, ids in heads.items() if ids]
     return lines + [f"Item #{o.item_id} — not possible: {o.message}" for o in outcomes
                     if o.status == "invalid"]

@@ -161,7 +161,9 @@ def test_stale_htmx_action_gets_409_and_the_current_row(client, login, site):
     assert "HX-Retarget" not in stale.headers  # the row itself is swapped, with the news
     assert f'value="{site.item.id}:2"' in html
     assert f'<option value="{site.lead2.id}" selected>' in html
-    assert "changed by someone else" in html
+    # the change was this lead's own, from another tab: not "someone else"
+    assert "changed by you, in another tab or window, since your page was loaded" in html
+    assert "someone else" not in html
 
 
 def test_stale_plain_action_gets_a_409_page_with_the_current_state(client, login, site):
@@ -170,7 +172,21 @@ def test_stale_plain_action_gets_a_409_page_with_the_current_state(client, login
     stale = client.post(f"/triage/{site.item.id}/note", data={"version": "1", "note": "mine"})
     assert stale.status_code == 409
     html = stale.get_data(as_text=True)
-    assert "first note" in html and "changed by someone else" in html
+    assert "first note" in html and "someone else" not in html
+    assert "This item was changed by you, in another tab or window, since your page was loaded" in html
+
+
+def test_a_409_page_names_the_other_lead_who_changed_the_item(app_factory, client, login, site):
+    """The 409 page said "changed by someone else" whoever it was: it names the lead."""
+    other = app_factory().test_client()
+    login(site.lead2, c=other)
+    other.post(f"/triage/{site.item.id}/note", data={"version": "1", "note": "lead2 was here"})
+    login(site.users[Role.LEAD])
+    stale = client.post(f"/triage/{site.item.id}/note", data={"version": "1", "note": "mine"})
+    assert stale.status_code == 409
+    html = stale.get_data(as_text=True)
+    assert f"This item was changed by {site.lead2.username} since your page was loaded" in html
+    assert "lead2 was here" in html and "mine" in html
 
 
 def test_a_stale_triage_note_or_category_shows_the_users_own_version(client, login, site):
@@ -199,14 +215,14 @@ def test_bulk_htmx_reports_the_stale_item_and_swaps_every_row(client, login, sit
     assert response.status_code == 200
     html = response.get_data(as_text=True)
     assert "2 of 3 item(s) changed." in html
-    assert ("Changed by someone else since your page was loaded, so not changed: "
+    assert ("Changed by you, in another tab or window, since your page was loaded, so not changed: "
             f"item #{more[0].id}.") in html
     for item in (site.item, *more):
         assert f'<tr id="triage-row-{item.id}" class="triage-row' in html
     assert html.count('hx-swap-oob="true"') == 3
 
 
-def test_bulk_says_changed_by_someone_else_once_with_the_items(client, login, site, make):
+def test_bulk_says_changed_by_you_once_with_the_items(client, login, site, make):
     """New-user walk: a bulk action over stale items said "Item #N — changed by someone
     else: changed by someone else since your page was loaded; not changed" for each item.
     It is said once, naming the items, in the htmx result and in the no-JS flash."""
@@ -219,9 +235,9 @@ def test_bulk_says_changed_by_someone_else_once_with_the_items(client, login, si
                            data={"items": items, "action": "move", "state": "wont_fix"})
     result = response.get_data(as_text=True).split("<template>")[0]
     lines = [" ".join(re.sub(r"<[^>]+>", "", li).split()) for li in re.findall(r"<li>(.*?)</li>", result, re.S)]
-    assert lines == ["Changed by someone else since your page was loaded, so not changed: "
+    assert lines == ["Changed by you, in another tab or window, since your page was loaded, so not changed: "
                      f"items #{more[0].id} and #{more[1].id}."]
-    assert result.count("changed by someone else") + result.count("Changed by someone else") == 1
+    assert result.count("changed by you") + result.count("Changed by you") == 1
     # Without JavaScript: the same sentence once in the flash.
     client.post(f"/triage/{more[2].id}/note", data={"version": "1", "note": "bumped"})
     foreign = make.triage_item(make.run(make.workspace()))
@@ -231,8 +247,29 @@ def test_bulk_says_changed_by_someone_else_once_with_the_items(client, login, si
     assert plain.status_code == 303
     page = client.get("/triage/").get_data(as_text=True)
     flash = " ".join(re.search(r'<div class="flash flash-error">(.*?)</div>', page, re.S).group(1).split())
-    assert flash == ("1 of 4 item(s) changed. Changed by someone else since your page was loaded, so not changed: "
-                     f"items #{more[2].id} and #{more[0].id}. Not found, or not yours, so not changed: item #{foreign.id}.")
+    assert flash == ("1 of 4 item(s) changed. Changed by you, in another tab or window, since your page was loaded, "
+                     f"so not changed: items #{more[2].id} and #{more[0].id}. "
+                     f"Not found, or not yours, so not changed: item #{foreign.id}.")
+
+
+def test_bulk_groups_stale_items_by_who_changed_them(app_factory, client, login, site, make):
+    """Stale items of a bulk action are named once per person who changed them."""
+    more = [make.triage_item(make.run(site.ws)) for _ in range(3)]
+    other = app_factory().test_client()
+    login(site.lead2, c=other)
+    for item in (more[0], more[2]):
+        other.post(f"/triage/{item.id}/note", data={"version": "1", "note": "lead2's"})
+    login(site.users[Role.LEAD])
+    client.post(f"/triage/{more[1].id}/note", data={"version": "1", "note": "mine"})
+    items = [f"{site.item.id}:1", *(f"{item.id}:1" for item in more)]
+    response = client.post("/triage/bulk", headers=HTMX,
+                           data={"items": items, "action": "move", "state": "wont_fix"})
+    result = response.get_data(as_text=True).split("<template>")[0]
+    lines = [" ".join(re.sub(r"<[^>]+>", "", li).split()) for li in re.findall(r"<li>(.*?)</li>", result, re.S)]
+    assert lines == [
+        f"Changed by {site.lead2.username} since your page was loaded, so not changed: "
+        f"items #{more[0].id} and #{more[2].id}.",
+        f"Changed by you, in another tab or window, since your page was loaded, so not changed: item #{more[1].id}."]
 
 
 def test_bulk_plain_flashes_and_redirects(client, login, site):

@@ -25,7 +25,7 @@ from ..admin.settings import categories_of, check_category
 from ..params import id_value, int_param
 from ..secret_scan import redact_typed
 from ._rows import ASSIGNEE_ROLES, TriageRow, rows_by_id, triage_workspaces
-from .history import record
+from .history import latest_change, record
 
 NOTE_MAX = 4000
 BULK_MAX = 500
@@ -36,11 +36,37 @@ def _current_state(session: Session, item_id: int) -> dict[str, Any]:
     return rows_by_id(session, [item_id])[item_id].to_dict()
 
 
-def _stale(session: Session, item_id: int) -> Conflict:
+BY_YOU = "by you, in another tab or window"
+
+
+def changed_by(session: Session, actor: Actor, item_id: int) -> str:
+    """Who changed triage item ``item_id`` last, as a stale write says it after "changed ":
+    ``BY_YOU`` (the ``actor``'s own change, another tab), "by <username>" (another
+    person), "automatically (<why>)" (the app), "by someone else" (no history)."""
+    latest = latest_change(session, item_id)
+    if latest is None:
+        return "by someone else"
+    actor_id, username, detail = latest
+    if actor_id is None:
+        return f"automatically ({detail})" if detail else "automatically"
+    if actor_id == actor.user_id:
+        return BY_YOU
+    return f"by {username}"
+
+
+def stale_phrase(session: Session, actor: Actor, item_id: int) -> str:
+    """What a stale write says happened to item ``item_id``: "changed <who> since your
+    page was loaded" (``changed_by``), lower case, no full stop."""
+    who = changed_by(session, actor, item_id)
+    return f"changed {who}{',' if who == BY_YOU else ''} since your page was loaded"
+
+
+def _stale(session: Session, actor: Actor, item_id: int) -> Conflict:
+    details = _current_state(session, item_id)
     return Conflict(
-        "This item was changed by someone else since your page was loaded; "
+        f"This item was {stale_phrase(session, actor, item_id)}; "
         "nothing was saved. Here is its current state.",
-        details=_current_state(session, item_id),
+        details=details,
     )
 
 
@@ -76,10 +102,11 @@ def _versioned_update(session: Session, item: TriageItem, version: int,
     return True
 
 
-def _apply(session: Session, item: TriageItem, version: int, changes: dict[str, Any]) -> None:
+def _apply(session: Session, actor: Actor, item: TriageItem, version: int,
+           changes: dict[str, Any]) -> None:
     """``_versioned_update`` or ``Conflict`` with the item's current state."""
     if not _versioned_update(session, item, version, changes):
-        raise _stale(session, item.id)
+        raise _stale(session, actor, item.id)
     session.expire(item)
 
 
@@ -167,10 +194,10 @@ def _single(session: Session, actor: Actor, item_id: int, version: Any,
     expected = _check_version(version)
     item = _load(session, actor, item_id)
     if item.version != expected:
-        raise _stale(session, item.id)
+        raise _stale(session, actor, item.id)
     changes = changes_of(item)
     old = _snapshot(item)
-    _apply(session, item, expected, changes)
+    _apply(session, actor, item, expected, changes)
     _record_changes(session, actor, old, changes)
     session.commit()
     return rows_by_id(session, [item.id])[item.id]
@@ -292,9 +319,8 @@ def _bulk(session: Session, actor: Actor, items: Iterable[tuple[Any, Any]],
         if item is None:
             results.append((item_id, "forbidden", Forbidden().message))
             continue
-        stale = (item_id, "conflict", "changed by someone else since your page was loaded; not changed")
         if item.version != version:
-            results.append(stale)
+            results.append((item_id, "conflict", f"{stale_phrase(session, actor, item_id)}; not changed"))
             continue
         try:
             changes = changes_of(item)
@@ -309,7 +335,7 @@ def _bulk(session: Session, actor: Actor, items: Iterable[tuple[Any, Any]],
             _record_changes(session, actor, old, changes)
             results.append((item_id, "applied", "done"))
         else:
-            results.append(stale)
+            results.append((item_id, "conflict", f"{stale_phrase(session, actor, item_id)}; not changed"))
     session.commit()
     rows = rows_by_id(session, [i for i, status, _ in results if status != "forbidden"])
     return [BulkOutcome(i, status, message, rows.get(i)) for i, status, message in results]

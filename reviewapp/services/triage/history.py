@@ -40,6 +40,18 @@ class ItemEvent:
     detail: str | None
 
 
+def latest_change(session: Session, item_id: int) -> tuple[int | None, str | None, str | None] | None:
+    """Who made triage item ``item_id``'s latest recorded change: ``(actor_id, username,
+    detail)`` — ``actor_id`` and ``username`` ``None`` when the app acted on its own (then
+    ``detail`` says why) — or ``None`` for an item with no history. No access check."""
+    found = session.execute(
+        select(TriageEvent.actor_id, User.username, TriageEvent.detail)
+        .outerjoin(User, User.id == TriageEvent.actor_id).where(TriageEvent.item_id == item_id)
+        .order_by(TriageEvent.id.desc()).limit(1)
+    ).first()
+    return None if found is None else (found[0], found[1], found[2])
+
+
 def item_history(session: Session, item_id: int) -> list[ItemEvent]:
     """The history of triage item ``item_id``, oldest first. No access check: only for a
     read model that has just checked the item (``detail.get_item``)."""

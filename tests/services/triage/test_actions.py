@@ -8,6 +8,7 @@ from reviewapp.actors import Role
 from reviewapp.errors import Conflict, ValidationFailed
 from reviewapp.models import TriageItem
 from reviewapp.services import triage
+from reviewapp.services.feedback.verdict_triage import close_item_on_useful
 
 
 def test_assign_move_note_category_each_bump_the_version(session, make, queue):
@@ -50,6 +51,41 @@ def test_stale_version_is_a_conflict_with_the_current_state(session, make, queue
     assert session.get(TriageItem, item.id).state == "new"
     # The JSON form of the details rebuilds the same row.
     assert triage.TriageRow.from_dict(current).to_dict() == current
+
+
+def test_a_stale_version_says_who_changed_the_item(session, make, queue):
+    """The 409 said "changed by someone else" even when the change was the actor's own,
+    made in another tab. It names who made the item's latest change: the actor ("you, in
+    another tab or window"), another lead (their username) or the app itself."""
+    mine, theirs, auto = queue.items
+    lead = make.actor(queue.lead)
+    triage.set_note(session, lead, mine.id, 1, "from my other tab")
+    with pytest.raises(Conflict) as error:
+        triage.move(session, lead, mine.id, 1, "resolved")
+    assert error.value.message == (
+        "This item was changed by you, in another tab or window, since your page was loaded; "
+        "nothing was saved. Here is its current state.")
+    session.rollback()
+    triage.assign(session, make.actor(queue.lead2), theirs.id, 1, queue.lead2.id)
+    with pytest.raises(Conflict) as error:
+        triage.set_note(session, lead, theirs.id, 1, "mine")
+    assert error.value.message == (
+        f"This item was changed by {queue.lead2.username} since your page was loaded; "
+        "nothing was saved. Here is its current state.")
+    session.rollback()
+    # lead2 changed it first, then the actor: the latest change is the actor's own
+    triage.move(session, lead, theirs.id, 2, "triaged")
+    with pytest.raises(Conflict) as error:
+        triage.set_note(session, lead, theirs.id, 2, "mine")
+    assert "changed by you, in another tab or window, since" in error.value.message
+    session.rollback()
+    close_item_on_useful(session, queue.runs[2])  # the run's verdict became useful
+    session.commit()
+    with pytest.raises(Conflict) as error:
+        triage.set_note(session, lead, auto.id, 1, "mine")
+    assert error.value.message == (
+        "This item was changed automatically (the run's verdict became useful) since your page "
+        "was loaded; nothing was saved. Here is its current state.")
 
 
 def test_stale_version_wins_over_an_invalid_move(session, make, queue):
