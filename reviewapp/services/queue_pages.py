@@ -48,6 +48,7 @@ from .queue_assignment import (
     named as named_reviewers,
 )
 from .queue_completion import counted_rating
+from .queue_governing import disputed_mark
 from .queue_settings import Pool, capacity_reason
 from .queue_work import QueueProgress, _item_for, assigned_to, get_queue, next_item, progress
 
@@ -253,7 +254,9 @@ class ItemRow:
     (``source`` rule | manual, ``added_by`` username, ``added_at`` UTC), how many rated
     it of ``needed``, ``completed_at``, who holds it until when, who it is assigned to
     (``assignees`` usernames; ``assigned`` the same people as ``Assigned``, by username),
-    ``workable``: the viewer may work it (``_may_work``: the page opens it in the queue)."""
+    ``workable``: the viewer may work it (``_may_work``: the page opens it in the queue),
+    ``disputed_in``: the governing queue whose lead decides the run's split ratings
+    (``queue_governing.disputed_mark``), ``None`` unless the run is disputed."""
 
     item_id: int
     run_pk: int
@@ -270,6 +273,7 @@ class ItemRow:
     assignees: tuple[str, ...]
     assigned: tuple[Assigned, ...] = ()
     workable: bool = False
+    disputed_in: int | None = None
 
 
 @dataclass(frozen=True)
@@ -309,7 +313,7 @@ def list_items(session: Session, actor: Actor, queue_id: Any, cursor: str | None
     mine = QueueItem.queue_id == queue.id
     rows, next_cursor = keyset.page(session, (
         select(QueueItem, Run.run_id, func.substr(Run.query, 1, QUERY_PREVIEW),
-               adder.username, holder.username)
+               adder.username, holder.username, disputed_mark())
         .join(Run, Run.id == QueueItem.run_pk)
         .outerjoin(adder, adder.id == QueueItem.added_by)
         .outerjoin(holder, and_(holder.id == QueueItem.reserved_by,
@@ -334,7 +338,7 @@ def list_items(session: Session, actor: Actor, queue_id: Any, cursor: str | None
             "no longer a member" if not is_member else "account deactivated"
         who.setdefault(item_id, []).append(Assigned(user_id, username, standing))
     out = []
-    for item, run_id, query, added_by, held_by in rows:
+    for item, run_id, query, added_by, held_by, disputed_in in rows:
         live = held_by is not None and item.reserved_until is not None \
             and item.reserved_until > now
         out.append(ItemRow(item.id, item.run_pk, run_id, query or "", item.source, added_by,
@@ -343,7 +347,8 @@ def list_items(session: Session, actor: Actor, queue_id: Any, cursor: str | None
                            item.reserved_until if live else None,
                            tuple(a.username for a in who.get(item.id, ())),
                            tuple(who.get(item.id, ())),
-                           _may_work(queue, reviews, actor.user_id, who.get(item.id, ()))))
+                           _may_work(queue, reviews, actor.user_id, who.get(item.id, ())),
+                           disputed_in))
     return queue, ItemsPage(out, total, offset, next_cursor, has_previous, previous_cursor)
 
 
