@@ -12,7 +12,8 @@ TOKEN, KEY, PWD, PASS, CREDENTIALS (any casing: ``DB_PASSWORD``, ``dbPassword``,
 an AWS secret access key beside its key id (``AKIA... V``, within ``AWS_NEAR`` bytes:
 ``Redactor._aws_pairs``; a bare 40-character run alone stays: a git hash is one), what
 ``aws configure`` echoes after its key prompts (``AWS Secret Access Key [None]: V``),
-command-line credentials (``curl -u user:pw``, ``mysql -pPW``, ``redis-cli -a 'PW'``,
+command-line credentials (``curl -u user:pw``, ``mysql -pPW``, ``redis-cli -a 'PW'``
+(also with the quote left open: ``-a 'PW``),
 ``--password pw``, ``sqlcmd -P pw``, ``mongosh -p pw``: ``_spaced_password``), a secret name, blanks and a password-looking value (``aws configure
 set aws_secret_access_key V``, ``token V``: 8+ characters with a letter and a digit, so
 "token bucket" stays; after a password's name also a well-known password that is no
@@ -531,17 +532,19 @@ _PORT_CHARACTERS = b"0123456789:./"
 def _spaced_password(m: Spans, text: bytes) -> bytes | None:
     # ``sqlcmd -P V``, ``mongosh -p V``, ``ldapsearch -w V``: the flag takes the password.
     # Groups: 1 a mysql command (``_mysql_password``); the value single-quoted (2),
-    # double-quoted (3) or bare (4: up to a blank or a character the shell reads, ``;&|<>()`,
-    # less a full stop or a comma that ends the sentence: ``_value_end``).
-    # A port mapping is another command's (``docker run --name mongo -p 27017:27017``).
-    g = next(g for g in (2, 3, 4) if m[g][0] >= 0)
+    # double-quoted (3), after a quote left open on its line (4: up to a blank, a quote, a
+    # backslash or a backtick) or bare (5: up to a blank or a character the shell reads,
+    # ``;&|<>()`); 4 and 5 less a full stop or a comma that ends the sentence (``_value_end``).
+    # A quote says a value follows (mysql's database is not quoted). A port mapping is
+    # another command's (``docker run --name mongo -p 27017:27017``).
+    g = next(g for g in (2, 3, 4, 5) if m[g][0] >= 0)
     s, e = m[g]
-    if g == 4:
+    if g >= 4:
         e = _value_end(text, s, e)
     value = text[s:e]
-    if _keep_value(value) or (g == 4 and not value.translate(None, _PORT_CHARACTERS)):
+    if _keep_value(value) or (g == 5 and not value.translate(None, _PORT_CHARACTERS)):
         return None
-    if m[1][0] >= 0 and g == 4 and not _mysql_password(value) and value.lower() not in KNOWN_PASSWORDS \
+    if m[1][0] >= 0 and g == 5 and not _mysql_password(value) and value.lower() not in KNOWN_PASSWORDS \
             and not (_mysql_client(m, text) and _word_follows(text[e:e + 64])):
         return None
     return _replace_span(m, text, s, e)
@@ -550,18 +553,23 @@ def _spaced_password(m: Spans, text: bytes) -> bytes | None:
 # The value of ``mysql -pPW`` and ``redis-cli -a PW`` (the older flag rules): quoted, or a
 # bare shell word, which a backtick ends (a Markdown code span closes there). Glued to
 # mysql's ``-p`` it does not start with ``-`` (``-p-`` is no password); after a blank it may.
+# A quote left open on its line (``-a 'abc123``) opens a bare word (``_OPEN_QUOTE_VALUE``):
+# tried after the closed quotes, so a quote closed further on the line reads as before.
 _QUOTED_FLAG_VALUE = r"'([^'\x00\r\n]+)'|\"([^\"\x00\r\n]+)\""
-_GLUED_FLAG_VALUE = r"(?:" + _QUOTED_FLAG_VALUE + r"|([^\s\"'\\\x00`-][^\s\"'\\\x00`]*))"
-_FLAG_VALUE = r"(?:" + _QUOTED_FLAG_VALUE + r"|([^\s\"'\\\x00`]+))"
+_OPEN_QUOTE_VALUE = r"[\"']([^\s\"'\\\x00`]+)"
+_GLUED_FLAG_VALUE = (r"(?:" + _QUOTED_FLAG_VALUE + "|" + _OPEN_QUOTE_VALUE
+                     + r"|([^\s\"'\\\x00`-][^\s\"'\\\x00`]*))")
+_FLAG_VALUE = r"(?:" + _QUOTED_FLAG_VALUE + "|" + _OPEN_QUOTE_VALUE + r"|([^\s\"'\\\x00`]+))"
 
 
 def _flag_password(m: Spans, text: bytes) -> bytes | None:
     # ``mysql -pPW``, ``redis-cli -a PW``, ``sshpass -p PW``, ``docker login -p PW``: the
-    # value single-quoted (group 1), double-quoted (2) or bare (3, less a full stop or a
-    # comma that ends the sentence: ``_value_end``); a variable (``-p"$MYSQL_PWD"``) stays.
-    g = next(g for g in (1, 2, 3) if m[g][0] >= 0)
+    # value single-quoted (group 1), double-quoted (2), after a quote left open (3) or bare
+    # (4); 3 and 4 less a full stop or a comma that ends the sentence (``_value_end``). A
+    # variable (``-p"$MYSQL_PWD"``) stays.
+    g = next(g for g in (1, 2, 3, 4) if m[g][0] >= 0)
     s, e = m[g]
-    if g == 3:
+    if g >= 3:
         e = _value_end(text, s, e)
     return None if _keep_value(text[s:e]) else _replace_span(m, text, s, e)
 
@@ -744,7 +752,8 @@ RULES: tuple[Rule, ...] = (
          r"|(?:az|oc|cf)[ \t]+login)[^\r\n|;&\x00]*?[ \t]-p"
          r"|(?:sqlcmd|bcp|osql|ipmitool)[ \t][^\r\n|;&\x00]*?[ \t]-P"
          r"|ldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn|exop|url)[ \t][^\r\n|;&\x00]*?[ \t]-w)"
-         r"[ \t]+(?:'([^'\x00\r\n]+)'|\"([^\"\x00\r\n]+)\"|([^\s\"'\\\x00;&|<>()`-][^\s\"'\\\x00;&|<>()`]*))",
+         r"[ \t]+(?:" + _QUOTED_FLAG_VALUE + "|" + _OPEN_QUOTE_VALUE
+         + r"|([^\s\"'\\\x00;&|<>()`-][^\s\"'\\\x00;&|<>()`]*))",
          _spaced_password),
     Rule("--secret-flag value",
          r"--(" + _NAME + r")[ \t]+[\"']?([^\s\"'\\\x00-][^\s\"'\\\x00]*)", _named_value),

@@ -337,3 +337,40 @@ test_a_password_name_before_ordinary_words_stays = keeps([
     "bypass letmein", "token qwerty", "keyboard layout: qwerty", "password is letme in",
     "password manager; the changeme script",
 ])
+
+
+# --- 9. a quote left open after a password flag --------------------------------------------
+# ``redis-cli -a 'abc123`` / ``mysql -p"s3cret``: the quote is never closed (a command cut
+# short, a typo). The flag rules read a quoted value only up to its closing quote, and a
+# bare one never starts at a quote, so the password was stored in clear. After an open
+# quote the value runs to the next blank (as a bare one: a backtick, another quote, a
+# backslash or the end of the line ends it too; a full stop or comma ending the sentence
+# stays after it); a quote closed further on the same line still reads as before.
+
+test_a_password_after_a_quote_left_open_is_redacted = redacts_where_stored([
+    ("redis-cli -a 'abc123", f"redis-cli -a '{R}"),
+    ('mysql -p"s3cret', f'mysql -p"{R}'),
+    ("mysql -u root -p's3cret shop", f"mysql -u root -p'{R} shop"),
+    ('mysqldump -uroot -p"s3cret shop > x.sql', f'mysqldump -uroot -p"{R} shop > x.sql'),
+    ('redis-cli -h cache -a "s3cret ping', f'redis-cli -h cache -a "{R} ping'),
+    ("sshpass -p 's3cret ssh h", f"sshpass -p '{R} ssh h"),
+    ('docker login -u me -p "s3cret', f'docker login -u me -p "{R}'),
+    ('docker login -u me --password "s3cret', f'docker login -u me --password "{R}'),
+    ("mongosh -u admin -p 's3cret", f"mongosh -u admin -p '{R}"),
+    ('sqlcmd -S db -U sa -P "s3cret -Q x', f'sqlcmd -S db -U sa -P "{R} -Q x'),
+    ("ldapsearch -x -D cn=admin -w 's3cret", f"ldapsearch -x -D cn=admin -w '{R}"),
+    ("mysql -u root -p 's3cret", f"mysql -u root -p '{R}"),       # a quote: a value, not a database
+    ("ran `mysql -uroot -p's3cret` then", f"ran `mysql -uroot -p'{R}` then"),  # the backtick stays
+    ("`redis-cli -a \"s3cret`.", f"`redis-cli -a \"{R}`."),
+    ("mysql -uroot -p's3cret. Then", f"mysql -uroot -p'{R}. Then"),  # the full stop stays
+    ("redis-cli -a 's3cret, then ping", f"redis-cli -a '{R}, then ping"),
+    ("redis-cli -a 's3cret\necho 'done'", f"redis-cli -a '{R}\necho 'done'"),  # not closed below
+    ('{"cmd": "redis-cli -a \'s3cret"}', f'{{"cmd": "redis-cli -a \'{R}"}}'),  # JSON around it
+])
+
+
+test_a_quote_left_open_before_nothing_or_a_variable_stays = keeps([
+    "redis-cli -a '", 'mysql -p"', "mysql -uroot -p' shop", 'sshpass -p " ssh h',
+    "mysql -uroot -p'$MYSQL_PWD", 'redis-cli -a "${REDIS_PASSWORD}',
+    "mongosh -p '$PW",
+])

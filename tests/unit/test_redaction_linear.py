@@ -217,6 +217,16 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "a password name, long blanks, a password": lambda n: "password" + " " * n + "letmein",
     "password names and is repeated": _repeat("password is "),
     "password names before prefixes of passwords": _repeat("password letme passwordchangem "),
+    # Session 14: a quote left open after a password flag (the value runs to a blank):
+    # dense ones on their own lines, one open quote before many flags on its line, open
+    # quotes of both kinds, empty quotes repeated, a spaced flag's open quote, a long value.
+    "dense open quotes after flags": _repeat("redis-cli -a 'x\nmysql -p\"y\nmongosh -p 'z\n"),
+    "an open quote before many flags": lambda n: "redis-cli -a '" + _repeat("x redis-cli -a ")(n),
+    "an open quote before many glued flags": lambda n: 'mysql -p"' + _repeat("x -px ")(n),
+    "open quotes of both kinds repeated": lambda n: "mysql " + _repeat("-p'x -p\"y ")(n),
+    "empty quotes after flags repeated": lambda n: "mysql " + _repeat("-p'' -a \"\" ")(n),
+    "a spaced flag, an open quote, a long value": lambda n: "sqlcmd -P \"" + "a" * n,
+    "an open quote before a long run of quotes": lambda n: "redis-cli -a '" + "'" * n,
     "dense assignments": _repeat("pwd=x "),
     "dense aws keys": _repeat("AKIAQ7F2LM9XZR4TY8WP "),
     "dense urls": _repeat("a://b:c@d "),
