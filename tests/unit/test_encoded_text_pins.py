@@ -68,7 +68,8 @@ def test_the_character_table_is_built_once_however_joined_is_spelt():
 def test_the_character_table_is_the_per_character_definition_for_every_code_point():
     # Built the plain way, code point by code point, from the module doc's definition:
     # the build skips the NFKC of unassigned and private-use code points, which must
-    # change nothing.
+    # change nothing. (Built afresh here, so that this test is the one that runs the build.)
+    encoded_text._character_table.cache_clear()
     expected: dict[int, str | None] = {}
     for code in range(0x110000):
         if 0xD800 <= code <= 0xDFFF:
@@ -81,6 +82,24 @@ def test_the_character_table_is_the_per_character_definition_for_every_code_poin
         if normal != char:
             expected[code] = normal
     assert encoded_text.character_table() == expected
+
+
+def test_the_invisible_ranges_end_where_they_end_in_the_table():
+    encoded_text._character_table.cache_clear()
+    table = encoded_text.character_table()
+    assert table[0xFE0F] is None and table[0xE0FFF] is None  # last variation selector, last tag range
+    assert table[0xFE10] == ","  # the next one: PRESENTATION FORM FOR VERTICAL COMMA, NFKC ","
+    assert 0xE1000 not in table  # unassigned, after the range: its own form
+
+
+def test_build_tables_builds_both_views_translations():
+    encoded_text._character_table.cache_clear()
+    encoded_text._translation.cache_clear()
+    encoded_text.build_tables()
+    assert encoded_text._translation.cache_info().currsize == 2
+    assert encoded_text._character_table.cache_info().currsize == 2
+    plain, joined = encoded_text._translation(False), encoded_text._translation(True)
+    assert plain[0x41] == 0x41 and plain[0xA0] == " " and joined[0xA0] is None
 
 
 def test_the_character_table_removes_reads_alike_and_normalises_per_character():
