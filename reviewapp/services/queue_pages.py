@@ -9,20 +9,11 @@ from datetime import datetime
 from operator import attrgetter, itemgetter
 from typing import Any
 
-from sqlalchemy import (
-    and_,
-    distinct,
-    func,
-    select,
-)
+from sqlalchemy import and_, distinct, func, select
 from sqlalchemy.orm import Session, aliased
 
 from ..actors import Actor, Role
-from ..domain.queues import (
-    ASSIGN_OPEN,
-    REVIEWERS_ALL,
-    REVIEWERS_NAMED,
-)
+from ..domain.queues import ASSIGN_OPEN, REVIEWERS_ALL, REVIEWERS_NAMED
 from ..errors import Forbidden, ValidationFailed
 from ..models import (
     Feedback,
@@ -40,17 +31,20 @@ from . import keyset
 from .answer import answer_rating_condition
 from .keyset import SortKey, SortOrder
 from .params import id_value
-from .queue_assignment import (
-    may_review,
-    workspace_reviewers,
-)
-from .queue_assignment import (
-    named as named_reviewers,
-)
+from .queue_assignment import may_review, workspace_reviewers
+from .queue_assignment import named as named_reviewers
 from .queue_completion import counted_rating
 from .queue_governing import disputed_mark
 from .queue_settings import Pool, capacity_reason
-from .queue_work import QueueProgress, _item_for, assigned_to, get_queue, next_item, progress
+from .queue_work import (
+    QueueProgress,
+    _item_for,
+    assigned_to,
+    get_queue,
+    next_item,
+    progress,
+    skippable,
+)
 
 # --- reading for the pages ---------------------------------------------------------------
 
@@ -367,7 +361,8 @@ class OpenItem:
     holds it and until when (UTC), and whether it is assigned to them (``assigned``; in
     an open queue, where nobody is assigned, ``False``): who may take it when they do
     not hold it; ``is_lead``: the actor leads the queue's workspace (the queue's page is
-    theirs: the bar's links go there, else to the queue's row of "My next item")."""
+    theirs: the bar's links go there, else to the queue's row of "My next item");
+    ``may_skip``: skipping it means something to the actor (``queue_work.skippable``)."""
 
     item: QueueItem
     queue: ReviewQueue
@@ -375,6 +370,7 @@ class OpenItem:
     until: datetime | None
     assigned: bool = False
     is_lead: bool = False
+    may_skip: bool = False
 
 
 def open_item(session: Session, actor: Actor, item_id: Any, run_pk: int,
@@ -392,8 +388,10 @@ def open_item(session: Session, actor: Actor, item_id: Any, run_pk: int,
         and item.reserved_until > now
     is_lead = session.scalar(scope_to_actor(select(ReviewQueue.id).where(
         ReviewQueue.id == queue.id), actor, ReviewQueue.workspace_id, Role.LEAD)) is not None
+    may_skip = bool(session.scalar(select(skippable(queue, actor.user_id, now))
+                                   .where(QueueItem.id == item.id)))
     return OpenItem(item, queue, held, item.reserved_until if held else None,
-                    assigned_to(session, queue, item.id, actor.user_id), is_lead)
+                    assigned_to(session, queue, item.id, actor.user_id), is_lead, may_skip)
 
 
 @dataclass(frozen=True)

@@ -291,6 +291,47 @@ def release(session: Session, actor: Actor, item_id: Any) -> bool:
     return bool(done)
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A skipped item (``skip``): its queue's ``queue_name`` and ``assignment`` mode, and
+    whether the item is ``assigned`` to the one who skipped it (it then comes back to
+    them; else it is free for the queue's other reviewers, or its assignees)."""
+
+    queue_name: str
+    assignment: str
+    assigned: bool
+
+
+def skippable(queue: ReviewQueue, user_id: Any, now: datetime) -> Any:
+    """SQL condition on ``QueueItem`` (of ``queue``): skipping it means something to the
+    user — they hold it (a live reservation), or the queue assigns its items and it is
+    assigned to them — while it is open for them (not complete, not rated by them)."""
+    user = literal(user_id)
+    held = and_(QueueItem.reserved_by == user, QueueItem.reserved_until > now)
+    mine = or_(held, assigned_condition(user)) if queue.assignment != ASSIGN_OPEN else held
+    return and_(QueueItem.completed_at.is_(None), ~rated_by(user), mine)
+
+
+def skip(session: Session, actor: Actor, item_id: Any, now: datetime | None = None) -> Skipped:
+    """"Skip" (SPEC 8, Review queues; queuewalk): the actor passes over the item —
+    ``skippable`` for them — and lets go of their reservation of it, if any; the caller
+    then asks for the next item past it (``next_for_me``'s ``exclude``). ``Conflict``
+    (``details`` ``{"run_pk", "queue_id"}``: the item's page to go back to) when skipping
+    means nothing to them: a lead or reviewer not holding it and not assigned it, a
+    lapsed reservation, a complete item or one they rated; nothing is changed.
+    ``Forbidden`` for an item they cannot see. Commits."""
+    item, queue = _item_for(session, actor, item_id)
+    now = now or utcnow()
+    may = session.scalar(select(skippable(queue, actor.user_id, now)).where(QueueItem.id == item.id))
+    if not may:
+        session.commit()
+        raise Conflict("item: there is nothing for you to skip: you do not hold this item and it is not "
+                       "waiting for you", details={"run_pk": item.run_pk, "queue_id": queue.id})
+    assigned = assigned_to(session, queue, item.id, actor.user_id)
+    release(session, actor, item.id)
+    return Skipped(queue.name, queue.assignment, assigned)
+
+
 def release_held_by(session: Session, user_id: int, workspace_id: int | None = None) -> int:
     """Release every queue item ``user_id`` holds, in the queues of ``workspace_id``
     (``None``: of every workspace): they are free for the next reviewer at once. For

@@ -110,6 +110,7 @@ from .queue_settings import RULE_KEYS, clean_rule, validate
 from .queue_work import (
     CANDIDATES,
     QueueProgress,
+    Skipped,
     _item_for,
     exists_item,
     get_queue,
@@ -117,6 +118,7 @@ from .queue_work import (
     progress,
     release,
     renew,
+    skip,
 )
 from .runs.queue_fill import fill, insert_items, refused_by_hand
 
@@ -128,7 +130,7 @@ __all__ = [  # the queue services, by concern: here, queue_work, queue_pages
     "capacity", "check_queue", "clean_rule",
     "create_queue", "exists_item", "get_queue", "lead_queues", "led_workspaces", "list_items",
     "left_for_me", "list_queues", "named_reviewers", "next_for_me", "next_item", "open_item", "progress",
-    "release", "RemovalItem", "removal_item", "remove_run", "renew", "reviewable_queues", "reviewer_progress", "update_queue",
+    "release", "skip", "Skipped", "RemovalItem", "removal_item", "remove_run", "renew", "reviewable_queues", "reviewer_progress", "update_queue",
     "waiting_for_assignment", "workspace_reviewers",
 ]
 

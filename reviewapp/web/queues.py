@@ -29,6 +29,7 @@ from ..actors import Role
 from ..domain.consensus import DEFAULT_DISPUTE_RULE, DISPUTE_RULES
 from ..domain.queues import (
     ASSIGN_BY_HAND,
+    ASSIGN_OPEN,
     ASSIGN_ROUND_ROBIN,
     ASSIGNMENT_MODES,
     RESERVATION_DEFAULT_MINUTES,
@@ -402,15 +403,42 @@ def next_item() -> Response:
     form = _valid(NextItemForm())
     actor = current_actor()
     queue_id = form.queue.data or None
-    skip = _int(form.skip.data) or _int(form.leaving.data)
-    if skip:
-        rq.release(db.session, actor, skip)
-    item = rq.next_for_me(db.session, actor, queue_id, exclude=skip)
+    skip, leaving = _int(form.skip.data), _int(form.leaving.data)
+    skipped = None
+    if skip:  # only the holder, or an assignee (the service refuses anyone else)
+        try:
+            skipped = rq.skip(db.session, actor, skip)
+        except Conflict as refused:
+            db.session.rollback()
+            flash("Nothing to skip: you do not hold this item and it is not waiting for you. "
+                  "Use “Next item” for your next one.", "error")
+            return redirect(url_for("runs.detail", run_pk=refused.details["run_pk"], item=skip,
+                                    queue_id=queue_id), 303)
+    elif leaving:
+        rq.release(db.session, actor, leaving)
+    item = rq.next_for_me(db.session, actor, queue_id, exclude=skip or leaving)
+    if skipped:
+        flash(_skipped_says(skipped, item is not None), "info")
     if item is None:
-        flash(_nothing_left(actor, queue_id, skip), "info")
+        flash(_nothing_left(actor, queue_id, skip or leaving), "info")
         return redirect(url_for("queue.next_run", mine="1"), 303)
     return redirect(url_for("runs.detail", run_pk=item.run_pk, item=item.id,
                             queue_id=queue_id), 303)
+
+
+def _skipped_says(skipped: rq.Skipped, next_found: bool) -> str:
+    """What "Skip" tells the reviewer (queuewalk: it said nothing): who may take the item
+    now — it stays theirs (assigned to them), the queue's other reviewers (open queue),
+    or its assignees — and, when one opened, that it is their next item."""
+    if skipped.assigned:
+        what = (f"it stays assigned to you and comes back after your other items in "
+                f"“{skipped.queue_name}”")
+    elif skipped.assignment == ASSIGN_OPEN:
+        what = (f"it is free again for the other reviewers of “{skipped.queue_name}”, and "
+                "comes back to you after your other items")
+    else:
+        what = "it is free again for the reviewers it is assigned to"
+    return f"Item skipped: {what}." + (" Here is your next one." if next_found else "")
 
 
 def _nothing_left(actor: Any, queue_id: Any, skipped: int | None) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import html5lib
@@ -178,7 +179,8 @@ class Site:
         return pk
 
     def queue_item(self, *, held: bool = False) -> int:
-        """An item of the queue (the admin holds it when ``held``)."""
+        """An item of the queue (the admin holds it when ``held``: a live reservation, so
+        Skip, which is only the holder's, takes effect)."""
         from reviewapp.models import QueueItem
         from reviewapp.services import review_queues
 
@@ -187,7 +189,7 @@ class Site:
         if held:
             self.session.execute(db.update(QueueItem).where(QueueItem.id == item_id).values(
                 reserved_by=self.admin.id,
-                reserved_until=review_queues.utcnow()))
+                reserved_until=review_queues.utcnow() + timedelta(minutes=10)))
             self.session.commit()
         return item_id
 

@@ -176,7 +176,10 @@ def test_a_skipped_assigned_items_banner_says_who_may_take_it(client, login, mak
         assert f"item={item.id}" in opened.headers["Location"]
         # (Skip on the queue's only item, held by nobody else: this answered a 500 for the
         # assigned queues, as no other item waited for anyone.)
+        stays = (f"it stays assigned to you and comes back after your other items in “{mode}”" if mode != "open"
+                 else f"it is free again for the other reviewers of “{mode}”, and comes back to you after your other items")
         assert _told(client, {"queue": str(queue.id), "skip": str(item.id)}) == [
+            f"Item skipped: {stays}.",  # what Skip did (queuewalk)
             "Nothing else for you to review in this queue: you skipped the one item left for you, "
             "and “Review this queue” hands it back."]
         back = _reservation(client.get(opened.headers["Location"]).get_data(as_text=True))
@@ -227,11 +230,14 @@ def test_a_lead_is_told_to_assign_not_to_wait_for_a_lead(client, login, make, se
     items = sorted(session.scalars(select(QueueItem.id).where(QueueItem.queue_id == queue.id)))
     rq.assign(session, make.actor(lead), items[0], [lead.id])
     rq.assign(session, make.actor(lead), items[1], [ann.id])
+    skipped = "Item skipped: it stays assigned to you and comes back after your other items in “By hand”."
     assert _told(client, {"queue": queue.id, "skip": items[0]}) == [
+        skipped,  # what Skip did (queuewalk)
         "Nothing else for you to review in this queue: you skipped the one item left for you, and "
         "“Review this queue” hands it back. Of the 2 other items not complete yet, 1 waits for you to "
         "assign it on the queue's page (under Queues) and 1 for other reviewers."]
     assert _told(client, {"skip": items[0]}) == [
+        skipped,
         "Nothing else for you to review in your queues: you skipped the one item left for you, and "
         "“Open my next item” hands it back. Of the 2 other items not complete yet, 1 waits for you to "
         "assign it on its queue's page (under Queues) and 1 for other reviewers."]
@@ -240,6 +246,7 @@ def test_a_lead_is_told_to_assign_not_to_wait_for_a_lead(client, login, make, se
     login(ann)
     client.post("/queues/next", data={"queue": queue.id})
     assert _told(client, {"queue": queue.id, "skip": items[1]}) == [
+        skipped,
         "Nothing else for you to review in this queue: you skipped the one item left for you, and "
         "“Review this queue” hands it back. Of the 2 other items not complete yet, 1 waits for a lead to "
         "assign it and 1 for other reviewers."]
