@@ -101,7 +101,24 @@ RESOLVED_DISPUTED = "the run is disputed: waiting for a lead's decision"
 REOPENED_NOT_USEFUL = "the run was judged not useful again"
 # The history entries that change an item's state (its latest one says how it got there).
 STATE_EVENTS: tuple[str, ...] = (EVENT_MOVED, EVENT_AUTO_RESOLVED, EVENT_AUTO_REOPENED)
-# How the state of an item the app resolved reads, by the sentence its history recorded
-# (``triage_event.detail`` of ``EVENT_AUTO_RESOLVED``): "Resolved — run disputed", so a lead
-# tells it from one a person closed (second new-user walk).
-AUTO_RESOLVED_NOTES: dict[str, str] = {RESOLVED_DISPUTED: "run disputed"}
+
+
+@dataclass(frozen=True)
+class AutoResolve:
+    """Why the app resolved an item on its own: ``code`` the sentence its history records
+    (``triage_event.detail`` of ``EVENT_AUTO_RESOLVED``), ``label`` what the state badge adds
+    after "Resolved — ", so a lead tells it from one a person closed (second new-user walk)."""
+
+    code: str
+    label: str
+
+
+# Every reason the app resolves an item for, each with its label: one registry
+# (``verdict_triage.close_item_automatically`` refuses a reason it does not hold).
+AUTO_RESOLVE_REASONS: Registry[AutoResolve] = Registry("auto_resolved", (
+    AutoResolve(RESOLVED_USEFUL, "run judged useful"),
+    AutoResolve(RESOLVED_NO_NEGATIVE, "no negative rating left"),
+    AutoResolve(RESOLVED_DISPUTED, "run disputed"),
+))
+# How the state of an item the app resolved reads, by the sentence its history recorded.
+AUTO_RESOLVED_NOTES: dict[str, str] = {reason.code: reason.label for reason in AUTO_RESOLVE_REASONS}

@@ -116,9 +116,20 @@ def test_the_dispute_note_says_what_the_item_waits_for():
     assert flow.RESOLVED_DISPUTED == "the run is disputed: waiting for a lead's decision"
 
 
-def test_only_the_dispute_s_automatic_resolve_carries_a_note_and_it_names_the_dispute():
+def test_every_automatic_resolve_carries_a_label_from_one_registry():
     """What the state badge adds after "Resolved — " (second new-user walk): the item the
     app resolved because its run became disputed reads "run disputed"; the other automatic
-    resolves (useful verdict, last negative rating withdrawn) carry none."""
-    assert flow.AUTO_RESOLVED_NOTES == {flow.RESOLVED_DISPUTED: "run disputed"}
+    resolves (useful verdict, last negative rating withdrawn) read a bare "Resolved" before,
+    and now say why too, each from the one registry of automatic reasons."""
+    from reviewapp.domain.vocabulary import UnknownValue
+
+    assert [(r.code, r.label) for r in flow.AUTO_RESOLVE_REASONS] == [
+        ("the run's verdict became useful", "run judged useful"),
+        ("the run's last negative rating was withdrawn, so nothing is left to triage", "no negative rating left"),
+        ("the run is disputed: waiting for a lead's decision", "run disputed")]
+    assert flow.AUTO_RESOLVED_NOTES == {flow.RESOLVED_USEFUL: "run judged useful",
+                                        flow.RESOLVED_NO_NEGATIVE: "no negative rating left",
+                                        flow.RESOLVED_DISPUTED: "run disputed"}
+    with pytest.raises(UnknownValue):
+        flow.AUTO_RESOLVE_REASONS.get("the moon is full")
     assert flow.STATE_EVENTS == (flow.EVENT_MOVED, flow.EVENT_AUTO_RESOLVED, flow.EVENT_AUTO_REOPENED)

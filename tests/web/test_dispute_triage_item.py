@@ -138,3 +138,28 @@ def test_a_disputed_run_s_item_reads_disputed_as_its_verdict(client, login, make
     assert _fact(client.get(f"/triage/{item.id}").get_data(as_text=True), "Verdict") == "✗ Not useful"
     listing = client.get("/triage/").get_data(as_text=True)
     assert _cell(listing, f'id="triage-row-{item.id}"', "Ratings") == "▲ 1 ▼ 1 2 reviewers disagree"
+
+
+def test_every_automatic_resolve_says_why_in_the_state(client, login, make, session):
+    """Only the dispute's automatic resolve said why ("Resolved — run disputed"); an item
+    the app resolved because the run's verdict became useful, or because its last negative
+    rating was withdrawn, read a bare "Resolved", like one a lead closed."""
+    ws = make.workspace()
+    lead, ann = make.user(ws, Role.LEAD, username="lea"), make.user(ws, username="ann")
+    useful, withdrawn = make.run(ws), make.run(ws)
+    ids = {}
+    for run in (useful, withdrawn):
+        answer = session.scalar(select(Message.id).where(Message.run_pk == run.id, Message.role == "assistant"))
+        rating = feedback.upsert_feedback(session, make.actor(ann), "chat_message", answer, None, "negative")
+        ids[run.id] = session.scalar(select(TriageItem.id).where(TriageItem.run_pk == run.id))
+        if run is useful:
+            feedback.upsert_feedback(session, make.actor(ann), "chat_message", answer, None, "positive", switch=True)
+        else:
+            feedback.delete_feedback(session, make.actor(ann), rating.id)
+    login(lead)
+    listing = client.get("/triage/?state=resolved").get_data(as_text=True)
+    assert _cell(listing, f'id="triage-row-{ids[useful.id]}"', "State") == "Resolved — run judged useful"
+    assert _cell(listing, f'id="triage-row-{ids[withdrawn.id]}"', "State") == "Resolved — no negative rating left"
+    detail = client.get(f"/triage/{ids[withdrawn.id]}").get_data(as_text=True)
+    head = detail.split('<div class="page-head">', 1)[1].split("</div>\n</div>", 1)[0]
+    assert _text(head.split("<h1>", 1)[1].split("</h1>", 1)[1]) == "Resolved — no negative rating left"

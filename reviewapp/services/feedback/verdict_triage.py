@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ...domain.triage_flow import (
+    AUTO_RESOLVE_REASONS,
     EVENT_AUTO_REOPENED,
     EVENT_AUTO_RESOLVED,
     OPENED_NOT_USEFUL,
@@ -111,8 +112,10 @@ def close_item_automatically(session: Session, run: Run, why: str) -> TriageItem
     history saying why, with its time (``triage.history``); the lead's note is left
     alone. Items opened for a negative citation / step / report rating stay open: a
     useful answer does not fix a bad citation. Returns the item, or ``None`` when the run
-    has none.
+    has none. Raises ``UnknownValue`` for a ``why`` that is no reason of
+    ``triage_flow.AUTO_RESOLVE_REASONS`` (each has the label the item's state shows).
     """
+    AUTO_RESOLVE_REASONS.get(why)
     item = session.scalars(_locked_item(run)).one_or_none()
     if item is None:
         return None

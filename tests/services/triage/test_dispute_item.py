@@ -10,9 +10,11 @@ from sqlalchemy import select
 
 from reviewapp.actors import Role
 from reviewapp.domain.triage_flow import RESOLVED_DISPUTED
+from reviewapp.domain.vocabulary import UnknownValue
 from reviewapp.models import Message, TriageItem
 from reviewapp.services import adjudication, feedback, triage
 from reviewapp.services import review_queues as rq
+from reviewapp.services.feedback.verdict_triage import close_item_automatically
 
 
 @pytest.fixture
@@ -113,3 +115,14 @@ def test_a_negative_citation_rating_left_keeps_it_open(session, make, pair):
     assert pair.run.feedback is None
     item = _item(session, pair.run)
     assert (item.state, item.version) == ("new", 1) and _history(session, pair.lead, item) == []
+
+
+def test_the_app_resolves_an_item_only_for_a_reason_with_a_label(session, make):
+    """Each automatic reason has the label the item's state shows (one registry): a reason
+    it does not hold is refused, before anything is written."""
+    ws = make.workspace()
+    item = make.triage_item(make.run(ws))
+    with pytest.raises(UnknownValue):
+        close_item_automatically(session, item.run, "because I said so")
+    session.rollback()
+    assert session.get(TriageItem, item.id).state == "new"
