@@ -31,6 +31,8 @@ class TriageItem(TimestampMixin, db.Model):
     __table_args__ = (
         CheckConstraint(f"state IN {enum_values(TriageState)!r}", name="state"),
         Index("ix_triage_item_workspace_state", "workspace_id", "state", "created_at", "id"),
+        # who holds an item of a workspace (the triage list's Assignee filter choices)
+        Index("ix_triage_item_assignee_workspace", "assignee_id", "workspace_id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -51,11 +51,11 @@ def index() -> Response:
     except ValidationFailed as error:
         if not show_service_error(form, error):
             raise
-    workspaces, assignable = (page.workspaces, page.assignable) if page else \
+    workspaces, assignee_choices = (page.workspaces, page.assignee_choices) if page else \
         triage.filter_choices(db.session, actor)
     oob_filters = is_htmx() and (page is None or request.headers.get("X-Filter-Errors") == "1")
     return page_or_fragment("triage/list.html", "triage/_table.html", status=200 if page else 400,
-                            page=page, form=form, workspaces=workspaces, assignable=assignable,
+                            page=page, form=form, workspaces=workspaces, assignee_choices=assignee_choices,
                             oob_filters=oob_filters, list_url=request.full_path.rstrip("?"),
                             focus=first_invalid(form) if filters_may_focus() else None,
                             kinds=RUN_KINDS.choices(), reasons=DEFAULT_REASONS.choices())

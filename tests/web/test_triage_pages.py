@@ -815,3 +815,17 @@ def test_the_fault_category_is_picked_from_a_labelled_select_of_the_workspaces_c
     assert [(value, text, selected) for value, text, selected, _ in select.options] == [
         ("", "No category", False), ("GENERAL", "General / other", False), ("PAYMENTS", "Payments", False),
         ("NETWORK", "NETWORK (no longer listed)", True)]
+
+
+def test_the_assignee_filter_shows_a_former_lead_who_holds_items(client, login, site, make):
+    """A former lead (now a reviewer) who still holds an item: ?assignee=<their id> filtered
+    right, but the Assignee select had no option for them and read "Anyone"."""
+    former = site.users[Role.REVIEWER]
+    held = make.triage_item(make.run(site.ws), assignee=former)
+    login(site.users[Role.LEAD])
+    html = client.get(f"/triage/?assignee={former.id}").get_data(as_text=True)
+    select = html.split('id="f-assignee"', 1)[1].split("</select>", 1)[0]
+    assert re.findall(r"<option[^>]*selected[^>]*>([^<]*)</option>", select) == [former.username]
+    assert f'id="triage-row-{held.id}"' in html and f'id="triage-row-{site.item.id}"' not in html
+    bulk = html.split('id="bulk-assignee"', 1)[1].split("</select>", 1)[0]
+    assert former.username not in bulk  # still not someone items can be assigned to

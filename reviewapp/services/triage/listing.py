@@ -21,6 +21,7 @@ from ...models import (
     RunKind,
     TriageDayCount,
     TriageItem,
+    User,
 )
 from ...models.base import MAX_ID
 from .. import keyset
@@ -182,8 +183,10 @@ class TriagePage:
     ``counts`` per state under the same filters except the state, their ``total`` (the
     shown states'), and the workspaces (id, name) the actor may triage in (for the
     filter form) and the people (user id, username) who may be assigned in any of them
-    (for bulk assign). With filters beyond workspace and state a state's count stops at
-    the cap: ``capped`` names those states ("10,000+"), ``total_capped`` the total."""
+    (``assignable``, for bulk assign) and those and who holds an item now
+    (``assignee_choices``, the Assignee filter's). With filters beyond workspace and state
+    a state's count stops at the cap: ``capped`` names those states ("10,000+"),
+    ``total_capped`` the total."""
 
     rows: list[TriageRow]
     next_cursor: str | None
@@ -194,6 +197,7 @@ class TriagePage:
     assignable: list[tuple[int, str]] = field(default_factory=list)
     capped: frozenset[str] = frozenset()
     total_capped: bool = False
+    assignee_choices: list[tuple[int, str]] = field(default_factory=list)
 
 
 def _shown_states(filters: TriageFilters) -> tuple[str, ...]:
@@ -238,36 +242,46 @@ def _state_counts(session: Session, actor: Actor, filters: TriageFilters, ids: l
     return {state: min(n, cap) for state, n in counts.items()}, capped
 
 
+def _assignable(session: Session, workspaces: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """(user id, username) of who may be assigned in any of ``workspaces``, by name."""
+    return sorted({pair for pairs in assignees_by_workspace(session, [ws for ws, _ in workspaces]).values()
+                   for pair in pairs}, key=lambda pair: (pair[1], pair[0]))
+
+
+def _with_holders(session: Session, led: list[int], people: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``people`` and who holds an item of the workspaces ``led`` (a lead since made
+    reviewer, or deactivated, keeps theirs), by name: one probe per other user of the
+    (assignee_id, workspace_id) index."""
+    known = [user_id for user_id, _ in people]
+    holds = select(TriageItem.id).where(TriageItem.assignee_id == User.id, TriageItem.workspace_id.in_(led))
+    holders = session.execute(select(User.id, User.username).where(
+        User.id.not_in(known), holds.exists())).all() if led else []
+    return sorted({*people, *((user_id, name) for user_id, name in holders)}, key=lambda pair: (pair[1], pair[0]))
+
+
 def filter_choices(session: Session, actor: Actor) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
     """What the queue's filter form offers: the workspaces (id, name) the actor may triage
-    in, and the people (user id, username) who may be assigned in any of them, by name.
+    in, and the people (user id, username) of its Assignee filter, by name: who may be
+    assigned in any of them and who holds one of their items now (a former lead).
     Raises ``Forbidden`` when the actor is lead nowhere (as ``list_items``)."""
     workspaces = triage_workspaces(session, actor)
     if not workspaces:
         raise Forbidden()
-    people = sorted({pair for pairs in assignees_by_workspace(session, [ws for ws, _ in workspaces]).values()
-                     for pair in pairs}, key=lambda pair: (pair[1], pair[0]))
-    return workspaces, people
+    return workspaces, _with_holders(session, [ws for ws, _ in workspaces], _assignable(session, workspaces))
 
 
 # Why a user id in the assignee filter is refused (``assignee_refusal``).
 UNKNOWN_ASSIGNEE = "must be someone items can be assigned to"
 
 
-def assignee_refusal(session: Session, led: list[int], people: list[tuple[int, str]],
-                     assignee: str | None) -> str | None:
+def assignee_refusal(people: list[tuple[int, str]], assignee: str | None) -> str | None:
     """Why ``assignee`` (the filter's text) matches nothing on purpose, else ``None``: a
-    user id must be one of ``people`` (who may be assigned in the workspaces ``led``) or
-    hold an item of those workspaces (a lead since made reviewer keeps theirs). Nobody
-    else, a stranger of another workspace included (SPEC 2: no telling them apart)."""
+    user id must be one of ``people`` (``filter_choices``: who may be assigned in the
+    actor's workspaces or holds an item of theirs). Nobody else, a stranger of another
+    workspace included (SPEC 2: no telling them apart)."""
     if assignee is None or not assignee.isdigit():
         return None
-    user_id = int(assignee)
-    if any(person == user_id for person, _ in people):
-        return None
-    holds = session.scalar(select(TriageItem.id).where(
-        TriageItem.workspace_id.in_(led), TriageItem.assignee_id == user_id).limit(1))
-    return None if holds is not None else UNKNOWN_ASSIGNEE
+    return None if any(person == int(assignee) for person, _ in people) else UNKNOWN_ASSIGNEE
 
 
 def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> TriageFilters:
@@ -281,8 +295,7 @@ def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> T
     if filters.workspace_id is not None and filters.workspace_id not in _led(session, actor):
         refused.add("workspace", no_workspace(filters.workspace_id))
     if filters.assignee is not None and filters.assignee.isdigit():
-        workspaces, people = filter_choices(session, actor)
-        reason = assignee_refusal(session, [ws_id for ws_id, _ in workspaces], people, filters.assignee)
+        reason = assignee_refusal(filter_choices(session, actor)[1], filters.assignee)
         if reason:
             refused.add("assignee", reason)
     refused.check()
@@ -311,12 +324,16 @@ def list_items(
     triage in (``params.no_workspace``) or an assignee id nobody here can be
     assigned to (``assignee_refusal``: it would match nothing, silently)."""
     filters = filters or TriageFilters()
-    workspaces, people = filter_choices(session, actor)
+    workspaces = triage_workspaces(session, actor)
+    if not workspaces:
+        raise Forbidden()
     limit = max(1, min(int(limit), 500))
     led = [ws_id for ws_id, _ in workspaces]
+    assignable = _assignable(session, workspaces)
+    people = _with_holders(session, led, assignable)
     if filters.workspace_id is not None and filters.workspace_id not in led:
         raise ValidationFailed("workspace", no_workspace(filters.workspace_id))
-    if reason := assignee_refusal(session, led, people, filters.assignee):
+    if reason := assignee_refusal(people, filters.assignee):
         raise ValidationFailed("assignee", reason)
     ids = led if filters.workspace_id is None else [filters.workspace_id]
     counts, capped = _state_counts(session, actor, filters, ids, count_cap)
@@ -332,5 +349,5 @@ def list_items(
                             if arms else ([], None))
     shown = _shown_states(filters)
     return TriagePage(build_rows(session, records), next_cursor, counts,
-                      sum(counts[state] for state in shown), workspaces, filters, people,
-                      capped, any(state in capped for state in shown))
+                      sum(counts[state] for state in shown), workspaces, filters, assignable,
+                      capped, any(state in capped for state in shown), people)

@@ -241,6 +241,30 @@ def test_an_assignee_who_lost_the_lead_role_still_filters_their_items(session, m
     assert row_ids(triage.list_items(session, actor, filters)) == [kept.id]
 
 
+def test_the_assignee_filter_offers_who_holds_items_though_they_may_not_be_assigned(session, make):
+    """A former lead still holding items filtered right but the filter's select had no
+    option for them (it listed who may be assigned only), so it showed "Anyone". The
+    filter's choices add the current holders of the actor's items (a former lead, a
+    deactivated lead); bulk assign still offers only who may be assigned."""
+    ws, elsewhere = make.workspace(), make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lena")
+    former = make.user(ws, Role.LEAD, username="fred")
+    gone = make.user(ws, Role.LEAD, username="gail")
+    make.user(ws, Role.REVIEWER, username="rita")  # holds nothing: not offered
+    stranger = make.user(elsewhere, Role.LEAD, username="sam")
+    make.triage_item(make.run(ws), assignee=former)
+    make.triage_item(make.run(ws), assignee=gone)
+    make.triage_item(make.run(elsewhere), assignee=stranger)  # not the actor's workspace
+    session.scalars(select(Membership).filter_by(user_id=former.id)).one().role = Role.REVIEWER.value
+    gone.active = False
+    session.commit()
+    actor = make.actor(lead)
+    page = triage.list_items(session, actor, TriageFilters(assignee=str(former.id)))
+    assert page.assignee_choices == [(former.id, "fred"), (gone.id, "gail"), (lead.id, "lena")]
+    assert page.assignable == [(lead.id, "lena")]
+    assert triage.filter_choices(session, actor) == ([(ws.id, ws.name)], page.assignee_choices)
+
+
 def test_admin_of_one_workspace_and_lead_of_another_sees_both(session, make):
     a, b = make.workspace(), make.workspace()
     user = make.user(a, Role.ADMIN)
