@@ -13,6 +13,10 @@ config = context.config
 # Keep the app's loggers alive when migrations run inside a process (tests, make run).
 fileConfig(config.config_file_name, disable_existing_loggers=False)
 logger = logging.getLogger('alembic.env')
+# What `flask db upgrade` (and so `make run`) says: one short line for the person running
+# it (alembic.ini: this logger prints the bare message; alembic's own per-step lines, which
+# quote each migration's notes, are at WARN there: set [logger_alembic] to INFO to see them).
+summary = logging.getLogger('reviewapp.migrations')
 
 
 def get_engine():
@@ -111,6 +115,8 @@ def run_migrations_online():
     if conf_args.get("process_revision_directives") is None:
         conf_args["process_revision_directives"] = process_revision_directives
 
+    applied = []  # this run's steps (True: upgrade), for the one line said at the end
+    conf_args = {"on_version_apply": lambda step, **_: applied.append(step.is_upgrade), **conf_args}
     connectable = get_engine()
 
     with connectable.connect() as connection:
@@ -131,6 +137,7 @@ def run_migrations_online():
 
             with context.begin_transaction():
                 context.run_migrations()
+            _say_done(applied)
             if sqlite:
                 broken = connection.connection.driver_connection.execute(
                     "PRAGMA foreign_key_check").fetchall()
@@ -139,6 +146,18 @@ def run_migrations_online():
         finally:
             if sqlite:
                 connection.connection.driver_connection.execute("PRAGMA foreign_keys=ON")
+
+
+def _say_done(applied):
+    """One line on what the migration run did (``applied``: one bool per step, True for an
+    upgrade): how many updates, or that there was nothing to do."""
+    ups, downs = applied.count(True), applied.count(False)
+    if not applied:
+        summary.info("Database schema is up to date.")
+    elif downs == 0:
+        summary.info("Database schema updated (%d step%s).", ups, "" if ups == 1 else "s")
+    else:
+        summary.info("Database schema changed: %d step%s up, %d down.", ups, "" if ups == 1 else "s", downs)
 
 
 if context.is_offline_mode():
