@@ -52,6 +52,7 @@ from .forms import (
     QueueItemForm,
     show_service_error,
 )
+from .htmx import is_htmx
 
 bp = Blueprint("queues", __name__, url_prefix="/queues")
 F = TypeVar("F", bound=FlaskForm)
@@ -246,8 +247,16 @@ def edit(queue_id: int) -> Response:
 @bp.get("/<int:queue_id>")
 @login_required
 def detail(queue_id: int) -> Response:
-    """A queue's settings, per-reviewer progress and items (leads)."""
-    return _detail_page(queue_id, request.args.get("cursor") or None)
+    """A queue's settings, per-reviewer progress and items (leads); a by-hand assignment
+    refused just before (``assign``) beside its item's form, once."""
+    kept = session.pop(_REFUSED, None) or {}
+    refusal = _Refusal(int(kept["item"]), [str(p) for p in kept["picks"]], str(kept["reason"])) \
+        if kept.get("queue") == queue_id else None
+    return _detail_page(queue_id, request.args.get("cursor") or None, refusal)
+
+
+_REFUSED = "queue_assign_refused"  # the cookie session's key: a refused Assign, read once
+_PICKS_MAX = 20  # more slots than a queue has (reviewers per run <= 5) are not kept
 
 
 @dataclass(frozen=True)
@@ -312,8 +321,10 @@ def remove(queue_id: int, run_pk: int) -> Response:
 @bp.post("/<int:queue_id>/items/<int:item_id>/assign")
 @login_required
 def assign(queue_id: int, item_id: int) -> Response:
-    """A lead assigns an item by hand (replaces its assignees); a refused choice: the
-    queue's page again (422), the reason beside the item's form, the picks kept."""
+    """A lead assigns an item by hand (replaces its assignees); a refused choice: back to
+    the queue's page (303, POST/redirect/GET: a reload does not post again; queuewalk),
+    which shows the reason beside the item's form and the picks kept, once; to htmx the
+    queue's page itself (422)."""
     form = _valid(QueueItemForm())
     actor = current_actor()
     rq.get_queue(db.session, actor, queue_id, Role.LEAD)
@@ -324,8 +335,13 @@ def assign(queue_id: int, item_id: int) -> Response:
         if refused.field not in ("assignees", "item"):
             raise
         db.session.rollback()
-        return _detail_page(queue_id, form.cursor.data or None,
-                            _Refusal(item_id, picks, refused.reason), 422)
+        if is_htmx():
+            return _detail_page(queue_id, form.cursor.data or None,
+                                _Refusal(item_id, picks, refused.reason), 422)
+        session[_REFUSED] = {"queue": queue_id, "item": item_id, "picks": picks[:_PICKS_MAX],
+                             "reason": refused.reason}
+        return redirect(url_for("queues.detail", queue_id=queue_id,
+                                cursor=form.cursor.data or None) + f"#item-{item_id}", 303)
     flash("Item assigned." if chosen else "Item unassigned.", "success")
     return redirect(url_for("queues.detail", queue_id=queue_id,
                             cursor=form.cursor.data or None) + f"#item-{item_id}", 303)
