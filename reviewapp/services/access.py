@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 
@@ -13,6 +14,7 @@ from ..errors import Forbidden
 from ..models import Membership, Workspace
 from ..prepared import Prepared
 from ..queries import role_in
+from .params import no_workspace
 
 
 def require_admin_scope(session: Session, actor: Actor, workspace_id: int | None) -> None:
@@ -91,3 +93,26 @@ def highest_role(session: Session, actor: Actor) -> Role | None:
     """The actor's highest role in any workspace (for navigation), or ``None``."""
     roles = roles_of(session, actor)
     return max((r.role for r in roles), key=lambda r: r.rank, default=None)
+
+
+def workspace_id_of(session: Session, ref: int | str | None) -> int | None:
+    """The id a list's workspace filter names (``params.workspace_ref``): ``ref`` itself
+    for an id, the id of the workspace whose short name ``ref`` is (0 when none has it:
+    in nobody's workspaces, so the list refuses it as any workspace not the actor's,
+    ``params.no_workspace``, SPEC 2), ``None`` for no filter. One query for a name."""
+    if ref is None or isinstance(ref, int):
+        return ref
+    return session.scalar(select(Workspace.id).where(Workspace.slug == ref)) or 0
+
+
+def workspace_choice(session: Session, ref: int | str | None,
+                     workspace_ids: Collection[int]) -> tuple[int | None, str | None]:
+    """A list's workspace filter (``params.workspace_ref``: an id or a short name) against
+    the workspaces the list may show (``workspace_ids``): (its id, ``workspace_id_of``;
+    why it is refused, else ``None``). One not in ``workspace_ids`` is refused in the same
+    words whether it exists or not (``params.no_workspace``, SPEC 2); the runs, triage and
+    case lists."""
+    ws_id = workspace_id_of(session, ref)
+    if ws_id is None or ws_id in workspace_ids:
+        return ws_id, None
+    return ws_id, no_workspace(ref if ref is not None else ws_id)

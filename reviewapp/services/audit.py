@@ -34,7 +34,7 @@ from ..models.base import utcnow
 from . import keyset
 from .access import require_role
 from .keyset import SortKey, SortOrder
-from .params import choice_param
+from .params import Refusals
 
 EXPORT_COLUMNS: tuple[str, ...] = (
     "id", "created_at", "workspace_id", "actor", "action", "target_type", "target_id",
@@ -55,13 +55,38 @@ class AuditFilters:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> AuditFilters:
-        """Parse query-string values (text). Raises ``ValidationFailed`` naming the field."""
-        return cls(action=choice_param(params, "action", AUDIT_ACTIONS.codes()))
+        """Parse query-string values (text). Raises ``ValidationFailed`` naming the field,
+        in words the page shows after the field's label (not the list of codes)."""
+        action = str(params.get("action") or "").strip() or None
+        if action is not None and action not in AUDIT_ACTIONS:
+            raise ValidationFailed("action", "choose one of the actions in the list")
+        return cls(action=action)
 
     def as_params(self, **overrides: Any) -> dict[str, str]:
         """The set filters as query-string values, for links; ``from_params`` reads them back."""
         values: dict[str, Any] = {"action": self.action, **overrides}
         return {k: str(v) for k, v in values.items() if v not in (None, "")}
+
+
+# Why the log's page link (``cursor``) is refused, as the runs list says it of its own.
+BAD_PAGE_LINK = ("it is not a link to a page of this log (it may be cut off or old); "
+                 "start again from the first page")
+
+
+def read_filters(params: Mapping[str, Any]) -> AuditFilters:
+    """The log page's ``AuditFilters`` with its page link (``cursor``) checked too: one
+    ``ValidationFailed`` naming each refused one at once (``problems``: ``action``,
+    ``cursor`` with ``BAD_PAGE_LINK``), where the action alone was named before."""
+    refused = Refusals()
+    filters = refused.read(AuditFilters.from_params, params) or AuditFilters()
+    cursor = str(params.get("cursor") or "")
+    try:
+        if cursor:
+            AUDIT_ORDER.position(cursor)
+    except ValidationFailed:
+        refused.add("cursor", BAD_PAGE_LINK)
+    refused.check()
+    return filters
 
 
 def actor_label(actor: Actor) -> str:

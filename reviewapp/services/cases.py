@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from operator import attrgetter, itemgetter
-from typing import Any, ClassVar
+from typing import Any
 
-from sqlalchemy import func, literal, or_, select, update
+from sqlalchemy import literal, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from ..actors import Actor, Role
@@ -37,101 +37,29 @@ from ..errors import Conflict, Forbidden, ValidationFailed
 from ..models import Case, Run, SourceType, Workspace
 from ..models.base import utcnow
 from ..models.cases import new_case_id
-from ..queries import HoldsText, capped_count, get_case_for, get_run_for, insert_for, scope_to_actor
+from ..queries import capped_count, get_case_for, get_run_for, insert_for, scope_to_actor
 from . import keyset
-from .admin.settings import categories_of, category_filter, time_zone_in
+from .admin.settings import categories_of, time_zone_in
 from .answer import answer_text_of
 from .blind import blind_workspaces, is_blind, not_blind_case
+from .case_filters import (
+    CODE_MAX,
+    QUERY_MAX,
+    CaseFilters,
+    case_conditions,
+    with_category_code,
+    with_workspace_id,
+)
+from .case_filters import read_filters as _read_filters
 from .case_proposals import run_text
 from .keyset import SortKey, SortOrder
-from .params import id_value, no_workspace, text_param, workspace_param
+from .params import id_value
 from .runs.listing import COUNT_CAP, FILTERED_COUNT_CAP
 from .secret_scan import redact_typed
 
 TITLE_MAX = 200
-CODE_MAX = 120
 TEXT_MAX = 20_000
-QUERY_MAX = 200
-
-
-@dataclass(frozen=True)
-class CaseFilters:
-    """Search of the case library. ``fault_category`` / ``source_type`` match exactly;
-    ``service`` / ``error_code`` match exactly ignoring case; ``q`` is a case-insensitive
-    substring of title, root cause, solution, diagnosis id, error code or service."""
-
-    workspace_id: int | None = None
-    fault_category: str | None = None
-    service: str | None = None
-    error_code: str | None = None
-    source_type: str | None = None
-    q: str | None = None
-    PARAM_NAMES: ClassVar[tuple[str, ...]] = (  # what from_params reads, as_params writes
-        "workspace", "fault_category", "service", "error_code", "source_type", "q")
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> CaseFilters:
-        """Parse query-string values. Raises ``ValidationFailed`` naming the field."""
-        def text(name: str, limit: int) -> str | None:
-            return text_param(params, name, limit)
-
-        workspace_id = workspace_param(params)
-        source_type = text("source_type", 8)
-        if source_type is not None:
-            source_type = source_type.upper()
-            if source_type not in {s.value for s in SourceType}:
-                raise ValidationFailed("source_type", "must be AUTO or MANUAL")
-        category = text("fault_category", 64)
-        return cls(
-            workspace_id=workspace_id,
-            fault_category=category,  # a code or a label: with_category_code
-            service=text("service", CODE_MAX),
-            error_code=text("error_code", CODE_MAX),
-            source_type=source_type,
-            q=text("q", QUERY_MAX),
-        )
-
-    def as_params(self, **overrides: Any) -> dict[str, str]:
-        """Query-string values of the set filters (for links and the export form)."""
-        values = dict(zip(self.PARAM_NAMES, (self.workspace_id, self.fault_category, self.service,
-                                             self.error_code, self.source_type, self.q)))
-        values.update(overrides)
-        return {k: str(v) for k, v in values.items() if v not in (None, "")}
-
-
-def with_category_code(session: Session, workspace_ids: list[int],
-                       filters: CaseFilters) -> CaseFilters:
-    """``filters`` with its typed category as the code cases carry
-    (``admin.category_filter``: a code or a label of the workspaces'; ``ValidationFailed``
-    when it names nothing)."""
-    if not filters.fault_category:
-        return filters
-    return replace(filters, fault_category=category_filter(session, workspace_ids,
-                                                           filters.fault_category))
-
-
-def case_conditions(filters: CaseFilters) -> list[Any]:
-    """SQL conditions on ``Case`` for ``filters`` (shared with the cases export). A
-    withdrawn case (its run no longer judged useful, SPEC 7) is never in the library."""
-    conds: list[Any] = [Case.withdrawn_at.is_(None)]
-    if filters.workspace_id is not None:
-        conds.append(Case.workspace_id == filters.workspace_id)
-    if filters.fault_category:
-        conds.append(Case.fault_category == filters.fault_category)
-    if filters.source_type:
-        conds.append(Case.source_type == filters.source_type)
-    if filters.service:
-        conds.append(func.lower(Case.service) == filters.service.lower())
-    if filters.error_code:
-        conds.append(func.lower(Case.error_code) == filters.error_code.lower())
-    if filters.q:
-        needle = filters.q.lower()
-        conds.append(or_(*(
-            HoldsText(func.lower(column), needle)
-            for column in (Case.title, Case.root_cause, Case.solution, Case.diagnosis_id,
-                           Case.error_code, Case.service)
-        )))
-    return conds
+__all__ = ["CODE_MAX", "QUERY_MAX", "CaseFilters", "case_conditions"]  # the filters' module's, kept here
 
 
 @dataclass(frozen=True)
@@ -164,6 +92,22 @@ def _workspaces(session: Session, actor: Actor, role: Role) -> list[tuple[int, s
     return [(ws_id, name) for ws_id, name in session.execute(stmt.order_by(Workspace.name))]
 
 
+def filter_workspaces(session: Session, actor: Actor) -> list[tuple[int, str]]:
+    """The workspaces (id, name) whose cases the actor reads, by name: the case list's
+    workspace filter. Raises ``Forbidden`` when there is none."""
+    workspaces = _workspaces(session, actor, Role.REVIEWER)
+    if not workspaces:
+        raise Forbidden()
+    return workspaces
+
+
+def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> CaseFilters:
+    """The case list's filters of ``params`` checked for ``actor`` (``case_filters.read_filters``
+    over ``filter_workspaces``). Raises one ``ValidationFailed`` naming every refused
+    field, ``Forbidden`` as ``filter_workspaces``."""
+    return _read_filters(session, [ws_id for ws_id, _ in filter_workspaces(session, actor)], params)
+
+
 # The case list's one order: newest case first, the case id breaking ties.
 CASE_ORDER = SortOrder("newest", "Newest first", (
     SortKey(Case.created_at, True, attrgetter("created_at"), datetime),
@@ -179,13 +123,13 @@ def list_cases(
     (created_at, case_id); ``total`` counts up to ``count_cap``, a filtered search up to
     ``FILTERED_COUNT_CAP`` (then ``total_capped``: "10,000+", "1,000+"). Raises
     ``Forbidden`` when the actor belongs to no workspace, ``ValidationFailed`` for a
-    malformed cursor or a workspace not the actor's (``params.no_workspace``)."""
-    filters = filters or CaseFilters()
-    workspaces = _workspaces(session, actor, Role.REVIEWER)
-    if not workspaces:
-        raise Forbidden()
-    if filters.workspace_id is not None and all(ws_id != filters.workspace_id for ws_id, _ in workspaces):
-        raise ValidationFailed("workspace", no_workspace(filters.workspace_id))  # not "0 matching"
+    malformed cursor or a workspace not the actor's (``case_filters.with_workspace_id``:
+    an id or a short name; not "0 matching")."""
+    workspaces = filter_workspaces(session, actor)
+    filters, reason = with_workspace_id(session, [ws_id for ws_id, _ in workspaces],
+                                        filters or CaseFilters())
+    if reason:
+        raise ValidationFailed("workspace", reason)
     limit = max(1, min(int(limit), 500))
     filters = with_category_code(session, [ws_id for ws_id, _ in workspaces], filters)
     conds = case_conditions(filters)
@@ -207,7 +151,7 @@ def list_cases(
                                    [not_blind_case(actor)] if ws_id in blind else []))
                 for ws_id in ids]
 
-    searched = replace(filters, workspace_id=None) != CaseFilters()
+    searched = replace(filters, workspace_id=None, workspace_slug=None) != CaseFilters()
     cap = min(count_cap, FILTERED_COUNT_CAP) if searched else count_cap
     total, total_capped = capped_count(session, per_workspace(select(Case.case_id)), cap)
     records, next_cursor = keyset.page(session, per_workspace(rows), CASE_ORDER, cursor,

@@ -31,7 +31,7 @@ from ..models import RunDayCount, ToolDayCount, TriageDayCount, TriageItem, Work
 from ..queries import scope_to_actor
 from . import rollups, rollups_rebuild
 from .access import require_admin_scope
-from .params import date_range_params, workspace_param
+from .params import Refusals, read_date_range, workspace_param
 
 TOP_TOOLS = 10
 SCORE_BUCKETS = tuple(f"{low}–{low + 9}" if low < 90 else "90–100" for low in range(0, 100, 10))
@@ -51,9 +51,12 @@ class DashboardFilters:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> DashboardFilters:
-        """Parse query-string values (``services.params``). Raises ``ValidationFailed``
-        naming the field."""
-        return cls(workspace_param(params), *date_range_params(params))
+        """Parse query-string values (``services.params``). Raises one ``ValidationFailed``
+        naming every refused field (``problems``)."""
+        refused = Refusals()
+        filters = cls(refused.read(workspace_param, params), *read_date_range(params, refused))
+        refused.check()
+        return filters
 
     def as_params(self) -> dict[str, str]:
         """The query-string form (blank values left out), for links to the other pages."""

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from ..errors import ValidationFailed
 from ..models import Rating, RunKind, TargetType
-from .params import choice_param, date_range_params, text_param, workspace_param
+from .params import Refusals, choice_param, read_date_range, text_param, workspace_param
 
 
 @dataclass(frozen=True)
@@ -33,17 +33,20 @@ class FeedbackFilters:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> FeedbackFilters:
-        """Parse query-string / CLI values (``services.params``). Raises
-        ``ValidationFailed`` naming the field."""
-        workspace_id = workspace_param(params)
-        date_from, date_to = date_range_params(params)
-        return cls(
+        """Parse query-string / CLI values (``services.params``). Raises one
+        ``ValidationFailed`` naming every refused field (``problems``)."""
+        refused = Refusals()
+        workspace_id = refused.read(workspace_param, params)
+        date_from, date_to = read_date_range(params, refused)
+        filters = cls(
             workspace_id=workspace_id, date_from=date_from, date_to=date_to,
-            rating=choice_param(params, "rating", (r.value for r in Rating)),
-            target_type=choice_param(params, "target_type", (t.value for t in TargetType)),
-            reason=text_param(params, "reason", 80),
-            kind=choice_param(params, "kind", (k.value for k in RunKind)),
+            rating=refused.read(choice_param, params, "rating", (r.value for r in Rating)),
+            target_type=refused.read(choice_param, params, "target_type", (t.value for t in TargetType)),
+            reason=refused.read(text_param, params, "reason", 80),
+            kind=refused.read(choice_param, params, "kind", (k.value for k in RunKind)),
         )
+        refused.check()
+        return filters
 
 
 def check_reason(reason: str, choices: Iterable[tuple[str, str]]) -> None:

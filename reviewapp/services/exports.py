@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -39,10 +39,11 @@ from ..models import (
     Workspace,
 )
 from ..queries import iso_utc, on_earlier_version, scope_to_actor
+from .access import workspace_id_of
 from .answer import answer_texts
-from .cases import CaseFilters, case_conditions, with_category_code
+from .case_filters import CaseFilters, case_conditions, with_category_code
 from .export_filters import FeedbackFilters, check_reason
-from .params import date_range_params, day_range, workspace_param
+from .params import Refusals, day_range, read_date_range, workspace_param
 from .triage._rows import reason_choices
 
 BATCH_SIZE = 2000
@@ -146,7 +147,10 @@ def export_cases(session: Session, actor: Actor, filters: CaseFilters | None = N
                  batch_size: int = BATCH_SIZE) -> ExportStream:
     """The cases matching ``filters`` (as the case list filters them), by workspace, oldest first,
     one row per case with ``CASE_COLUMNS``. Raises ``Forbidden``."""
-    filters = with_category_code(session, _admin_workspaces(session, actor), filters or CaseFilters())
+    filters = filters or CaseFilters()
+    if filters.workspace_slug:  # a short name: its id, or 0 (none such: Forbidden as a stranger's)
+        filters = replace(filters, workspace_id=workspace_id_of(session, filters.workspace_slug))
+    filters = with_category_code(session, _admin_workspaces(session, actor), filters)
     stmt = _admin_scope(session, actor, select(
         Case.case_id, Workspace.slug, Case.diagnosis_id, Run.run_id, Case.source_type,
         Case.fault_category, Case.title, Case.root_cause, Case.solution, Case.error_code,
@@ -229,8 +233,10 @@ def export_decisions(session: Session, actor: Actor, params: Mapping[str, Any] |
     workspace, oldest first. ``params``: ``workspace`` and the UTC days ``date_from`` /
     ``date_to`` of the decision. Raises ``Forbidden``, ``ValidationFailed``."""
     params = params or {}
-    workspace_id = workspace_param(params)
-    date_from, date_to = date_range_params(params)
+    refused = Refusals()
+    workspace_id = refused.read(workspace_param, params)
+    date_from, date_to = read_date_range(params, refused)
+    refused.check()
     stmt = _admin_scope(session, actor, select(
         VerdictDecision.id, Workspace.slug, Run.run_id, Run.kind, ReviewQueue.name,
         User.username, VerdictDecision.verdict, VerdictDecision.note,
@@ -413,8 +419,10 @@ def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, 
         raise ValidationFailed("kind", f"must be one of {', '.join(KINDS)}")
     if fmt is not None and fmt not in _KINDS[kind].formats:
         raise ValidationFailed("format", "cases and feedback: csv or jsonl; the eval set: jsonl")
+    refused = Refusals()  # every parameter it does not take, at once
     for name in params:
         if name not in _KINDS[kind].filters and name not in DOWNLOAD_OPTIONS:
-            raise ValidationFailed(str(name)[:40], "not a filter of this export; it takes: "
-                                   + ", ".join(_KINDS[kind].filters))
+            refused.add(str(name)[:40], "not a filter of this export; it takes: "
+                        + ", ".join(_KINDS[kind].filters))
+    refused.check()
     return _KINDS[kind].open(session, actor, params)

@@ -4,6 +4,7 @@ Every function raises ``ValidationFailed`` naming the parameter (SPEC 10)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, TypeVar
@@ -81,6 +82,26 @@ def workspace_param(params: Mapping[str, Any], name: str = "workspace") -> int |
     return int_param(params, name, 1, MAX_ID, "must be a workspace id")
 
 
+# A workspace's short name as ``services.admin`` accepts it (a shape check only: whether
+# the actor has it is the list's check).
+WORKSPACE_SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+WORKSPACE_SHAPE = "must be a workspace's number or its short name (e.g. demo)"
+
+
+def workspace_ref(params: Mapping[str, Any], name: str = "workspace") -> int | str | None:
+    """A list's workspace filter as typed: an id (digits, ``workspace_param``'s range) as
+    ``int``, or a short name (slug, ``WORKSPACE_SLUG_RE``) as ``str``; ``None`` if blank.
+    Raises ``ValidationFailed`` naming ``name`` (``WORKSPACE_SHAPE``, or "must be a
+    workspace id" for an id out of range). Whether the actor has it is the list's check
+    (``access.workspace_id_of``, ``no_workspace``): the runs, triage and case lists."""
+    raw = str(params.get(name) or "").strip()
+    if raw.isascii() and raw.isdigit():
+        return workspace_param({name: raw}, name)
+    if raw and not WORKSPACE_SLUG_RE.match(raw):
+        raise ValidationFailed(name, WORKSPACE_SHAPE)
+    return raw or None
+
+
 def no_workspace(name: str | int) -> str:
     """Why a list's workspace filter (a short name or an id) is refused: the actor has no
     such workspace. The same words whether it exists or not (SPEC 2: a stranger's
@@ -108,6 +129,17 @@ def date_range_params(params: Mapping[str, Any]) -> tuple[date | None, date | No
     date_from, date_to = date_param(params, "date_from"), date_param(params, "date_to")
     if date_from and date_to and date_from > date_to:
         raise ValidationFailed("date_from", "must not be after date_to")
+    return date_from, date_to
+
+
+def read_date_range(params: Mapping[str, Any], refused: Refusals) -> tuple[date | None, date | None]:
+    """``date_range_params`` with each refusal kept in ``refused`` (a bad first day and a
+    bad last day both named; a reversed range names ``date_from``), the refused days
+    ``None``."""
+    date_from = refused.read(date_param, params, "date_from")
+    date_to = refused.read(date_param, params, "date_to")
+    if date_from and date_to and date_from > date_to:
+        refused.add("date_from", "must not be after date_to")
     return date_from, date_to
 
 

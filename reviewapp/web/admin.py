@@ -33,6 +33,7 @@ from .auth import current_actor
 from .forms import (
     ActiveForm,
     AddMemberForm,
+    AuditFilterForm,
     ConfirmForm,
     NewAccountForm,
     RenameWorkspaceForm,
@@ -40,7 +41,9 @@ from .forms import (
     RoleForm,
     TokenForm,
     WorkspaceForm,
+    first_invalid,
     settings_form,
+    show_service_error,
 )
 from .responses import attachment, see_other
 
@@ -73,15 +76,24 @@ def _page(workspace_id: int, tab: str, status: int = 200, **context: Any) -> Res
         if "revoke_id" in context:  # "Revoke the token ...?" (one of this workspace)
             context["revoking"] = _asked_about(context["tokens"], "id", context["revoke_id"])
     elif tab == "audit":
-        context["filters"] = audit.AuditFilters.from_params(request.args)
-        cursor = request.args.get("cursor") or None
-        limit = current_app.config.get("AUDIT_PAGE_SIZE", audit.PAGE_SIZE)
-        context["events"], context["next_cursor"] = audit.list_events(
-            db.session, actor, workspace_id, context["filters"], cursor=cursor, limit=limit)
-        context["position"] = audit.page_position(
-            db.session, actor, workspace_id, context["filters"],
-            context["events"][0] if cursor and context["events"] else None, limit)
+        context["form"] = form = AuditFilterForm(formdata=request.args)
         context["actions"] = AUDIT_ACTIONS
+        try:
+            context["filters"] = audit.read_filters(request.args)
+        except ValidationFailed as refused:  # each refused one beside its field, no events
+            if not show_service_error(form, refused):
+                raise
+            context.update(filters=audit.AuditFilters(), events=[], next_cursor=None,
+                           position=None, focus=first_invalid(form))
+            status = 400
+        else:
+            cursor = request.args.get("cursor") or None
+            limit = current_app.config.get("AUDIT_PAGE_SIZE", audit.PAGE_SIZE)
+            context["events"], context["next_cursor"] = audit.list_events(
+                db.session, actor, workspace_id, context["filters"], cursor=cursor, limit=limit)
+            context["position"] = audit.page_position(
+                db.session, actor, workspace_id, context["filters"],
+                context["events"][0] if cursor and context["events"] else None, limit)
     elif tab == "settings":
         context.setdefault("view", admin.get_settings(db.session, actor, workspace_id))
         context["settings"] = SETTINGS

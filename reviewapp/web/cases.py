@@ -13,8 +13,8 @@ from ..errors import Conflict, ValidationFailed
 from ..extensions import db
 from ..services import case_proposals, cases
 from .auth import current_actor
-from .forms import CaseForm, show_service_error
-from .htmx import page_or_fragment
+from .forms import CaseFilterForm, CaseForm, first_invalid, show_service_error
+from .htmx import filters_may_focus, is_htmx, page_or_fragment
 from .responses import conflict_page, see_other
 
 bp = Blueprint("cases", __name__, url_prefix="/cases")
@@ -31,12 +31,27 @@ def run_url(run: Any) -> str:
 @bp.get("/")
 @login_required
 def index() -> Response:
-    """Search the cases; htmx gets only the table."""
-    page = cases.list_cases(
-        db.session, current_actor(), cases.CaseFilters.from_params(request.args),
-        limit=current_app.config.get("CASES_PAGE_SIZE", 50), cursor=request.args.get("cursor") or None,
-    )
-    return page_or_fragment("cases/list.html", "cases/_table.html", page=page,
+    """Search the cases; htmx gets only the table. A refused filter (400) is shown as the
+    runs and triage lists show one: next to its field and, in the table's place, named by
+    its label, every refused field at once (``show_service_error``), the first focused
+    (``first_invalid``); the filters go out of band with an htmx answer that refuses one
+    or follows one (``X-Filter-Errors``)."""
+    form = CaseFilterForm(formdata=request.args)
+    actor = current_actor()
+    page = None
+    try:
+        page = cases.list_cases(
+            db.session, actor, cases.read_filters(db.session, actor, request.args),
+            limit=current_app.config.get("CASES_PAGE_SIZE", 50), cursor=request.args.get("cursor") or None,
+        )
+    except ValidationFailed as error:
+        if not show_service_error(form, error):
+            raise
+    oob_filters = is_htmx() and (page is None or request.headers.get("X-Filter-Errors") == "1")
+    return page_or_fragment("cases/list.html", "cases/_table.html", status=200 if page else 400,
+                            page=page, form=form, oob_filters=oob_filters,
+                            workspaces=page.workspaces if page else cases.filter_workspaces(db.session, actor),
+                            focus=first_invalid(form) if filters_may_focus() else None,
                             case_categories=FAULT_CATEGORIES.choices(),
                             source_types=CASE_SOURCES.choices())
 

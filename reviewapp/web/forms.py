@@ -197,6 +197,34 @@ class TriageFilterForm(FlaskForm):
     disagreement = StringField("Reviewers disagree")
 
 
+class CaseFilterForm(FlaskForm):
+    """The case list's filters: a GET form (no CSRF), the values as typed, in the page's
+    order. The case service parses and checks them (``cases.read_filters``); the form gives
+    each a label, so a refused one is shown next to its field and named as the runs and
+    triage lists name theirs (``show_service_error``, ``first_invalid``)."""
+
+    class Meta:
+        csrf = False
+
+    q = StringField("Text")
+    workspace = StringField("Workspace")
+    fault_category = StringField("Category")
+    service = StringField("Service")
+    error_code = StringField("Error code")
+    source_type = StringField("Source")
+
+
+class AuditFilterForm(FlaskForm):
+    """The audit log's filter (a GET form, no CSRF) and its page link, as typed: labels for
+    a refusal of ``audit.read_filters`` (``show_service_error``)."""
+
+    class Meta:
+        csrf = False
+
+    action = StringField("Action")
+    cursor = HiddenField("Page link")
+
+
 class TriageActionForm(FlaskForm):
     """One triage item action (assign, categorise, note, move): the ``version`` the page
     showed and the changed field; the triage service validates each (SPEC 8, 10)."""

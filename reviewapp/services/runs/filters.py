@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -20,7 +19,7 @@ from ...errors import ValidationFailed
 from ...models import Run, RunKind, RunStatus
 from ...models.runs import score_or
 from ..keyset import SortKey, SortOrder
-from ..params import Refusals, choice_param, int_param, text_param, workspace_param
+from ..params import Refusals, choice_param, int_param, text_param, workspace_ref
 from ..run_text import few_matches, match_load, text_rank
 
 _ID_DESC = SortKey(Run.id, True, attrgetter("id"))
@@ -80,9 +79,6 @@ FEEDBACK_STATES = (*VERDICT_REGISTRY.codes(), "none")
 VERIFIER_VERDICTS = (*VERIFIER_VERDICT_REGISTRY.codes(), "none")
 REVIEWED_STATES = ("not_mine", "mine")
 MAX_QUERY_TEXT = 200
-# A workspace slug as ``services.admin`` accepts it (a shape check only: the membership
-# check stays in the query).
-WORKSPACE_SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 FAILED_CALLS_STATES = ("yes",)
 
 
@@ -142,20 +138,14 @@ class RunFilters:
     def read(cls, params: Mapping[str, Any], refused: Refusals) -> RunFilters:
         """The filters of ``params``, each refused one left unset (the default sort) and
         kept in ``refused`` (``from_params`` raises them)."""
-        raw_workspace = str(params.get("workspace") or "").strip()
-        slug = raw_workspace if raw_workspace and not raw_workspace.isdigit() else None
-        if slug is not None and not WORKSPACE_SLUG_RE.match(slug):
-            refused.add("workspace", "must be a workspace's number or its short name (e.g. demo)")
-            slug = None
-        workspace_id = None if raw_workspace and not raw_workspace.isdigit() else \
-            refused.read(workspace_param, params)
+        workspace = refused.read(workspace_ref, params)
         score_min = refused.read(int_param, params, "score_min", 0, 100)
         score_max = refused.read(int_param, params, "score_max", 0, 100)
         if score_min is not None and score_max is not None and score_min > score_max:
             refused.add("score_max", "must not be below the minimum score")
         return cls(
-            workspace_id=workspace_id,
-            workspace_slug=slug,
+            workspace_id=workspace if isinstance(workspace, int) else None,
+            workspace_slug=workspace if isinstance(workspace, str) else None,
             kind=refused.read(choice_param, params, "kind", (k.value for k in RunKind)),
             status=refused.read(choice_param, params, "status", (s.value for s in RunStatus)),
             verdict=refused.read(choice_param, params, "verdict", VERIFIER_VERDICTS),

@@ -25,6 +25,7 @@ from ...models import (
 )
 from ...models.base import MAX_ID
 from .. import keyset
+from ..access import roles_of, workspace_choice
 from ..keyset import SortKey, SortOrder
 from ..params import (
     Refusals,
@@ -32,9 +33,8 @@ from ..params import (
     date_param,
     day_range,
     int_param,
-    no_workspace,
     text_param,
-    workspace_param,
+    workspace_ref,
 )
 from ..runs.listing import COUNT_CAP
 from ._rows import (
@@ -56,7 +56,9 @@ class TriageFilters:
     ``reason``: a reviewer's reason code on a negative rating of the run; ``opened``: the
     item's ``opened_reason``; ``score_min`` / ``score_max``: evidence score 0-100
     inclusive; ``date_from`` / ``date_to``: the day the item was opened (UTC, inclusive);
-    ``disagreement``: only runs where reviewers rated the same part both up and down."""
+    ``disagreement``: only runs where reviewers rated the same part both up and down;
+    ``workspace_slug``: the workspace's short name when the filter named it so (as the
+    runs list: ``?workspace=demo``; ``read_filters`` / ``list_items`` set its id)."""
 
     workspace_id: int | None = None
     state: str | None = None
@@ -69,6 +71,7 @@ class TriageFilters:
     date_from: date | None = None
     date_to: date | None = None
     disagreement: bool = False
+    workspace_slug: str | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> TriageFilters:
@@ -93,8 +96,10 @@ class TriageFilters:
         score_max = refused.read(int_param, params, "score_max", 0, 100)
         if score_min is not None and score_max is not None and score_min > score_max:
             refused.add("score_max", "must not be below the minimum score")
+        workspace = refused.read(workspace_ref, params)
         return cls(
-            workspace_id=refused.read(workspace_param, params),
+            workspace_id=workspace if isinstance(workspace, int) else None,
+            workspace_slug=workspace if isinstance(workspace, str) else None,
             state=refused.read(choice_param, params, "state", ("open",) + triage_flow.STATES),
             assignee=refused.read(_assignee_param, params),
             kind=refused.read(choice_param, params, "kind", [k.value for k in RunKind]),
@@ -110,7 +115,7 @@ class TriageFilters:
     def as_params(self, **overrides: Any) -> dict[str, str]:
         """The filters as query-string values (empty ones left out), for links and forms."""
         values = {
-            "workspace": self.workspace_id, "state": self.state, "assignee": self.assignee,
+            "workspace": self.workspace_id or self.workspace_slug, "state": self.state, "assignee": self.assignee,
             "kind": self.kind, "reason": self.reason, "opened": self.opened,
             "score_min": self.score_min, "score_max": self.score_max,
             "date_from": self.date_from.isoformat() if self.date_from else None,
@@ -221,7 +226,7 @@ def _state_counts(session: Session, actor: Actor, filters: TriageFilters, ids: l
     counts = dict.fromkeys(triage_flow.STATES, 0)
     if not ids:
         return counts, frozenset()
-    if replace(filters, workspace_id=None, state=None) == TriageFilters():
+    if replace(filters, workspace_id=None, workspace_slug=None, state=None) == TriageFilters():
         for state, n in session.execute(
                 select(TriageDayCount.state, func.sum(TriageDayCount.items))
                 .where(TriageDayCount.workspace_id.in_(ids)).group_by(TriageDayCount.state)):
@@ -285,21 +290,37 @@ def assignee_refusal(people: list[tuple[int, str]], assignee: str | None) -> str
 
 
 def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> TriageFilters:
-    """``TriageFilters.from_params`` plus the checks that need the database: a workspace id
-    must be one the actor triages in (else ``no_workspace``, as the runs list), an assignee
+    """``TriageFilters.from_params`` plus the checks that need the database: a workspace (id
+    or short name) must be one the actor triages in (``_in_workspace``), an assignee
     id someone the actor's items can be assigned to (``assignee_refusal``). Raises one
     ``ValidationFailed`` naming every refused field (``problems``); ``Forbidden`` when the
     actor is lead nowhere (as ``list_items``)."""
     refused = Refusals()
-    filters = TriageFilters._read(params, refused)
-    if filters.workspace_id is not None and filters.workspace_id not in _led(session, actor):
-        refused.add("workspace", no_workspace(filters.workspace_id))
+    filters, reason = _in_workspace(session, actor, TriageFilters._read(params, refused),
+                                    _led(session, actor))
+    if reason:
+        refused.add("workspace", reason)
     if filters.assignee is not None and filters.assignee.isdigit():
         reason = assignee_refusal(filter_choices(session, actor)[1], filters.assignee)
         if reason:
             refused.add("assignee", reason)
     refused.check()
     return filters
+
+
+def _in_workspace(session: Session, actor: Actor, filters: TriageFilters,
+                  led: list[int]) -> tuple[TriageFilters, str | None]:
+    """``filters`` with the id of the workspace it names (a short name looked up,
+    ``access.workspace_id_of``), and why that workspace lists nothing on purpose, else
+    ``None``: not one the actor triages in (``led``). A workspace where they only review
+    says so (they have it: "you have no workspace" would be wrong); any other, none such
+    or a stranger's, is ``no_workspace`` in the same words (SPEC 2)."""
+    ws_id, reason = workspace_choice(session, filters.workspace_slug or filters.workspace_id, led)
+    filters = replace(filters, workspace_id=ws_id)
+    member = next((w for w in roles_of(session, actor) if w.workspace_id == ws_id), None) if reason else None
+    if member is not None:
+        return filters, f"you are a {member.role.value} in {member.name}; only its leads and admins triage there"
+    return filters, reason
 
 
 def _led(session: Session, actor: Actor) -> list[int]:
@@ -321,7 +342,7 @@ def list_items(
     per-state counts (``_state_counts``) read every item (issue 18). Raises ``Forbidden``
     when the actor is lead nowhere (reviewers get the same 403 as for any foreign
     target), ``ValidationFailed`` for a malformed cursor, a workspace the actor does not
-    triage in (``params.no_workspace``) or an assignee id nobody here can be
+    triage in (``_in_workspace``: by id or short name) or an assignee id nobody here can be
     assigned to (``assignee_refusal``: it would match nothing, silently)."""
     filters = filters or TriageFilters()
     workspaces = triage_workspaces(session, actor)
@@ -331,8 +352,9 @@ def list_items(
     led = [ws_id for ws_id, _ in workspaces]
     assignable = _assignable(session, workspaces)
     people = _with_holders(session, led, assignable)
-    if filters.workspace_id is not None and filters.workspace_id not in led:
-        raise ValidationFailed("workspace", no_workspace(filters.workspace_id))
+    filters, refusal = _in_workspace(session, actor, filters, led)
+    if refusal:
+        raise ValidationFailed("workspace", refusal)
     if reason := assignee_refusal(people, filters.assignee):
         raise ValidationFailed("assignee", reason)
     ids = led if filters.workspace_id is None else [filters.workspace_id]
