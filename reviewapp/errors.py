@@ -49,6 +49,16 @@ class ValidationFailed(ServiceError):
         self.problems: dict[str, str] = {field: message}
 
     @classmethod
+    def worded(cls, field: str, reason: str, sentence: str) -> ValidationFailed:
+        """One refusal whose ``message`` is ``sentence``: plain words an error page shows as
+        they are, with no field code ("This form expired: ...", not "csrf_token: ...");
+        ``field`` / ``reason`` / ``problems`` as ``ValidationFailed(field, reason)``."""
+        error = cls(field, reason)
+        error.message = sentence
+        error.args = (sentence,)
+        return error
+
+    @classmethod
     def of(cls, problems: Mapping[str, str]) -> ValidationFailed:
         """One error for every refused field of ``problems`` (field -> reason, at least
         one): ``field`` / ``reason`` are the first, ``message`` lists them all ("a: …;

@@ -349,8 +349,11 @@ def save_settings(workspace_id: int) -> Response:
         db.session.rollback()
         view = admin.get_settings(db.session, current_actor(), workspace_id)
         shown = admin.SettingsView(workspace_id, view.version, typed)
-        return _page(workspace_id, "settings", 400, view=shown, error=refused.message,
-                     error_field=refused.field)
+        if refused.field not in {row.code for row in SETTINGS}:
+            return _page(workspace_id, "settings", 400, view=shown, error=refused.message)
+        # The reason once, beside its field (which takes the focus); the banner only says so.
+        return _page(workspace_id, "settings", 400, view=shown, error_field=refused.field,
+                     field_error=refused.reason, error="Nothing was saved: fix the field marked below.")
     except Conflict as stale:
         db.session.rollback()
         view = admin.get_settings(db.session, current_actor(), workspace_id)

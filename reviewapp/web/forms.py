@@ -40,7 +40,7 @@ from ..domain.queues import (
 )
 from ..domain.run_vocabulary import RUN_KINDS, RUN_STATUSES
 from ..domain.verdicts import VERDICTS, VERIFIER_VERDICTS
-from ..services.runs import RunFilters
+from ..services.runs import SORTS, RunFilters
 
 
 class LoginForm(FlaskForm):
@@ -81,6 +81,16 @@ def _values(choices: tuple[tuple[str, str], ...]) -> list[str]:
     return [value for value, _ in choices]
 
 
+def _one_of(choices: Iterable[tuple[str, str]]) -> AnyOf:
+    """``AnyOf`` the choices' values, refusing in the labels a select shows ("choose Pass,
+    Low confidence, Reject or Not verified"), not WTForms' "Invalid value, must be one of:
+    PASS, LOW_CONFID, ..."; lower case, no period (a list's summary puts it after the label)."""
+    pairs = list(choices)
+    labels = [label for _, label in pairs]
+    listed = f"{', '.join(labels[:-1])} or {labels[-1]}" if len(labels) > 1 else labels[0]
+    return AnyOf([value for value, _ in pairs], message=f"choose {listed}")
+
+
 SCORE_RANGE = "must be between 0 and 100"
 SCORE_WHOLE = "must be a whole number between 0 and 100"
 
@@ -105,6 +115,29 @@ class ScoreField(IntegerField):
             raise StopValidation()
 
 
+class WholeNumberField(IntegerField):
+    """A number box whose text that is no whole number gets one message naming the field
+    and what it wants, from its ``NumberRange`` ("Reservation (minutes) must be a whole
+    number between 1 and 240."), not IntegerField's "Not a valid integer value." followed
+    by the range's message. An empty box is no value (``data`` None, no error of its own:
+    ``InputRequired`` says it is required, ``Optional`` lets it be)."""
+
+    def process_formdata(self, valuelist: list[Any]) -> None:
+        if valuelist and not str(valuelist[0]).strip():
+            self.data = None
+            return
+        try:
+            super().process_formdata(valuelist)
+        except ValueError:
+            bounds = next((v for v in self.validators if isinstance(v, NumberRange)), None)
+            wanted = f" between {bounds.min} and {bounds.max}" if bounds else ""
+            raise ValueError(f"{self.label.text} must be a whole number{wanted}.") from None
+
+    def pre_validate(self, form: Any) -> None:
+        if self.process_errors:
+            raise StopValidation()
+
+
 class RunFilterForm(FlaskForm):
     """The runs list / review queue filters: a GET form, so no CSRF (``meta={"csrf": False}``)
     and the values live in the URL (shareable, back button)."""
@@ -118,11 +151,11 @@ class RunFilterForm(FlaskForm):
     workspace = StringField("Workspace", validators=[
         Optional(), Regexp(r"^(\d{1,12}|[a-z0-9][a-z0-9-]{0,62})$",
                            message="must be a workspace's number or its short name")])
-    kind = StringField("Kind", validators=[Optional(), AnyOf(_values(KIND_CHOICES))])
-    status = StringField("Status", validators=[Optional(), AnyOf(_values(STATUS_CHOICES))])
-    verdict = StringField("Verifier", validators=[Optional(), AnyOf(_values(VERDICT_CHOICES))])
-    feedback = StringField("Verdict", validators=[Optional(), AnyOf(_values(FEEDBACK_CHOICES))])
-    reviewed = StringField("Reviewed", validators=[Optional(), AnyOf(_values(REVIEWED_CHOICES))])
+    kind = StringField("Kind", validators=[Optional(), _one_of(KIND_CHOICES)])
+    status = StringField("Status", validators=[Optional(), _one_of(STATUS_CHOICES)])
+    verdict = StringField("Verifier", validators=[Optional(), _one_of(VERDICT_CHOICES)])
+    feedback = StringField("Verdict", validators=[Optional(), _one_of(FEEDBACK_CHOICES)])
+    reviewed = StringField("Reviewed", validators=[Optional(), _one_of(REVIEWED_CHOICES)])
     # The message follows the label in the list's summary ("Score from: must be ..."):
     # lower case, no period of its own (the summary ends the sentence).
     score_min = ScoreField("Score from", validators=[Optional(), NumberRange(0, 100, SCORE_RANGE)])
@@ -131,8 +164,9 @@ class RunFilterForm(FlaskForm):
                           render_kw={"placeholder": "e.g. pass, fail"})
     # In the page's order (runs/_filter_grid.html): the list's summary names the refused
     # fields in this order and the first takes the focus (``first_invalid``).
-    failed_calls = StringField("Has failed tool calls", validators=[Optional(), AnyOf(["yes"])])
-    sort = StringField("Sort", validators=[Optional()])
+    failed_calls = StringField("Has failed tool calls", validators=[
+        Optional(), AnyOf(["yes"], message="tick the box or leave it empty")])
+    sort = StringField("Sort", validators=[Optional(), _one_of(SORTS.items())])
 
     FILTER_FIELDS = RunFilters.param_names()  # every field above (a test keeps them equal)
     selects = (
@@ -356,23 +390,23 @@ class QueueForm(FlaskForm):
 
     workspace = StringField("Workspace", validators=[DataRequired(), Regexp(r"^\d{1,12}$")])
     name = StringField("Name", validators=[DataRequired(), Length(max=NAME_MAX)])
-    kind = StringField("Kind", validators=[Optional(), AnyOf(_values(KIND_CHOICES))])
-    status = StringField("Status", validators=[Optional(), AnyOf(_values(STATUS_CHOICES))])
-    verdict = StringField("Verifier verdict", validators=[Optional(), AnyOf(_values(VERDICT_CHOICES))])
-    feedback = StringField("Reviewers' verdict", validators=[Optional(), AnyOf(_values(FEEDBACK_CHOICES))])
-    score_min = IntegerField("Evidence score from", validators=[Optional(), NumberRange(0, 100)])
-    score_max = IntegerField("Evidence score to", validators=[Optional(), NumberRange(0, 100)])
+    kind = StringField("Kind", validators=[Optional(), _one_of(KIND_CHOICES)])
+    status = StringField("Status", validators=[Optional(), _one_of(STATUS_CHOICES)])
+    verdict = StringField("Verifier verdict", validators=[Optional(), _one_of(VERDICT_CHOICES)])
+    feedback = StringField("Reviewers' verdict", validators=[Optional(), _one_of(FEEDBACK_CHOICES)])
+    score_min = WholeNumberField("Evidence score from", validators=[Optional(), NumberRange(0, 100)])
+    score_max = WholeNumberField("Evidence score to", validators=[Optional(), NumberRange(0, 100)])
     outcome = StringField("External outcome", validators=[Optional(), Length(max=32)],
                           render_kw={"placeholder": "e.g. pass, fail"})
     failed_calls = StringField("Has failed tool calls", validators=[Optional(), AnyOf(["yes"])])
     q = StringField("Text", validators=[Optional(), Length(max=200)],
                     render_kw={"placeholder": "Words in the query, answer or tool calls"})
-    sample_percent = IntegerField("Sample (% of matching runs)",
+    sample_percent = WholeNumberField("Sample (% of matching runs)",
                                   validators=[InputRequired(), NumberRange(1, 100)])
-    reviewers_per_run = IntegerField("Reviewers per run", validators=[
+    reviewers_per_run = WholeNumberField("Reviewers per run", validators=[
         InputRequired(), NumberRange(REVIEWERS_MIN, REVIEWERS_MAX)])
     blind = BooleanField("Blind review: reviewers see no other rating until they have rated")
-    reservation_minutes = IntegerField("Reservation (minutes)", validators=[
+    reservation_minutes = WholeNumberField("Reservation (minutes)", validators=[
         InputRequired(), NumberRange(1, RESERVATION_MAX_MINUTES)])
     reviewers = StringField("Who may review", validators=[AnyOf(list(REVIEWER_SCOPES))])
     assignment = StringField("Assignment", validators=[AnyOf(list(ASSIGNMENT_MODES))])
@@ -396,7 +430,8 @@ class AddRunsForm(FlaskForm):
     """Bulk "Add to queue" from the runs list: the queue, the checked runs (ids as text;
     the service checks each) and the list page to come back to."""
 
-    queue = StringField("Queue", validators=[InputRequired(message="choose a queue")])
+    queue = StringField("Queue", validators=[InputRequired(
+        message="Choose the queue to add the checked runs to.")])
     runs = _ValuesField("Runs", validators=[DataRequired(
         message="Nothing was added: check at least one run to add to the queue.")])
     next = HiddenField()

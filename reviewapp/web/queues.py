@@ -195,13 +195,16 @@ def _show(form: QueueForm, error: ValidationFailed | Conflict) -> None:
 def _valid(form: F) -> F:
     """``form`` when it validates; else ``ValidationFailed`` naming its first refused
     field, the CSRF token first (a 400 page of its own: these are buttons on other
-    pages, with no form of their own to show again)."""
+    pages, with no form of their own to show again), in plain words: the page shows
+    its ``message`` (a sentence, or the field's label and the reason), no field code."""
     if not form.validate():
         if form.meta.csrf and form.csrf_token.errors:
-            raise ValidationFailed("csrf_token", "the form expired; reload the page")
-        name, errors = next((name, field.errors) for name, field in form._fields.items()
-                            if field.errors)
-        raise ValidationFailed(name, errors[0])
+            raise ValidationFailed.worded("csrf_token", "the form expired; reload the page",
+                                          "This form expired: reload the page and try again.")
+        name, field = next((name, field) for name, field in form._fields.items() if field.errors)
+        reason = field.errors[0]
+        raise ValidationFailed.worded(name, reason, reason if reason[:1].isupper()
+                                      else f"{field.label.text}: {reason.rstrip('.')}.")
     return form
 
 

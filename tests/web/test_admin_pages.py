@@ -327,8 +327,8 @@ def test_clearing_the_fault_categories_is_refused_beside_the_field(client, login
     assert refused.status_code == 400 and "Settings saved." not in html
     field = re.search(r'<div class="field has-error">(.*?)</div>', html, re.S).group(1)
     assert 'name="fault_categories"' in field and 'aria-invalid="true"' in field
-    assert re.search(r'<small class="error">([^<]*)</small>', field).group(1) == \
-        "fault_categories: list at least one category (write GENERAL to keep only the default)"
+    assert re.search(r'<small id="set-fault_categories-error" class="error">([^<]*)</small>', field).group(1) == \
+        "list at least one category (write GENERAL to keep only the default)"
     session.expire_all()
     stored = session.get(type(site.w1), site.w1.id)
     assert "fault_categories" not in (stored.settings or {})

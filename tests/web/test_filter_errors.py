@@ -46,7 +46,7 @@ def test_an_unknown_sort_is_shown_at_the_sort_field(client, lead_workspace):
     assert response.status_code == 400 and response_has_form(html)
     assert 'aria-invalid="true" aria-describedby="sort-error"' in html
     error = html.split('<small id="sort-error" class="error">', 1)[1].split("</small>", 1)[0]
-    assert error.startswith("must be one of ") and "newest" in error
+    assert error.startswith("choose ") and "Newest first" in error and "score_desc" not in error
 
 
 def test_a_bad_score_is_shown_at_the_score_field(client, lead_workspace):
@@ -133,9 +133,9 @@ def test_several_refused_run_filters_are_each_named_and_the_first_is_focused(cli
     html = response.get_data(as_text=True)
     assert response.status_code == 400
     assert _runs_summary(html) == (
-        "Some filters are not valid; fix the fields marked above: Kind: Invalid value, must be one of: chat, aiops; "
-        "Score to: must not be below the minimum score; Sort: must be one of newest, oldest, score_desc, "
-        "score_asc, failed_desc, calls_desc, relevance.")
+        "Some filters are not valid; fix the fields marked above: Kind: choose Chat or AIOps; "
+        "Score to: must not be below the minimum score; Sort: choose Newest first, Oldest first, Highest evidence "
+        "score, Lowest evidence score, Most failed tool calls, Most tool calls or Best match (with a search).")
     if headers:
         assert html.lstrip().startswith('<section id="runs-table"')
         html = html.split('<div id="filter-grid"', 1)[1]

@@ -88,7 +88,7 @@ def test_bulk_add_names_the_missing_field(client, login, make, session):
     login(lead)
     no_queue = client.post("/queues/add-runs", data={"runs": str(run.id)})
     assert no_queue.status_code == 400
-    assert "queue: choose a queue" in no_queue.get_data(as_text=True)
+    assert "Choose the queue to add the checked runs to." in no_queue.get_data(as_text=True)
     assert not rq.exists_item(session, queue.id, run.id)
 
 
