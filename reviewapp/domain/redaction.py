@@ -8,7 +8,8 @@ in URLs (also with ``@ / #`` inside), ``NAME=value`` / ``name: value`` / ``"name
 "value"`` / ``<Name>value</Name>`` assignments whose name ends in PASSWORD, SECRET,
 TOKEN, KEY, PWD, PASS, CREDENTIALS (any casing: ``DB_PASSWORD``, ``dbPassword``,
 ``sessionToken``; ``token: Bearer V`` hides V, the scheme stays) or in a Chinese one
-(``密码=V``, ``访问令牌：V``, "the password is V": ``密码是V`` / ``密码为V``: ``_CJK_SECRET_WORDS``),
+(``密码=V``, ``访问令牌：V``, "the password is V": ``密码是V`` / ``密码为V``: ``_CJK_SECRET_WORDS``;
+after "is" a name of algorithms, ``AES-256``, is none: ``_algorithm_name``),
 an AWS secret access key beside its key id (``AKIA... V``, within ``AWS_NEAR`` bytes:
 ``Redactor._aws_pairs``; a bare 40-character run alone stays: a git hash is one), what
 ``aws configure`` echoes after its key prompts (``AWS Secret Access Key [None]: V``),
@@ -471,22 +472,55 @@ def _known_password(m: Spans, text: bytes) -> bytes | None:
 def _cjk_assignment(m: Spans, text: bytes) -> bytes | None:
     # ``密码=V`` / ``密码：V`` / ``"密码": "V"`` / ``密码是V``: the value quoted (group 2, 3)
     # or a run of printable ASCII (group 4; Chinese prose after the colon is no value).
-    # After "is" alone (group 1), capitals and digits of up to 6 characters name an
-    # algorithm or a format (密钥是AES, 令牌是JWT, 密码是MD5存储的), not a value.
-    # A full stop after a bare value ends the sentence (``_value_end``).
+    # After "is" alone (group 1), the name of an algorithm or a format (密钥是AES, 令牌是JWT,
+    # 密码是MD5存储的: ``_algorithm_name``) is no value; other capitals and digits are
+    # (密码是AB12CD). A full stop after a bare value ends the sentence (``_value_end``).
     g = next(g for g in (2, 3, 4) if m[g][0] >= 0)
     s, e = m[g]
     if g == 4:
         e = _value_end(text, s, e)
     value = text[s:e]
-    if _keep_value(value) or (m[1][0] >= 0 and g == 4 and _acronym(value)):
+    if _keep_value(value) or (m[1][0] >= 0 and g == 4 and _algorithm_name(value)):
         return None
     return _replace_span(m, text, s, e)
 
 
-def _acronym(value: bytes) -> bool:
-    """Up to 6 characters, a capital letter and no lower-case one: ``AES``, ``SHA256``."""
-    return len(value) <= 6 and value.upper() == value and value.lower() != value
+# Names in capitals of algorithms, modes, formats and schemes that follow "the key is" /
+# "the password is" in Chinese prose (密钥是AES, 私钥为PEM格式, 口令是OTP), with the key
+# and digest sizes they are written with (AES256, SHA512, RSA2048). A value of capitals
+# and digits that is none of these is taken for a secret (密码是AB12CD, 密码是AES123).
+_ALGORITHM_NAMES = frozenset(name.encode() for name in (
+    # ciphers, modes, key exchange and signatures
+    "AES", "AES128", "AES192", "AES256", "DES", "3DES", "TDES", "SM1", "SM2", "SM3", "SM4",
+    "RC2", "RC4", "RC5", "RC6", "CHACHA20", "POLY1305", "ECB", "CBC", "CFB", "OFB", "CTR",
+    "GCM", "CCM", "XTS", "RSA", "RSA1024", "RSA2048", "RSA3072", "RSA4096", "DSA", "ECDSA",
+    "ECDH", "ECDHE", "DH", "EC", "ECC", "EDDSA", "ED25519", "ED448", "X25519", "X448",
+    # digests, MACs, password hashes
+    "MD4", "MD5", "SHA", "SHA1", "SHA2", "SHA3", "SHA224", "SHA256", "SHA384", "SHA512",
+    "CRC32", "HMAC", "BCRYPT", "SCRYPT", "ARGON2", "PBKDF2", "NTLM",
+    # JWT algorithms and formats, encodings
+    "HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256",
+    "JWT", "JWS", "JWE", "JWK", "JWKS", "PEM", "DER", "PKCS1", "PKCS5", "PKCS7", "PKCS8", "PKCS12",
+    "P12", "PFX", "JKS", "CER", "CRT", "CSR", "X509", "ASN1", "PPK", "BASE64", "BASE32",
+    "HEX", "ASCII", "UTF8", "JSON", "YAML", "XML",
+    # schemes, services and words of prose
+    "OTP", "TOTP", "HOTP", "PIN", "MFA", "2FA", "API", "OAUTH", "OAUTH2", "OIDC", "SAML",
+    "LDAP", "SSO", "SSH", "SSL", "TLS", "GPG", "PGP", "KMS", "HSM", "IAM", "STS", "RAM",
+    "CAM", "CA", "AK", "SK", "UUID", "GUID", "N/A", "NA", "TBD",
+))
+# Key, digest and curve sizes written after a name and a "-" (SHA-256, RSA-2048, SHA3-512).
+_SIZES = frozenset(b"1 2 3 5 128 160 192 224 256 384 448 512 1024 2048 3072 4096 25519".split())
+
+
+def _algorithm_name(value: bytes) -> bool:
+    """``value`` names algorithms or formats, not a secret: one of ``_ALGORITHM_NAMES``,
+    or several joined by ``-`` or ``/`` where a part after the first may also be one of
+    ``_SIZES`` (``SHA-256``, ``AES-256-GCM``, ``AK/SK``). Case matters: the names are
+    written in capitals (a value with a small letter was never kept)."""
+    if value in _ALGORITHM_NAMES:
+        return True
+    first, *rest = value.replace(b"/", b"-").split(b"-")
+    return first in _ALGORITHM_NAMES and all(part in _ALGORITHM_NAMES or part in _SIZES for part in rest)
 
 
 def _userinfo(m: Spans, text: bytes) -> bytes | None:

@@ -374,3 +374,39 @@ test_a_quote_left_open_before_nothing_or_a_variable_stays = keeps([
     "mysql -uroot -p'$MYSQL_PWD", 'redis-cli -a "${REDIS_PASSWORD}',
     "mongosh -p '$PW",
 ])
+
+
+# --- 10. Chinese "is", then capitals and digits ----------------------------------------------
+# After 是 / 为 ("is"), up to 6 capitals and digits were read as an algorithm's name
+# (密钥是AES, 密码是MD5存储的) and kept, so 密码是AB12CD ("the password is AB12CD") was
+# stored in clear. Now only names of algorithms, formats and schemes are kept (AES, SHA256,
+# MD5, JWT, PEM, SM4 ...; also joined by "-" or "/" and with a key size: SHA-256,
+# AES-256-GCM, AK/SK); any other value after "is" is one.
+
+test_capitals_and_digits_after_a_chinese_is_are_redacted = redacts_where_stored([
+    ("密码是AB12CD", f"密码是{R}"),
+    ("密码为AB12CD", f"密码为{R}"),
+    ("密碼為AB12CD", f"密碼為{R}"),
+    ("口令是XYZ9", f"口令是{R}"),
+    ("密钥是K9X2", f"密钥是{R}"),
+    ("令牌为ABC123", f"令牌为{R}"),
+    ("私钥为QWERTY", f"私钥为{R}"),                          # capitals alone
+    ("新密码是 ZX81AB，请妥善保管", f"新密码是 {R}，请妥善保管"),
+    ("密码是AB12CD。然后重启", f"密码是{R}。然后重启"),          # the full stop stays
+    ("密码是AB12CD请妥善保管", f"密码是{R}请妥善保管"),          # prose glued after it
+    ("密码是AES123", f"密码是{R}"),                            # a name's letters, no such algorithm
+    ("密钥是SHA1234", f"密钥是{R}"),
+    ("密码是MD5-ABC", f"密码是{R}"),                           # a name, then no size nor name
+    ("密码是1A2B", f"密码是{R}"),
+    ("密码是AES-12345", f"密码是{R}"),                         # no key size
+    ("密码是N/A1", f"密码是{R}"),
+])
+
+
+test_names_of_algorithms_after_a_chinese_is_stay = keeps([
+    "密钥是AES", "密钥是AES加密的", "密钥为AES256", "密钥为AES-256-GCM", "密钥是SHA-256",
+    "私钥为RSA格式；令牌是JWT；密码是MD5存储的；密钥为SHA256",
+    "私钥是ED25519格式的", "私钥为RSA2048", "密钥是SM4", "口令是OTP", "令牌是HS256签名的",
+    "密钥是AK/SK", "密码是N/A", "私钥为PEM或DER格式", "密钥是PKCS8编码的", "密钥是SHA3-512",
+    "密钥为RSA-2048的", "密码是NA", "密钥是AES/CBC/PKCS5",
+])

@@ -227,6 +227,12 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "empty quotes after flags repeated": lambda n: "mysql " + _repeat("-p'' -a \"\" ")(n),
     "a spaced flag, an open quote, a long value": lambda n: "sqlcmd -P \"" + "a" * n,
     "an open quote before a long run of quotes": lambda n: "redis-cli -a '" + "'" * n,
+    # Chinese "is" before capitals and digits (``_algorithm_name``): dense values, dense
+    # joined names, a long run of joined names, a name before a long run of slashes.
+    "dense chinese is-values of capitals and digits": _repeat("密码是AB12CD "),
+    "dense chinese is-names joined": _repeat("密钥为AES-256-GCM "),
+    "chinese name, is, a long run of joined names": lambda n: "密钥是" + _repeat("AES-")(n),
+    "chinese name, is, a name before slashes": lambda n: "密钥是AES" + "/" * n,
     "dense assignments": _repeat("pwd=x "),
     "dense aws keys": _repeat("AKIAQ7F2LM9XZR4TY8WP "),
     "dense urls": _repeat("a://b:c@d "),
