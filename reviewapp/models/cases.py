@@ -54,6 +54,11 @@ class Case(TimestampMixin, db.Model):
     error_code: Mapped[str | None] = mapped_column(String(120), nullable=True)
     service: Mapped[str | None] = mapped_column(String(120), nullable=True)
     created_by: Mapped[str] = mapped_column(String(80), default="system")
+    # who saved the latest edit (None: never edited, or the account is gone): a stale
+    # page's 409 names them ("you, in another tab or window" or their username)
+    edited_by_id: Mapped[int | None] = mapped_column(
+        ForeignKey("user_account.id", ondelete="SET NULL"), nullable=True
+    )
     version: Mapped[int] = mapped_column(Integer, default=1)
     withdrawn_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     run_not_useful_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

@@ -34,7 +34,7 @@ from ..domain import suggest as suggest_rules
 from ..domain.fault_categories import DEFAULT_CATEGORY, FaultCategory, category_named
 from ..domain.vocabulary import Registry
 from ..errors import Conflict, Forbidden, ValidationFailed
-from ..models import Case, Run, SourceType, Workspace
+from ..models import Case, Run, SourceType, User, Workspace
 from ..models.base import utcnow
 from ..models.cases import new_case_id
 from ..queries import capped_count, get_case_for, get_run_for, insert_for, scope_to_actor
@@ -261,7 +261,7 @@ def edit_case(session: Session, actor: Actor, case_id: str, version: int | str,
     if case is None:
         raise Forbidden()
     if case.version != expected:
-        raise _stale(session, case)
+        raise _stale(session, actor, case)
     cleaned = _clean_fields(fields, categories_of(session, case.workspace_id),
                             case.fault_category)
     if all(_same_text(value, getattr(case, name)) for name, value in cleaned.items()):
@@ -270,11 +270,11 @@ def edit_case(session: Session, actor: Actor, case_id: str, version: int | str,
     result = session.execute(
         update(Case)
         .where(Case.case_id == case.case_id, Case.version == expected)
-        .values(**cleaned, version=expected + 1, updated_at=utcnow())
+        .values(**cleaned, version=expected + 1, updated_at=utcnow(), edited_by_id=actor.user_id)
         .execution_options(synchronize_session=False)
     )
     if result.rowcount != 1:
-        raise _stale(session, case)
+        raise _stale(session, actor, case)
     session.commit()
     session.refresh(case)
     return CaseSave(case, changed=True)
@@ -291,10 +291,13 @@ def case_state(case: Case) -> dict[str, Any]:
     }
 
 
-def _stale(session: Session, case: Case) -> Conflict:
+def _stale(session: Session, actor: Actor, case: Case) -> Conflict:
     session.refresh(case)
+    editor = session.get(User, case.edited_by_id) if case.edited_by_id is not None else None
+    who = ("by you, in another tab or window," if case.edited_by_id == actor.user_id
+           else f"by {editor.username}" if editor is not None else "by someone else")
     return Conflict(
-        "This case was changed by someone else since your page was loaded; nothing was "
+        f"This case was changed {who} since your page was loaded; nothing was "
         "saved. Here are its current values.",
         details=case_state(case),
     )

@@ -179,6 +179,26 @@ def test_edit_with_version_check(session, make):
     assert session.get(Case, case.case_id).title == "Pool exhaustion"
 
 
+def test_a_stale_case_edit_says_who_changed_the_case(session, make):
+    """The case 409 said "changed by someone else" even when the save it lost to was the
+    lead's own, from another tab: it names who saved last ("you, in another tab or
+    window", or their username)."""
+    ws = make.workspace()
+    lead, other = make.user(ws, Role.LEAD, username="lena"), make.user(ws, Role.ADMIN, username="omar")
+    case = make.case(ws, title="old")
+    cases.edit_case(session, make.actor(other), case.case_id, 1, {"title": "omar's"})
+    with pytest.raises(Conflict) as error:
+        cases.edit_case(session, make.actor(lead), case.case_id, 1, {"title": "mine"})
+    assert error.value.message == ("This case was changed by omar since your page was loaded; "
+                                   "nothing was saved. Here are its current values.")
+    session.rollback()
+    cases.edit_case(session, make.actor(lead), case.case_id, 2, {"title": "lena's"})
+    with pytest.raises(Conflict) as error:
+        cases.edit_case(session, make.actor(lead), case.case_id, 2, {"title": "mine again"})
+    assert error.value.message == ("This case was changed by you, in another tab or window, since your "
+                                   "page was loaded; nothing was saved. Here are its current values.")
+
+
 def test_an_edit_keeps_free_text_as_typed_and_only_the_csv_export_neutralises(session, make):
     """Issue 11: a solution saved with a leading space is stored with it; the CSV export
     alone neutralises the formula behind it."""

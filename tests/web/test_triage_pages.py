@@ -462,6 +462,8 @@ def test_a_stale_case_edit_shows_the_users_own_version(client, login, site):
     assert stale.status_code == 409
     html = stale.get_data(as_text=True)
     assert "Your version (not saved)" in html and "my careful rewrite" in html and "my steps" in html
+    # the lead's own save from another tab: not "someone else"
+    assert "This case was changed by you, in another tab or window, since your page was loaded" in html
 
 
 def test_every_triage_state_shows_the_registrys_label(client, login, site, make, monkeypatch):
