@@ -21,6 +21,7 @@ from . import (
     filters,
     hooks,
     queue,
+    queue_items,
     queues,
     runs,
     timeline_html,
@@ -31,8 +32,8 @@ from . import (
 def init_app(app: Flask) -> None:
     """Register the HTML blueprints, error handlers, request hooks and template helpers."""
     app.url_map.converters["agent_id"] = runs.AgentIdConverter
-    for module in (auth, account, runs, feedback, queue, queues, triage, adjudication, cases,
-                   exports, dashboard, admin):
+    for module in (auth, account, runs, feedback, queue, queues, queue_items, triage,
+                   adjudication, cases, exports, dashboard, admin):
         app.register_blueprint(module.bp)
 
     login_manager.login_view = "auth.login"

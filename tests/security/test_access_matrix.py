@@ -320,9 +320,9 @@ BUILDERS: dict[str, Builder] = {
     "queues.add_runs POST": lambda w, c: tuple(
         Req("POST", "/queues/add-runs", {"queue": q, "runs": str(w.aiops.id), "next": "/"})
         for q in (w.queue_id, MISSING)),
-    "queues.next_item POST": lambda w, c: tuple(
+    "queue_items.next_item POST": lambda w, c: tuple(
         Req("POST", "/queues/next", {"queue": q}) for q in (w.queue_id, MISSING)),
-    "queues.renew POST": lambda w, c: tuple(
+    "queue_items.renew POST": lambda w, c: tuple(
         Req("POST", f"/queues/items/{i}/renew") for i in (w.queue_item_id, MISSING)),
     "queue.progress GET": _get(lambda w, m: "/queue/progress", None),
     "cases.index GET": _get(lambda w, m: "/cases/", None),
@@ -498,8 +498,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "queues.confirm_remove GET": html(LEAD_A, ALL_HIDDEN),
     "queues.assign POST": html(LEAD_POST_A, ALL_HIDDEN),
     "queues.add_runs POST": html(LEAD_POST_A, ALL_HIDDEN),
-    "queues.next_item POST": html((SEE_OTHER,) * 3, ALL_HIDDEN),
-    "queues.renew POST": html(READ_A, ALL_HIDDEN),
+    "queue_items.next_item POST": html((SEE_OTHER,) * 3, ALL_HIDDEN),
+    "queue_items.renew POST": html(READ_A, ALL_HIDDEN),
     "cases.index GET": html(READ_A, (OK, OK, OK)),
     "cases.detail GET": html(READ_A, ALL_HIDDEN),
     "cases.edit GET": html(LEAD_A, ALL_HIDDEN),

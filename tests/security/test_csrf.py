@@ -244,9 +244,9 @@ BUILDERS: dict[str, Callable[[Site], Request]] = {
                                      {"assignees": str(s.admin.id)}),
     "queues.add_runs POST": lambda s: ("POST", "/queues/add-runs", {
         "queue": str(s.queue()), "runs": str(s.new_run()), "next": "/"}),
-    "queues.next_item POST": lambda s: ("POST", "/queues/next", {
+    "queue_items.next_item POST": lambda s: ("POST", "/queues/next", {
         "queue": str(s.queue()), "skip": str(s.queue_item(held=True))}),
-    "queues.renew POST": lambda s: ("POST", f"/queues/items/{s.queue_item(held=True)}/renew", {}),
+    "queue_items.renew POST": lambda s: ("POST", f"/queues/items/{s.queue_item(held=True)}/renew", {}),
     "triage.assign POST": lambda s: ("POST", f"/triage/{s.item.id}/assign", {
         "version": s.item_version(), "assignee_id": str(s.admin.id) if s.fresh() % 2 else ""}),
     "triage.category POST": lambda s: ("POST", f"/triage/{s.item.id}/category", {
