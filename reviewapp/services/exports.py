@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import Select, String, func, literal, select, tuple_, type_coerce
@@ -226,17 +226,23 @@ def export_feedback(session: Session, actor: Actor, filters: FeedbackFilters | N
 # --------------------------------------------------------------------------- decisions
 
 
+def _decision_filters(params: Mapping[str, Any]) -> tuple[int | None, date | None, date | None]:
+    """The decisions export's (workspace id, first day, last day); one ``ValidationFailed``
+    naming every refused one."""
+    refused = Refusals()
+    workspace_id = refused.read(workspace_param, params)
+    date_from, date_to = read_date_range(params, refused)
+    refused.check()
+    return workspace_id, date_from, date_to
+
+
 def export_decisions(session: Session, actor: Actor, params: Mapping[str, Any] | None = None, *,
                      batch_size: int = BATCH_SIZE) -> ExportStream:
     """One row per lead decision on a run's verdict (``verdict_decision``, issue 16
     adjudication; a record apart from the ratings) with ``DECISION_COLUMNS``; by
     workspace, oldest first. ``params``: ``workspace`` and the UTC days ``date_from`` /
     ``date_to`` of the decision. Raises ``Forbidden``, ``ValidationFailed``."""
-    params = params or {}
-    refused = Refusals()
-    workspace_id = refused.read(workspace_param, params)
-    date_from, date_to = read_date_range(params, refused)
-    refused.check()
+    workspace_id, date_from, date_to = _decision_filters(params or {})
     stmt = _admin_scope(session, actor, select(
         VerdictDecision.id, Workspace.slug, Run.run_id, Run.kind, ReviewQueue.name,
         User.username, VerdictDecision.verdict, VerdictDecision.note,
@@ -381,10 +387,12 @@ def export_options(session: Session, actor: Actor) -> ExportOptions:
 @dataclass(frozen=True)
 class _Kind:
     """One export kind: ``open`` starts its stream from the query-string parameters;
-    ``filters`` the parameter names it reads; ``formats`` it may be written in."""
+    ``filters`` the parameter names it reads; ``parse`` reads them only (raising their
+    ``ValidationFailed``); ``formats`` it may be written in."""
 
     open: Callable[[Session, Actor, Mapping[str, Any]], ExportStream]
     filters: tuple[str, ...]
+    parse: Callable[[Mapping[str, Any]], object]
     formats: tuple[str, ...] = export_format.FORMATS
 
 
@@ -392,12 +400,13 @@ class _Kind:
 # download route's ``<kind>``).
 _KINDS: dict[str, _Kind] = {
     "cases": _Kind(lambda session, actor, params: export_cases(
-        session, actor, CaseFilters.from_params(params)), CaseFilters.PARAM_NAMES),
+        session, actor, CaseFilters.from_params(params)), CaseFilters.PARAM_NAMES, CaseFilters.from_params),
     "feedback": _Kind(lambda session, actor, params: export_feedback(
-        session, actor, FeedbackFilters.from_params(params)), FeedbackFilters.PARAM_NAMES),
+        session, actor, FeedbackFilters.from_params(params)), FeedbackFilters.PARAM_NAMES,
+        FeedbackFilters.from_params),
     "evalset": _Kind(lambda session, actor, params: export_evalset(
-        session, actor, workspace_param(params)), ("workspace",), formats=("jsonl",)),
-    "decisions": _Kind(export_decisions, ("workspace", "date_from", "date_to")),
+        session, actor, workspace_param(params)), ("workspace",), workspace_param, formats=("jsonl",)),
+    "decisions": _Kind(export_decisions, ("workspace", "date_from", "date_to"), _decision_filters),
 }
 KINDS: tuple[str, ...] = tuple(_KINDS)
 # What every download takes besides its filters: ``bom`` (CSV for Excel; the route reads it).
@@ -424,5 +433,7 @@ def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, 
         if name not in _KINDS[kind].filters and name not in DOWNLOAD_OPTIONS:
             refused.add(str(name)[:40], "not a filter of this export; it takes: "
                         + ", ".join(_KINDS[kind].filters))
+    if refused.problems:  # its own filters' refusals too, so every bad one is named at once
+        refused.read(_KINDS[kind].parse, {k: v for k, v in params.items() if k in _KINDS[kind].filters})
     refused.check()
     return _KINDS[kind].open(session, actor, params)

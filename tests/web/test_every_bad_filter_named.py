@@ -88,3 +88,17 @@ def test_the_audit_log_names_a_bad_action_and_a_bad_page_link_on_its_own_page(cl
     assert _invalid_ids(html) == ["a-action"] and _focused(html) == ["a-action"]
     assert "workspace.create" not in alert
     assert client.get(f"/admin/{ws.id}/audit?action=member.add").status_code == 200
+
+
+def test_an_export_names_a_parameter_it_does_not_take_with_its_bad_filters(client, make, login):
+    ws = make.workspace()
+    login(make.user(ws, Role.ADMIN))
+    for kind, query, words in (
+            ("feedback", "colour=red&rating=up", '"Rating" must be one of positive, negative'),
+            ("cases", "colour=red&source_type=BOTH", '"Source" must be AUTO or MANUAL'),
+            ("decisions", "colour=red&date_to=tomorrow", '"to" must be a date like 2026-11-30'),
+            ("evalset", "colour=red&workspace=0", '"Workspace" must be a workspace id')):
+        html = client.get(f"/exports/{kind}.jsonl?{query}").get_data(as_text=True)
+        note = _text(re.search(r'<p id="x.-error" [^>]*>(.*?)</p>', html, re.S).group(1))
+        assert note.startswith("Nothing was downloaded: colour: not a filter of this export; it takes: "), kind
+        assert note.endswith(f"; {words}."), kind
