@@ -64,12 +64,13 @@ __all__ = ["CODE_MAX", "QUERY_MAX", "CaseFilters", "case_conditions"]  # the fil
 
 @dataclass(frozen=True)
 class CaseRow:
-    """A case with its run's external id (``None`` for a legacy session's case) and the
-    workspace name."""
+    """A case with its run's external id (``None`` for a legacy session's case), the
+    workspace name and its category's label (the workspace's list, or the code)."""
 
     case: Case
     run_id: str | None
     workspace: str
+    category_label: str = ""
 
 
 @dataclass(frozen=True)
@@ -157,8 +158,9 @@ def list_cases(
     records, next_cursor = keyset.page(session, per_workspace(rows), CASE_ORDER, cursor,
                                        limit, last=itemgetter(0), rows=rows)
     can_edit = bool(led) if actor.is_user else bool(_workspaces(session, actor, Role.LEAD))
-    return CasePage([CaseRow(c, run_id, ws) for c, run_id, ws in records], next_cursor,
-                    total, workspaces, filters, can_edit, total_capped)
+    labels = {ws_id: categories_of(session, ws_id) for ws_id in {c.workspace_id for c, _, _ in records}}
+    return CasePage([CaseRow(c, run_id, ws, labels[c.workspace_id].label_or_code(c.fault_category))
+                     for c, run_id, ws in records], next_cursor, total, workspaces, filters, can_edit, total_capped)
 
 
 @dataclass(frozen=True)
