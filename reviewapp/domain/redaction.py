@@ -508,8 +508,9 @@ _ALGORITHM_NAMES = frozenset(name.encode() for name in (
     "LDAP", "SSO", "SSH", "SSL", "TLS", "GPG", "PGP", "KMS", "HSM", "IAM", "STS", "RAM",
     "CAM", "CA", "AK", "SK", "UUID", "GUID", "N/A", "NA", "TBD",
 ))
-# Key, digest and curve sizes written after a name and a "-" (SHA-256, RSA-2048, SHA3-512).
-_SIZES = frozenset(b"1 2 3 5 128 160 192 224 256 384 448 512 1024 2048 3072 4096 25519".split())
+# Key and digest sizes written after a name and a "-" (SHA-256, RSA-2048, SHA3-512; the
+# curves are written glued: ED25519, X25519).
+_SIZES = frozenset(b"1 2 3 5 128 160 192 224 256 384 448 512 1024 2048 3072 4096".split())
 
 
 def _algorithm_name(value: bytes) -> bool:

@@ -365,6 +365,9 @@ test_a_password_after_a_quote_left_open_is_redacted = redacts_where_stored([
     ("mysql -uroot -p's3cret. Then", f"mysql -uroot -p'{R}. Then"),  # the full stop stays
     ("redis-cli -a 's3cret, then ping", f"redis-cli -a '{R}, then ping"),
     ("redis-cli -a 's3cret\necho 'done'", f"redis-cli -a '{R}\necho 'done'"),  # not closed below
+    ("mongosh -u admin -p 's3cret. Then", f"mongosh -u admin -p '{R}. Then"),
+    ("mongo -u admin -p '27017", f"mongo -u admin -p '{R}"),        # no port: it is quoted
+    ("mysql -u root -p 'shop", f"mysql -u root -p '{R}"),          # nor a database
     ('{"cmd": "redis-cli -a \'s3cret"}', f'{{"cmd": "redis-cli -a \'{R}"}}'),  # JSON around it
 ])
 
@@ -408,5 +411,25 @@ test_names_of_algorithms_after_a_chinese_is_stay = keeps([
     "私钥为RSA格式；令牌是JWT；密码是MD5存储的；密钥为SHA256",
     "私钥是ED25519格式的", "私钥为RSA2048", "密钥是SM4", "口令是OTP", "令牌是HS256签名的",
     "密钥是AK/SK", "密码是N/A", "私钥为PEM或DER格式", "密钥是PKCS8编码的", "密钥是SHA3-512",
-    "密钥为RSA-2048的", "密码是NA", "密钥是AES/CBC/PKCS5",
+    "密钥为RSA-2048的", "密码是NA", "密钥是AES/CBC/PKCS5", "私钥为RSA-4096",
+])
+
+# Every name of ``_ALGORITHM_NAMES``, written out here (a name dropped from the table, or
+# misspelt, fails its case), and sizes after a "-" that are none (curves are written glued).
+ALGORITHM_NAMES = """
+    AES AES128 AES192 AES256 DES 3DES TDES SM1 SM2 SM3 SM4 RC2 RC4 RC5 RC6 CHACHA20 POLY1305
+    ECB CBC CFB OFB CTR GCM CCM XTS RSA RSA1024 RSA2048 RSA3072 RSA4096 DSA ECDSA ECDH ECDHE
+    DH EC ECC EDDSA ED25519 ED448 X25519 X448 MD4 MD5 SHA SHA1 SHA2 SHA3 SHA224 SHA256 SHA384
+    SHA512 CRC32 HMAC BCRYPT SCRYPT ARGON2 PBKDF2 NTLM HS256 HS384 HS512 RS256 RS384 RS512
+    ES256 ES384 ES512 PS256 JWT JWS JWE JWK JWKS PEM DER PKCS1 PKCS5 PKCS7 PKCS8 PKCS12 P12
+    PFX JKS CER CRT CSR X509 ASN1 PPK BASE64 BASE32 HEX ASCII UTF8 JSON YAML XML OTP TOTP
+    HOTP PIN MFA 2FA API OAUTH OAUTH2 OIDC SAML LDAP SSO SSH SSL TLS GPG PGP KMS HSM IAM STS
+    RAM CAM CA AK SK UUID GUID N/A NA TBD""".split()
+
+test_every_algorithm_name_after_a_chinese_is_stays = keeps([f"密钥是{name}" for name in ALGORITHM_NAMES])
+
+test_sizes_after_a_name_are_key_and_digest_sizes = redacts([
+    (f"密钥是SHA-{size}", f"密钥是SHA-{size}") for size in
+    "1 2 3 5 128 160 192 224 256 384 448 512 1024 2048 3072 4096".split()] + [
+    ("密钥是X-25519", f"密钥是{R}"), ("密钥是SHA-4", f"密钥是{R}"), ("密钥是AES-0256", f"密钥是{R}"),
 ])
