@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from flask_login import login_required
+from markupsafe import Markup
 
 from ..domain.verdicts import VERDICTS
 from ..errors import Conflict
 from ..extensions import db
-from ..services import adjudication
+from ..services import adjudication, cases
 from .auth import current_actor
 from .forms import DecisionForm
 from .responses import conflict_page, see_other
@@ -49,6 +50,17 @@ def decide(run_pk: int) -> Response:
         return conflict_page(stale, back, title="Decided meanwhile",
                              yours={"verdict": form.verdict.data, "note": form.note.data})
     label = VERDICTS.label(result.verdict)
-    case = f"; its case: {result.case_id}" if result.case_id else ""
     own = " You had rated it yourself: the audit log records that." if result.own_rating else ""
-    return see_other(f"Decision saved: the run is {label.lower()}{case}.{own}", back)
+    return see_other(Markup("Decision saved: the run is {}.{}{}").format(
+        label.lower(), _case_link(result.case_id), own), back)
+
+
+def _case_link(case_id: str | None) -> Markup:
+    """The sentence naming a decision's case, its title linking to the case's page
+    (" Its case: “<title>” — open it"; the new-user walk found a raw case id there), or
+    nothing for a decision that made no case."""
+    if not case_id:
+        return Markup("")
+    title = cases.get_case(db.session, current_actor(), case_id).case.title
+    return Markup(' Its case: <a href="{}">“{}” — open it</a>').format(
+        url_for("cases.detail", case_id=case_id), title or case_id)

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from reviewapp.actors import Role
-from reviewapp.models import Message, Run, VerdictDecision
+from reviewapp.models import Case, Message, Run, VerdictDecision
 from reviewapp.services import feedback
 from reviewapp.services import review_queues as rq
 
@@ -202,7 +202,8 @@ def test_a_lead_who_rated_the_run_sees_it_on_the_decision_form(client, login, si
                        data={"verdict": "useful", "decision": ""}).status_code == 303
     page = client.get("/adjudication/").get_data(as_text=True)
     redo = page.split('id="decided-h"')[1]
-    assert "Was the rollback right?" not in page.split('id="decided-h"')[0]
+    # (the flash above <main> names its case by the run's query: not a disputed row)
+    assert "Was the rollback right?" not in page.split("<main")[1].split('id="decided-h"')[0]
     assert redo.count("You rated this run: 👍 Helpful") == 1
     client.post("/logout")
     login(site.lead)
@@ -284,3 +285,29 @@ def test_every_hint_names_the_disputes_page_as_the_nav_does(client, login, site)
     assert re.search(r'\(on the <a href="/adjudication/">([^<]+)</a> page\)', agreement).group(1) == name
     for page in (runs_page, form, triage, agreement):
         assert "Disputed runs page" not in page and "disputes page" not in page
+
+
+def test_a_useful_decision_links_its_case_by_name(client, login, make, session):
+    """New-user walk (2026-12-03): deciding a dispute "useful" said "its case:
+    cc019a10-2fe0-…", a raw id; it names the case (its title: the run's query) and links
+    to the case's page, the title escaped."""
+    ws = make.workspace(name="Payments")
+    lead = make.user(ws, Role.LEAD)
+    ann, bob = make.user(ws), make.user(ws)
+    run = make.run(ws, query="Why did <checkout> & billing fail?")
+    rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {}, reviewers_per_run=2)
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id, Message.role == "assistant"))
+    feedback.upsert_feedback(session, make.actor(ann), "chat_message", answer, None, "positive")
+    feedback.upsert_feedback(session, make.actor(bob), "chat_message", answer, None, "negative")
+    login(lead)
+    response = client.post(f"/adjudication/runs/{run.id}/decide", data={"verdict": "useful"},
+                           follow_redirects=True)
+    session.rollback()
+    case = session.scalars(select(Case).where(Case.run_pk == run.id)).one()
+    page = response.get_data(as_text=True)
+    flash = re.search(r'<div class="flash flash-success">(.*?)</div>', page, re.S).group(1)
+    assert case.case_id not in re.sub(r'href="[^"]*"', "", flash)  # no raw id to read
+    assert (f'<a href="/cases/{case.case_id}">“Why did &lt;checkout&gt; &amp; billing fail?” — open it</a>'
+            in flash), flash
+    assert html.unescape(re.sub(r"<[^>]+>", "", flash)).startswith(
+        "Decision saved: the run is useful. Its case: “Why did <checkout> & billing fail?” — open it")
