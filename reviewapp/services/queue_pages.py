@@ -269,6 +269,14 @@ class ItemRow:
     workable: bool = False
     disputed_in: int | None = None
 
+    @property
+    def rated(self) -> str:
+        """The Rated cell's count: "1 / 2" up to ``needed``, "3 ratings (2 needed)" beyond
+        (more people rated the run than the queue asks: not "3 / 2")."""
+        if self.ratings_count > self.needed:
+            return f"{self.ratings_count} ratings ({self.needed} needed)"
+        return f"{self.ratings_count} / {self.needed}"
+
 
 @dataclass(frozen=True)
 class ItemsPage:

@@ -48,3 +48,23 @@ def test_a_disputed_item_reads_disputed_on_the_queue_page(client, login, make, s
     adjudication.decide(session, make.actor(lead), split.id, "useful")
     page = client.get(f"/queues/{queue.id}").get_data(as_text=True)
     assert _text(_rated_cell(page, items[split.id])) == "2 / 2 complete"
+
+
+def test_an_item_rated_by_more_people_than_needed_does_not_read_2_of_1(client, login, make, session):
+    """New-user walk (2026-12-03): a by-hand queue of one reviewer per run showed
+    "2 / 1 complete" for a run two people rated; the count beyond what is needed reads
+    "2 ratings (1 needed)", a count up to it stays "n / needed"."""
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD)
+    ann, bob = make.user(ws, username="ann"), make.user(ws, username="bob")
+    twice, once, none = make.run(ws), make.run(ws), make.run(ws)
+    queue, _ = rq.create_queue(session, make.actor(lead), ws.id, "By hand", {}, assignment="by_hand")
+    for run, raters in ((twice, (ann, bob)), (once, (ann,))):
+        answer = session.scalar(select(Message.id).where(Message.run_pk == run.id, Message.role == "assistant"))
+        for user in raters:
+            feedback.upsert_feedback(session, make.actor(user), "chat_message", answer, None, "positive")
+    items = {i.run_pk: i.id for i in session.scalars(select(QueueItem).where(QueueItem.queue_id == queue.id))}
+    login(lead)
+    page = client.get(f"/queues/{queue.id}").get_data(as_text=True)
+    assert [_text(_rated_cell(page, items[run.id])) for run in (twice, once, none)] == [
+        "2 ratings (1 needed) complete", "1 / 1 complete", "0 / 1"]
