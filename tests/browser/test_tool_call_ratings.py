@@ -227,3 +227,48 @@ def test_the_bars_line_up_with_the_axis_whoever_rated_a_row(new_page, session, m
     for left, right in tracks:
         assert abs(left - ticks["x"]) <= 1 and abs(right - (ticks["x"] + ticks["width"])) <= 1, (
             tracks, ticks)
+
+
+def test_the_bars_line_up_on_a_phone_whoever_rated_a_row(new_page, session, make):
+    """Third new-user walk: at 390 px a row the viewer rated (its thumbs and "Why?" go below
+    the row) had a wider bar track than the unrated rows (thumbs beside them), so the bars
+    did not line up; and a call with no end event had its "no end event" squeezed onto four
+    lines. Every row's track has the axis's left and width; the label takes two lines at most."""
+    ws = make.workspace()
+    calls = [{"id": f"tc-{i}", "tool_name": name, "status": "completed",
+              "started_at": f"2026-11-27T10:00:0{2 * i}Z", "completed_at": f"2026-11-27T10:00:0{2 * i + 1}Z"}
+             for i, name in enumerate(("knowledge_search", "query_logs", "query_metrics"))]
+    calls.append({"id": "tc-3", "tool_name": "get_kubernetes_pod_status", "status": "started",
+                  "started_at": "2026-11-27T10:00:07Z"})
+    run = make.run(ws, kind="aiops", query="Alert: checkout 502", answer="Pods restarting.",
+                   messages=[], tool_calls=calls)
+    me = make.user(ws, username="tess.tools")
+    feedback.upsert_feedback(session, make.actor(me), "tool_call", run.id, "tc-0", "negative")
+    feedback.upsert_feedback(session, make.actor(me), "tool_call", run.id, "tc-1", "positive")
+    other = make.user(ws, username="reviewer2")
+    feedback.upsert_feedback(session, make.actor(other), "tool_call", run.id, "tc-2", "negative")
+    session.commit()
+    page = new_page(390, 844)
+    log_in(page, me.username)
+    page.goto(f"/runs/{run.id}")
+    ticks = page.locator(".tl-ticks").first.bounding_box()
+    tracks = page.locator(".tl-row .tl-track").evaluate_all(
+        "ts => ts.map(t => { const r = t.getBoundingClientRect(); return [r.left, r.width]; })")
+    assert len(tracks) == 4
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".timeline").first.screenshot(path=str(SCREENSHOTS / "timeline-rated-390.png"))
+    for left, width in tracks:
+        assert abs(left - ticks["x"]) <= 1 and abs(width - ticks["width"]) <= 1, (tracks, ticks)
+    # The calls' bars are not a sliver of the phone's width.
+    assert ticks["width"] >= 200, ticks
+    # An opened call takes the row's width below its summary, its track still in line.
+    _failed_row(page, "tc-1").locator("summary").first.click()
+    _failed_row(page, "tc-1").locator(".tl-body").first.wait_for()
+    opened = _failed_row(page, "tc-1").locator(".tl-track").bounding_box()
+    page.locator(".timeline").first.screenshot(path=str(SCREENSHOTS / "timeline-rated-opened-390.png"))
+    assert abs(opened["x"] - ticks["x"]) <= 1 and abs(opened["width"] - ticks["width"]) <= 1, (opened, ticks)
+    row = _failed_row(page, "tc-3")
+    lines = "e => Math.round(e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight))"
+    assert row.locator(".tl-dur").inner_text().strip() == "no end event"
+    assert row.locator(".tl-dur").evaluate(lines) <= 2 and row.locator(".tl-name code").evaluate(lines) <= 2, (
+        row.locator(".tl-dur").evaluate(lines), row.locator(".tl-name code").evaluate(lines))
