@@ -33,6 +33,7 @@ from .keyset import SortKey, SortOrder
 from .params import id_value
 from .queue_assignment import may_review, workspace_reviewers
 from .queue_assignment import named as named_reviewers
+from .queue_bar import BarState, bar_state
 from .queue_completion import counted_rating
 from .queue_governing import disputed_mark
 from .queue_settings import Pool, capacity_reason
@@ -370,7 +371,8 @@ class OpenItem:
     an open queue, where nobody is assigned, ``False``): who may take it when they do
     not hold it; ``is_lead``: the actor leads the queue's workspace (the queue's page is
     theirs: the bar's links go there, else to the queue's row of "My next item");
-    ``may_skip``: skipping it means something to the actor (``queue_work.skippable``)."""
+    ``may_skip``: skipping it means something to the actor (``queue_work.skippable``);
+    ``bar``: what the bar says of it to them (``queue_bar.bar_state``)."""
 
     item: QueueItem
     queue: ReviewQueue
@@ -379,6 +381,7 @@ class OpenItem:
     assigned: bool = False
     is_lead: bool = False
     may_skip: bool = False
+    bar: BarState | None = None
 
 
 def open_item(session: Session, actor: Actor, item_id: Any, run_pk: int,
@@ -399,7 +402,8 @@ def open_item(session: Session, actor: Actor, item_id: Any, run_pk: int,
     may_skip = bool(session.scalar(select(skippable(queue, actor.user_id, now))
                                    .where(QueueItem.id == item.id)))
     return OpenItem(item, queue, held, item.reserved_until if held else None,
-                    assigned_to(session, queue, item.id, actor.user_id), is_lead, may_skip)
+                    assigned_to(session, queue, item.id, actor.user_id), is_lead, may_skip,
+                    bar_state(session, queue, item, actor.user_id, now))
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,7 @@ from .queue_assignment import (
 from .queue_assignment import (
     pool as assignable,
 )
+from .queue_bar import BarState, item_bar
 from .queue_completion import before_counting_changes, recount_items, recount_queue
 from .queue_left import LeftForMe, left_for_me
 from .queue_pages import (
@@ -124,7 +125,7 @@ from .runs.queue_fill import fill, insert_items, refused_by_hand
 
 __all__ = [  # the queue services, by concern: here, queue_work, queue_pages
     "CANDIDATES", "ITEM_ORDER", "ITEMS_PER_PAGE", "QUERY_PREVIEW", "RULE_KEYS", "ItemRow",
-    "ItemsPage", "LeftForMe", "OpenItem",
+    "BarState", "ItemsPage", "LeftForMe", "OpenItem", "item_bar",
     "QueueCapacity", "QueueProgress", "QueueRow", "ReviewerProgress", "add_runs", "assign",
     "Assignable", "assignable_reviewers",
     "capacity", "check_queue", "clean_rule",

@@ -16,6 +16,7 @@ from ..domain.queues import ASSIGN_BY_HAND, ASSIGN_OPEN, ASSIGN_ROUND_ROBIN
 from ..errors import Conflict
 from ..extensions import db
 from ..services import review_queues as rq
+from ..services.queue_bar import HELD
 from .auth import current_actor
 from .forms import NextItemForm
 from .queues import _int, _valid
@@ -138,19 +139,14 @@ def _waiting(why: list[tuple[int, str]], other: str) -> str:
 @login_required
 def renew(item_id: int) -> str:
     """Renew my reservation (the run page polls this while open): the reservation
-    fragment, which says so when I no longer hold the item (expired and taken, or
-    released: the poll then stops), that the item is complete (its completion released
-    it), or that I rated it (it is free for the next reviewer), and when I no longer hold
-    it who may take it (an assigned queue's item: its assignees); the page also asks right
-    after each saved rating. ``Forbidden`` for an item I cannot see."""
+    fragment; when I no longer hold the item it says what the item bar says of it to me
+    (``review_queues.item_bar``: who holds it until when, complete, disputed, my rating
+    saved, assigned to me or to others, free to rate here) and the poll stops; the page
+    also asks right after each saved rating. ``Forbidden`` for an item I cannot see."""
     actor = current_actor()
-    details: dict[str, Any] = {}
     try:
-        until, held = rq.renew(db.session, actor, item_id), True
-    except Conflict as lost:
+        bar = rq.BarState(HELD, until=rq.renew(db.session, actor, item_id))
+    except Conflict:
         db.session.rollback()
-        details = lost.details or {}
-        until, held = None, False
-    return render_template("queues/_reservation.html", item_id=item_id, until=until, held=held,
-                           complete=bool(details.get("complete")), rated=bool(details.get("rated")),
-                           assignment=details.get("assignment"), assigned=bool(details.get("assigned")))
+        bar = rq.item_bar(db.session, actor, item_id)
+    return render_template("queues/_reservation.html", item_id=item_id, bar=bar)

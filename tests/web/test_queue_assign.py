@@ -219,7 +219,7 @@ def test_rating_a_held_items_answer_in_a_pair_queue_says_it_is_free(client, sess
         f"/queues/items/{held.item.id}/renew").get_data(as_text=True)
     _rate_the_answer(client, session, held.run)
     polled = client.post(f"/queues/items/{held.item.id}/renew").get_data(as_text=True)
-    assert "You have rated this item: it is free for the next reviewer" in polled
+    assert "You have rated this item: your rating is saved" in polled
     assert "hx-post" not in polled and "reservation-lost" not in polled
 
 

@@ -94,7 +94,7 @@ def test_reviewer_flow_reserves_renews_and_skips(client, login, make, session):
     assert item.reserved_by is None
     # The first item's renewal now says it is not held (and stops polling).
     lost = client.post(f"/queues/items/{item.id}/renew").get_data(as_text=True)
-    assert "Not reserved for you" in lost and "hx-post" not in lost
+    assert "It is not reserved for you" in lost and "hx-post" not in lost
     # Nothing left once both are rated.
     for run in (first, second):
         make.feedback_row(run, reviewer, rating="positive")

@@ -192,15 +192,16 @@ def test_a_skipped_assigned_items_banner_says_who_may_take_it(client, login, mak
             assert _reservation(client.post(f"/queues/items/{item.id}/renew").get_data(as_text=True)) == \
                 told[f"{mode} elsewhere"]
     assert told == {
-        "by_hand": "Not reserved for you, but still assigned to you: only the reviewers a lead assigned it to "
-                   "can take it. Use “Next item” for your next one.",
+        "by_hand": "Assigned to you: you can rate it here; only the reviewers a lead assigned it to "
+                   "can take it. Use “Next item” for your next one.",  # item-bar walk: no "Not reserved, but"
         "by_hand elsewhere": "Not reserved for you: a lead assigned this item to other reviewers. "
                              "Use “Next item” for your next one.",
-        "round_robin": "Not reserved for you, but still assigned to you: only the reviewers it was dealt to "
+        "round_robin": "Assigned to you: you can rate it here; only the reviewers it was dealt to "
                        "can take it. Use “Next item” for your next one.",
         "round_robin elsewhere": "Not reserved for you: this item is assigned to other reviewers. "
                                  "Use “Next item” for your next one.",
-        "open": "Not reserved for you: another reviewer may take this item. Use “Next item” to get one of your own.",
+        "open": "You can rate this item here. It is not reserved for you, so another reviewer may take it "
+                "meanwhile; “Next item” reserves one for you.",
     }
 
 
