@@ -158,7 +158,8 @@ def test_a_skipped_assigned_items_banner_says_who_may_take_it(client, login, mak
     """Walk finding 2: after Skip, a by-hand item's page (Back, or its renewal poll) said
     "another reviewer may take this item"; only its assignees may, and a lead decides who
     they are. It says so now, for a round-robin queue too (dealt, not assigned by a lead);
-    an open queue's item keeps the old sentence, which is true there."""
+    an open queue's item says another reviewer may take it, true there (since the item bar
+    walk: that you can rate it here, and "Next item" reserves one; ``queue_bar``)."""
     ws = make.workspace()
     lead = make.user(ws, Role.LEAD, username="lee")
     ann, bob = make.user(ws, Role.REVIEWER, username="ann"), make.user(ws, Role.REVIEWER, username="bob")
