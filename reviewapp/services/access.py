@@ -116,3 +116,17 @@ def workspace_choice(session: Session, ref: int | str | None,
     if ws_id is None or ws_id in workspace_ids:
         return ws_id, None
     return ws_id, no_workspace(ref if ref is not None else ws_id)
+
+
+def role_workspace_choice(session: Session, actor: Actor, ref: int | str | None,
+                          workspace_ids: Collection[int], only: str) -> tuple[int | None, str | None]:
+    """``workspace_choice`` for a page that needs a role (``workspace_ids``: the workspaces
+    where the actor holds it): a workspace they belong to in a lesser role is refused
+    naming that role ("you are a reviewer in Beta; only its " + ``only``: "you have no
+    workspace" would be wrong), any other in ``no_workspace``'s words (SPEC 2). The
+    triage list, the dashboard, the exports."""
+    ws_id, reason = workspace_choice(session, ref, workspace_ids)
+    member = next((w for w in roles_of(session, actor) if w.workspace_id == ws_id), None) if reason else None
+    if member is not None:
+        return ws_id, f"you are a {member.role.value} in {member.name}; only its {only}"
+    return ws_id, reason

@@ -21,9 +21,9 @@ the dashboard's rule.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
@@ -48,8 +48,9 @@ from ..models import (
 )
 from ..queries import scope_to_actor
 from . import rollups
+from .access import workspace_id_of
 from .answer import answer_rating_condition
-from .params import date_range_params, day_range, id_value, int_param, workspace_param
+from .params import date_range_params, day_range, id_value, int_param, workspace_ref
 from .queue_completion import counted_rating
 
 DEFAULT_MIN_SHARED = 5
@@ -68,19 +69,23 @@ class AgreementFilters:
     date_to: date | None = None
     min_shared: int = DEFAULT_MIN_SHARED
     queue_id: int | None = None
+    workspace_slug: str | None = None  # ``?workspace=demo``; ``build`` sets its id
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> AgreementFilters:
-        """Parse query-string values. Raises ``ValidationFailed`` naming the field
+        """Parse query-string values (the workspace an id or a short name,
+        ``params.workspace_ref``). Raises ``ValidationFailed`` naming the field
         (``workspace``, ``date_from``, ``date_to``, ``min_shared``, ``queue``)."""
         min_shared = int_param(params, "min_shared", 1, MAX_MIN_SHARED)
-        return cls(workspace_param(params), *date_range_params(params),
+        workspace = workspace_ref(params)
+        return cls(workspace if isinstance(workspace, int) else None, *date_range_params(params),
                    min_shared=DEFAULT_MIN_SHARED if min_shared is None else min_shared,
-                   queue_id=id_value(params.get("queue"), "queue", "must be a queue id"))
+                   queue_id=id_value(params.get("queue"), "queue", "must be a queue id"),
+                   workspace_slug=workspace if isinstance(workspace, str) else None)
 
     def as_params(self) -> dict[str, str]:
         """The query-string form (blank values left out), for links and exports."""
-        params = {"workspace": self.workspace_id, "date_from": self.date_from,
+        params = {"workspace": self.workspace_id or self.workspace_slug, "date_from": self.date_from,
                   "date_to": self.date_to,
                   "min_shared": None if self.min_shared == DEFAULT_MIN_SHARED else self.min_shared,
                   "queue": self.queue_id}
@@ -112,6 +117,18 @@ def lead_workspaces(session: Session, actor: Actor, workspace_id: int | None
     if not allowed or (workspace_id is not None and workspace_id not in allowed):
         raise Forbidden()
     return workspaces, [workspace_id] if workspace_id is not None else sorted(allowed)
+
+
+F = TypeVar("F")  # AgreementFilters, alignment.AlignmentFilters
+
+
+def with_workspace_id(session: Session, filters: F) -> F:
+    """``filters`` (agreement or alignment) with the id of the workspace named by its short
+    name (``workspace_slug``; none such: 0, which ``lead_workspaces`` refuses as any
+    workspace the actor does not lead)."""
+    if filters.workspace_slug and filters.workspace_id is None:
+        return replace(filters, workspace_id=workspace_id_of(session, filters.workspace_slug))
+    return filters
 
 
 def run_time_conditions(ws_ids: list[int], date_from: date | None, date_to: date | None
@@ -164,7 +181,7 @@ def build(session: Session, actor: Actor, filters: AgreementFilters | None = Non
           ) -> AgreementReport:
     """The agreement figures for ``filters``. Raises ``Forbidden`` when the actor leads
     no workspace or names one they do not lead."""
-    filters = filters or AgreementFilters()
+    filters = with_workspace_id(session, filters or AgreementFilters())
     workspaces, ws_ids = lead_workspaces(session, actor, filters.workspace_id)
     queues = [(qid, name) for qid, name in session.execute(
         select(ReviewQueue.id, ReviewQueue.name).where(ReviewQueue.workspace_id.in_(ws_ids))

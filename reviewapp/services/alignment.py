@@ -39,8 +39,8 @@ from ..domain.alignment import (
 )
 from ..models import Feedback, Run, TargetType, ToolCall, ToolCallStatus
 from . import rollups
-from .agreement import lead_workspaces, run_time_conditions
-from .params import choice_param, date_range_params, int_param, workspace_param
+from .agreement import lead_workspaces, run_time_conditions, with_workspace_id
+from .params import choice_param, date_range_params, int_param, workspace_ref
 
 DISAGREEMENTS_SHOWN = 25
 TOOL_CALL_SIGNAL = "tool_call_failed"
@@ -61,18 +61,22 @@ class AlignmentFilters:
     date_from: date | None = None
     date_to: date | None = None
     threshold: int = DEFAULT_THRESHOLD
+    workspace_slug: str | None = None  # ``?workspace=demo``; ``build`` sets its id
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> AlignmentFilters:
-        """Parse query-string values. Raises ``ValidationFailed`` naming the field
+        """Parse query-string values (the workspace an id or a short name,
+        ``params.workspace_ref``). Raises ``ValidationFailed`` naming the field
         (``workspace``, ``date_from``, ``date_to``, ``threshold``)."""
         threshold = int_param(params, "threshold", 0, 100)
-        return cls(workspace_param(params), *date_range_params(params),
-                   threshold=DEFAULT_THRESHOLD if threshold is None else threshold)
+        workspace = workspace_ref(params)
+        return cls(workspace if isinstance(workspace, int) else None, *date_range_params(params),
+                   threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
+                   workspace_slug=workspace if isinstance(workspace, str) else None)
 
     def as_params(self) -> dict[str, str]:
         """The query-string form (blank values left out), for links and exports."""
-        params = {"workspace": self.workspace_id, "date_from": self.date_from,
+        params = {"workspace": self.workspace_id or self.workspace_slug, "date_from": self.date_from,
                   "date_to": self.date_to,
                   "threshold": None if self.threshold == DEFAULT_THRESHOLD else self.threshold}
         return {k: str(v) for k, v in params.items() if v is not None}
@@ -241,7 +245,7 @@ def build(session: Session, actor: Actor, filters: AlignmentFilters | None = Non
           shown: int = DISAGREEMENTS_SHOWN) -> AlignmentReport:
     """The report for ``filters`` (``shown`` disagreeing runs listed per signal). Raises
     ``Forbidden`` when the actor leads no workspace or names one they do not lead."""
-    filters = filters or AlignmentFilters()
+    filters = with_workspace_id(session, filters or AlignmentFilters())
     workspaces, ws_ids = lead_workspaces(session, actor, filters.workspace_id)
     conds = [*run_time_conditions(ws_ids, filters.date_from, filters.date_to),
              Run.feedback.is_not(None)]
@@ -380,7 +384,7 @@ def disagreement_rows(session: Session, actor: Actor, filters: AlignmentFilters
                       ) -> Iterator[dict[str, Any]]:
     """Every signal's disagreeing runs (at most ``EXPORT_CAP`` each) as rows of
     ``DISAGREEMENT_COLUMNS``. Access is checked before the first row (``Forbidden``)."""
-    _, ws_ids = lead_workspaces(session, actor, filters.workspace_id)
+    _, ws_ids = lead_workspaces(session, actor, with_workspace_id(session, filters).workspace_id)
     conds = [*run_time_conditions(ws_ids, filters.date_from, filters.date_to),
              Run.feedback.is_not(None)]
     batches = [(row, _disagreements(session, row, conds, filters.threshold, EXPORT_CAP))

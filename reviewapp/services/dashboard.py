@@ -16,7 +16,7 @@ state and UTC day opened), with only the age bounds' own days counted from the i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -30,8 +30,8 @@ from ..errors import Forbidden
 from ..models import RunDayCount, ToolDayCount, TriageDayCount, TriageItem, Workspace
 from ..queries import scope_to_actor
 from . import rollups, rollups_rebuild
-from .access import require_admin_scope
-from .params import Refusals, read_date_range, workspace_param
+from .access import require_admin_scope, role_workspace_choice, workspace_id_of
+from .params import Refusals, read_date_range, workspace_ref
 
 TOP_TOOLS = 10
 SCORE_BUCKETS = tuple(f"{low}–{low + 9}" if low < 90 else "90–100" for low in range(0, 100, 10))
@@ -43,24 +43,33 @@ VERDICTS = VERIFIER_VERDICTS.codes()
 
 @dataclass(frozen=True)
 class DashboardFilters:
-    """``workspace_id`` (``None``: every workspace the actor leads) and inclusive UTC days."""
+    """``workspace_id`` (``None``: every workspace the actor leads) and inclusive UTC days;
+    ``workspace_slug``: the workspace as typed by its short name (``read_filters`` sets its id)."""
 
     workspace_id: int | None = None
     date_from: date | None = None
     date_to: date | None = None
+    workspace_slug: str | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> DashboardFilters:
-        """Parse query-string values (``services.params``). Raises one ``ValidationFailed``
-        naming every refused field (``problems``)."""
+        """Parse query-string values (``services.params``; the workspace an id or a short
+        name, ``workspace_ref``). Raises one ``ValidationFailed`` naming every refused field
+        (``problems``). Whether the workspace is one the actor leads is ``read_filters``'s check."""
         refused = Refusals()
-        filters = cls(refused.read(workspace_param, params), *read_date_range(params, refused))
+        filters = cls._read(params, refused)
         refused.check()
         return filters
 
+    @classmethod
+    def _read(cls, params: Mapping[str, Any], refused: Refusals) -> DashboardFilters:
+        workspace = refused.read(workspace_ref, params)
+        return cls(workspace if isinstance(workspace, int) else None, *read_date_range(params, refused),
+                   workspace_slug=workspace if isinstance(workspace, str) else None)
+
     def as_params(self) -> dict[str, str]:
         """The query-string form (blank values left out), for links to the other pages."""
-        params = {"workspace": self.workspace_id, "date_from": self.date_from,
+        params = {"workspace": self.workspace_id or self.workspace_slug, "date_from": self.date_from,
                   "date_to": self.date_to}
         return {k: str(v) for k, v in params.items() if v is not None}
 
@@ -179,12 +188,31 @@ def lead_workspaces(session: Session, actor: Actor) -> list[tuple[int, str]]:
     return workspaces
 
 
+def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> DashboardFilters:
+    """``DashboardFilters.from_params`` plus the workspace check the triage list makes: the
+    workspace (an id or a short name) must be one the actor leads
+    (``access.role_workspace_choice``: else ``no_workspace``, or the role they hold there).
+    Returns the filters with the workspace's id. Raises one ``ValidationFailed`` naming
+    every refused field (``problems``); ``Forbidden`` when the actor leads no workspace."""
+    led = [ws_id for ws_id, _ in lead_workspaces(session, actor)]
+    refused = Refusals()
+    filters = DashboardFilters._read(params, refused)
+    ws_id, reason = role_workspace_choice(session, actor, filters.workspace_slug or filters.workspace_id,
+                                          led, "leads and admins see its dashboard")
+    if reason:
+        refused.add("workspace", reason)
+    refused.check()
+    return replace(filters, workspace_id=ws_id)
+
+
 def build(session: Session, actor: Actor, filters: DashboardFilters | None = None,
           now: datetime | None = None) -> Dashboard:
     """The dashboard for ``filters``; ``now`` (UTC) anchors the backlog ages (tests pass it).
     Raises ``Forbidden`` when the actor leads no workspace or names one they do not lead."""
     filters = filters or DashboardFilters()
     now = now or datetime.now(UTC)
+    if filters.workspace_slug and filters.workspace_id is None:  # none such: 0, Forbidden below
+        filters = replace(filters, workspace_id=workspace_id_of(session, filters.workspace_slug))
     workspaces = lead_workspaces(session, actor)
     allowed = {i for i, _ in workspaces}
     if not allowed or (filters.workspace_id is not None and filters.workspace_id not in allowed):

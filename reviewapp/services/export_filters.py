@@ -8,9 +8,20 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, ClassVar
 
+from sqlalchemy.orm import Session
+
+from ..actors import Actor
 from ..errors import ValidationFailed
 from ..models import Rating, RunKind, TargetType
-from .params import Refusals, choice_param, read_date_range, text_param, workspace_param
+from .access import role_workspace_choice
+from .params import (
+    Refusals,
+    choice_param,
+    read_date_range,
+    text_param,
+    workspace_param,
+    workspace_ref,
+)
 
 
 @dataclass(frozen=True)
@@ -60,3 +71,24 @@ def check_reason(reason: str, choices: Iterable[tuple[str, str]]) -> None:
     if reason not in {code for code, _ in listed}:
         raise ValidationFailed("reason", "must be one of "
                                + ", ".join(f"{label} ({code})" for code, label in listed))
+
+
+def with_workspace_id(session: Session, actor: Actor, params: Mapping[str, Any],
+                      admin_of: list[int], refused: Refusals) -> dict[str, Any]:
+    """``params`` with its ``workspace`` (an id or a short name, ``params.workspace_ref``)
+    as the id the exports' own filters read. A workspace the actor does not administer
+    (``admin_of``) is kept in ``refused`` in the triage and case lists' words
+    (``access.role_workspace_choice``: ``no_workspace``, or the role they hold there) and
+    left out, as is one of a refused shape."""
+    out = dict(params)
+    if "workspace" not in params:
+        return out
+    ref = refused.read(workspace_ref, params)
+    ws_id, reason = role_workspace_choice(session, actor, ref, admin_of, "admins export its data")
+    if reason:
+        refused.add("workspace", reason)
+    if ws_id is None or reason:
+        out.pop("workspace")
+    else:
+        out["workspace"] = str(ws_id)
+    return out

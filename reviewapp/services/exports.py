@@ -42,7 +42,7 @@ from ..queries import iso_utc, on_earlier_version, scope_to_actor
 from .access import workspace_id_of
 from .answer import answer_texts
 from .case_filters import CaseFilters, case_conditions, with_category_code
-from .export_filters import FeedbackFilters, check_reason
+from .export_filters import FeedbackFilters, check_reason, with_workspace_id
 from .params import Refusals, day_range, read_date_range, workspace_param
 from .triage._rows import reason_choices
 
@@ -421,8 +421,9 @@ def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, 
     feedback, ``workspace`` for the eval set). ``fmt``, when given, is checked too: ``csv``
     or ``jsonl``, and the eval set is JSONL only. A parameter that is neither one of the
     kind's filters nor a ``DOWNLOAD_OPTIONS`` is refused naming it (a misspelt filter
-    would otherwise export everything). Access is checked first, so a non-admin gets
-    ``Forbidden`` whatever else is wrong. Raises ``Forbidden``, ``ValidationFailed``."""
+    would otherwise export everything), as is a workspace (an id or a short name) the
+    actor does not administer (``with_workspace_id``). Access is checked first, so a
+    non-admin gets ``Forbidden`` whatever else is wrong. Raises ``Forbidden``, ``ValidationFailed``."""
     export_options(session, actor)
     if kind not in _KINDS:
         raise ValidationFailed("kind", f"must be one of {', '.join(KINDS)}")
@@ -433,6 +434,7 @@ def open_export(session: Session, actor: Actor, kind: str, params: Mapping[str, 
         if name not in _KINDS[kind].filters and name not in DOWNLOAD_OPTIONS:
             refused.add(str(name)[:40], "not a filter of this export; it takes: "
                         + ", ".join(_KINDS[kind].filters))
+    params = with_workspace_id(session, actor, params, _admin_workspaces(session, actor), refused)
     if refused.problems:  # its own filters' refusals too, so every bad one is named at once
         refused.read(_KINDS[kind].parse, {k: v for k, v in params.items() if k in _KINDS[kind].filters})
     refused.check()

@@ -24,11 +24,11 @@ bp = Blueprint("dashboard", __name__, url_prefix="/dashboard")
 @login_required
 def index() -> str | tuple[str, int]:
     """Usefulness per day, evidence scores, verifier verdicts, failing tools, triage backlog.
-    A refused filter (a reversed date range, a bad date) re-shows the form with the error
-    next to its field, status 400."""
+    A refused filter (a reversed date range, a bad date, a workspace the user does not
+    lead) re-shows the form with the error next to its field, status 400."""
     actor = current_actor()
     try:
-        filters = dashboard.DashboardFilters.from_params(request.args)
+        filters = dashboard.read_filters(db.session, actor, request.args)
     except ValidationFailed as error:
         return render_template("dashboard/index.html", data=None, error=error, typed=request.args,
                                workspaces=dashboard.lead_workspaces(db.session, actor)), 400

@@ -61,6 +61,11 @@ FORMS: dict[str, ExportForm] = {
 }
 
 
+# How a refusal's reason that reads on from its field's label starts; any other (the
+# workspace's "you have no workspace 'x'") follows the label after a colon.
+PREDICATES = ("must", "at most")
+
+
 @dataclass(frozen=True)
 class Refusal:
     """A refused export as its form shows it: ``message`` names the fields by their labels
@@ -87,7 +92,8 @@ def refusal(error: ValidationFailed, kind: str | None) -> Refusal:
         worded = names.sub(lambda m, own=name: m[0] if m[0] == own else f'"{form.label(m[0])}"', reason)
         if name in form.fields:
             invalid.update({name, *named})
-            parts.append(f'"{form.label(name)}" {worded}')
+            # "Rating" must be one of ...; "Workspace": you have no workspace 'x' (a sentence of its own)
+            parts.append(f'"{form.label(name)}"{"" if reason.startswith(PREDICATES) else ":"} {worded}')
         else:
             parts.append(f"{name}: {worded}")
     return Refusal("; ".join(parts) + ".", tuple(n for n in form.fields if n in invalid))

@@ -102,7 +102,7 @@ def test_access(session, make, world):
 
 @pytest.mark.parametrize(("params", "field"), [
     ({"min_shared": "0"}, "min_shared"), ({"min_shared": "x"}, "min_shared"),
-    ({"workspace": "abc"}, "workspace"), ({"date_from": "2026-13-01"}, "date_from"),
+    ({"workspace": "a b"}, "workspace"), ({"date_from": "2026-13-01"}, "date_from"),
     ({"date_from": "2026-11-29", "date_to": "2026-11-28"}, "date_from"),
 ])
 def test_bad_filters_name_the_field(params, field):

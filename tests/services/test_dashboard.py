@@ -92,7 +92,7 @@ def test_dashboard_is_for_leads_of_their_own_workspaces(session, make, data):
     assert dashboard.build(session, make.actor(stranger_lead)).runs == 0
 
 
-@pytest.mark.parametrize("params, field", [({"workspace": "w"}, "workspace"),
+@pytest.mark.parametrize("params, field", [({"workspace": "W!"}, "workspace"),
                                            ({"date_to": "soon"}, "date_to"),
                                            ({"date_from": "2026-12-01", "date_to": "2026-11-01"}, "date_from")])
 def test_dashboard_filters_name_the_field(params, field):

@@ -7,6 +7,8 @@ from datetime import UTC, date, datetime
 import pytest
 
 from reviewapp.errors import ValidationFailed
+from reviewapp.services.agreement import AgreementFilters
+from reviewapp.services.alignment import AlignmentFilters
 from reviewapp.services.cases import CaseFilters
 from reviewapp.services.dashboard import DashboardFilters
 from reviewapp.services.exports import FeedbackFilters
@@ -26,9 +28,11 @@ def test_every_list_refuses_a_workspace_that_is_no_id_alike(filters, raw):
     assert (refused.value.field, refused.value.message) == ("workspace", "workspace: must be a workspace id")
 
 
-@pytest.mark.parametrize("filters", [DashboardFilters, FeedbackFilters])
 @pytest.mark.parametrize("raw", ["abc", "-1"])
-def test_the_other_filters_take_only_an_id(filters, raw):
+def test_the_feedback_export_filters_take_only_an_id(raw):
+    """The export itself reads a short name first (``export_filters.with_workspace_id``,
+    tests/web/test_workspace_filter_everywhere.py) and hands them its number."""
+    filters = FeedbackFilters
     with pytest.raises(ValidationFailed) as refused:
         filters.from_params({"workspace": raw})
     assert (refused.value.field, refused.value.message) == ("workspace", "workspace: must be a workspace id")
@@ -37,10 +41,12 @@ def test_the_other_filters_take_only_an_id(filters, raw):
 SHAPE = "workspace: must be a workspace's number or its short name (e.g. demo)"
 
 
-@pytest.mark.parametrize("filters", [CaseFilters, TriageFilters, RunFilters])
+@pytest.mark.parametrize("filters", [CaseFilters, TriageFilters, RunFilters, DashboardFilters,
+                                     AgreementFilters, AlignmentFilters])
 def test_the_lists_take_a_workspace_short_name_as_the_runs_list_does(filters):
     """Filters review: the runs list read ``?workspace=demo``, the triage and case lists
-    refused it ("must be a workspace id"). Whether the actor has it is each list's check."""
+    refused it ("must be a workspace id"); the dashboard and its team pages too (tidy walk,
+    2026-12-04). Whether the actor has it is each page's check."""
     read = filters.from_params({"workspace": " demo-2 "})
     assert (read.workspace_slug, read.workspace_id) == ("demo-2", None)
     for raw in ("-1", "Demo", "a b", "٣"):  # not a number, not a short name: the same words

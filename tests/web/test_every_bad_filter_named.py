@@ -27,11 +27,11 @@ def test_the_dashboard_names_each_bad_filter_beside_its_field(client, make, logi
     user = make.user(ws, Role.LEAD)
     make.user(other)  # a second workspace the lead does not lead: the select shows one
     login(user)
-    response = client.get("/dashboard/?workspace=abc&date_from=2026-13-01&date_to=tomorrow")
+    response = client.get("/dashboard/?workspace=a+b&date_from=2026-13-01&date_to=tomorrow")
     html = response.get_data(as_text=True)
     assert response.status_code == 400
     assert _invalid_ids(html) == ["d-ws", "d-from", "d-to"]
-    for field_id, words in (("d-ws", "Workspace must be a workspace id."),
+    for field_id, words in (("d-ws", "Workspace must be a workspace's number or its short name (e.g. demo)."),
                             ("d-from", "From must be a date like 2026-11-30."),
                             ("d-to", "To must be a date like 2026-11-30.")):
         small = re.search(rf'<small id="{field_id}-error"[^>]*>(.*?)</small>', html, re.S)
@@ -55,9 +55,9 @@ def test_the_feedback_export_names_each_bad_filter_by_its_label(client, make, lo
 def test_the_decisions_export_names_a_bad_workspace_and_a_bad_day_at_once(client, make, login):
     ws = make.workspace()
     login(make.user(ws, Role.ADMIN))
-    html = client.get("/exports/decisions.csv?workspace=abc&date_to=tomorrow").get_data(as_text=True)
+    html = client.get("/exports/decisions.csv?workspace=a+b&date_to=tomorrow").get_data(as_text=True)
     note = _text(re.search(r'<p id="xd-error" [^>]*>(.*?)</p>', html, re.S).group(1))
-    assert note == ('Nothing was downloaded: "Workspace" must be a workspace id; '
+    assert note == ('Nothing was downloaded: "Workspace" must be a workspace\'s number or its short name (e.g. demo); '
                     '"to" must be a date like 2026-11-30.')
     assert sorted(_invalid_ids(html)) == ["xd-to", "xd-ws"]
 

@@ -95,8 +95,12 @@ def test_the_decisions_form_uses_its_own_labels(client, admin):
 
 def test_a_bad_workspace_on_the_cases_form_is_named_by_its_label(client, admin):
     # A short name is a workspace as the case list takes it (``abc``: none such, refused
-    # as another's id is, 403); text that is neither a number nor a name is named.
-    assert client.get("/exports/cases.csv?workspace=abc").status_code == 403
+    # as another's id is, 400 in the case list's words); text that is neither a number
+    # nor a name is named.
+    none_such = client.get("/exports/cases.csv?workspace=abc")
+    assert none_such.status_code == 400
+    assert _note(none_such.get_data(as_text=True), "xc-error") == (
+        "Nothing was downloaded: \"Workspace\": you have no workspace 'abc'.")
     response = client.get("/exports/cases.csv?workspace=Not+a+name")
     html = response.get_data(as_text=True)
     assert response.status_code == 400

@@ -25,7 +25,7 @@ from ...models import (
 )
 from ...models.base import MAX_ID
 from .. import keyset
-from ..access import roles_of, workspace_choice
+from ..access import role_workspace_choice
 from ..keyset import SortKey, SortOrder
 from ..params import (
     Refusals,
@@ -315,12 +315,9 @@ def _in_workspace(session: Session, actor: Actor, filters: TriageFilters,
     ``None``: not one the actor triages in (``led``). A workspace where they only review
     says so (they have it: "you have no workspace" would be wrong); any other, none such
     or a stranger's, is ``no_workspace`` in the same words (SPEC 2)."""
-    ws_id, reason = workspace_choice(session, filters.workspace_slug or filters.workspace_id, led)
-    filters = replace(filters, workspace_id=ws_id)
-    member = next((w for w in roles_of(session, actor) if w.workspace_id == ws_id), None) if reason else None
-    if member is not None:
-        return filters, f"you are a {member.role.value} in {member.name}; only its leads and admins triage there"
-    return filters, reason
+    ws_id, reason = role_workspace_choice(session, actor, filters.workspace_slug or filters.workspace_id,
+                                          led, "leads and admins triage there")
+    return replace(filters, workspace_id=ws_id), reason
 
 
 def _led(session: Session, actor: Actor) -> list[int]:
