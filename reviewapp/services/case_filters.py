@@ -11,8 +11,9 @@ from typing import Any, ClassVar
 from sqlalchemy import func, or_
 from sqlalchemy.orm import Session
 
+from ..domain.case_sources import CASE_SOURCES
 from ..errors import ValidationFailed
-from ..models import Case, SourceType
+from ..models import Case
 from ..queries import HoldsText
 from .access import workspace_choice
 from .admin.settings import category_filter
@@ -108,9 +109,13 @@ def case_conditions(filters: CaseFilters) -> list[Any]:
 
 
 def _source_type(params: Mapping[str, Any]) -> str | None:
+    """The Source filter's code (``CASE_SOURCES``, any case), or ``None`` if blank; refused
+    in the labels the filter's select shows, each with its code, as a reason is
+    (``export_filters.check_reason``)."""
     source_type = text_param(params, "source_type", 8)
-    if source_type is not None and source_type.upper() not in {s.value for s in SourceType}:
-        raise ValidationFailed("source_type", "must be AUTO or MANUAL")
+    if source_type is not None and source_type.upper() not in CASE_SOURCES:
+        raise ValidationFailed("source_type", "must be one of " + ", ".join(
+            f"{label} ({code})" for code, label in CASE_SOURCES.choices()))
     return source_type.upper() if source_type else None
 
 

@@ -25,6 +25,8 @@ def test_a_workspace_id_the_reader_is_not_in_is_refused_by_name(client, make, le
 # cases page answered a bare 400 page naming one field by its code ("source_type: ...").
 
 SUMMARY = "Some filters are not valid; fix the fields marked above: "
+# The Source filter refused in the labels its select shows (tidy walk: it said "AUTO or MANUAL").
+SOURCE_WORDS = "must be one of Automatic (a useful verdict) (AUTO), Added by a person (MANUAL)"
 
 
 def _summary(html):
@@ -52,10 +54,10 @@ def test_every_refused_filter_is_named_by_its_label_marked_and_the_first_focused
     summary = _summary(html)
     assert summary.startswith(SUMMARY + "Workspace: you have no workspace 'no-such-team'; Category: 'not a category' "
                                         "is no fault category of your workspaces nor of any case: use one of ")
-    assert summary.endswith("; Service: at most 120 characters; Source: must be AUTO or MANUAL.")
+    assert summary.endswith("; Service: at most 120 characters; Source: " + SOURCE_WORDS + ".")
     # The workspace field is shown though the reader has one workspace, so it can be fixed.
     assert _marked(html) == (["c-ws", "c-cat", "c-svc", "c-src"], ["c-ws"])
-    assert '<small id="c-src-error" class="error">must be AUTO or MANUAL</small>' in html
+    assert f'<small id="c-src-error" class="error">{SOURCE_WORDS}</small>' in html
     assert re.search(r'<input id="c-cat"[^>]*value="not a category"', html)  # kept as typed
     assert '<option value="BOTH" selected>BOTH</option>' in html
     main = html.split("<main", 1)[1]
@@ -68,7 +70,7 @@ def test_an_htmx_refusal_answers_in_the_table_with_the_marked_filters_out_of_ban
     html = response.get_data(as_text=True)
     assert response.status_code == 400 and "HX-Retarget" not in response.headers
     assert html.lstrip().startswith('<section id="cases-table"')
-    assert _summary(html) == SUMMARY + "Source: must be AUTO or MANUAL."
+    assert _summary(html) == SUMMARY + f"Source: {SOURCE_WORDS}."
     assert '<div id="filter-grid" class="filter-fields" hx-swap-oob="true">' in html
     assert _marked(html) == (["c-src"], ["c-src"])
     # The next search after it brings the filters back unmarked.

@@ -95,7 +95,8 @@ def test_an_export_names_a_parameter_it_does_not_take_with_its_bad_filters(clien
     login(make.user(ws, Role.ADMIN))
     for kind, query, words in (
             ("feedback", "colour=red&rating=up", '"Rating" must be one of positive, negative'),
-            ("cases", "colour=red&source_type=BOTH", '"Source" must be AUTO or MANUAL'),
+            ("cases", "colour=red&source_type=BOTH", '"Source" must be one of Automatic (a useful verdict) (AUTO), '
+                                                    'Added by a person (MANUAL)'),
             ("decisions", "colour=red&date_to=tomorrow", '"to" must be a date like 2026-11-30'),
             ("evalset", "colour=red&workspace=0", '"Workspace" must be a workspace id')):
         html = client.get(f"/exports/{kind}.jsonl?{query}").get_data(as_text=True)
