@@ -82,6 +82,20 @@ def test_services_and_queries_import_no_web_layer():
     assert _violations(files, FORBIDDEN) == []
 
 
+@pytest.mark.parametrize("layer", ["web", "api"])
+def test_no_module_imports_another_modules_private_names(layer):
+    """A helper two modules share is public where it lives (tidy walk, 2026-12-04:
+    ``web/queue_items.py`` took ``_int`` and ``_valid`` from ``web/queues.py``,
+    ``web/timeline_html.py`` three names from ``web/filters.py``)."""
+    found = []
+    for path in sorted((PACKAGE / layer).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("reviewapp")):
+                found += [f"{path.name}: {node.module}.{alias.name}" for alias in node.names
+                          if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert found == []
+
+
 def test_domain_is_pure_standard_library():
     files = sorted((PACKAGE / "domain").rglob("*.py"))
     assert files

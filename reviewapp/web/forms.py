@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from flask_wtf import FlaskForm
 from wtforms import (
@@ -40,7 +40,10 @@ from ..domain.queues import (
 )
 from ..domain.run_vocabulary import RUN_KINDS, RUN_STATUSES
 from ..domain.verdicts import VERDICTS, VERIFIER_VERDICTS
+from ..errors import ValidationFailed
 from ..services.runs import SORTS, RunFilters
+
+F = TypeVar("F", bound=FlaskForm)  # ``validated`` hands back the form it was given
 
 
 class LoginForm(FlaskForm):
@@ -295,6 +298,30 @@ def show_service_error(form: FlaskForm, error: Any) -> bool:
         field = form[names[path]]
         field.errors = [*field.errors, reason]
     return True
+
+
+def validated(form: F) -> F:
+    """``form`` (a button's form: the queue pages', the next-item one) when it validates;
+    else ``ValidationFailed`` naming its first refused field, the CSRF token first (a 400 page of its own: these are buttons on other
+    pages, with no form of their own to show again), in plain words: the page shows
+    its ``message`` (a sentence, or the field's label and the reason), no field code."""
+    if not form.validate():
+        if form.meta.csrf and form.csrf_token.errors:
+            raise ValidationFailed.worded("csrf_token", "the form expired; reload the page",
+                                          "This form expired: reload the page and try again.")
+        name, field = next((name, field) for name, field in form._fields.items() if field.errors)
+        reason = field.errors[0]
+        raise ValidationFailed.worded(name, reason, reason if reason[:1].isupper()
+                                      else f"{field.label.text}: {reason.rstrip('.')}.")
+    return form
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` as an ``int`` (a hidden field's or a kept session value), ``None`` when it is none."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def first_invalid(form: FlaskForm) -> str | None:

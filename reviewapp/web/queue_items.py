@@ -18,8 +18,7 @@ from ..extensions import db
 from ..services import review_queues as rq
 from ..services.queue_bar import HELD
 from .auth import current_actor
-from .forms import NextItemForm
-from .queues import _int, _valid
+from .forms import NextItemForm, int_or_none, validated
 
 bp = Blueprint("queue_items", __name__, url_prefix="/queues")
 
@@ -40,10 +39,10 @@ def next_item() -> Response:
     """Reserve my next item (in ``queue``, or across my queues) and open its run page;
     ``skip`` ("Skip") or ``leaving`` ("Next item" on an item's page): release this item
     first and do not hand it back now — held and unrated, it would come first again."""
-    form = _valid(NextItemForm())
+    form = validated(NextItemForm())
     actor = current_actor()
     queue_id = form.queue.data or None
-    skip, leaving = _int(form.skip.data), _int(form.leaving.data)
+    skip, leaving = int_or_none(form.skip.data), int_or_none(form.leaving.data)
     skipped = None
     if skip:  # only the holder, or an assignee (the service refuses anyone else)
         try:
@@ -94,7 +93,7 @@ def _nothing_left(actor: Any, queue_id: Any, skipped: int | None) -> str:
     if not left.items:
         return f"Nothing to review {where} yet: {'it has' if queue_id else 'they have'} no runs."
     waiting = rq.waiting_for_assignment(db.session, actor, queue_id) if queue_id else None
-    if waiting == ASSIGN_BY_HAND and _int(queue_id) in {q for q, _, _ in rq.lead_queues(db.session, actor)}:
+    if waiting == ASSIGN_BY_HAND and int_or_none(queue_id) in {q for q, _, _ in rq.lead_queues(db.session, actor)}:
         return NOT_ASSIGNED_YET_LEAD
     if waiting:
         return NOT_ASSIGNED_YET[waiting]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from flask import (
     Blueprint,
@@ -23,7 +23,6 @@ from flask import (
     url_for,
 )
 from flask_login import login_required
-from flask_wtf import FlaskForm
 
 from ..actors import Role
 from ..domain.consensus import DEFAULT_DISPUTE_RULE, DISPUTE_RULES
@@ -47,12 +46,13 @@ from .forms import (
     AddRunsForm,
     QueueForm,
     QueueItemForm,
+    int_or_none,
     show_service_error,
+    validated,
 )
 from .htmx import is_htmx
 
 bp = Blueprint("queues", __name__, url_prefix="/queues")
-F = TypeVar("F", bound=FlaskForm)
 
 RULE_FIELDS = ("kind", "status", "verdict", "feedback", "score_min", "score_max", "outcome",
                "failed_calls", "q")
@@ -160,7 +160,7 @@ def new() -> Response:
         form.reservation_minutes.data = RESERVATION_DEFAULT_MINUTES
         form.reviewers.data, form.assignment.data = "all", "open"
         form.dispute_rule.data = DEFAULT_DISPUTE_RULE
-    ws_id = _int(form.workspace.data) or workspaces[0][0]
+    ws_id = int_or_none(form.workspace.data) or workspaces[0][0]
     people = rq.workspace_reviewers(db.session, ws_id) if ws_id in dict(workspaces) else []
     chosen = _ids(form.named.data)
     done = _submit(form, lambda **v: rq.create_queue(db.session, actor, form.workspace.data, **v),
@@ -189,32 +189,9 @@ def _show(form: QueueForm, error: ValidationFailed | Conflict) -> None:
             form.name.errors = [*form.name.errors, f"{path}: {reason}"]
 
 
-def _valid(form: F) -> F:
-    """``form`` when it validates; else ``ValidationFailed`` naming its first refused
-    field, the CSRF token first (a 400 page of its own: these are buttons on other
-    pages, with no form of their own to show again), in plain words: the page shows
-    its ``message`` (a sentence, or the field's label and the reason), no field code."""
-    if not form.validate():
-        if form.meta.csrf and form.csrf_token.errors:
-            raise ValidationFailed.worded("csrf_token", "the form expired; reload the page",
-                                          "This form expired: reload the page and try again.")
-        name, field = next((name, field) for name, field in form._fields.items() if field.errors)
-        reason = field.errors[0]
-        raise ValidationFailed.worded(name, reason, reason if reason[:1].isupper()
-                                      else f"{field.label.text}: {reason.rstrip('.')}.")
-    return form
-
-
 def _ids(values: list[str] | None) -> list[int]:
     """The whole numbers among checkbox ``values`` (others dropped, as always)."""
-    return [v for v in (_int(x) for x in values or ()) if v]
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
+    return [v for v in (int_or_none(x) for x in values or ()) if v]
 
 
 @bp.route("/<int:queue_id>/edit", methods=["GET", "POST"])
@@ -308,7 +285,7 @@ def _ask_remove(queue_id: int, run_pk: int, cursor: str | None) -> Response:
 def remove(queue_id: int, run_pk: int) -> Response:
     """A lead removes a run from the queue when the form says ``confirm=1`` (the
     question's own button); otherwise the queue's page asks first, as the GET."""
-    form = _valid(QueueItemForm())
+    form = validated(QueueItemForm())
     if form.confirm.data != "1":
         return _ask_remove(queue_id, run_pk, form.cursor.data or None)
     removed = rq.remove_run(db.session, current_actor(), queue_id, run_pk)
@@ -325,7 +302,7 @@ def assign(queue_id: int, item_id: int) -> Response:
     the queue's page (303, POST/redirect/GET: a reload does not post again; queuewalk),
     which shows the reason beside the item's form and the picks kept, once; to htmx the
     queue's page itself (422)."""
-    form = _valid(QueueItemForm())
+    form = validated(QueueItemForm())
     actor = current_actor()
     rq.get_queue(db.session, actor, queue_id, Role.LEAD)
     picks = [str(v) for v in form.assignees.data or ()]
@@ -358,7 +335,7 @@ def add_runs() -> Response:
     if not back.startswith("/") or back.startswith("//"):
         back = url_for("runs.index")
     if not form.validate() and [n for n, f in form._fields.items() if f.errors] != ["runs"]:
-        _valid(form)  # the 400 naming the field, the CSRF token first
+        validated(form)  # the 400 naming the field, the CSRF token first
     runs = form.runs.data
     try:
         if form.runs.errors:
@@ -369,7 +346,7 @@ def add_runs() -> Response:
             raise
         db.session.rollback()
         flash(refused.reason, "error")  # a sentence; the field's code is for the API
-        session[_KEPT] = {"queue": _int(form.queue.data), "runs": _ids(runs)[:_KEPT_MAX]}
+        session[_KEPT] = {"queue": int_or_none(form.queue.data), "runs": _ids(runs)[:_KEPT_MAX]}
         return redirect(back, 303)
     flash(f"{added} run{'s' if added != 1 else ''} added to the queue"
           + (f" ({len(set(runs)) - added} already in it)." if added < len(set(runs)) else "."),
@@ -394,4 +371,4 @@ def kept_selection() -> KeptSelection:
     """The choice of the bulk add refused just before (``add_runs``), once: the runs list
     shows it again, the next visit starts afresh. Empty when there is none."""
     kept = session.pop(_KEPT, None) or {}
-    return KeptSelection(_int(kept.get("queue")), frozenset(_ids(kept.get("runs"))))
+    return KeptSelection(int_or_none(kept.get("queue")), frozenset(_ids(kept.get("runs"))))

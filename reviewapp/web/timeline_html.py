@@ -4,7 +4,7 @@ page's rendering). ``timeline_rows`` writes them with one format per row, byte f
 what the loop of ``runs/_timeline_rows.html`` rendered before (the reference markup is
 kept in ``tests/web/test_timeline_rows_quick.py``, which renders both, hostile ids,
 names and errors included). Every value goes out as a template's ``{{ }}`` sends it:
-bidi controls made visible, then escaped (``filters._shown``)."""
+bidi controls made visible, then escaped (``filters.shown_text``)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from ..domain.times import format_duration
 from ..services.runs.targets import tool_call_name
 from ..services.runs.timeline import TOOL_CALL
 from .filters import (
-    _UNRATED_THUMBS,
     BIDI_CONTROLS,
-    _has_bidi_control,
-    _shown,
+    UNRATED_THUMBS,
     dom_id,
+    has_bidi_control,
+    shown_text,
     soft_wrap,
     thumbs_page,
     unrated_thumbs,
@@ -74,7 +74,7 @@ def _flags(status: str, compensated: bool, match_level: Any, hits: Any) -> str:
     if badge is not None:
         flags += badge
         if hits is not None:
-            flags += f" · {_shown(hits)} hit{'' if hits == 1 else 's'}"
+            flags += f" · {shown_text(hits)} hit{'' if hits == 1 else 's'}"
         flags += "</span>"
     elif hits is not None:
         flags += _NO_HIT_BADGE
@@ -84,7 +84,7 @@ def _flags(status: str, compensated: bool, match_level: Any, hits: Any) -> str:
 def _duration(status: str, bar: Any, compensated: bool, duration_ms: Any) -> str:
     if status == "started":
         return '<span class="muted">no end event</span>'
-    shown = _shown(format_duration(duration_ms))
+    shown = shown_text(format_duration(duration_ms))
     if bar.ended_before_start:
         return shown + ' <span class="small backwards">ended before it started</span>'
     return "≈ " + shown if compensated else shown
@@ -92,8 +92,8 @@ def _duration(status: str, bar: Any, compensated: bool, duration_ms: Any) -> str
 
 def _markup_shown(html: str) -> str:
     """Markup (a thumbs control) as ``{{ }}`` shows a ``Markup``: nothing escaped, bidi
-    controls made visible (``_shown(Markup(html))`` without making the ``Markup``)."""
-    if not html.isascii() and _has_bidi_control(html):
+    controls made visible (``shown_text(Markup(html))`` without making the ``Markup``)."""
+    if not html.isascii() and has_bidi_control(html):
         return html.translate(BIDI_CONTROLS)
     return str(html)
 
@@ -104,19 +104,19 @@ def _braced(text: str) -> str:
 
 
 def _unrated_control(run_pk: int, unrated: Any) -> str:
-    """``filters._UNRATED_THUMBS`` with what every compact tool-call control of run
+    """``filters.UNRATED_THUMBS`` with what every compact tool-call control of run
     ``run_pk`` on this page shares filled in (as ``unrated_thumbs`` fills it); left:
     ``fid``, ``label``, ``subject_key`` and ``next_url``."""
     page = thumbs_page()
-    return _UNRATED_THUMBS.format(
+    return UNRATED_THUMBS.format(
         fid="{fid}", label="{label}", subject_key="{subject_key}", next_url="{next_url}",
-        rate_url=_braced(_shown(page.rate_url)), csrf_token=_braced(_shown(page.csrf_token)),
-        target_type=TOOL_CALL, target_id=_braced(_shown(run_pk)), buttons=_braced(_shown(unrated)),
+        rate_url=_braced(shown_text(page.rate_url)), csrf_token=_braced(shown_text(page.csrf_token)),
+        target_type=TOOL_CALL, target_id=_braced(shown_text(run_pk)), buttons=_braced(shown_text(unrated)),
         compact_class=" thumbs-compact", compact_input='<input type="hidden" name="compact" value="1">')
 
 
 class ShownRows:
-    """HTML every character of which went out through ``_shown`` / ``_markup_shown`` (bidi
+    """HTML every character of which went out through ``shown_text`` / ``_markup_shown`` (bidi
     controls made visible, values escaped) or is this module's own markup: the template's
     ``{{ }}`` sends it as it is (``__html__``), without ``show_bidi_controls`` searching
     the tens of KiB again for what cannot be there (3 % of a run page's CPU, issue 18).
@@ -141,7 +141,7 @@ def timeline_rows(t: Any, call_url: str, call_link: str, run_url: str, thumbs: A
     the id is the page down to a call past the first chunk and ``run_url`` the page (a
     plain rating's way back); ``thumbs`` is the ``feedback/_thumbs.html`` macro, for a
     control someone has rated, ``unrated`` its ``UNRATED`` compact buttons. Every value
-    goes through ``_shown`` (a control through ``_markup_shown``): ``ShownRows``."""
+    goes through ``shown_text`` (a control through ``_markup_shown``): ``ShownRows``."""
     live, has_axis, first_calls = t.live, t.layout.has_axis, t.first_calls
     mine, summary, page = t.my_feedback, t.summary, thumbs_page()
     control_of = _unrated_control(t.run_pk, unrated).format if t.rows else None
@@ -151,14 +151,14 @@ def timeline_rows(t: Any, call_url: str, call_link: str, run_url: str, thumbs: A
         c = row.call
         status, compensated, hits, bar = c.status, c.compensated, c.hit_count, row.bar
         quoted = url_quote(c.id)
-        url = _shown(call_url + quoted)
+        url = shown_text(call_url + quoted)
         safe_id = dom_id(c.id)
         row_id = "call-" + safe_id
         if bar.timed:
-            track = _BAR.format(status=_shown(status),
+            track = _BAR.format(status=shown_text(status),
                                 compensated=" bar-compensated" if compensated else "",
                                 open=" bar-open" if bar.open_ended else "",
-                                x=_shown(bar.x), width=_shown(bar.width))
+                                x=shown_text(bar.x), width=shown_text(bar.width))
         else:
             track = '<span class="muted small">no time recorded</span>' if has_axis else ""
         error = c.error_line if status == "failed" else None
@@ -166,20 +166,20 @@ def timeline_rows(t: Any, call_url: str, call_link: str, run_url: str, thumbs: A
         fid = fid_head + (safe_id if c.id else "0")
         if mine.get(c.id) is None and not summary.get(c.id) and fid != page.rated \
                 and fid != page.refused:  # unrated_thumbs' plain state, its markup
-            control = control_of(fid=_shown(fid), label=_shown(tool_call_name(c.tool_name)),
-                                 subject_key=_shown(c.id), next_url=_shown(next_url))
+            control = control_of(fid=shown_text(fid), label=shown_text(tool_call_name(c.tool_name)),
+                                 subject_key=shown_text(c.id), next_url=shown_text(next_url))
         else:
             state = t.target(row)
             control = unrated_thumbs(state, next_url, True, unrated) or thumbs(
                 state, next_url=next_url, compact=True)
         out.append(_ROW.format(
-            status=_shown(status), compensated=" tl-compensated" if compensated else "",
-            row_id=_shown(row_id), data_call=f' data-call="{_shown(c.id)}"' if live else "",
-            url=url, index=_shown(row.index), name=_shown(soft_wrap(c.tool_name)),
-            step=(f' <span class="tl-step muted small">step {_shown(row.step_label)}</span>'
+            status=shown_text(status), compensated=" tl-compensated" if compensated else "",
+            row_id=shown_text(row_id), data_call=f' data-call="{shown_text(c.id)}"' if live else "",
+            url=url, index=shown_text(row.index), name=shown_text(soft_wrap(c.tool_name)),
+            step=(f' <span class="tl-step muted small">step {shown_text(row.step_label)}</span>'
                   if row.step_label else ""),
             flags=_flags(status, compensated, c.match_level, hits),
-            error=(f'\n          <span class="tl-error small" dir="auto">{_shown(error)}</span>'
+            error=(f'\n          <span class="tl-error small" dir="auto">{shown_text(error)}</span>'
                    if error else ""),
             track=track, duration=_duration(status, bar, compensated, c.duration_ms),
             thumbs=_markup_shown(control)))

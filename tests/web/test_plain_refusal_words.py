@@ -84,14 +84,13 @@ def test_a_missing_queue_on_add_to_queue_is_said_in_plain_words(client, make, lo
 
 
 def test_an_expired_button_form_is_said_in_plain_words(app_factory):
-    """The queue buttons' own check of the CSRF token (``queues._valid``)."""
-    from reviewapp.web.forms import NextItemForm
-    from reviewapp.web.queues import _valid
+    """The queue buttons' own check of the CSRF token (``forms.validated``)."""
+    from reviewapp.web.forms import NextItemForm, validated
 
     app = app_factory(WTF_CSRF_ENABLED=True)
     with app.test_request_context("/queues/next", method="POST", data={"csrf_token": "stale"}):
         g.csrf_valid = False
         with pytest.raises(ValidationFailed) as refused:
-            _valid(NextItemForm())
+            validated(NextItemForm())
     assert refused.value.field == "csrf_token"
     assert refused.value.message == "This form expired: reload the page and try again."

@@ -152,12 +152,12 @@ def test_no_rows_no_markup(app):
 
 
 def test_bidi_check_finds_exactly_the_controls():
-    """``filters._has_bidi_control`` (the quick check before ``translate``) answers as the
+    """``filters.has_bidi_control`` (the quick check before ``translate``) answers as the
     table of controls does for every code point, alone and deep in a long text."""
-    from reviewapp.web.filters import BIDI_CONTROLS, _has_bidi_control, show_bidi_controls
+    from reviewapp.web.filters import BIDI_CONTROLS, has_bidi_control, show_bidi_controls
 
     for cp in range(0x110000):
-        assert _has_bidi_control("ab" + chr(cp)) == (cp in BIDI_CONTROLS), hex(cp)
+        assert has_bidi_control("ab" + chr(cp)) == (cp in BIDI_CONTROLS), hex(cp)
     long = "✓ ünï " * 10_000
     assert show_bidi_controls(long) is long
     assert show_bidi_controls(long + "\u2067x") == long + "[U+2067]x"
@@ -165,7 +165,7 @@ def test_bidi_check_finds_exactly_the_controls():
 
 def test_rows_are_sent_as_shown_without_a_second_search(app, monkeypatch):
     """The rows come out as ``ShownRows`` (issue 18): the page's ``{{ }}`` does not search
-    them for bidi controls again, and they hold none (every value went through ``_shown``,
+    them for bidi controls again, and they hold none (every value went through ``shown_text``,
     the hostile id, name and error included); nothing can be appended to them unseen."""
     from reviewapp.web import filters
     from reviewapp.web.timeline_html import ShownRows, timeline_rows
@@ -176,11 +176,11 @@ def test_rows_are_sent_as_shown_without_a_second_search(app, monkeypatch):
         rows = timeline_rows(timeline, "/runs/7/call?call_id=", "/runs/7?call=", "/runs/7",
                              lambda *a, **k: Markup("<i>rated</i>"), Markup("<b>u</b>"))
         assert isinstance(rows, ShownRows) and not isinstance(rows, str)
-        assert "[U+202E]" in rows.html and not filters._has_bidi_control(rows.html)
+        assert "[U+202E]" in rows.html and not filters.has_bidi_control(rows.html)
         with pytest.raises(TypeError):
             rows + "\u202e"  # not a string: no unshown text can be added
         searched = []
-        monkeypatch.setattr(filters, "_has_bidi_control",
+        monkeypatch.setattr(filters, "has_bidi_control",
                             lambda text: searched.append(len(text)) or False)
         page = app.jinja_env.from_string("{{ rows }}").render(rows=rows)
         assert page == rows.html and searched == []
