@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -468,3 +470,25 @@ def test_nesting_is_counted_per_event_in_a_batch(client, session, token):
     assert "nested more than 64 levels" in results[1]["message"]
     session.expire_all()
     assert set(session.scalars(select(ToolCall.id))) == {"alone", "in-batch", "flat"}
+
+
+def test_the_readme_ingest_examples_work_as_written(client, session, token):
+    """README, "Sending runs and tool-call events": every ``curl`` of the example block,
+    method, path and body as printed, answers 2xx in order; the one-document run keeps both
+    its tool calls, the second failed with its error (a new user copied ``result`` and
+    ``result_summary`` from the page's words and got 400s before the example showed
+    ``output``)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("## Sending runs and tool-call events")[1].split("```sh\n")[1].split("```")[0]
+    calls = re.findall(r'curl -sS -X (\w+) "\$API(/[^"]+)".*?-d \'(.*?)\'\n', block, re.S)
+    assert len(calls) == 6, calls
+    for method, path, body in calls:
+        answer = client.open(f"/api/ingest{path}", method=method, data=body,
+                             content_type="application/json", headers=headers(token))
+        assert answer.status_code in (200, 201), (method, path, answer.get_json())
+    trace = client.get("/api/runs/run-43/trace", headers=headers(token)).get_json()
+    calls = {call["id"]: call for call in trace["toolCalls"]}
+    assert sorted(calls) == ["call-43-1", "call-43-2"], trace["toolCalls"]
+    assert calls["call-43-2"]["status"] == "failed"
+    assert "prometheus did not answer" in json.dumps(calls["call-43-2"])
+    assert "37" in calls["call-43-1"]["resultSummary"]
