@@ -11,16 +11,15 @@ from ..errors import ValidationFailed
 from ..extensions import db
 from ..services import admin
 from .auth import current_actor
-from .forms import PasswordChangeForm
+from .forms import PasswordChangeForm, show_service_error
 from .responses import see_other
 
 bp = Blueprint("account", __name__, url_prefix="/account")
 
 
-def _page(form: PasswordChangeForm, status: int = 200, error: str | None = None,
-          field: str | None = None) -> Response:
+def _page(form: PasswordChangeForm, status: int = 200) -> Response:
     return make_response(render_template(
-        "account/index.html", form=form, error=error, error_field=field,
+        "account/index.html", form=form,
         memberships=admin.my_memberships(db.session, current_actor(password_change=True)),
         must_change=current_user.must_change_password), status)
 
@@ -38,13 +37,16 @@ def password() -> Response:
     """Change one's own password; other sessions end, this one continues."""
     form = PasswordChangeForm()
     if (form.new_password.data or "") != (form.confirm.data or ""):
-        return _page(form, 400, "The two new passwords differ.", "confirm")
+        form.confirm.errors = [*form.confirm.errors, "The two new passwords differ."]
+        return _page(form, 400)
     try:
         user = admin.change_own_password(db.session, current_actor(password_change=True),
                                          form.current_password.data or "",
                                          form.new_password.data or "")
     except ValidationFailed as refused:
         db.session.rollback()
-        return _page(form, 400, refused.message, refused.field)
+        if not show_service_error(form, refused):  # beside the field its label names
+            raise
+        return _page(form, 400)
     login_user(user)  # the token rotated: this browser stays logged in with the new one
     return see_other("Password changed.", url_for("account.index"))

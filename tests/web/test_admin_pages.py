@@ -93,7 +93,7 @@ def test_admin_creates_an_account_who_must_change_the_password_first(client, log
     assert blocked.status_code == 303 and blocked.headers["Location"].endswith("/account/")
     wrong = nina.post("/account/password", data={"current_password": "nope-nope",
                                                  "new_password": "ninas-own-1", "confirm": "ninas-own-1"})
-    assert wrong.status_code == 400 and "current_password" in wrong.get_data(as_text=True)
+    assert wrong.status_code == 400 and "is not your current password" in wrong.get_data(as_text=True)
     ok = nina.post("/account/password", data={"current_password": password,
                                               "new_password": "ninas-own-1", "confirm": "ninas-own-1"})
     assert ok.status_code == 303
@@ -379,3 +379,32 @@ def test_queue_items_released_read_as_a_count_or_none_not_as_a_change(
         ("Held queue items released", "1"), ("Queues that named them as a reviewer", "none"),
         ("Assigned queue items released", "none"), ("Role", "reviewer → —")]
     assert "0 →" not in html and "→ 0" not in html
+
+
+def _field_block(html: str, field_id: str) -> str:
+    """The ``<div class="field ...">`` holding the control ``field_id``: its label, control, error."""
+    start = html.rindex('<div class="field', 0, html.index(f'id="{field_id}"'))
+    return html[start:html.index("</div>", html.index(f'id="{field_id}"'))]
+
+
+@pytest.mark.parametrize(("data", "field_id", "label", "reason"), [
+    ({"current_password": "nope-nope", "new_password": "fresh-pass-9", "confirm": "fresh-pass-9"},
+     "current_password", "Current password", "is not your current password"),
+    ({"current_password": DEFAULT_PASSWORD, "new_password": "short", "confirm": "short"},
+     "new_password", "New password", "must be at least 8 characters"),
+    ({"current_password": DEFAULT_PASSWORD, "new_password": "fresh-pass-9", "confirm": "fresh-pass-8"},
+     "confirm", "New password again", "The two new passwords differ."),
+])
+def test_a_refused_password_change_names_the_field_by_its_label_beside_it(client, login, site, data,
+                                                                          field_id, label, reason):
+    """User-walk finding: the account page said 'new_password: must be at least 8
+    characters' (the service's field code) above the form. Now the reason stands beside
+    the field its label names, as on the other forms, and no field code is shown."""
+    login(site.shared)
+    page = client.post("/account/password", data=data)
+    html = page.get_data(as_text=True)
+    assert page.status_code == 400
+    assert f"{field_id}:" not in html
+    block = _field_block(html, field_id)
+    assert "has-error" in block and f">{label}" in block and reason in block
+    assert 'aria-invalid="true"' in block
