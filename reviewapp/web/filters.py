@@ -7,7 +7,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
@@ -197,13 +197,17 @@ def local_time(value: datetime | None, precise: bool = False) -> str:
 
 
 def zoned_time(value: datetime, zone: str | None = None, precise: bool = False) -> str:
-    """``value`` (aware, UTC) as ``YYYY-MM-DD HH:MM ABBR`` in the IANA ``zone`` (UTC when
-    ``None``), e.g. ``2026-05-01 14:00 CEST``; ``precise`` (a tool call's times) adds the
-    seconds and milliseconds, ``2026-05-01 14:00:05.250 CEST``; for pages without JavaScript."""
+    """``value`` (aware, UTC) as ``YYYY-MM-DD HH:MM UTC±HH:MM`` in the IANA ``zone`` (UTC
+    when ``None``), e.g. ``2026-05-01 14:00 UTC+02:00``, and ``2026-05-01 12:00 UTC`` at no
+    offset; ``precise`` (a tool call's times) adds the seconds and milliseconds,
+    ``2026-05-01 14:00:05.250 UTC+02:00``. For pages without JavaScript: app.js writes a
+    ``<time>`` in the viewer's zone the same way (one format with and without it)."""
     shown = value.astimezone(ZoneInfo(zone) if zone else UTC)
     clock = f"{shown.strftime('%Y-%m-%d %H:%M:%S')}.{shown.microsecond // 1000:03d}" if precise \
         else shown.strftime('%Y-%m-%d %H:%M')
-    return f"{clock} {shown.tzname() or zone}"
+    minutes = int((shown.utcoffset() or timedelta()).total_seconds()) // 60
+    offset = f"{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}" if minutes else ""
+    return f"{clock} UTC{offset}"
 
 
 def age(value: datetime | None) -> str:

@@ -1,7 +1,8 @@
 // reviewapp page behaviour. No inline scripts (CSP); htmx does the requests.
 (function () {
   "use strict";
-  // Show <time datetime> values in the viewer's time zone, with the offset.
+  // Show <time datetime> values in the viewer's time zone, with the offset, as the server
+  // writes them (web/filters.zoned_time): "2026-05-01 14:00 UTC+02:00", "… 12:00 UTC" at none.
   function localiseTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (el) {
       if (el.dataset.localised) return;
@@ -16,7 +17,7 @@
       var exact = el.hasAttribute("data-precise") ?
         ":" + pad(d.getSeconds()) + "." + String(d.getMilliseconds()).padStart(3, "0") : "";
       el.textContent = d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) +
-        " " + pad(d.getHours()) + ":" + pad(d.getMinutes()) + exact + " (UTC" + sign + hh + ":" + mm + ")";
+        " " + pad(d.getHours()) + ":" + pad(d.getMinutes()) + exact + " UTC" + (off ? sign + hh + ":" + mm : "");
       el.dataset.localised = "1";
     });
   }

@@ -57,7 +57,8 @@ def test_the_bar_names_who_holds_the_item_and_until_when(client, login, make, se
     until = (datetime.now(UTC) + timedelta(minutes=20)).replace(second=0, microsecond=0)
     item.reserved_by, item.reserved_until = reviewer2.id, until
     session.commit()
-    expected = f"reviewer2 is reviewing this item (reserved until {until:%H:%M} UTC)."
+    # the page's usual time (``time`` macro), as app.js writes it: date, time, "UTC"
+    expected = f"reviewer2 is reviewing this item (reserved until {until:%Y-%m-%d %H:%M} UTC)."
     for viewer in (lead, ann):
         login(viewer)
         assert _says(client, run, item, queue) == expected, viewer.username

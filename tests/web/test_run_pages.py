@@ -389,11 +389,14 @@ def test_the_verifier_verdict_reads_in_words_on_the_list_the_run_and_the_dashboa
 
 
 @pytest.mark.parametrize(("zone", "shown"), [
-    ("Europe/Berlin", "2026-05-01 14:00 CEST"), ("America/New_York", "2026-05-01 08:00 EDT"), (None, "2026-05-01 12:00 UTC")])
+    ("Europe/Berlin", "2026-05-01 14:00 UTC+02:00"), ("America/New_York", "2026-05-01 08:00 UTC-04:00"),
+    (None, "2026-05-01 12:00 UTC")])
 def test_the_run_page_without_js_shows_times_in_the_workspaces_time_zone(client, make, reviewer, session, zone, shown):
     """The workspace's time zone setting did nothing: the run page's server-rendered
-    times read UTC. They read in the workspace's zone, with its abbreviation; the
-    machine-readable attribute stays UTC (the browser localises from it)."""
+    times read UTC. They read in the workspace's zone, with its offset from UTC as app.js
+    writes it ("UTC+02:00"; plain "UTC" at none: tidy walk, 2026-12-04, the page read
+    "CEST" before JavaScript ran and "(UTC+02:00)" after); the machine-readable attribute
+    stays UTC (the browser localises from it)."""
     ws = reviewer[0]
     if zone:
         ws.settings = {**(ws.settings or {}), "time_zone": zone}
@@ -437,8 +440,8 @@ def test_a_run_answered_only_in_its_messages_shows_that_answer_and_becomes_its_c
 
 
 @pytest.mark.parametrize(("zone", "started", "ended"), [
-    ("America/New_York", "2026-01-01 05:15:05.250 EST", "2026-01-01 05:15:05.700 EST"),
-    ("Asia/Kolkata", "2026-01-01 15:45:05.250 IST", "2026-01-01 15:45:05.700 IST"),
+    ("America/New_York", "2026-01-01 05:15:05.250 UTC-05:00", "2026-01-01 05:15:05.700 UTC-05:00"),
+    ("Asia/Kolkata", "2026-01-01 15:45:05.250 UTC+05:30", "2026-01-01 15:45:05.700 UTC+05:30"),
     (None, "2026-01-01 10:15:05.250 UTC", "2026-01-01 10:15:05.700 UTC")])
 def test_a_tool_calls_times_without_js_read_in_the_workspaces_time_zone(
         client, make, reviewer, session, zone, started, ended):
