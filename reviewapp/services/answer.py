@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import and_, exists, func, not_, or_, select
 from sqlalchemy.orm import Session, aliased
 
-from ..domain.feedback import ANSWER_BLANKS, answer_text, has_answer_text
+from ..domain.feedback import ANSWER_BLANKS, answer_message_index, answer_text, has_answer_text
 from ..models import (
     DiagnosisSession,
     DiagnosticReport,
@@ -94,6 +94,17 @@ def answer_target(kind: str, answer_message_id: int | None, report_id: int | Non
     if answer_message_id is not None:
         return TargetType.CHAT_MESSAGE.value, answer_message_id
     return None
+
+
+def run_answer_target(session: Session, run_pk: int, kind: str) -> tuple[str, int] | None:
+    """``answer_target`` of run ``run_pk`` (of kind ``kind``) read from the database: its
+    report's id and its messages in order (``answer_message_index``), two queries. For a
+    reader that has not the run's parts at hand (a thumbs fragment); no access check."""
+    report_id = session.scalar(select(DiagnosticReport.id).where(DiagnosticReport.run_pk == run_pk))
+    messages = session.execute(select(Message.id, Message.role, Message.content)
+                               .where(Message.run_pk == run_pk).order_by(Message.ordinal)).all()
+    index = answer_message_index([(role, content) for _, role, content in messages])
+    return answer_target(kind, messages[index].id if index is not None else None, report_id)
 
 
 def answer_texts(session: Session, answers: Mapping[int, str | None]) -> dict[int, str]:

@@ -18,7 +18,7 @@ from ..models import Feedback, Run, TargetType, ToolCall, Workspace, target_mode
 from ..queries import scope_to_actor
 from . import feedback as feedback_service
 from .blind import is_blind
-from .runs import TargetState, reason_choices, tool_call_name, workspace_reasons
+from .runs import TargetState, reason_choices, target_decision, tool_call_name, workspace_reasons
 
 
 def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, target_type: str,
@@ -27,8 +27,11 @@ def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, targe
     mine = next((f for f in feedback_service.list_my_feedback(session, actor, run_pk)
                  if (f.target_type, f.target_id, f.subject_key or "") == key), None)
     summary = feedback_service.feedback_summary(session, actor, run_pk).get(key)
+    decided = None
     if is_blind(session, actor, run_pk):  # blind review: others' ratings stay hidden
         summary = None
+    elif summary is not None:  # what the page's control says of a lead's decision
+        decided = target_decision(session, actor, run_pk, target_type, target_id)
     workspace = session.get(Workspace, workspace_id)
     reasons = workspace_reasons(workspace) if workspace is not None else []
     choices = reason_choices(workspace) if workspace is not None else ()
@@ -41,7 +44,7 @@ def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, targe
             ToolCall.id == subject_key))
         name = tool_call_name(tool_name) if tool_name is not None else None
     return TargetState(target_type, target_id, subject_key, run_pk, mine, summary, reasons,
-                       choices, positive, earlier, name=name)
+                       choices, positive, earlier, name=name, decided=decided)
 
 
 def rate_target(session: Session, actor: Actor, target_type: str, target_id: int,

@@ -311,3 +311,52 @@ def test_a_useful_decision_links_its_case_by_name(client, login, make, session):
             in flash), flash
     assert html.unescape(re.sub(r"<[^>]+>", "", flash)).startswith(
         "Decision saved: the run is useful. Its case: “Why did <checkout> & billing fail?” — open it")
+
+
+def _control_badge(html_text):
+    """The answer control's "All reviewers" line's badge text (decided or disagree), or None."""
+    found = re.search(r'<span class="badge (?:decided|badge-warn)">([^<]*)</span>', html_text)
+    return html.unescape(found.group(1)) if found else None
+
+
+def test_a_rating_fragment_after_a_decision_says_what_the_page_says(client, login, site, make,
+                                                                     session):
+    """User walk: after a lead decided the disputed run, a reviewer flipped the answer's
+    thumbs on the run page; the htmx fragment said "⚠ Reviewers disagree" where a reload
+    said "Reviewers split; decided by lead-one (lead): Not useful"."""
+    from reviewapp.services import adjudication
+
+    adjudication.decide(session, make.actor(site.lead), site.run.id, "not_useful", "Timeout")
+    answer = session.scalar(select(Message.id).where(Message.run_pk == site.run.id,
+                                                     Message.role == "assistant"))
+    login(site.ann)
+    for rating in ("negative", "positive"):  # a flip and back: ann and bob disagree again
+        fragment = client.post("/feedback", headers={"HX-Request": "true"}, data={
+            "target_type": "chat_message", "target_id": answer, "rating": rating, "switch": "1"})
+        assert fragment.status_code == 200, fragment.get_data(as_text=True)
+    shown = _control_badge(fragment.get_data(as_text=True))
+    page = client.get(f"/runs/{site.run.id}").get_data(as_text=True)
+    assert shown == _control_badge(page) == "Reviewers split; decided by lead-one (lead): Not useful"
+
+
+def test_a_lead_named_lead_is_named_once(client, login, make, session):
+    """User walk: a lead whose username is "lead" read "lead (lead) decided"; the role is
+    not repeated when it is the name."""
+    from reviewapp.services import adjudication
+
+    ws = make.workspace()
+    lead = make.user(ws, Role.LEAD, username="lead")
+    ann, bob = make.user(ws, username="ann"), make.user(ws, username="bob")
+    run = make.run(ws)
+    rq.create_queue(session, make.actor(lead), ws.id, "Pairs", {}, reviewers_per_run=2)
+    answer = session.scalar(select(Message.id).where(Message.run_pk == run.id,
+                                                     Message.role == "assistant"))
+    feedback.upsert_feedback(session, make.actor(ann), "chat_message", answer, None, "positive")
+    feedback.upsert_feedback(session, make.actor(bob), "chat_message", answer, None, "negative",
+                             reason="incorrect")
+    adjudication.decide(session, make.actor(lead), run.id, "useful", "ok")
+    login(ann)
+    page = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert "The reviewers were split; lead decided the run's verdict: Useful" in page
+    assert _control_badge(page) == "Reviewers split; decided by lead: Useful"
+    assert "lead (lead)" not in page

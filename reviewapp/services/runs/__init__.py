@@ -15,7 +15,7 @@ Every public name stays importable from ``reviewapp.services.runs``.
 
 from __future__ import annotations
 
-from ._loading import Dispute
+from ._loading import Dispute, target_decision
 from .detail import (
     CitationView,
     RunDetail,
@@ -73,7 +73,7 @@ from .timeline import (
 __all__ = [
     "FAILED_CALLS_STATES", "FIRST_CALLS", "MORE_CALLS", "OpenedCall", "Shown", "get_timeline_chunk", "RunById", "find_run_by_id", "match_places",
     "ANSWER_MESSAGE_ID", "COUNT_CAP", "FEEDBACK_STATES", "FILTERED_COUNT_CAP", "MAX_QUERY_TEXT",
-    "REVIEWED_STATES", "SORTS", "VERIFIER_VERDICTS", "CitationView", "Count", "Dispute", "RunDetail",
+    "REVIEWED_STATES", "SORTS", "VERIFIER_VERDICTS", "CitationView", "Count", "Dispute", "RunDetail", "target_decision",
     "RunFilters", "RunPage", "TargetState", "Timeline", "TimelineCall", "TimelineRow",
     "UpsertResult", "check_run_id", "evaluation_view", "filtered_runs",
     "VerdictView", "finish_run", "get_run", "get_run_detail", "get_verdict", "get_timeline", "get_tool_call", "list_runs",

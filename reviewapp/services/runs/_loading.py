@@ -19,6 +19,7 @@ from ...models import DiagnosisSession, Run, User, VerdictDecision, Workspace
 from ...prepared import Prepared
 from ...queries import scope_to_actor, scope_to_member
 from .. import feedback as feedback_service
+from ..answer import run_answer_target
 from ..blind import blind_condition, blind_condition_of, leads_run_workspace
 from ..queue_governing import disputed_queue_id, governing_queue_id
 
@@ -34,6 +35,36 @@ class Decided:
     verdict: str
     label: str
     lead: str
+
+    @property
+    def by(self) -> str:
+        """Who decided, as the page names them: "ann (lead)", the username and the role,
+        or only "lead" for a lead whose username is the role's own word (a new user's
+        walk read "lead (lead)")."""
+        return self.lead if self.lead.casefold() == "lead" else f"{self.lead} (lead)"
+
+
+def decision_shown(decision: Decided | None, verdict_target: tuple[str, int] | None,
+                   target_type: str, target_id: int) -> Decided | None:
+    """The lead's ``decision`` a thumbs control of ``(target_type, target_id)`` shows:
+    only the control of the run's ``verdict_target`` (its answer-level target,
+    ``answer.answer_target``), whose ratings the lead decided between; ``None`` for any
+    other control and when no lead decided (issue 16). The one rule of the run page's
+    controls and of a control's htmx fragment (``target_decision``)."""
+    return decision if decision is not None and verdict_target == (target_type, target_id) else None
+
+
+def target_decision(session: Session, actor: Actor, run_pk: int, target_type: str,
+                    target_id: int) -> Decided | None:
+    """``decision_shown`` for one control of run ``run_pk`` read on its own (a thumbs
+    fragment after a rating): the run's latest lead decision (``None`` while the run is
+    blind for the actor, as on the page) and its answer-level target
+    (``answer.run_answer_target``). Raises ``Forbidden`` when the actor may not see the run."""
+    loaded = load_run(session, actor, run_pk, dispute=False)
+    if loaded.decision is None:
+        return None
+    return decision_shown(loaded.decision, run_answer_target(session, run_pk, loaded.run.kind),
+                          target_type, target_id)
 
 
 @dataclass(frozen=True)

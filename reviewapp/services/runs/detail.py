@@ -30,7 +30,7 @@ from ...models import (
 from ...prepared import Prepared
 from ...queries import get_run_for
 from ..answer import answer_target
-from ._loading import Decided, Dispute, load_run, ratings_of
+from ._loading import Decided, Dispute, decision_shown, load_run, ratings_of
 from .filters import RunFilters
 from .listing import neighbours
 from .targets import TargetState, reason_choices, workspace_reasons
@@ -150,8 +150,8 @@ class RunDetail:
         return TargetState(target_type, target_id, subject_key or "", self.run.id,
                            mine, self.summary.get(key), self.reasons, negative, positive,
                            mine is not None and mine.id in self.earlier_ids, name=name,
-                           decided=self.decision if self._verdict_target == (target_type, target_id)
-                           else None)
+                           decided=decision_shown(self.decision, self._verdict_target,
+                                                  target_type, target_id))
 
     @cached_property
     def _reason_choices(self) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
