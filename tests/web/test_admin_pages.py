@@ -246,6 +246,7 @@ def test_a_stale_settings_tab_gets_409_and_keeps_what_was_typed(client, login, s
     stale = client.post(f"/admin/{site.w1.id}/settings", data={**form, "time_zone": "America/Lima"})
     html = stale.get_data(as_text=True)
     assert stale.status_code == 409
+    assert "changed by you, in another tab or window, since this page was loaded; nothing was saved" in html
     # What this tab typed stays in the fields (as for a stale rating, commit 5438546), the
     # value saved now beside each field that differs, and the form carries the new version.
     assert re.search(r'<input type="text" id="set-time_zone" name="time_zone" value="([^"]*)"', html

@@ -17,11 +17,12 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
+from ...domain.audit import SETTINGS_CHANGE
 from ...domain.fault_categories import FaultCategory, category_named, workspace_categories
 from ...domain.vocabulary import Registry
 from ...domain.workspace_settings import SETTINGS, time_zone_of
 from ...errors import Conflict, Forbidden, ValidationFailed
-from ...models import Case, Workspace
+from ...models import AuditEvent, Case, Workspace
 from ..access import require_role
 from ..audit import record_event
 
@@ -63,6 +64,20 @@ def _version(value: Any) -> int:
         raise ValidationFailed("version", "must be the settings version the page showed") from None
 
 
+
+def _stale(session: Session, actor: Actor, workspace_id: int, current: SettingsView) -> Conflict:
+    """The ``Conflict`` of a stale settings save, naming who saved last as the triage and
+    case 409s do (the latest audited ``settings.change``): "by you, in another tab or
+    window,", "by <username>", or nobody named when none is recorded."""
+    last = session.execute(
+        select(AuditEvent.actor_id, AuditEvent.actor_label)
+        .where(AuditEvent.workspace_id == workspace_id, AuditEvent.action == SETTINGS_CHANGE)
+        .order_by(AuditEvent.id.desc()).limit(1)).first()
+    who = "" if last is None else (" by you, in another tab or window," if last[0] == actor.user_id
+                                   and last[0] is not None else f" by {last[1]}")
+    return Conflict(f"The settings were changed{who} since this page was loaded; nothing was saved. "
+                    "Here are the current values.", details=current.as_dict())
+
 def update_settings(session: Session, actor: Actor, workspace_id: int, version: Any,
                     values: Mapping[str, str]) -> SettingsView:
     """Save the settings of ``values`` (setting code → the page's text; codes left out
@@ -78,8 +93,7 @@ def update_settings(session: Session, actor: Actor, workspace_id: int, version: 
         raise Forbidden()
     if ws.settings_version != expected:
         current = _view(ws)
-        raise Conflict("The settings were changed since this page was loaded; "
-                       "here are the current values.", details=current.as_dict())
+        raise _stale(session, actor, workspace_id, current)
     unknown = sorted(set(values) - set(SETTINGS.codes()))
     if unknown:
         raise ValidationFailed(unknown[0], f"not a setting; settings are {', '.join(SETTINGS.codes())}")
@@ -103,8 +117,7 @@ def update_settings(session: Session, actor: Actor, workspace_id: int, version: 
         if done.rowcount != 1:  # another save won the race since the read above
             session.rollback()
             ws = session.get(Workspace, workspace_id)
-            raise Conflict("The settings were changed since this page was loaded; "
-                           "here are the current values.", details=_view(ws).as_dict())
+            raise _stale(session, actor, workspace_id, _view(ws))
         record_event(session, actor, workspace_id=workspace_id, action="settings.change",
                      target_type="workspace", target_id=workspace_id, target_label=ws.slug,
                      before={k: old.get(k) for k in changed}, after={k: new[k] for k in changed})

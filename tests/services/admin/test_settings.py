@@ -66,6 +66,24 @@ def test_a_stale_save_is_refused_with_the_current_values(session, boss, ws):
     assert session.get(Workspace, ws.id).settings["time_zone"] == "Asia/Tokyo"
 
 
+def test_a_stale_save_says_who_changed_the_settings(session, make, boss, ws):
+    """The 409 said only "the settings were changed" (tidy walk, 2026-12-04; the triage
+    and case 409s name who): the latest audited settings change names them, or says it
+    was the same admin's other tab."""
+    other = make.actor(make.user(ws, Role.ADMIN, username="olga"))
+    version, values = _page(session, boss, ws)
+    admin.update_settings(session, other, ws.id, version, {**values, "time_zone": "Asia/Tokyo"})
+    with pytest.raises(Conflict) as stale:
+        admin.update_settings(session, boss, ws.id, version, {**values, "time_zone": "UTC"})
+    assert stale.value.message == ("The settings were changed by olga since this page was loaded; "
+                                   "nothing was saved. Here are the current values.")
+    admin.update_settings(session, boss, ws.id, version + 1, {**values, "time_zone": "Europe/Berlin"})
+    with pytest.raises(Conflict) as own:
+        admin.update_settings(session, boss, ws.id, version + 1, {**values, "time_zone": "UTC"})
+    assert own.value.message == ("The settings were changed by you, in another tab or window, since this "
+                                 "page was loaded; nothing was saved. Here are the current values.")
+
+
 @pytest.mark.parametrize("code, text, says", [
     ("feedback_reasons", "incorrect | Wrong | positive", "negative ratings only"),
     ("feedback_reasons", "incorrect | Wrong | either", "cannot be either"),
