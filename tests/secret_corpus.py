@@ -266,6 +266,15 @@ SECRETS: list[tuple[str, str, list[str]]] = [
      "AWS Secret Access Key [****************As4x]: Zq8Wx7Ec6Rv5Tb4Yn3Um2/Kp9Lm8Nb7Vc6Xz5As4x",
      ["minioqwzm", "Zq8Wx7Ec6Rv5Tb4Yn3Um2", "Kp9Lm8Nb7Vc6Xz5As4x"]),
     ("password, a blank, a well-known password", "the root password opensesame worked", ["opensesame"]),
+    # Session 16 (a new user's walk): "the password is/was V" and "passwd V" with a short
+    # value, "pw: V", redis AUTH, htpasswd -b, mongosh -p right after the command name.
+    ("the password is, a short password", "The password is hunter2", ["hunter2"]),
+    ("my password was", "my password was Tr0ub4x", ["Tr0ub4x"]),
+    ("pw colon value", "login as bob, pw: Pw9xqzm", ["Pw9xqzm"]),
+    ("passwd, a blank, a short password", "passwd Hu9tr2x", ["Hu9tr2x"]),
+    ("redis-cli AUTH", "redis-cli -h cache AUTH abc123", ["abc123"]),
+    ("htpasswd -b", "htpasswd -b file bob Ht9pw2x", ["Ht9pw2x"]),
+    ("mongosh -p right after the name", "mongosh -p s3cret9", ["s3cret9"]),
 ]
 
 # Shapes whose base64 is not decoded (``domain.base64_text`` reads base64 of printable
@@ -302,6 +311,13 @@ ORDINARY: list[str] = [
     "令牌桶算法: rate=10；密钥长度: 2048；请输入密码：；密码：请联系管理员；公钥: ssh-ed25519",
     "the bearer of this letter; uses Bearer authentication. pwd: /home/user; bash: pwd: command not found",
     "password reset; password policy; the password is required; password welcome email; bypass letmein",
+    # Session 16: a password's name, "is" / "was", a word of prose or a placeholder.
+    "the password is wrong; the password was reset; password is required; pw: n/a",
+    "Password is incorrect, the password has expired, password is invalid, empty or missing; "
+    "the password was changed; password is set; the password is md5 hashed; passwd -l bob",
+    "ERROR 1045 (28000): Access denied for user 'bob'@'localhost' (using password: YES); "
+    "Access denied for user 'ops'@'10.0.0.5' (using password: NO)",
+    "htpasswd -c /etc/nginx/.htpasswd bob; htpasswd -D /etc/nginx/.htpasswd bob; the password was 12 characters",
 ]
 
 # Base64 image data under a non-secret key: unchanged, byte for byte.

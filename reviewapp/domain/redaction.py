@@ -15,13 +15,22 @@ an AWS secret access key beside its key id (``AKIA... V``, within ``AWS_NEAR`` b
 ``aws configure`` echoes after its key prompts (``AWS Secret Access Key [None]: V``),
 command-line credentials (``curl -u user:pw``, ``mysql -pPW``, ``redis-cli -a 'PW'``
 (also with the quote left open: ``-a 'PW``),
-``--password pw``, ``sqlcmd -P pw``, ``mongosh -p pw``: ``_spaced_password``), a secret name, blanks and a password-looking value (``aws configure
+``--password pw``, ``sqlcmd -P pw``, ``mongosh -p pw``, also right after the command's
+name: ``_spaced_password``; redis ``AUTH [user] pw`` on a ``redis-cli`` line or after its
+``host:port>`` prompt; ``htpasswd -b [file] user pw``: ``_htpasswd``), a secret name, blanks and a password-looking value (``aws configure
 set aws_secret_access_key V``, ``token V``: 8+ characters with a letter and a digit, so
 "token bucket" stays; after a password's name also a well-known password that is no
-English word: ``password letmein``, ``the password is changeme``), and ``user:password@host`` without a scheme (same value rule;
+English word: ``password letmein``, ``the password is changeme``), a password's own name
+(password, passwd, passphrase, pwd, pw), "is" / "was" or a blank, and a value shaped like
+a password (``the password is hunter2``, ``passwd hunter2``: 6+ characters with a letter
+and a digit or a symbol, or 6+ digits; "the password is wrong / reset / required" stays:
+``_password_shaped``), ``pw: V`` read as ``pwd: V``, and ``user:password@host`` without a scheme (same value rule;
 ``mailto:`` and ``image:tag@sha256`` stay) — also when glued to the text before them (after a letter, a digit,
 ``_``, a JSON-escaped ``\\n`` or a percent-encoded ``%3D``). Each becomes ``[redacted]``;
-a label in front of a secret (``password=``, ``Authorization: Bearer``) stays readable.
+a label in front of a secret (``password=``, ``Authorization: Bearer``) stays readable, and
+so do a full stop or a closing bracket that ends a bare value (``(mysql -pPW)``,
+``（密码是V）``: ``_value_end``). Values that hold no secret stay: booleans (yes / no too:
+"using password: YES"), null, ``n/a``, a variable reference (``_keep_value``).
 
 How, and why it is linear: the rules are regular expressions in RE2 syntax (no
 look-around, no back-reference) run by an engine that guarantees time linear in the
@@ -123,7 +132,7 @@ _SECRET_WORDS = (
 )
 # Short words name a secret only as a word of their own: the whole name, or after
 # ``_ - . :`` or a lower-case letter / digit (camelCase). ``monkey`` and ``bypass`` do not.
-_SHORT_SECRET_WORDS = ("key", "pwd", "pass", "auth", "sig")
+_SHORT_SECRET_WORDS = ("key", "pwd", "pw", "pass", "auth", "sig")
 # Names that end like a secret but name something public (compared without ``_ - .``).
 _PUBLIC_NAMES = (
     "publickey", "primarykey", "foreignkey", "sortkey", "partitionkey", "hashkey",
@@ -256,7 +265,7 @@ _VALUE = r"[^\s\"'\\,;&<>\]}\x00]"
 # a blank or one of ``_ . -`` may split the compound ``pass`` words (``{"pass word": V}``,
 # ``DB_PASS_WORD=V``); not the others: "session id", "api key" read as prose (a name
 # ending in the short word ``key`` is found as it is, and ``_assignment`` decides).
-_NAME = (r"[A-Za-z0-9_.-]*(?i:pass[ _.-]?word|passwd|pass[ _.-]?phrase|pwd|pass|secret|token|key|"
+_NAME = (r"[A-Za-z0-9_.-]*(?i:pass[ _.-]?word|passwd|pass[ _.-]?phrase|pwd?|pass|secret|token|key|"
          r"credentials?|auth|cookie|sig|signature|sessionid|sessid)")
 
 
@@ -290,30 +299,47 @@ _SENTENCE_ENDS = (b".", b",", "。".encode(), "，".encode())
 
 def _value_end(text: bytes, s: int, e: int) -> int:
     """The end of the bare value ``text[s:e]`` without the full stops and commas (``. ,``
-    and ``。 ，``) it ends in right before whitespace or the end of the text (or a NUL of
-    ``many``): they end the sentence (``密码是hunter2. AWS``), as after ``Bearer TOKEN``
-    (``_bearer``); one inside the value (``s3.cr``) or before other text is its own.
-    ``e`` when the value is nothing else. Constant time: only the last ``_SENTENCE_LOOK``
-    bytes are read (a longer run of them is left in the value, redacted with it)."""
+    and ``。 ，``) it ends in right before whitespace, the end of the text (or a NUL of
+    ``many``) or a closing bracket it leaves out: they end the sentence (``密码是hunter2.
+    AWS``), as after ``Bearer TOKEN`` (``_bearer``); one inside the value (``s3.cr``) or
+    before other text is its own. Closing brackets (``) ] ）``) it ends in are left out
+    too, wherever they stand, when the value holds no opening one (``( [ （``): they close
+    the text around it (``(mysql -pS3cret!)``, ``（密码是AB12CD）``); a value that opens
+    one keeps them (``-pab(c)``). ``e`` when the value is nothing else. Linear in the
+    value (a C-speed search for an opening bracket); only the last ``_SENTENCE_LOOK``
+    bytes are stripped (a longer run of them is left in the value, redacted with it)."""
     after = text[e:e + 1]
-    if after not in (b"", b"\x00") and not after.isspace():
-        return e
+    ends = after in (b"", b"\x00") or after.isspace()
     low = max(s, e - _SENTENCE_LOOK)
     cut = e
-    while cut > low and text.endswith(_SENTENCE_ENDS, low, cut):
-        cut -= 1 if text[cut - 1] < 0x80 else 3
+    opens = None  # the value holds an opening bracket (looked for once, at the first closer)
+    while cut > low:
+        if ends and text.endswith(_SENTENCE_ENDS, low, cut):
+            cut -= 1 if text[cut - 1] < 0x80 else 3
+        elif text.endswith(_CLOSERS, low, cut):
+            if opens is None:
+                opens = any(text.find(o, s, e) >= 0 for o in _OPENERS)
+            if opens:
+                break
+            cut -= 1 if text[cut - 1] < 0x80 else 3
+            ends = True  # a full stop before the bracket ends the sentence inside it
+        else:
+            break
     return cut if cut > s else e
 
 
 _SENTENCE_LOOK = 12  # "..." and a few more
+_OPENERS = (b"(", b"[", "（".encode())
+_CLOSERS = (b")", b"]", "）".encode())
 
 
 def _keep_value(value: bytes) -> bool:
-    # Nothing to hide: empty, already redacted, a boolean / null, or a variable reference.
+    # Nothing to hide: empty, already redacted, a boolean / null (yes / no too: YAML 1.1's
+    # booleans, MySQL's "(using password: YES)"), "n/a", or a variable reference.
     if not value or value.startswith(_R):
         return True
     lowered = value.lower()
-    if lowered in (b"true", b"false", b"null", b"none", b"nil", b"undefined"):
+    if lowered in (b"true", b"false", b"yes", b"no", b"null", b"none", b"nil", b"undefined", b"n/a"):
         return True
     return value.startswith(b"$") and value.lstrip(b"${").rstrip(b"}").replace(b"_", b"").isalnum()
 
@@ -342,8 +368,8 @@ def _name_kind(name: str) -> int:
         return _SIGNATURE
     if not is_secret_name(name):
         return _NOT_SECRET
-    if squashed == "pwd":
-        return _WORKDIR
+    if squashed in ("pwd", "pw"):
+        return _WORKDIR  # "pw" reads as "pwd" does (``pw: hunter2``; ``pw: n/a`` stays)
     if squashed in _SHORT_SECRET_WORDS:
         return _SHORT
     return _SECRET
@@ -445,28 +471,89 @@ _LETTERS = frozenset(_LETTER_BYTES)
 
 def _spaced_assignment(m: Spans, text: bytes) -> bytes | None:
     # ``aws_secret_access_key VALUE``, ``token VALUE``: a secret name, blanks, a value. Only
-    # long secret words (and ``pwd`` / ``pass``) and a value that looks like a password:
-    # "token bucket", "key rotation", "pwd /home/x" are prose.
+    # long secret words (and ``pwd`` / ``pw`` / ``pass``) and a value that looks like a
+    # password: "token bucket", "key rotation", "pwd /home/x" are prose. After a password's
+    # own name a shorter one will do (``passwd hunter2``: ``_password_shaped``). A full
+    # stop or a closing bracket after the value ends the sentence (``_value_end``).
     name = _name_of(m, text, 1)
     kind = _name_kind(name)
     if kind not in (_SECRET, _WORKDIR) and _squash(name.lstrip("-")) != "pass":
         return None
-    value = _group(m, text, 2)
-    if _keep_value(value) or not _looks_like_password(value):
+    s, e = m[2]
+    e = _value_end(text, s, e)
+    value = text[s:e]
+    if _keep_value(value) or not (_looks_like_password(value) or (_password_name(name) and _password_shaped(value))):
         return None
-    return _replace_group(m, text, 2)
+    return _replace_span(m, text, s, e)
+
+
+_PASSWORD_WORDS = ("password", "passwd", "passphrase")
+
+
+def _password_name(name: str) -> bool:
+    """``name`` names a password itself (not a key or a token): it ends in password,
+    passwd or passphrase (``DB_PASSWORD``, ``pass word``), or is ``pwd`` / ``pw``."""
+    squashed = _squash(name.lstrip("-"))
+    return squashed.endswith(_PASSWORD_WORDS) or squashed in ("pwd", "pw")
+
+
+# Characters a word of prose holds besides letters (``case-sensitive``, ``and/or``, ``(see)``).
+_WORDY = b"-_./()"
+
+
+def _password_shaped(value: bytes) -> bool:
+    """After a password's name and "is" / "was" or a blank: a value of 6 characters or
+    more that holds a letter and a digit or a symbol other than ``_WORDY`` (``hunter2``,
+    ``S3cret!``, ``p@ssword``), or only digits (a PIN: ``12345678``); not a path, not an
+    algorithm's name in any casing (``md5``, ``SHA256``: ``_algorithm_name``). A word of
+    letters (wrong, reset, required, expired ...), a shorter value (``v2``) and symbols
+    alone (``******``) are prose or a mask, not a password."""
+    if len(value) < 6 or value[:1] in (b"/", b"~") or _algorithm_name(value.upper()):
+        return False
+    others = value.translate(None, _LETTER_BYTES)
+    if not others:
+        return False  # a word
+    if len(others) == len(value):
+        return value.isdigit()
+    return bool(others.translate(None, _WORDY))
 
 
 def _known_password(m: Spans, text: bytes) -> bytes | None:
-    # ``password letmein``, ``the default password is changeme``: group 1 the name (a
-    # password's: ``bypass`` is none), group 2 one of ``_UNWORDED_PASSWORDS`` as a word of
-    # its own (``letmeinside``, ``changeme_later`` go on: no password).
+    # ``password letmein``: group 1 the name (a password's: ``bypass`` is none), group 3
+    # one of ``_UNWORDED_PASSWORDS`` as a word of its own (``letmeinside``,
+    # ``changeme_later`` go on: no password).
     if not is_secret_name(_name_of(m, text, 1)):
         return None
-    after = text[m[2][1]:m[2][1] + 1]
+    after = text[m[3][1]:m[3][1] + 1]
     if after and (after.isalnum() or after in (b"_", b"-") or after[0] >= 0x80):
         return None
-    return _replace_group(m, text, 2)
+    return _replace_group(m, text, 3)
+
+
+_UNWORDED = frozenset(p.encode() for p in _UNWORDED_PASSWORDS)
+
+
+def _password_words(m: Spans, text: bytes) -> bytes | None:
+    # A password's name, blanks, then "is" / "was" (and a colon or blanks) and a value
+    # (group 2: "the password is V", "my password was V", "password is: V"), or a
+    # well-known password (group 3: ``_known_password``). The value, less a full stop, a
+    # comma or a closing bracket ending the sentence, is redacted when it is one of
+    # ``_UNWORDED_PASSWORDS`` ("the default password is changeme") or, after a password's
+    # own name (``_password_name``), shaped like one (``_password_shaped``): "the password
+    # is wrong" stays.
+    if m[2][0] < 0:
+        return _known_password(m, text)
+    name = _name_of(m, text, 1)
+    if not is_secret_name(name):
+        return None
+    s, e = m[2]
+    e = _value_end(text, s, e)
+    value = text[s:e]
+    if _keep_value(value):
+        return None
+    if value.lower() in _UNWORDED or (_password_name(name) and _password_shaped(value)):
+        return _replace_span(m, text, s, e)
+    return None
 
 
 def _cjk_assignment(m: Spans, text: bytes) -> bytes | None:
@@ -597,16 +684,51 @@ _GLUED_FLAG_VALUE = (r"(?:" + _QUOTED_FLAG_VALUE + "|" + _OPEN_QUOTE_VALUE
 _FLAG_VALUE = r"(?:" + _QUOTED_FLAG_VALUE + "|" + _OPEN_QUOTE_VALUE + r"|([^\s\"'\\\x00`]+))"
 
 
-def _flag_password(m: Spans, text: bytes) -> bytes | None:
+def _flag_password(m: Spans, text: bytes, first: int = 1) -> bytes | None:
     # ``mysql -pPW``, ``redis-cli -a PW``, ``sshpass -p PW``, ``docker login -p PW``: the
-    # value single-quoted (group 1), double-quoted (2), after a quote left open (3) or bare
-    # (4); 3 and 4 less a full stop or a comma that ends the sentence (``_value_end``). A
-    # variable (``-p"$MYSQL_PWD"``) stays.
-    g = next(g for g in (1, 2, 3, 4) if m[g][0] >= 0)
+    # value single-quoted (group ``first``), double-quoted (+1), after a quote left open
+    # (+2) or bare (+3); the last two less a full stop, a comma or a closing bracket that
+    # ends the sentence (``_value_end``). A variable (``-p"$MYSQL_PWD"``) stays.
+    g = next(g for g in range(first, first + 4) if m[g][0] >= 0)
     s, e = m[g]
-    if g >= 3:
+    if g >= first + 2:
         e = _value_end(text, s, e)
     return None if _keep_value(text[s:e]) else _replace_span(m, text, s, e)
+
+
+# A shell word: quoted, or bare up to a blank, a quote, a backslash or a character the shell
+# reads (``;&|<>()`); the operands of ``htpasswd`` and redis ``AUTH``.
+_SHELL_WORD = r"(?:'[^'\x00\r\n]*'|\"[^\"\x00\r\n]*\"|[^\s\"'\\\x00;&|<>()`]+)"
+# The value of redis ``AUTH [user] PW``: as ``_FLAG_VALUE``, bare up to what the shell reads.
+_SHELL_VALUE = (r"(?:" + _QUOTED_FLAG_VALUE + "|" + _OPEN_QUOTE_VALUE
+                + r"|([^\s\"'\\\x00;&|<>()`]+))")
+
+
+def _htpasswd(m: Spans, text: bytes) -> bytes | None:
+    # ``htpasswd -b FILE USER PW`` / ``htpasswd -nb USER PW``: with ``-b`` (batch) the last
+    # operand is the password (``-B`` is bcrypt, ``-n`` writes to stdout: no file). Group 9
+    # the flags, 10..12 the operands (a shell word each, quotes kept); the password's quotes
+    # stay, a bare one loses a full stop or a bracket ending the sentence.
+    flags = _group(m, text, 9)
+    if b"b" not in flags:
+        return None  # the password is prompted for
+    s, e = m[11] if b"n" in flags else m[12]
+    if s < 0:
+        return None
+    if text[s:s + 1] in (b"'", b'"'):
+        s, e = s + 1, e - 1
+    else:
+        e = _value_end(text, s, e)
+    return None if _keep_value(text[s:e]) else _replace_span(m, text, s, e)
+
+
+def _command_password(m: Spans, text: bytes) -> bytes | None:
+    # One pass for three command shapes: a flag and its password (groups 1..4: ``sshpass
+    # -p``, ``redis-cli -a``, ``docker login -p``), redis ``AUTH [user] PW`` (5..8), and
+    # ``htpasswd`` (9..12: ``_htpasswd``).
+    if m[9][0] >= 0:
+        return _htpasswd(m, text)
+    return _flag_password(m, text, 1 if any(m[g][0] >= 0 for g in (1, 2, 3, 4)) else 5)
 
 
 def _aws_prompt(m: Spans, text: bytes) -> bytes | None:
@@ -775,18 +897,25 @@ RULES: tuple[Rule, ...] = (
     Rule("mysql -pPASSWORD",
          r"(?i:mysql|mysqldump|mysqladmin|mariadb|mysqlsh)[^\r\n|;&\x00]*?[ \t]-p" + _GLUED_FLAG_VALUE,
          _flag_password),
-    Rule("sshpass / redis-cli / docker login password",
+    # Also redis ``AUTH [user] PW`` on a redis-cli line or after redis-cli's prompt
+    # (``127.0.0.1:6379> AUTH PW``, ``host:6379[2]>``): the last word is the password; and
+    # ``htpasswd -b`` (a few flags at most: a match stays short): ``_command_password``.
+    Rule("sshpass / redis-cli / docker login / htpasswd password",
          r"(?:sshpass[ \t]+-p|redis-cli[^\r\n|;&\x00]*?[ \t]-a|docker[ \t]+login[^\r\n|;&\x00]*?[ \t]"
-         r"(?:-p|--password))[ \t]+" + _FLAG_VALUE, _flag_password),
+         r"(?:-p|--password))[ \t]+" + _FLAG_VALUE
+         + r"|(?:redis-cli[^\r\n|;&\x00]*?[ \t]|[0-9A-Za-z.-]+:[0-9]+(?:\[[0-9]+\])?>[ \t]*)(?i:auth)[ \t]+"
+         r"(?:" + _SHELL_WORD + r"[ \t]+)?" + _SHELL_VALUE
+         + r"|htpasswd((?:[ \t]+(?:-C[ \t]+[0-9]+|-[A-Za-z]+)){1,6})[ \t]+(" + _SHELL_WORD + r")(?:[ \t]+("
+         + _SHELL_WORD + r"))?(?:[ \t]+(" + _SHELL_WORD + r"))?", _command_password),
     # A flag, a blank, the password: commands whose flag takes it (mysql's does not, but
     # agents write it so: ``_mysql_password``). Not ``-p`` alone: a port (docker, ssh,
     # psql), parents (mkdir), preserve (cp). Group 1 names the family for the handler.
     Rule("password flag, blank, password",
          r"(?:((?i:mysql|mysqldump|mysqladmin|mariadb|mysqlsh))[^\r\n|;&\x00]*?[ \t]-p"
-         r"|(?:(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|cqlsh|rabbitmqadmin)[ \t]"
-         r"|(?:az|oc|cf)[ \t]+login)[^\r\n|;&\x00]*?[ \t]-p"
-         r"|(?:sqlcmd|bcp|osql|ipmitool)[ \t][^\r\n|;&\x00]*?[ \t]-P"
-         r"|ldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn|exop|url)[ \t][^\r\n|;&\x00]*?[ \t]-w)"
+         r"|(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|cqlsh|rabbitmqadmin"
+         r"|(?:az|oc|cf)[ \t]+login)(?:[ \t][^\r\n|;&\x00]*?)?[ \t]-p"
+         r"|(?:sqlcmd|bcp|osql|ipmitool)(?:[ \t][^\r\n|;&\x00]*?)?[ \t]-P"
+         r"|ldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn|exop|url)(?:[ \t][^\r\n|;&\x00]*?)?[ \t]-w)"
          r"[ \t]+(?:" + _QUOTED_FLAG_VALUE + "|" + _OPEN_QUOTE_VALUE
          + r"|([^\s\"'\\\x00;&|<>()`-][^\s\"'\\\x00;&|<>()`]*))",
          _spaced_password),
@@ -794,9 +923,12 @@ RULES: tuple[Rule, ...] = (
          r"--(" + _NAME + r")[ \t]+[\"']?([^\s\"'\\\x00-][^\s\"'\\\x00]*)", _named_value),
     Rule("secret-named word, blanks, value",
          r"(" + _NAME + r")(?:[ \t]|\\t)+(" + _VALUE + r"*[0-9]" + _VALUE + r"*)", _spaced_assignment),
-    Rule("password name, blanks, a well-known password",
-         r"([A-Za-z0-9_.-]*(?i:pass[ _.-]?word|passwd|pass[ _.-]?phrase|pass))(?:[ \t]|\\t)+"
-         r"(?:(?i:is|was)[ \t]+)?((?i:" + "|".join(_UNWORDED_PASSWORDS) + r"))", _known_password),
+    # A password's name, blanks, then "is" / "was" and a value ("the password is V", group
+    # 2) or a well-known password ("password letmein", group 3): ``_password_words``.
+    Rule("password name, is or blanks, a password",
+         r"([A-Za-z0-9_.-]*(?i:pass[ _.-]?word|passwd|pass[ _.-]?phrase|pass|pwd?))(?:[ \t]|\\t)+"
+         r"(?:(?i:is|was)(?:[ \t]*:[ \t]*|[ \t]+)(" + _VALUE + r"+)|((?i:" + "|".join(_UNWORDED_PASSWORDS)
+         + r")))", _password_words),
     Rule("xml element", r"<(" + _NAME + r")>([^<\x00]+)</", _named_value),
     # {"name": "DB_PASSWORD", "value": "V"} / "- name: DB_PASSWORD\n  value: V" (the
     # text of the entries ``_PAIRS`` describes): group 1 the name; the value in group 2
