@@ -35,8 +35,11 @@ class TargetTypeRow:
     or for a row keyed by a string, the integer column that narrows it, e.g. its run);
     ``subject_column``: when set, the model's column the subject matches in the owner
     check's own query (the subject then completes the row's key); ``part_label``: how
-    the triage item page names one rated row of the type, ``{part.<column>}`` reading
-    the row (None for a type with a subject: its own code names each subject).
+    the triage item and disputes pages name one rated row of the type, ``{part.<column>}``
+    reading the row and ``{noun}`` the run's name for the type (``part_noun``; None for a
+    type with a subject: its own code names each subject); ``kind_nouns``: (run kind,
+    noun) where a run of that kind calls the part otherwise than ``noun`` (an AIOps run's
+    answer is its "Conclusion", as its run page heads it).
     """
 
     code: str
@@ -50,11 +53,12 @@ class TargetTypeRow:
     key: str = "id"
     subject_column: str | None = None
     part_label: str | None = None
+    kind_nouns: tuple[tuple[str, str], ...] = ()
 
 
 TARGET_TYPES: Registry[TargetTypeRow] = Registry("target_type", (
     TargetTypeRow("chat_message", "the answer", "Answer", "Message", role="assistant",
-                  answer_level=True, part_label="answer (message {part.ordinal})"),
+                  answer_level=True, part_label="{noun}", kind_nouns=(("aiops", "Conclusion"),)),
     # The subject is one of the message's ``metadata.citations`` ids.
     TargetTypeRow("citation", "this citation", "Citation", "Message", role="assistant",
                   subject="citation id"),
@@ -74,6 +78,29 @@ TARGET_TYPES: Registry[TargetTypeRow] = Registry("target_type", (
     TargetTypeRow("conversation_turn", "this turn", "Turn", "Message", role="assistant",
                   part_label="conversation turn (message {part.ordinal})"),
 ))
+
+
+def part_noun(code: str, run_kind: str) -> str:
+    """How a run of ``run_kind`` ("chat", "aiops") names its part of target type ``code``,
+    lower case: ``kind_nouns``' noun for that kind, else the type's ``noun`` ("answer" of a
+    chat run, "conclusion" of an AIOps run). Raises ``UnknownValue`` for an unknown code."""
+    row = TARGET_TYPES.get(code)
+    return dict(row.kind_nouns).get(run_kind, row.noun).lower()
+
+
+def answer_noun(run_kind: str) -> str:
+    """How a run of ``run_kind`` names its answer, lower case: ``part_noun`` of the answer
+    type ("answer"; "conclusion" for an AIOps run), for headings that name the answer
+    before any rating (the run, triage item and disputes pages)."""
+    return part_noun("chat_message", run_kind)
+
+
+def control_label(code: str, run_kind: str) -> str:
+    """How a rating control names its target of type ``code`` in a run of ``run_kind``:
+    the type's ``label`` ("the answer"), or "the <noun>" where ``kind_nouns`` renames the
+    part for that kind ("the conclusion"). Raises ``UnknownValue`` for an unknown code."""
+    row = TARGET_TYPES.get(code)
+    return f"the {part_noun(code, run_kind)}" if run_kind in dict(row.kind_nouns) else row.label
 
 
 def subject_types() -> tuple[str, ...]:

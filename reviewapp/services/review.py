@@ -43,8 +43,10 @@ def _state(session: Session, actor: Actor, run_pk: int, workspace_id: int, targe
             ToolCall.run_pk == run_pk, ToolCall.workspace_id == workspace_id,
             ToolCall.id == subject_key))
         name = tool_call_name(tool_name) if tool_name is not None else None
+    run = session.get(Run, run_pk)
     return TargetState(target_type, target_id, subject_key, run_pk, mine, summary, reasons,
-                       choices, positive, earlier, name=name, decided=decided)
+                       choices, positive, earlier, name=name, decided=decided,
+                       run_kind=run.kind if run else "")
 
 
 def rate_target(session: Session, actor: Actor, target_type: str, target_id: int,

@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from reviewapp.domain.reasons import DEFAULT_REASONS, workspace_reasons
-from reviewapp.domain.target_types import TARGET_TYPES, subject_types
+from reviewapp.domain.target_types import TARGET_TYPES, control_label, part_noun, subject_types
 from reviewapp.domain.verdicts import VERDICTS, VERIFIER_VERDICTS, verdict_for_rating
 from reviewapp.domain.vocabulary import Registry, UnknownValue
 from reviewapp.models import Feedback, Run, TargetType, target_model
@@ -247,8 +247,13 @@ def test_the_triage_item_page_names_a_rated_part_by_its_type():
     from types import SimpleNamespace
 
     part = SimpleNamespace(ordinal=3, name="check disk")
-    labels = {r.code: r.part_label and r.part_label.format(part=part) for r in TARGET_TYPES}
+    labels = {r.code: r.part_label and r.part_label.format(part=part, noun=part_noun(r.code, "chat"))
+              for r in TARGET_TYPES}
     assert labels == {
-        "chat_message": "answer (message 3)", "citation": None,
+        "chat_message": "answer", "citation": None,
         "diagnostic_step": "step 3: check disk", "diagnostic_report": "report",
         "tool_call": None, "conversation_turn": "conversation turn (message 3)"}
+    # An AIOps run's answer is its conclusion, as its run page heads it (new-user walk).
+    assert (part_noun("chat_message", "aiops"), control_label("chat_message", "aiops")) \
+        == ("conclusion", "the conclusion")
+    assert control_label("chat_message", "chat") == "the answer"

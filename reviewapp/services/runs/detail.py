@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from ...actors import Actor
 from ...domain.feedback import answer_message_index, answer_text
 from ...domain.outcome import OutcomeView, outcome_view
+from ...domain.target_types import answer_noun
 from ...domain.workspace_settings import time_zone_of
 from ...errors import Forbidden
 from ...models import (
@@ -138,8 +139,9 @@ class RunDetail:
 
     @property
     def answer_noun(self) -> str:
-        """What the page calls the run's answer: "conclusion" for AIOps, else "answer"."""
-        return "conclusion" if self.run.kind == RunKind.AIOPS.value else "answer"
+        """What the page calls the run's answer: "conclusion" for AIOps, else "answer"
+        (``domain.target_types.answer_noun``, as the triage and disputes pages)."""
+        return answer_noun(self.run.kind)
 
     def target(self, target_type: str, target_id: int, subject_key: str = "",
                name: str | None = None) -> TargetState:
@@ -150,6 +152,7 @@ class RunDetail:
         return TargetState(target_type, target_id, subject_key or "", self.run.id,
                            mine, self.summary.get(key), self.reasons, negative, positive,
                            mine is not None and mine.id in self.earlier_ids, name=name,
+                           run_kind=self.run.kind,
                            decided=decision_shown(self.decision, self._verdict_target,
                                                   target_type, target_id))
 

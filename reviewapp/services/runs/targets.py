@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...domain.reasons import workspace_reasons as reason_registry
-from ...domain.target_types import TARGET_TYPES
+from ...domain.target_types import control_label
 from ...models import Workspace
 
 
@@ -33,6 +33,8 @@ class TargetState:
     # The target's ratings make the run's verdict and a lead decided it (``Decided``):
     # the control says so instead of only that the reviewers disagree.
     decided: Any = None
+    # The run's kind ("chat", "aiops"): how the part is named (an AIOps answer is its conclusion).
+    run_kind: str = ""
 
     def choices_for(self, rating: str) -> tuple[tuple[str, str], ...]:
         """The reason (code, label) pairs a ``rating`` may carry (SPEC 6.1 polarity)."""
@@ -50,8 +52,9 @@ class TargetState:
     def label(self) -> str:
         """How the control names its target ("the answer"): ``name`` when one of many
         targets of one type needs its own ("tool call 3 (search)"), else the
-        registry's label."""
-        return self.name or TARGET_TYPES.label(self.target_type)
+        registry's label for the run's kind ("the conclusion" of an AIOps run,
+        ``domain.target_types.control_label``)."""
+        return self.name or control_label(self.target_type, self.run_kind)
 
 
 def tool_call_name(tool_name: str) -> str:

@@ -18,7 +18,7 @@ from ...domain.suggest import (
     Suggestion,
     suggest_triage_category,
 )
-from ...domain.target_types import TARGET_TYPES
+from ...domain.target_types import TARGET_TYPES, part_noun
 from ...domain.triage_flow import EVENT_CATEGORISED
 from ...domain.vocabulary import Registry
 from ...errors import Forbidden
@@ -208,7 +208,8 @@ def _target_labels(run: Run, tool_names: Mapping[str, str]) -> dict[tuple[str, i
             labels.update(((row.code, *key), label)
                           for key, label in _SUBJECT_LABELS[row.code](run, tool_names))
         else:
-            labels.update(((row.code, part.id, ""), row.part_label.format(part=part))
+            noun = part_noun(row.code, run.kind)
+            labels.update(((row.code, part.id, ""), row.part_label.format(part=part, noun=noun))
                           for part in _ROWS_OF[row.model](run))
     return labels
 

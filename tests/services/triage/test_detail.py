@@ -21,8 +21,8 @@ def test_item_detail_shows_every_rating_and_the_history(session, make, queue):
     got = {(r.reviewer, r.target_label, r.rating, r.reason, r.comment, r.correction)
            for r in detail.ratings}
     assert got == {
-        ("alice", "answer (message 2)", "negative", "incorrect", "wrong pod", "It was the DB."),
-        ("bruno", "answer (message 2)", "positive", None, "fine by me", None),
+        ("alice", "answer", "negative", "incorrect", "wrong pod", "It was the DB."),
+        ("bruno", "answer", "positive", None, "fine by me", None),
         ("bruno", "citation c2: Doc two", "negative", "citation", None, None),
     }
     assert [(e.actor, e.action) for e in detail.history] == [
