@@ -13,6 +13,7 @@ import base64
 A40 = "Q7f2Lm9XzR4tY8wP1kJ6nB3vC5hD0sG2aE7uW9qZ"  # 40 letters and digits
 HEX64 = "9f" * 32
 HEX32 = "4c" * 16
+RVW = "rvw_Y5CqR8tLm2Xz9Wv4Kp7Nb3Hj6Gf1Ds0Aq-e_Ui8Oy5T"  # an ingest token's shape: rvw_ + 43
 
 PEM_RSA = ("-----BEGIN RSA PRIVATE KEY-----\n"
            "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
@@ -275,6 +276,9 @@ SECRETS: list[tuple[str, str, list[str]]] = [
     ("redis-cli AUTH", "redis-cli -h cache AUTH abc123", ["abc123"]),
     ("htpasswd -b", "htpasswd -b file bob Ht9pw2x", ["Ht9pw2x"]),
     ("mongosh -p right after the name", "mongosh -p s3cret9", ["s3cret9"]),
+    # Session 16 (a new user's walk): the app's own ingest token (``rvw_`` and 43 characters
+    # of URL-safe base64: ``secrets.token_urlsafe(32)``) in prose.
+    ("reviewapp ingest token in prose", f"our reviewapp token is {RVW} ok", [RVW[4:], RVW[10:30]]),
 ]
 
 # Shapes whose base64 is not decoded (``domain.base64_text`` reads base64 of printable

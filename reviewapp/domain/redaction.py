@@ -186,6 +186,13 @@ AWS_KEY_ID = r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"
 AWS_SECRET_RUN = r"[A-Za-z0-9+/]{40,}"
 AWS_NEAR = 256  # bytes between a key id and its secret access key, either way (at most)
 
+# The app's own ingest tokens (``services.admin.tokens`` issues them): the prefix and
+# ``secrets.token_urlsafe(INGEST_TOKEN_BYTES)``, 43 characters of URL-safe base64. Found in
+# any text like a provider's key, and so refused as a run id (``secret_scan.refuse_secret_id``).
+INGEST_TOKEN_PREFIX = "rvw_"
+INGEST_TOKEN_BYTES = 32
+INGEST_TOKEN = INGEST_TOKEN_PREFIX + r"[A-Za-z0-9_-]{43}"
+
 # Secrets recognised by their own shape: the whole match is replaced. Each entry is one
 # provider / format; none starts with \b, so a key glued to the text before it is found.
 # No class may match NUL (the separator of ``many``).
@@ -241,6 +248,7 @@ SPAN_PATTERNS: tuple[tuple[str, str], ...] = (
     ("sentry token", r"sntrys_[A-Za-z0-9+/=_-]{40,}"),
     ("doppler token", r"dp\.(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_.-]{40,}"),
     ("figma token", r"figd_[A-Za-z0-9_-]{40,}"),
+    ("reviewapp ingest token", INGEST_TOKEN),
 )
 
 # Kept whole by the span pass (group 1 of its regex): a data URI, or a run of base64

@@ -149,6 +149,22 @@ def test_a_run_id_holding_a_secret_is_refused_naming_run_id(client, headers, ses
     assert (count(session, Run), count(session, DiagnosisSession), count(session, ToolCall)) == (0, 0, 0)
 
 
+def test_the_apps_own_ingest_token_as_run_id_is_refused_and_redacted_in_text(client, headers, token,
+                                                                          make, ws, session):
+    """Walk 16: ``PUT /api/ingest/runs/rvw_...`` was stored (201) with the token as run id and
+    session id, and "our reviewapp token is rvw_..." kept the token in clear. Both tokens here
+    are issued by the app itself (``make.token``), so the check follows the real format."""
+    other = make.token(ws, "second")
+    answer = client.put(f"/api/ingest/runs/{other}", json=document(), headers=headers)
+    assert (answer.status_code, answer.get_json()["error"]["message"]) == (400, REFUSED)
+    assert other[4:] not in answer.get_data(as_text=True)
+    assert count(session, Run) == 0
+    assert client.put("/api/ingest/runs/r1", json=document(query=f"our reviewapp token is {other} ok"),
+                      headers=headers).status_code == 201
+    assert session.scalar(select(Run.query).where(Run.run_id == "r1")) == "our reviewapp token is [redacted] ok"
+    assert other[4:] not in database_text(session) and token[4:] not in database_text(session)
+
+
 def test_events_of_ordinary_runs_in_the_same_batch_still_apply(client, headers, session):
     assert client.put("/api/ingest/runs/r1", json=document(status="RUNNING"),
                       headers=headers).status_code == 201

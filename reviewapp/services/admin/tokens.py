@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from ...actors import Actor, Role
 from ...db_setup import write_intent
+from ...domain.redaction import INGEST_TOKEN_BYTES, INGEST_TOKEN_PREFIX
 from ...errors import Forbidden, Unauthenticated, ValidationFailed
 from ...models import IngestToken, User
 from ...models.base import utcnow
@@ -21,7 +22,7 @@ from ..access import require_role
 from ..audit import record_event
 from ..secret_scan import redact_typed
 
-TOKEN_PREFIX = "rvw_"
+TOKEN_PREFIX = INGEST_TOKEN_PREFIX  # the redaction rules know the shape (SPEC 4)
 NAME_LIMIT = 120  # characters of a token's name (ingest_token.name)
 
 
@@ -50,7 +51,7 @@ def create_token(session: Session, actor: Actor, workspace_id: int, name: str) -
     if not name or len(name) > NAME_LIMIT:
         raise ValidationFailed("name", f"must be 1-{NAME_LIMIT} characters")
     name = redact_typed(name, NAME_LIMIT)
-    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(INGEST_TOKEN_BYTES)
     token = IngestToken(
         workspace_id=workspace_id,
         name=name,
