@@ -24,6 +24,12 @@ failure):
   ``isError: true``.
 
 ``failure_rule`` returns the rule's code, or ``None`` for a result that did not fail.
+
+Every ingest path stores a call's end by ``ended_as`` (SPEC 4 statuses): the importers
+(``importers._common``), a run document's ``tool_calls`` (JSON API ``PUT``, imports) and
+the tool-call events (JSON API, OTLP spans, the LangChain handler). A ``completed`` end
+whose result meets a rule is stored ``failed``, its result as the error; so the timeline,
+the failed-call counts and the dashboard read one status.
 """
 
 from __future__ import annotations
@@ -208,6 +214,18 @@ def failure_rule(result: Any, message: Mapping[str, Any] | None = None, *,
     if isinstance(result, str) and (rule := _text_rule(result, is_json=obj is not None)):
         return rule
     return _object_rule(obj) if obj is not None else None
+
+
+def ended_as(status: str, output: Any, error: Any = None) -> tuple[str, Any, Any]:
+    """How a tool call's end is stored, on every ingest path (module docstring): a
+    ``completed`` end whose ``output`` meets a failure rule (``failure_rule``; the
+    ``flag`` rule reads a non-empty ``error`` sent beside it) is
+    ``("failed", None, error or output)``: the result is the call's error, as the
+    importers store it. Any other end (``failed``, ``started``, a ``completed`` that meets
+    no rule) is ``(status, output, error)`` as sent. Never raises."""
+    if status != "completed" or failure_rule(output, {"error": error}) is None:
+        return status, output, error
+    return "failed", None, error if error not in (None, "") else output
 
 
 def _text_rule(text: str, *, is_json: bool) -> str | None:

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ...domain.json_text import join_path
+from ...domain.tool_failure import ended_as
 from ...errors import ValidationFailed
 from .. import documents
 from ..params import timestamp_at
@@ -49,7 +50,9 @@ def _redact_event(ev: Event) -> Event:
 
 def parse_event(raw: Any, index: int, prefix: str, now: datetime, clean_run_ids: set[str]) -> Event:
     """One event checked (shape, then a ``run_id`` holding a secret: ``ValidationFailed``
-    naming ``<prefix>.run_id``) and redacted. ``clean_run_ids``: the run ids of the batch
+    naming ``<prefix>.run_id``) and redacted; a ``completed`` event whose output meets a
+    failure rule becomes ``failed`` with its output as the error
+    (``domain.tool_failure.ended_as``, the rule of every ingest path). ``clean_run_ids``: the run ids of the batch
     already found free of secrets (each is scanned once per batch); grows."""
     documents.check("tool_event", raw, prefix)
     if raw["run_id"] not in clean_run_ids:
@@ -59,7 +62,9 @@ def parse_event(raw: Any, index: int, prefix: str, now: datetime, clean_run_ids:
     if raw["event"] == "started" and not raw.get("tool_name"):
         raise ValidationFailed(join_path(prefix, "tool_name"),
                                "required for a started event")
+    # A completed end whose output meets a failure rule is failed (domain.tool_failure).
+    event, output, error = ended_as(raw["event"], raw.get("output"), raw.get("error"))
     return _redact_event(Event(
-        index, raw["id"], raw["run_id"], raw["event"], raw.get("tool_name"), raw.get("arguments"),
-        raw.get("output"), raw.get("error"), given or now, given is not None, raw.get("step_id"),
+        index, raw["id"], raw["run_id"], event, raw.get("tool_name"), raw.get("arguments"),
+        output, error, given or now, given is not None, raw.get("step_id"),
         raw.get("retrieval")))

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ...domain.times import duration_ms
+from ...domain.tool_failure import ended_as
 from ...errors import ValidationFailed
 from ...models import DiagnosticStep, Run, ToolCall, ToolCallStatus
 from ..params import timestamp_at
@@ -56,7 +57,9 @@ def upsert_records(session: Session, run: Run, records: Sequence[Mapping[str, An
     ``records`` are already schema-checked: {id, tool_name, status?, arguments?, output?,
     error?, started_at?, completed_at?, step_id?, retrieval?, compensated?}. Times may be
     absent (sources without clocks): the row then keeps only its ``ordinal``. A record is
-    the agent's final word on its call, so it overwrites what events stored. Returns
+    the agent's final word on its call, so it overwrites what events stored. A
+    ``completed`` record (or one without status) whose output meets a failure rule is
+    stored ``failed``, its output the error (``domain.tool_failure.ended_as``). Returns
     ``created`` | ``updated`` | ``unchanged`` per record.
     Raises ``ValidationFailed`` naming ``tool_calls[i].field`` (bad time, duplicate id,
     id of another run, a ``step_id`` that names no step of the run: ``NO_SUCH_STEP``).
@@ -93,9 +96,10 @@ def _upsert_record(session: Session, run: Run, record: Mapping[str, Any], index:
                    existing: dict[str, ToolCall], steps: dict[str, int]) -> str:
     path = f"tool_calls[{index}]"
     started_at, completed_at = _times(record, path)
-    status = record.get("status") or ToolCallStatus.COMPLETED.value
+    # A completed call whose output meets a failure rule is failed (domain.tool_failure).
+    status, output, error = ended_as(record.get("status") or ToolCallStatus.COMPLETED.value,
+                                     record.get("output"), record.get("error"))
     # ``record`` was redacted with its run document (runs.upsert_run): serialise and cut.
-    output, error = record.get("output"), record.get("error")
     result, error_text = summary(output), summary(error)
     lengths = column_lengths(record.get("arguments"), result, error_text)
     if status != "failed" or error_text.text is None:
