@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -182,6 +182,37 @@ def _id_values(node: Any, path: tuple[str, ...], at: str) -> Iterator[tuple[str,
         yield from _id_values(node[head], rest, join_path(at, head))
 
 
+def _document_order(document: Any, path: Any) -> tuple[int, ...]:
+    """Where ``path`` (an error's ``absolute_path``) sits in ``document``: each step's
+    position, a list's index or a key's place in its object's own key order."""
+    node, order = document, []
+    for part in path:
+        if isinstance(node, Mapping):
+            order.append(next((i for i, key in enumerate(node) if key == part), len(node)))
+        else:
+            order.append(part if isinstance(part, int) else 0)
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            break
+    return tuple(order)
+
+
+def first_error(document: Any, errors: Iterable[ValidationError]) -> ValidationError | None:
+    """The schema error a refusal names: among the errors nearest the root (fewest path
+    steps), the first in document order, then ``jsonschema``'s ``best_match`` among the
+    errors at that one place (a stronger keyword, the branch of an ``anyOf``). ``None``
+    when there is none. ``best_match`` alone prefers the *greater* path among siblings,
+    so 300 bad tool calls named ``tool_calls[299]`` (user walk)."""
+    found = list(errors)
+    if not found:
+        return None
+    nearest = min(len(e.absolute_path) for e in found)
+    top = [e for e in found if len(e.absolute_path) == nearest]
+    first = min(top, key=lambda e: _document_order(document, e.absolute_path))
+    return best_match([e for e in top if e.absolute_path == first.absolute_path])
+
+
 def check_ids(name: str, document: Any, prefix: str = "") -> None:
     """The identifier rule (``domain.ids.id_problem``) on the document's id fields
     (``_ID_PATHS``). Raises ``ValidationFailed`` naming the first refused one's path."""
@@ -203,7 +234,7 @@ def check(name: str, document: Any, prefix: str = "") -> None:
         raise ValidationFailed(_prefixed(prefix, path), message)
     fast = _FAST_PATHS.get(name)
     if fast is None or not fast(document):
-        error = best_match(_validator(name).iter_errors(document))
+        error = first_error(document, _validator(name).iter_errors(document))
         if error is not None:
             path, message = _describe(error, prefix)
             raise ValidationFailed(path or "$", message)
