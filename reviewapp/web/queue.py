@@ -22,7 +22,7 @@ bp = Blueprint("queue", __name__)
 def next_run() -> Response | str:
     """"My next item": the queues I may review with my progress and the button that
     reserves my next item (Enter). Without such a queue, or for a filtered list (the run
-    page's "Next to review"), redirect to the next unrated run of the list, or say the
+    page's "Next unrated run"), redirect to the next unrated run of the list, or say the
     list is done."""
     if set(request.args) <= {"mine"}:
         rows = [r for r in review_queues.list_queues(db.session, current_actor()) if r.may_review]
