@@ -174,6 +174,17 @@ class Point:
     note: str = ""  # e.g. "3 of 4": the counts behind a rate, shown beside the marker
 
 
+def axis_days(labels: Sequence[str]) -> list[str]:
+    """How an x axis shows ``labels``: ISO days ("2026-12-04") as "12-04" when they all
+    fall in one calendar year, whole when the range spans several (else "12-04 … 12-04"
+    across a year would read as one day); any other labels as they are."""
+    if not labels or not all(len(x) == 10 and x[4] == "-" and x[7] == "-" and x[:4].isdigit() for x in labels):
+        return list(labels)
+    if len({x[:4] for x in labels}) > 1:
+        return list(labels)
+    return [x[5:] for x in labels]
+
+
 @dataclass(frozen=True)
 class LineChart:
     """A line chart of values in [0, 1]: ``paths`` are SVG ``points`` strings (a gap where
@@ -197,7 +208,9 @@ class LineChart:
 def line_chart(items: Sequence[tuple[str, float | None] | tuple[str, float | None, str]], *,
                width: int = 560, height: int = 240, max_labels: int = 8) -> LineChart:
     """A line for (label, rate in [0, 1] or ``None``[, note]) items, y axis 0-100 %; a
-    ``note`` (e.g. "3 of 4") is kept on the item's point."""
+    ``note`` (e.g. "3 of 4") is kept on the item's point. ISO-day labels read on the x axis
+    as ``axis_days`` says (the year only when the days span several); points keep the
+    whole label."""
     left, right, top = 44.0, float(width - 24), 12.0
     bottom = float(height) - 36
     n = len(items)
@@ -221,13 +234,18 @@ def line_chart(items: Sequence[tuple[str, float | None] | tuple[str, float | Non
         indexes.append(index)
     if current:
         paths.append(" ".join(current))
+    axis = axis_days([item[0] for item in items])
+    whole = bool(axis) and len(axis[0]) > 5  # whole dates ("2025-12-04"): twice as wide
+    if whole:
+        max_labels = min(max_labels, 6)
     every = max(1, math.ceil(n / max_labels))
-    x_labels = [(round(xs[i], 1), items[i][0]) for i in range(0, n, every)]
+    x_labels = [(round(xs[i], 1), axis[i]) for i in range(0, n, every)]
     if n > 1 and (n - 1) % every:
-        # Always label the last day; drop the label before it when the two would collide.
-        if (n - 1) % every < every * 0.6:
+        # Always label the last day; drop the label before it when the two would collide
+        # (a whole date, drawn ending at the last day, always would).
+        if whole or (n - 1) % every < every * 0.6:
             x_labels.pop()
-        x_labels.append((round(xs[-1], 1), items[-1][0]))
+        x_labels.append((round(xs[-1], 1), axis[-1]))
     grid = [Tick(round(bottom - (bottom - top) * t, 1), f"{int(t * 100)}%")
             for t in (0, 0.25, 0.5, 0.75, 1)]
     # Dashed bridges over the gaps: from the last point before a gap to the first after it.
