@@ -60,17 +60,29 @@ class FeedbackFilters:
         return filters
 
 
-def check_reason(reason: str, choices: Iterable[tuple[str, str]]) -> None:
-    """``reason`` must be one of ``choices`` ((code, label) of the reasons the exported
-    workspaces rate with, ``triage._rows.reason_choices``), as a rating's reason must be
-    (``feedback.ratings._check_reason``): an unknown code would export nothing, silently.
-    Raises ``ValidationFailed`` on ``reason`` listing them as "Label (code)"."""
-    listed = tuple(choices)
-    if not listed:
-        raise ValidationFailed("reason", "must be blank: there is no workspace to export")
-    if reason not in {code for code, _ in listed}:
-        raise ValidationFailed("reason", "must be one of "
-                               + ", ".join(f"{label} ({code})" for code, label in listed))
+def reason_refusal(reason: str, choices: Iterable[tuple[str, str]],
+                   retired: Iterable[str] = ()) -> str | None:
+    """Why a reason filter's ``reason`` finds nothing on purpose, else ``None``: it must
+    be one of ``choices`` ((code, label) of the reasons the filtered workspaces rate
+    with) or of the ``retired`` codes their ratings still carry
+    (``triage._rows.filter_reasons``), as a rating's reason must be one of the first
+    (``feedback.ratings._check_reason``): an unknown code would find nothing, silently.
+    Lists them as "Label (code)", then "; or a retired one: code, ...". The one wording of
+    the feedback export's and the triage list's reason filters."""
+    listed, old = tuple(choices), tuple(retired)
+    if not listed and not old:
+        return "must be blank: there is no workspace to export"
+    if reason in {code for code, _ in listed} or reason in old:
+        return None
+    also = f"; or a retired one: {', '.join(old)}" if old else ""
+    return "must be one of " + ", ".join(f"{label} ({code})" for code, label in listed) + also
+
+
+def check_reason(reason: str, choices: Iterable[tuple[str, str]], retired: Iterable[str] = ()) -> None:
+    """``reason_refusal`` as an error. Raises ``ValidationFailed`` on ``reason``."""
+    refusal = reason_refusal(reason, choices, retired)
+    if refusal is not None:
+        raise ValidationFailed("reason", refusal)
 
 
 def with_workspace_id(session: Session, actor: Actor, params: Mapping[str, Any],

@@ -44,7 +44,7 @@ from .answer import answer_texts
 from .case_filters import CaseFilters, case_conditions, with_category_code
 from .export_filters import FeedbackFilters, check_reason, with_workspace_id
 from .params import Refusals, day_range, read_date_range, workspace_param
-from .triage._rows import reason_choices
+from .triage._rows import filter_reasons, reason_options
 
 BATCH_SIZE = 2000
 
@@ -208,8 +208,9 @@ def export_feedback(session: Session, actor: Actor, filters: FeedbackFilters | N
     if filters.kind:
         stmt = stmt.where(Run.kind == filters.kind)
     if filters.reason:  # after the access check: a stranger learns no workspace's reasons
-        check_reason(filters.reason, reason_choices(session, [filters.workspace_id])
-                     if filters.workspace_id is not None else export_options(session, actor).reasons)
+        ids = [filters.workspace_id] if filters.workspace_id is not None else \
+            [ws_id for ws_id, _ in export_options(session, actor).workspaces]
+        check_reason(filters.reason, *filter_reasons(session, ids))
     total = _count(session, stmt)
 
     def rows() -> Iterator[dict[str, Any]]:
@@ -366,7 +367,8 @@ def _evalset_rows(session: Session, runs: list[Any]) -> Iterator[dict[str, Any]]
 @dataclass(frozen=True)
 class ExportOptions:
     """The export page: the workspaces (id, name) the actor administers and the
-    (code, label) of the feedback reasons they rate with (the reason filter's list)."""
+    (code, label) of the feedback reasons they rate with (the reason filter's list), then
+    the retired ones their ratings still carry ("incorrect (retired)")."""
 
     workspaces: list[tuple[int, str]]
     reasons: list[tuple[str, str]] = field(default_factory=list)
@@ -381,7 +383,7 @@ def export_options(session: Session, actor: Actor) -> ExportOptions:
     if not rows and not actor.system:  # the CLI may export an empty database
         raise Forbidden()
     return ExportOptions([(ws_id, name) for ws_id, name in rows],
-                         reason_choices(session, [ws_id for ws_id, _ in rows]))
+                         reason_options(session, [ws_id for ws_id, _ in rows]))
 
 
 @dataclass(frozen=True)

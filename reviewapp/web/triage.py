@@ -11,7 +11,6 @@ from __future__ import annotations
 from flask import Blueprint, Response, current_app, make_response, render_template, request, url_for
 from flask_login import login_required
 
-from ..domain.reasons import DEFAULT_REASONS
 from ..domain.run_vocabulary import RUN_KINDS
 from ..errors import Conflict, ValidationFailed
 from ..extensions import db
@@ -58,7 +57,8 @@ def index() -> Response:
                             page=page, form=form, workspaces=workspaces, assignee_choices=assignee_choices,
                             oob_filters=oob_filters, list_url=request.full_path.rstrip("?"),
                             focus=first_invalid(form) if filters_may_focus() else None,
-                            kinds=RUN_KINDS.choices(), reasons=DEFAULT_REASONS.choices())
+                            kinds=RUN_KINDS.choices(),
+                            reasons=triage.reason_options(db.session, [ws_id for ws_id, _ in workspaces]))
 
 
 @bp.get("/<int:item_id>")

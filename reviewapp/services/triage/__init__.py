@@ -18,7 +18,7 @@ stays importable from ``reviewapp.services.triage``.
 
 from __future__ import annotations
 
-from ._rows import ASSIGNEE_ROLES, TriageRow
+from ._rows import ASSIGNEE_ROLES, TriageRow, reason_options
 from .actions import (
     BULK_MAX,
     NOTE_MAX,
@@ -35,6 +35,7 @@ from .detail import HistoryEntry, RatingView, TriageDetail, get_item
 from .listing import TriageFilters, TriagePage, filter_choices, list_items, read_filters
 
 __all__ = [
+    "reason_options",
     "ASSIGNEE_ROLES", "BULK_MAX", "NOTE_MAX", "BulkOutcome", "HistoryEntry", "RatingView",
     "TriageDetail", "TriageFilters", "TriagePage", "TriageRow", "assign", "bulk_assign",
     "bulk_move", "filter_choices", "get_item", "list_items", "move", "parse_item_tokens", "read_filters",

@@ -159,6 +159,35 @@ def reason_choices(session: Session, workspace_ids: Iterable[int]) -> list[tuple
     return list(choices.items())
 
 
+def retired_label(code: str) -> str:
+    """How a retired reason ``code`` reads in a picker: "incorrect (retired)", as the
+    ratings that carry it show it."""
+    return f"{code.replace('_', ' ')} (retired)"
+
+
+def filter_reasons(session: Session, workspace_ids: Iterable[int]
+                   ) -> tuple[list[tuple[str, str]], list[str]]:
+    """What a reason filter over the workspaces' ratings accepts (the triage list's
+    "Reviewer reason", the feedback export's ``reason``): their current reasons
+    (``reason_choices``, (code, label)) and, sorted, the retired codes their ratings
+    still carry (an admin removed them from the list; ratings show "incorrect
+    (retired)"), which still find those ratings. Two queries."""
+    ids = list(workspace_ids)
+    current = reason_choices(session, ids)
+    codes = {code for code, _ in current}
+    carried = session.scalars(select(Feedback.reason).distinct().where(
+        Feedback.workspace_id.in_(ids), Feedback.reason.is_not(None))) if ids else ()
+    return current, sorted(code for code in carried if code not in codes)
+
+
+def reason_options(session: Session, workspace_ids: Iterable[int]) -> list[tuple[str, str]]:
+    """(code, label) a reason filter's picker offers (``filter_reasons``): the
+    workspaces' reasons, then the retired ones their ratings carry ("incorrect
+    (retired)", ``retired_label``)."""
+    current, retired = filter_reasons(session, workspace_ids)
+    return [*current, *((code, retired_label(code)) for code in retired)]
+
+
 def _rating_summaries(session: Session, run_pks: Sequence[int]) -> dict[int, dict[str, Any]]:
     summary: dict[int, dict[str, Any]] = {
         pk: {"positive": 0, "negative": 0, "reviewers": 0, "reasons": [], "disagreement": False,

@@ -26,6 +26,7 @@ from ...models import (
 from ...models.base import MAX_ID
 from .. import keyset
 from ..access import role_workspace_choice
+from ..export_filters import reason_refusal
 from ..keyset import SortKey, SortOrder
 from ..params import (
     Refusals,
@@ -42,6 +43,7 @@ from ._rows import (
     assignees_by_workspace,
     build_rows,
     disagreement_clause,
+    filter_reasons,
     row_select,
     triage_workspaces,
 )
@@ -292,7 +294,8 @@ def assignee_refusal(people: list[tuple[int, str]], assignee: str | None) -> str
 def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> TriageFilters:
     """``TriageFilters.from_params`` plus the checks that need the database: a workspace (id
     or short name) must be one the actor triages in (``_in_workspace``), an assignee
-    id someone the actor's items can be assigned to (``assignee_refusal``). Raises one
+    id someone the actor's items can be assigned to (``assignee_refusal``), a reviewer
+    reason one the workspaces rate with or carry retired (``_reason_refusal``). Raises one
     ``ValidationFailed`` naming every refused field (``problems``); ``Forbidden`` when the
     actor is lead nowhere (as ``list_items``)."""
     refused = Refusals()
@@ -304,6 +307,10 @@ def read_filters(session: Session, actor: Actor, params: Mapping[str, Any]) -> T
         reason = assignee_refusal(filter_choices(session, actor)[1], filters.assignee)
         if reason:
             refused.add("assignee", reason)
+    if filters.reason and "workspace" not in refused.problems:
+        reason = _reason_refusal(session, filters, _led(session, actor))
+        if reason:
+            refused.add("reason", reason)
     refused.check()
     return filters
 
@@ -318,6 +325,17 @@ def _in_workspace(session: Session, actor: Actor, filters: TriageFilters,
     ws_id, reason = role_workspace_choice(session, actor, filters.workspace_slug or filters.workspace_id,
                                           led, "leads and admins triage there")
     return replace(filters, workspace_id=ws_id), reason
+
+
+def _reason_refusal(session: Session, filters: TriageFilters, led: list[int]) -> str | None:
+    """Why the "Reviewer reason" filter finds nothing on purpose, else ``None``: a reason
+    neither the filtered workspaces (the one chosen, else every ``led`` one) rate with nor
+    their ratings carry retired (``export_filters.reason_refusal``, the feedback export's
+    words)."""
+    if not filters.reason:
+        return None
+    ids = [filters.workspace_id] if filters.workspace_id is not None else led
+    return reason_refusal(filters.reason, *filter_reasons(session, ids))
 
 
 def _led(session: Session, actor: Actor) -> list[int]:
@@ -339,8 +357,9 @@ def list_items(
     per-state counts (``_state_counts``) read every item (issue 18). Raises ``Forbidden``
     when the actor is lead nowhere (reviewers get the same 403 as for any foreign
     target), ``ValidationFailed`` for a malformed cursor, a workspace the actor does not
-    triage in (``_in_workspace``: by id or short name) or an assignee id nobody here can be
-    assigned to (``assignee_refusal``: it would match nothing, silently)."""
+    triage in (``_in_workspace``: by id or short name), an assignee id nobody here can be
+    assigned to (``assignee_refusal``: it would match nothing, silently) or a reviewer
+    reason none of the workspaces has nor carries retired (``_reason_refusal``)."""
     filters = filters or TriageFilters()
     workspaces = triage_workspaces(session, actor)
     if not workspaces:
@@ -354,6 +373,8 @@ def list_items(
         raise ValidationFailed("workspace", refusal)
     if reason := assignee_refusal(people, filters.assignee):
         raise ValidationFailed("assignee", reason)
+    if reason := _reason_refusal(session, filters, led):
+        raise ValidationFailed("reason", reason)
     ids = led if filters.workspace_id is None else [filters.workspace_id]
     counts, capped = _state_counts(session, actor, filters, ids, count_cap)
     conds = _conditions(filters, actor, with_state=False)
