@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from ..actors import Actor, Role
 from ..domain import suggest as suggest_rules
+from ..domain.fault_categories import FaultCategory
 from ..errors import Forbidden
 from ..models import Case, DiagnosticReport, Run, ToolCall
 from ..queries import get_case_for
@@ -53,12 +54,13 @@ def run_text(session: Session, run: Run) -> suggest_rules.RunText:
 @dataclass(frozen=True)
 class CaseEditView:
     """The edit form's data: the case, its run and the proposals from the run (``None``
-    when the case has no run any more), the workspace's category codes."""
+    when the case has no run any more), the workspace's categories (code, label, group
+    rows, ``admin.settings.categories_of``) for the form's select."""
 
     case: Case
     run: Run | None
     suggestions: suggest_rules.Suggestions | None
-    categories: tuple[str, ...]
+    categories: tuple[FaultCategory, ...]
 
     @property
     def values(self) -> dict[str, Any]:
@@ -83,4 +85,4 @@ def edit_view(session: Session, actor: Actor, case_id: str) -> CaseEditView:
         raise Forbidden()
     run = case.run
     suggestions = suggest_rules.suggest(run_text(session, run)) if run is not None else None
-    return CaseEditView(case, run, suggestions, categories_of(session, case.workspace_id).codes())
+    return CaseEditView(case, run, suggestions, tuple(categories_of(session, case.workspace_id)))

@@ -317,7 +317,7 @@ class CaseDraft:
     suggestions: suggest_rules.Suggestions
     values: dict[str, Any]
     existing: Case | None
-    categories: tuple[str, ...]
+    categories: tuple[FaultCategory, ...]  # the workspace's, for the form's select
 
 
 def _existing_case(session: Session, run: Run) -> Case | None:
@@ -342,7 +342,7 @@ def new_case_draft(session: Session, actor: Actor, run_pk: int | str) -> CaseDra
         **{k: v or "" for k, v in suggestions.as_dict().items()},
     }
     return CaseDraft(run, suggestions, values, _existing_case(session, run),
-                     categories_of(session, run.workspace_id).codes())
+                     tuple(categories_of(session, run.workspace_id)))
 
 
 def _lead_run(session: Session, actor: Actor, run_pk: int | str | None) -> Run:

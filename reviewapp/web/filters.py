@@ -17,7 +17,7 @@ from flask import Flask, current_app, g, request, url_for
 from flask_wtf.csrf import generate_csrf
 from markupsafe import Markup, escape
 
-from ..domain import triage_flow
+from ..domain import fault_categories, triage_flow
 from ..domain.redaction import SUMMARY_LIMIT  # a result / error summary's cut at ingest (SPEC 4)
 from ..domain.target_types import TARGET_TYPES, answer_noun
 from ..domain.times import duration_ms, format_duration
@@ -388,7 +388,8 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["thumbs_id"] = thumbs_id
     # The vocabularies' registries: templates take codes and labels from them.
     app.jinja_env.globals.update(TARGET_TYPES=TARGET_TYPES, VERDICTS=VERDICTS,
-                                 VERIFIER_VERDICTS=VERIFIER_VERDICTS, answer_noun=answer_noun)
+                                 VERIFIER_VERDICTS=VERIFIER_VERDICTS, answer_noun=answer_noun,
+                                 category_groups=fault_categories.grouped)
     # Triage states, their labels and the move buttons' wording (domain/triage_flow.py).
     app.jinja_env.globals.update(triage_state_choices=triage_flow.state_choices,
                                  TRIAGE_OPEN_STATES=triage_flow.OPEN_STATES,

@@ -34,6 +34,9 @@ def _fields(html):
             values[name.group(1)] = unescape(value.group(1)) if value else ""
     for name, text in re.findall(r'<textarea [^>]*name="([^"]+)"[^>]*>(.*?)</textarea>', form, re.S):
         values[name] = re.sub(r"^\r?\n", "", unescape(text))
+    for name, options in re.findall(r'<select [^>]*name="([^"]+)"[^>]*>(.*?)</select>', form, re.S):
+        chosen = re.search(r'<option value="([^"]*)" selected>', options)
+        values[name] = unescape(chosen.group(1)) if chosen else ""
     return values
 
 
@@ -49,8 +52,11 @@ def test_the_form_shows_the_stored_values_and_the_proposals_as_hints(client, log
     fields = _fields(html)
     assert (fields["fault_category"], fields["error_code"], fields["service"]) == ("GENERAL", "", "")
     assert fields["title"] == "Login failures" and fields["root_cause"] == "expired signing key"
-    assert "Proposed from the query: AUTH" in html and "Proposed from the query: HTTP_401" in html
-    for name, value in (("fault_category", "AUTH"), ("error_code", "HTTP_401"), ("service", "checkout-service")):
+    # The category by its label, as its select shows it (new-user walk, 2026-12-04).
+    assert "Proposed from the query: Authentication / authorisation" in html
+    assert "Proposed from the query: HTTP_401" in html
+    for name, value in (("fault_category", "Authentication / authorisation"), ("error_code", "HTTP_401"),
+                        ("service", "checkout-service")):
         assert re.search(rf'<button type="submit" name="accept" value="{name}"[^>]*>Use “{value}”</button>', html)
     # Enter in a text field submits the form's first submit button: that is "Save".
     form = html.split('action="/cases/', 1)[1]
@@ -112,3 +118,25 @@ def test_accepting_an_unknown_field_or_without_a_proposal_changes_nothing(client
     html = client.get(f"/cases/{legacy.case_id}/edit").get_data(as_text=True)
     assert 'name="accept"' not in html and _fields(html)["fault_category"] == "DATABASE"
     assert _stored(session, site.case.case_id)[0] == 1
+
+
+def test_the_fault_category_is_a_select_of_the_workspaces_labels(client, login, site, make, session):
+    """New-user walk (2026-12-04): "Fault category" was a free-text box expecting a code
+    while its refusal listed labels ("use one of General / other, Resource exhaustion…").
+    It is now a select of the workspace's categories by label, the stored one selected; a
+    stored code the list no longer holds stays, marked so."""
+    login(site.lead)
+    html = client.get(f"/cases/{site.case.case_id}/edit").get_data(as_text=True)
+    select = re.search(r'<select id="fault_category" name="fault_category"[^>]*>(.*?)</select>', html, re.S)
+    assert select, "no fault-category select"
+    options = re.findall(r'<option value="([^"]*)"( selected)?>([^<]*)</option>', select.group(1))
+    assert ("GENERAL", " selected", "General / other") in options
+    assert ("RESOURCE_EXHAUSTION", "", "Resource exhaustion") in options
+    assert ("", "", "No category") in options and 'list="case-categories"' not in html
+    assert _fields(html)["fault_category"] == "GENERAL"
+    saved = client.post(f"/cases/{site.case.case_id}/edit", data={**_fields(html), "fault_category": "DATABASE"})
+    assert saved.status_code == 303 and _stored(session, site.case.case_id)[2] == "DATABASE"
+    session.get(Case, site.case.case_id).fault_category = "RETIRED_CODE"
+    session.commit()
+    html = client.get(f"/cases/{site.case.case_id}/edit").get_data(as_text=True)
+    assert '<option value="RETIRED_CODE" selected>RETIRED_CODE (no longer listed)</option>' in html
