@@ -279,6 +279,37 @@ SECRETS: list[tuple[str, str, list[str]]] = [
     # Session 16 (a new user's walk): the app's own ingest token (``rvw_`` and 43 characters
     # of URL-safe base64: ``secrets.token_urlsafe(32)``) in prose.
     ("reviewapp ingest token in prose", f"our reviewapp token is {RVW} ok", [RVW[4:], RVW[10:30]]),
+    # Session 16: a password holding & ; , ' < (the value went on only to the first of them).
+    # (Each part of the value is also a fragment of letters and digits: a page escapes the
+    # characters themselves, ``&lt;``, so a fragment holding one is never found there.)
+    ("password holding &", "password: Tr0ub4dor&3Qz", ["Tr0ub4dor", "&3Qz", "3Qz"]),
+    ("password holding ;", "DB_PASSWORD=Qzc;def123", ["Qzc;", "Qzc", ";def123", "def123"]),
+    ("password holding ,", "password: Qzb,cd1234", ["Qzb,", "Qzb", ",cd1234", "cd1234"]),
+    ("password holding '", "password: Qzpass'w0rdQz1", ["Qzpass", "'w0rdQz1", "w0rdQz1"]),
+    ("password holding < >", "password: Qzab<cd>123x", ["Qzab", "<cd>123x", "123x"]),
+]
+
+# Texts where a value ends at one of & ; , ' < before the next field (session 16): each
+# with its exact redacted form, the fields after the value kept.
+STRUCTURED_VALUES: list[tuple[str, str]] = [
+    ("Server=x;Password=abc;Database=y", "Server=x;Password=[redacted];Database=y"),
+    ("Server=db;Password=abc;User Id=sa;Initial Catalog=app",
+     "Server=db;Password=[redacted];User Id=sa;Initial Catalog=app"),
+    ("GET /login?password=abc&user=x&next=/", "GET /login?password=[redacted]&user=x&next=/"),
+    ("<a href=\"/login?password=abc&amp;user=x\">", "<a href=\"/login?password=[redacted]&amp;user=x\">"),
+    ("password: abc, user: bob", "password: [redacted], user: bob"),
+    ("password=abc,user=x", "password=[redacted],user=x"),
+    ("password=abc,user:x", "password=[redacted],user:x"),
+    ("password: abc,", "password: [redacted],"),
+    ("{password: abc}", "{password: [redacted]}"),
+    ("echo 'PASSWORD=abc123' | x", "echo 'PASSWORD=[redacted]' | x"),
+    ("password: 'ab;c' user=x", "password: '[redacted]' user=x"),
+    ("<td>password: abc</td>", "<td>password: [redacted]</td>"),
+    ("password=abc;token=Tk9Wx7Ec6Rv5", "password=[redacted];token=[redacted]"),
+    ("monkey=a;b;token=Tk9Wx7Ec6Rv5", "monkey=a;b;token=[redacted]"),
+    ("PGPASSWORD=secret&&psql -h db", "PGPASSWORD=[redacted]&&psql -h db"),
+    ("DB_PASSWORD=abc; next", "DB_PASSWORD=[redacted]; next"),
+    ("password: null, token: ''", "password: null, token: ''"),
 ]
 
 # Shapes whose base64 is not decoded (``domain.base64_text`` reads base64 of printable

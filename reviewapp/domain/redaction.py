@@ -7,7 +7,8 @@ PEM and PuTTY private keys (also base64-encoded, as in a Kubernetes secret), pas
 in URLs (also with ``@ / #`` inside), ``NAME=value`` / ``name: value`` / ``"name":
 "value"`` / ``<Name>value</Name>`` assignments whose name ends in PASSWORD, SECRET,
 TOKEN, KEY, PWD, PASS, CREDENTIALS (any casing: ``DB_PASSWORD``, ``dbPassword``,
-``sessionToken``; ``token: Bearer V`` hides V, the scheme stays) or in a Chinese one
+``sessionToken``; ``token: Bearer V`` hides V, the scheme stays; an unquoted value goes
+on through ``& ; , ' < >`` unless the next field starts there, ``_UNQUOTED_VALUE``) or in a Chinese one
 (``密码=V``, ``访问令牌：V``, "the password is V": ``密码是V`` / ``密码为V``: ``_CJK_SECRET_WORDS``;
 after "is" a name of algorithms, ``AES-256``, is none: ``_algorithm_name``),
 an AWS secret access key beside its key id (``AKIA... V``, within ``AWS_NEAR`` bytes:
@@ -269,6 +270,31 @@ _KEEP_PATTERN = (r"data:[A-Za-z0-9.+-]+/[A-Za-z0-9.+-]+;base64,[A-Za-z0-9+/=]+"
 # Printable characters of an unquoted value: up to whitespace, a quote, a backslash (a
 # JSON escape such as \n follows), a separator of lists and queries, or a closing bracket.
 _VALUE = r"[^\s\"'\\,;&<>\]}\x00]"
+# The unquoted value of a secret-named assignment (``_assignment``) goes on through one of
+# ``& ; , ' < >`` unless what follows marks the value's end (``Tr0ub4dor&3``, ``abc;def123``,
+# ``ab,cd1234``, ``pass'word1``, ``ab<cd>123`` are one value each):
+#   ``;`` / ``&``  end it before a name and ``=`` (``;Database=y``, ``&user=x``; and before
+#                  capitalised words and ``=`` after ``;``: ``;User Id=sa``, ``_more_name``);
+#   ``,``          ends it before a blank, the end of the text, or a name and ``=`` / ``:``;
+#   ``'`` / ``>``  end it only at its end (a quote around the whole assignment closes there);
+#   ``<``          ends it before ``/`` (a closing tag: ``<td>password: abc</td>``).
+# A name is ``[A-Za-z_][A-Za-z0-9_.-]*``. A chunk after ``; & ,`` that starts like a name
+# but ends before another character (``;Database``) is read by the pattern and cut off by
+# ``_assignment``, which then tells the loop to go on from the cut (``Redactor._bytes``),
+# so ``;token=V`` after it is still found; only that one chunk is read twice (linear).
+_VALUE_NOT_NAME = r"[^\s\"'\\,;&<>\]}\x00A-Za-z_]"
+_NAME_CHARS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+
+
+def _chunk(stops: str) -> str:
+    # After a separator: a value part that is not a name followed by one of ``stops``.
+    other = r"[^\s\"'\\,;&<>\]}\x00A-Za-z0-9_.-" + stops + "]"
+    return (r"(?:" + _VALUE_NOT_NAME + _VALUE + r"*|[A-Za-z_][A-Za-z0-9_.-]*" + other + _VALUE
+            + r"*|[A-Za-z_][A-Za-z0-9_.-]*)")
+
+
+_UNQUOTED_VALUE = (_VALUE + r"+(?:[;&]" + _chunk("=") + r"|," + _chunk("=:") + r"|['>]" + _VALUE
+                   + r"+|<[^\s\"'\\,;&<>\]}\x00/]" + _VALUE + r"*)*")
 # A name ending in a secret-ish word; ``is_secret_name`` decides. "pass word" / "pass_phrase":
 # a blank or one of ``_ . -`` may split the compound ``pass`` words (``{"pass word": V}``,
 # ``DB_PASS_WORD=V``); not the others: "session id", "api key" read as prose (a name
@@ -383,7 +409,45 @@ def _name_kind(name: str) -> int:
     return _SECRET
 
 
-def _assignment(m: Spans, text: bytes) -> bytes | None:
+def _assignment(m: Spans, text: bytes) -> bytes | tuple[bytes, int] | None:
+    # An unquoted value (group 8, the last of the pattern) may end before the match does
+    # (``_unquoted_end``): then the replacement covers the text up to there, and the loop
+    # goes on from there (``Redactor._bytes``).
+    end = m[0][1]
+    stop = _unquoted_end(text, *m[8]) if m[8][0] >= 0 else end
+    new = _assigned_value(m, text, stop)
+    if stop == end:
+        return new
+    start = m[0][0]
+    return (text[start:stop] if new is None else new[:len(new) - (end - stop)]), stop
+
+
+def _unquoted_end(text: bytes, s: int, e: int) -> int:
+    """Where the unquoted value ``text[s:e]`` (``_UNQUOTED_VALUE``) ends: ``e``, or the
+    last ``; & ,`` in it when the part after that is a name the next field's ``=`` (``:``
+    after ``,``) follows, or capitalised words and ``=`` after ``;`` (``;User Id=sa``);
+    before ``&amp;`` too when that ``;`` closes one (``&amp;user=x``)."""
+    p = max(text.rfind(b";", s, e), text.rfind(b"&", s, e), text.rfind(b",", s, e))
+    if p < 0:
+        return e
+    chunk, sep, after = text[p + 1:e], text[p:p + 1], text[e:e + 1]
+    if not (chunk[:1].isalpha() or chunk[:1] == b"_") or chunk.translate(None, _NAME_CHARS):
+        return e
+    if after == b"=" or (sep == b"," and after == b":") or (sep == b";" and _more_name(text[e:e + 64])):
+        return p - 4 if sep == b";" and text.endswith(b"&amp", s, p) and p - 4 > s else p
+    return e
+
+
+def _more_name(after: bytes) -> bool:
+    """``after`` (a bounded look) is capitalised words, each after one blank, then ``=``:
+    the rest of a connection string's name (`` Id=sa``, `` Security Info=False``)."""
+    head, eq, _ = after.partition(b"=")
+    words = head.split(b" ")
+    return bool(eq) and len(words) > 1 and words[0] == b"" and all(
+        w[:1].isupper() and w.isascii() and not w.translate(None, _NAME_CHARS) for w in words[1:])
+
+
+def _assigned_value(m: Spans, text: bytes, stop: int) -> bytes | None:
     # Groups: 1 name, 2 separator; value in one of 3 (double quotes), 4 (single quotes),
     # 5 (escaped double quotes), 6 (unterminated double quote), 7 (unquoted, after the
     # scheme ``Bearer`` and blanks: ``token: Bearer V``), 8 (unquoted).
@@ -392,7 +456,7 @@ def _assignment(m: Spans, text: bytes) -> bytes | None:
     if kind == _NOT_SECRET:
         return None
     g = 8 if m[8][0] >= 0 else next(g for g in (3, 4, 5, 6, 7) if m[g][0] >= 0)
-    vs, ve = m[g]
+    vs, ve = m[g][0], stop if g == 8 else m[g][1]
     if g >= 7:
         ve = _value_end(text, vs, ve)
     if _keep_value(text[vs:ve]):
@@ -855,7 +919,10 @@ def _cased_prefix(m: Spans, text: bytes) -> bytes | None:
     return _R if body.upper() != body else None  # a lower-case letter in the body
 
 
-Handler = Callable[[Spans, bytes], "bytes | None"]
+Handler = Callable[[Spans, bytes], "bytes | tuple[bytes, int] | None"]
+"""A match's replacement, or ``None`` to keep it; or ``(replacement, stop)``: what replaces
+the text from the match's start to ``stop`` (before its end), the search going on from
+``stop`` (``_assignment``)."""
 
 
 @dataclass(frozen=True)
@@ -959,7 +1026,7 @@ RULES: tuple[Rule, ...] = (
     Rule("secret-named assignment",
          r"(" + _NAME + r")(\\?[\"']?[ \t]*(?::=|=>|[:=]|%3[dD])[ \t]*)"
          r"(?:\"((?:[^\"\\\x00\r\n]|\\[^\x00\r\n])*)\"|'([^'\x00\r\n]*)'|\\\"([^\"\x00]*?)\\\""
-         r"|\"([^\"\x00\r\n]+)|(?i:bearer)[ \t]+(" + _VALUE + r"+)|(" + _VALUE + r"+))", _assignment),
+         r"|\"([^\"\x00\r\n]+)|(?i:bearer)[ \t]+(" + _VALUE + r"+)|(" + _UNQUOTED_VALUE + r"))", _assignment),
 )
 
 
@@ -1109,6 +1176,9 @@ class Redactor:
                     break
                 pos = end if end > start else end + 1  # no rule matches "", but never loop
                 new = handle(spans, data)
+                if isinstance(new, tuple):
+                    new, end = new
+                    pos = end  # the rest of the match is read again (``_assignment``)
                 if new is not None:
                     pieces.append(data[last:start])
                     pieces.append(new)

@@ -248,6 +248,13 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "a glued flag before closing brackets": lambda n: "mysql -px" + ")" * n,
     "dense glued flags in brackets": _repeat("(mysql -pab) "),
     "a long value in brackets": lambda n: "(mysql -p" + "a" * n + ")",
+    # Session 16: an unquoted value goes on through & ; , ' < > unless the next field starts.
+    "values cut before a secret name, glued": _repeat("password=a;password=a&token:b,"),
+    "a value going on through separators": lambda n: "password=" + _repeat("a;b&c,d'e<f>")(n),
+    "a value before many plain fields": lambda n: "password=a" + _repeat(";b=c")(n),
+    "kept values before secret names in a value": _repeat("password=$X;xtoken:$X;"),
+    "dense connection strings": _repeat("Server=x;Password=abc;User Id=sa;Database=y&amp;q=1 "),
+    "a value before many capitalised words": lambda n: "password=a;b" + _repeat(" Ab")(n),
     "dense assignments": _repeat("pwd=x "),
     "dense aws keys": _repeat("AKIAQ7F2LM9XZR4TY8WP "),
     "dense urls": _repeat("a://b:c@d "),
