@@ -148,3 +148,17 @@ def test_the_mutants_of_pwd_messages_and_known_passwords_are_caught():
     imports ``services.secret_scan`` itself, so the mutation tool runs it."""
     assert redact_text("user: admin, pwd: qwzmrtkp; host: db1") == f"user: admin, pwd: {R}; host: db1"
     assert redact_text("password letmein\x7f") == f"password {R}\x7f"
+
+
+# Pins of the new rules' edges (tools/mutate.py on this file's functions): the length
+# bound of ``_password_shaped`` (6), a path, a full stop inside the closing bracket, and a
+# character of several bytes before a closing bracket or a full stop.
+test_the_edges_of_the_new_rules = redacts([
+    ("the password is ab1c23", f"the password is {R}"),
+    ("the password is ab1c2", "the password is ab1c2"),
+    ("the password is /etc/pw1x2y", "the password is /etc/pw1x2y"),
+    ("the password is ~/pw1x2y", "the password is ~/pw1x2y"),
+    ('"(mysql -pS3cret!.)"', f'"(mysql -p{R}.)"'),
+    ("(mysql -pab中)", f"(mysql -p{R})"),
+    ("mysql -pab中. ok", f"mysql -p{R}. ok"),
+])
