@@ -253,3 +253,31 @@ def test_audit_scrubs_secret_keys_whatever_the_caller_passes(session, two):
                                after={"password": "p4ss", "nested": {"secret": "s"}, "ok": 1})
     session.commit()
     assert event.after == {"password": "[not recorded]", "nested": {"secret": "[not recorded]"}, "ok": 1}
+
+
+@pytest.mark.parametrize("weak", ["password", "12345678", "qwertyuiop", "Password1", "letmein123",
+                                  "only1only1"])
+def test_a_password_one_chooses_oneself_must_not_be_easy_to_guess(session, two, weak):
+    """New-user walk: 'password' was accepted as one's own new password (only the length
+    was checked). A password a person chooses for themself (``change_own_password``) is
+    refused when zxcvbn estimates fewer than 10^6 guesses (a common password, a keyboard
+    run, a digit tail on a common word, the username repeated), with zxcvbn's warning; the
+    old one keeps working."""
+    me = Actor.for_user(two.only1.id, "only1")
+    with pytest.raises(ValidationFailed) as err:
+        admin.change_own_password(session, me, DEFAULT_PASSWORD, weak)
+    assert err.value.field == "new_password"
+    assert err.value.reason.startswith("is too easy to guess")
+    assert admin.authenticate(session, "only1", DEFAULT_PASSWORD) is not None
+
+
+def test_guessability_reads_at_most_the_first_64_characters(session, two):
+    """zxcvbn's time grows faster than the length; 200 characters cost it about half a
+    second. Only the first 64 are estimated (a long password is not refused for its
+    tail): a weak start is refused, a strong start of a long password accepted."""
+    me = Actor.for_user(two.only1.id, "only1")
+    with pytest.raises(ValidationFailed):
+        admin.change_own_password(session, me, DEFAULT_PASSWORD, "a1" * 32 + "Zq!8-vortex-lamp" * 8)
+    long_one = ("vortex-lamp-quartz-" * 11)[:200]
+    admin.change_own_password(session, me, DEFAULT_PASSWORD, long_one)
+    assert admin.authenticate(session, "only1", long_one) is not None
